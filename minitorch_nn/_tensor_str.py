@@ -241,7 +241,7 @@ def _values_on_screen(data: np.ndarray) -> np.ndarray:
         return data.reshape(1)
     if data.ndim >= 2 and not PRINT_OPTS.edgeitems:
         # Prints as "[...]": no values at all.
-        return data.reshape(-1)[:0]
+        return np.empty(0, dtype=data.dtype)
     kept, _ = _kept_indices(data.shape[0], summarize=True)
     if data.ndim == 1:
         return data[kept]
@@ -290,9 +290,7 @@ class _ElementFormatter:
         smallest = float(np.abs(telling).min())
         largest = float(np.abs(telling).max())
         if PRINT_OPTS.sci_mode is None:
-            self.sci_mode = (
-                largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4
-            )
+            self.sci_mode = largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4
         else:
             self.sci_mode = PRINT_OPTS.sci_mode
 
@@ -326,9 +324,7 @@ class _ElementFormatter:
 # ---------------------------------------------------------------------------
 
 
-def _row_str(
-    data: np.ndarray, indent: int, summarize: bool, formatter: _ElementFormatter
-) -> str:
+def _row_str(data: np.ndarray, indent: int, summarize: bool, formatter: _ElementFormatter) -> str:
     """A 1-d slice: ``[a, b, c]``, wrapped to fit the line width."""
     if summarize and not PRINT_OPTS.edgeitems:
         cells = ["..."]

@@ -52,7 +52,9 @@ class FakeTensor:
             if array.dtype.kind == "f":
                 dtype = _dtype.get_default_dtype()
             else:
-                dtype = _dtype.from_numpy_dtype(array.dtype if array.dtype.kind == "b" else np.int64)
+                dtype = _dtype.from_numpy_dtype(
+                    array.dtype if array.dtype.kind == "b" else np.int64
+                )
         self.dtype = dtype
         self.shape = tuple(array.shape)
         self._array = None if device == "meta" else array.astype(dtype.numpy_dtype)

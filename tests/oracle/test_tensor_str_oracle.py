@@ -21,7 +21,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")  # fmt: skip
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -163,7 +163,16 @@ def shapes(draw):
     # Past the default threshold of 1000 elements, so summarised.
     return draw(
         st.sampled_from(
-            [(1001,), (1500,), (40, 30), (3, 400), (11, 11, 11), (2, 3, 200), (5, 7, 6, 8), (1, 1200)]
+            [
+                (1001,),
+                (1500,),
+                (40, 30),
+                (3, 400),
+                (11, 11, 11),
+                (2, 3, 200),
+                (5, 7, 6, 8),
+                (1, 1200),
+            ]
         )
     )
 
@@ -178,7 +187,9 @@ def value_arrays(draw, shape):
     if style == "normal":
         values = rng.standard_normal(size) * scale
     elif style == "whole":
-        values = np.round(rng.standard_normal(size) * draw(st.sampled_from([1.0, 5.0, 100.0, 1e5, 1e9])))
+        values = np.round(
+            rng.standard_normal(size) * draw(st.sampled_from([1.0, 5.0, 100.0, 1e5, 1e9]))
+        )
     elif style == "mixed_scale":
         values = rng.standard_normal(size) * rng.choice(SCALES, size)
     elif style == "edges":
@@ -279,7 +290,14 @@ def test_style_rule_edges(values, dtype_name):
 
 @pytest.mark.parametrize(
     "options",
-    [{"precision": 2}, {"profile": "short"}, {"threshold": 5}, {"edgeitems": 0}, {"linewidth": 30}, {}],
+    [
+        {"precision": 2},
+        {"profile": "short"},
+        {"threshold": 5},
+        {"edgeitems": 0},
+        {"linewidth": 30},
+        {},
+    ],
 )
 def test_get_printoptions_matches(options):
     torch.set_printoptions(**options)
