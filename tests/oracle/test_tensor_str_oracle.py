@@ -113,11 +113,31 @@ def _clean_state(monkeypatch):
     _dtype.set_default_dtype(_dtype.float32)
 
 
-def ours(array: np.ndarray, dtype_name: str, *, requires_grad=False):
-    """Our tensor holding exactly ``array`` (whose numpy dtype matches ``dtype_name``)."""
+LAYOUTS = ["contiguous", "transposed", "strided"]
+
+
+def ours(array: np.ndarray, dtype_name: str, *, requires_grad=False, layout="contiguous"):
+    """Our tensor holding exactly ``array`` (whose numpy dtype matches ``dtype_name``).
+
+    ``layout`` picks the memory layout of the same values: contiguous, a
+    transpose of a contiguous block, or every other element of a twice as
+    wide block (a non-unit stride).
+    """
+    if array.ndim == 0:
+        layout = "contiguous"
     if MT is not None:
-        t = MT.from_numpy(np.ascontiguousarray(array))
+        if layout == "transposed":
+            block = MT.from_numpy(np.ascontiguousarray(array.transpose()))
+            t = block.permute(*reversed(range(array.ndim)))
+        elif layout == "strided":
+            t = MT.from_numpy(np.repeat(array, 2, axis=-1))[..., ::2]
+        else:
+            t = MT.from_numpy(np.ascontiguousarray(array))
         return t.requires_grad_() if requires_grad else t
+    if layout == "transposed":
+        array = np.ascontiguousarray(array.transpose()).transpose()
+    elif layout == "strided":
+        array = np.repeat(array, 2, axis=-1)[..., ::2]
     return _StandIn(array, dtype_name, requires_grad=requires_grad)
 
 
@@ -206,12 +226,16 @@ def value_arrays(draw, shape):
 @st.composite
 def cases(draw):
     shape = draw(shapes())
-    return draw(value_arrays(shape)), draw(st.sampled_from(DTYPE_NAMES))
+    return (
+        draw(value_arrays(shape)),
+        draw(st.sampled_from(DTYPE_NAMES)),
+        draw(st.sampled_from(LAYOUTS)),
+    )
 
 
-def check_same(values: np.ndarray, dtype_name: str):
+def check_same(values: np.ndarray, dtype_name: str, layout: str = "contiguous"):
     theirs, data = theirs_and_data(values, dtype_name)
-    mine = ours(data, dtype_name)
+    mine = ours(data, dtype_name, layout=layout)
     assert repr(mine) == repr(theirs)
     assert str(mine) == str(theirs)
 
@@ -227,8 +251,7 @@ SETTINGS = settings(
 @SETTINGS
 @given(cases())
 def test_random_tensors_print_like_torch(case):
-    values, dtype_name = case
-    check_same(values, dtype_name)
+    check_same(*case)
 
 
 @st.composite
@@ -256,13 +279,13 @@ def print_options(draw):
 )
 @given(cases(), print_options())
 def test_random_tensors_under_printoptions(case, options):
-    values, dtype_name = case
+    values, dtype_name, layout = case
     if options.get("threshold") == math.inf or options.get("profile") == "full":
         # Printing everything is fine but slow for the big shapes; keep it small.
         values = values.reshape(-1)[:300]
     with torch._tensor_str.printoptions(**options), ts.printoptions(**options):
         assert ts.get_printoptions() == torch._tensor_str.get_printoptions()
-        check_same(values, dtype_name)
+        check_same(values, dtype_name, layout)
 
 
 @pytest.mark.parametrize("dtype_name", ["float16", "bfloat16", "float32", "float64"])
