@@ -34,7 +34,10 @@ How the text is built, step by step:
 All the arithmetic is done in numpy on the tensor's data (``t._array``):
 half and bfloat16 values are widened to float64, which is exact, and then
 formatted with Python's own float formatting, as PyTorch does through
-``Tensor.tolist()``.
+``Tensor.tolist()``. Because no tensor operation runs while printing (only
+``.cpu()`` for a cuda tensor), printing a subclass never re-enters its
+``__torch_function__`` / ``__torch_dispatch__``; PyTorch's printer slices and
+reshapes the tensor, so a logging subclass can recurse there.
 
 Differences from PyTorch, on purpose or because minitorch_nn lacks the
 feature: no complex, sparse, quantized, nested, functorch or fp8 printing;
