@@ -1,0 +1,51 @@
+# minitorch_nn: every target bootstraps .venv itself, so a fresh machine needs only
+# Python 3.11, gcc and make.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+EXTRAS ?= test,io
+
+.PHONY: venv build test test-fast docs notebooks bench clean lint
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# Build requirements first, then an editable install without build isolation (faster, and the
+# numpy we compile against is the one we run with).
+$(STAMP): pyproject.toml setup.py | $(BIN)/python
+	$(BIN)/python -m pip install -q "setuptools>=77" "Cython>=3.1,<3.4" "numpy>=2.0,<2.5" wheel
+	$(BIN)/python -m pip install -q --no-build-isolation -e ".[$(EXTRAS)]"
+	touch $@
+
+venv: $(STAMP)
+
+# Rebuild the Cython extension when _ext/ changes (a no-op otherwise).
+build: $(STAMP)
+	$(BIN)/python setup.py -q build_ext --inplace
+
+test: build
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test-fast: build
+	$(BIN)/python -m pytest -q -x -m "not slow"
+
+docs: build
+	$(BIN)/python -m pip install -q -e ".[docs]" --no-build-isolation
+	@if [ -f docs/conf.py ]; then \
+		$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html; \
+	else \
+		mkdir -p docs/_build/html && $(BIN)/python tools/placeholder_site.py docs/_build/html; \
+	fi
+
+bench: build
+	$(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python bench/run_all.py
+
+lint: $(STAMP)
+	$(BIN)/python -m pip install -q ruff
+	$(BIN)/python -m ruff check minitorch_nn tests bench
+
+clean:
+	rm -rf build docs/_build minitorch_nn/*.so _ext/*.c

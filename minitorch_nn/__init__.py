@@ -1,0 +1,73 @@
+"""minitorch_nn: a readable re-implementation of PyTorch's tensor and ``torch.nn`` internals.
+
+``import minitorch_nn as torch`` gives the familiar names: dtypes (``torch.float32``), devices,
+factories (``torch.tensor``, ``torch.randn``), functions (``torch.add``, ``torch.matmul``), the
+op registry (``torch.ops.aten``), ``torch.nn`` and ``torch.utils.swap_tensors``.
+
+Where to read next: ``_ext/_C.pyx`` (the tensor object), ``_tensor.py`` (its methods),
+``_ops.py`` and ``_aten.py`` (the op registry), ``_dispatch/`` (the path of one op) and
+``backends/`` (the kernels).
+"""
+
+from minitorch_nn import _C  # noqa: I001  (the compiled tensor object comes first)
+from minitorch_nn._C import Size
+from minitorch_nn._dtype import (
+    bfloat16, bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
+    int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+    contiguous_format, preserve_format, channels_last, strided, layout, memory_format,
+)
+from minitorch_nn._device import device, get_default_device, set_default_device
+from minitorch_nn import _aten  # noqa: F401  (declares every op)
+from minitorch_nn._ops import ops
+from minitorch_nn import _dispatch  # noqa: F401  (installs the dispatch chain)
+from minitorch_nn._tensor import Tensor
+from minitorch_nn import overrides
+from minitorch_nn.overrides import _BASE_TYPES as _tf_base_types
+from minitorch_nn import backends  # noqa: F401  (registers the kernels)
+from minitorch_nn._functions.factories import (
+    arange, as_tensor, empty, empty_like, empty_strided, eye, from_numpy, full, full_like, linspace, ones,
+    ones_like, rand, rand_like, randint, randn, randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like,
+)
+from minitorch_nn._functions.pointwise import *  # noqa: F403
+from minitorch_nn._functions.pointwise import abs, pow, round  # noqa: A004
+from minitorch_nn._functions.reductions import *  # noqa: F403
+from minitorch_nn._functions.reductions import all, any, max, min, sum, return_types  # noqa: A004
+from minitorch_nn._functions.shape import *  # noqa: F403
+from minitorch_nn._functions.linalg import *  # noqa: F403
+from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add
+from minitorch_nn._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
+from minitorch_nn.random import (  # noqa: F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
+from minitorch_nn import nn, utils  # noqa: F401
+from minitorch_nn.nn.parameter import Parameter as _Parameter
+
+_tf_base_types.update({Tensor, _Parameter})
+
+
+def is_tensor(obj):
+    """True for minitorch_nn tensors (and subclasses)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def result_type(tensor1, tensor2):
+    from minitorch_nn.backends.common import result_type as _rt
+
+    return _rt(tensor1, tensor2)
+
+
+def can_cast(from_, to):
+    from minitorch_nn.backends.common import can_cast as _cc
+
+    return _cc(from_, to)
+
+
+__version__ = "0.1.0"

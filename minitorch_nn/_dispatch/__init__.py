@@ -1,0 +1,68 @@
+"""The dispatch chain: what happens between calling an op and running its kernel.
+
+Mirrors PyTorch's dispatcher, in the order PyTorch runs it for one ``OpOverload`` call::
+
+    ops.aten.add.Tensor(a, b)
+      -> autograd      record a graph node when an input requires grad   (autograd/ installs it)
+      -> python        __torch_dispatch__ of wrapper subclasses, dispatch modes (python_dispatch.py)
+      -> backend       the kernel for the inputs' device (cpu, meta, cuda)
+
+``__torch_function__`` sits above this, in the public functions and Tensor methods, because in
+PyTorch it too runs before the op is looked up.
+
+The layers are plain functions in a list-free chain so that the fast path (no grad, no subclass,
+no mode) is a few attribute checks and one call, which is what users feel on small models.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn import _ops
+from minitorch_nn._C import TensorBase
+from minitorch_nn._device import canonical, get_default_device
+
+# Hooks that upper layers install (autograd, python dispatch). Each is None until installed so
+# that the chain costs nothing for layers that are not loaded.
+autograd_layer = None       # fn(op, args, kwargs) -> result or NotImplemented
+python_layer = None         # fn(op, args, kwargs) -> result or NotImplemented
+
+
+def _first_device_type(args, kwargs):
+    """The device type the op runs on: the first tensor argument's, else the ``device=`` kwarg."""
+    for a in args:
+        if isinstance(a, TensorBase):
+            return a._impl.device.type
+        if isinstance(a, (list, tuple)) and a and isinstance(a[0], TensorBase):
+            return a[0]._impl.device.type
+    dev = kwargs.get("device")
+    if dev is not None:
+        return canonical(dev).type
+    for a in kwargs.values():
+        if isinstance(a, TensorBase):
+            return a._impl.device.type
+    return get_default_device().type
+
+
+def backend(op, args, kwargs):
+    """Run the kernel registered for the inputs' device."""
+    return op.kernel_for(_first_device_type(args, kwargs))(*args, **kwargs)
+
+
+def dispatch(op, args, kwargs):
+    """Run ``op`` through autograd, python dispatch and the backend, in that order."""
+    if autograd_layer is not None:
+        out = autograd_layer(op, args, kwargs)
+        if out is not NotImplemented:
+            return out
+    return below_autograd(op, args, kwargs)
+
+
+def below_autograd(op, args, kwargs):
+    """The part of the chain under autograd: python dispatch, then the backend kernel."""
+    if python_layer is not None:
+        out = python_layer(op, args, kwargs)
+        if out is not NotImplemented:
+            return out
+    return backend(op, args, kwargs)
+
+
+_ops._install_dispatcher(dispatch, backend)

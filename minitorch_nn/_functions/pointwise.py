@@ -1,0 +1,324 @@
+"""Elementwise functions: arithmetic, math, comparisons, logic (``torch.add``, ``torch.exp``, ...).
+
+Python numbers are passed to the ops as they are (``x + 1`` reaches ``aten.add.Tensor(x, 1)``),
+and comparisons with a number use the ``.Scalar`` overloads, as PyTorch's dispatcher shows them.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn.overrides import public
+
+
+def _is_tensor(x):
+    return isinstance(x, TensorBase)
+
+
+def _scalar_arg(x):
+    # numpy scalars and 0-d results of .item() behave as Python numbers
+    if hasattr(x, "item") and not _is_tensor(x) and not isinstance(x, (int, float, bool)):
+        return x.item()
+    return x
+
+
+def _check_operand(x, name):
+    if not isinstance(x, (TensorBase, int, float, bool)):
+        x = _scalar_arg(x)
+        if not isinstance(x, (TensorBase, int, float, bool)):
+            raise TypeError(
+                f"{name}(): argument 'other' (position 2) must be Tensor, not {type(x).__name__}"
+            )
+    return x
+
+
+@public
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other`` with broadcasting and PyTorch's type promotion."""
+    other = _check_operand(other, "add")
+    if not _is_tensor(input):
+        input, other = other, input
+    return aten.add.Tensor(input, other) if alpha == 1 else aten.add.Tensor(input, other, alpha=alpha)
+
+
+@public
+def sub(input, other, *, alpha=1, out=None):
+    other = _check_operand(other, "sub")
+    if not _is_tensor(input):
+        return aten.rsub.Scalar(other, input) if alpha == 1 else aten.rsub.Scalar(other, input, alpha)
+    return aten.sub.Tensor(input, other) if alpha == 1 else aten.sub.Tensor(input, other, alpha=alpha)
+
+
+subtract = sub
+
+
+@public
+def rsub(input, other, alpha=1):
+    if _is_tensor(other):
+        return aten.rsub.Tensor(input, other) if alpha == 1 else aten.rsub.Tensor(input, other, alpha=alpha)
+    return aten.rsub.Scalar(input, other) if alpha == 1 else aten.rsub.Scalar(input, other, alpha)
+
+
+@public
+def mul(input, other, *, out=None):
+    other = _check_operand(other, "mul")
+    if not _is_tensor(input):
+        input, other = other, input
+    return aten.mul.Tensor(input, other)
+
+
+multiply = mul
+
+
+@public
+def div(input, other, *, rounding_mode=None, out=None):
+    other = _check_operand(other, "div")
+    if not _is_tensor(input):
+        from minitorch_nn._functions.factories import scalar_tensor
+
+        input = scalar_tensor(input, dtype=None, device=other.device)
+        if not isinstance(input, TensorBase):
+            raise TypeError("div(): expected a tensor")
+    if rounding_mode is None:
+        return aten.div.Tensor(input, other)
+    return aten.div.Tensor_mode(input, other, rounding_mode=rounding_mode)
+
+
+divide = div
+true_divide = div
+
+
+@public
+def floor_divide(input, other, *, out=None):
+    return aten.floor_divide.default(input, other)
+
+
+@public
+def remainder(input, other, *, out=None):
+    if _is_tensor(other):
+        return aten.remainder.Tensor(input, other)
+    return aten.remainder.Scalar(input, other)
+
+
+@public
+def fmod(input, other, *, out=None):
+    return aten.fmod.Scalar(input, other)
+
+
+@public
+def pow(input, exponent, *, out=None):
+    if not _is_tensor(input):
+        return aten.pow.Scalar(input, exponent)
+    if _is_tensor(exponent):
+        return aten.pow.Tensor_Tensor(input, exponent)
+    return aten.pow.Tensor_Scalar(input, exponent)
+
+
+@public
+def neg(input, *, out=None):
+    return aten.neg.default(input)
+
+
+negative = neg
+
+
+@public
+def maximum(input, other, *, out=None):
+    return aten.maximum.default(input, other)
+
+
+@public
+def minimum(input, other, *, out=None):
+    return aten.minimum.default(input, other)
+
+
+@public
+def atan2(input, other, *, out=None):
+    return aten.atan2.default(input, other)
+
+
+@public
+def lerp(input, end, weight, *, out=None):
+    if _is_tensor(weight):
+        return aten.lerp.Tensor(input, end, weight)
+    return aten.lerp.Scalar(input, end, weight)
+
+
+@public
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    return aten.addcmul.default(input, tensor1, tensor2, value=value) if value != 1 else aten.addcmul.default(input, tensor1, tensor2)
+
+
+@public
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    return aten.addcdiv.default(input, tensor1, tensor2, value=value) if value != 1 else aten.addcdiv.default(input, tensor1, tensor2)
+
+
+@public
+def clamp(input, min=None, max=None, *, out=None):
+    """Limit values to [min, max]; NaN stays NaN."""
+    if _is_tensor(min) or _is_tensor(max):
+        return aten.clamp.Tensor(input, min, max)
+    if max is None:
+        return aten.clamp.default(input, min)
+    return aten.clamp.default(input, min, max)
+
+
+clip = clamp
+
+
+@public
+def clamp_min(input, min):
+    return aten.clamp_min.default(input, min)
+
+
+@public
+def clamp_max(input, max):
+    return aten.clamp_max.default(input, max)
+
+
+@public
+def where(condition, input=None, other=None, *, out=None):
+    """Pick from ``input`` where ``condition`` holds, else from ``other``."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    from minitorch_nn._functions.factories import scalar_tensor
+
+    # PyTorch turns Python-number branches into 0-d tensors of the promoted dtype first.
+    if not _is_tensor(input) or not _is_tensor(other):
+        from minitorch_nn.backends.common import result_type
+
+        d = result_type(input, other)
+        ref = input if _is_tensor(input) else other if _is_tensor(other) else condition
+        if not _is_tensor(input):
+            input = scalar_tensor(input, dtype=d, device=ref.device)
+        if not _is_tensor(other):
+            other = scalar_tensor(other, dtype=d, device=ref.device)
+    return aten.where.self(condition, input, other)
+
+
+@public
+def nonzero(input, *, out=None, as_tuple=False):
+    idx = aten.nonzero.default(input)
+    if as_tuple:
+        if input.dim() == 0:
+            return (idx.reshape(-1),)
+        return tuple(idx[:, i] for i in range(idx.shape[1]))
+    return idx
+
+
+def _make_unary(op_name, doc):
+    op = getattr(aten, op_name).default
+
+    def fn(input, *, out=None):
+        return op(input)
+
+    fn.__name__ = fn.__qualname__ = op_name
+    fn.__doc__ = doc
+    return public(fn)
+
+
+_UNARY_DOCS = {
+    "abs": "Absolute value.", "exp": "e to the power of each element.", "exp2": "2 ** x.",
+    "expm1": "exp(x) - 1, accurate near 0.", "log": "Natural logarithm.", "log2": "Base-2 logarithm.",
+    "log10": "Base-10 logarithm.", "log1p": "log(1 + x), accurate near 0.", "sqrt": "Square root.",
+    "rsqrt": "1 / sqrt(x).", "sin": "Sine.", "cos": "Cosine.", "tan": "Tangent.", "asin": "Arcsine.",
+    "acos": "Arccosine.", "atan": "Arctangent.", "sinh": "Hyperbolic sine.", "cosh": "Hyperbolic cosine.",
+    "tanh": "Hyperbolic tangent.", "sigmoid": "1 / (1 + exp(-x)).", "erf": "The error function.",
+    "erfc": "1 - erf(x).", "erfinv": "Inverse of erf.", "reciprocal": "1 / x.", "sign": "-1, 0 or 1.",
+    "floor": "Round down.", "ceil": "Round up.", "trunc": "Round towards zero.", "frac": "x - trunc(x).",
+    "relu": "max(x, 0).", "logical_not": "Elementwise not, as bool.", "bitwise_not": "Bitwise not.",
+    "isnan": "True where NaN.", "isinf": "True where +-inf.", "isfinite": "True where finite.",
+    "silu": "x * sigmoid(x).",
+}
+for _name, _doc in _UNARY_DOCS.items():
+    globals()[_name] = _make_unary(_name, _doc)
+
+absolute = globals()["abs"]
+arcsin, arccos, arctan = globals()["asin"], globals()["acos"], globals()["atan"]
+fix = globals()["trunc"]
+
+
+@public
+def round(input, *, decimals=0, out=None):
+    if decimals:
+        return aten.round.decimals(input, decimals=decimals)
+    return aten.round.default(input)
+
+
+@public
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    return aten.nan_to_num.default(input, nan, posinf, neginf)
+
+
+def _make_compare(name):
+    packet = getattr(aten, name)
+
+    def fn(input, other, *, out=None):
+        if not _is_tensor(input):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        if _is_tensor(other):
+            return packet.Tensor(input, other)
+        return packet.Scalar(input, _check_operand(other, name))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` comparison, as a bool tensor."
+    return public(fn)
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    globals()[_name] = _make_compare(_name)
+greater, greater_equal, less, less_equal = globals()["gt"], globals()["ge"], globals()["lt"], globals()["le"]
+not_equal = globals()["ne"]
+
+
+@public
+def equal(input, other):
+    """True when both tensors have the same size and elements."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(aten.all.default(aten.eq.Tensor(input, other)).item())
+
+
+@public
+def logical_and(input, other, *, out=None):
+    return aten.logical_and.default(input, other)
+
+
+@public
+def logical_or(input, other, *, out=None):
+    return aten.logical_or.default(input, other)
+
+
+@public
+def logical_xor(input, other, *, out=None):
+    return aten.logical_xor.default(input, other)
+
+
+@public
+def bitwise_and(input, other, *, out=None):
+    return aten.bitwise_and.Tensor(input, other)
+
+
+@public
+def bitwise_or(input, other, *, out=None):
+    return aten.bitwise_or.Tensor(input, other)
+
+
+@public
+def bitwise_xor(input, other, *, out=None):
+    return aten.bitwise_xor.Tensor(input, other)
+
+
+@public
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    diff = abs(input - other)
+    close = le(diff, atol + rtol * abs(other))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))  # noqa: F821
+    return logical_or(close, eq(input, other))  # noqa: F821
+
+
+@public
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(aten.all.default(isclose(input, other, rtol, atol, equal_nan)).item())

@@ -1,0 +1,237 @@
+"""Reductions: ``sum``, ``mean``, ``max``, ``var``, ``norm``, ``softmax``, ... (mirrors ``torch.*``).
+
+PyTorch's Python layer picks the overload from the arguments: ``x.sum()`` is ``aten.sum.default``
+and ``x.sum(1)`` is ``aten.sum.dim_IntList`` with ``[1]``; ``x.max()`` returns a tensor while
+``x.max(dim)`` returns ``(values, indices)``. These functions make those choices.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn.overrides import public
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+class _ReturnTypes:
+    """Named tuples like ``torch.return_types.max`` (they print as ``torch.return_types.max(...)``)."""
+
+    def __init__(self):
+        self._cache = {}
+
+    def get(self, name):
+        if name not in self._cache:
+            base = namedtuple(name, ["values", "indices"])
+
+            def __repr__(self, _name=name):
+                return f"torch.return_types.{_name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+            self._cache[name] = type(name, (base,), {"__repr__": __repr__, "__slots__": ()})
+        return self._cache[name]
+
+
+return_types = _ReturnTypes()
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        return [dim]
+    return list(dim)
+
+
+@public
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum of all elements, or along ``dim`` (int or list of ints)."""
+    kw = {"dtype": dtype} if dtype is not None else {}
+    if dim is None:
+        if keepdim:
+            return aten.sum.dim_IntList(input, None, True, **kw)
+        return aten.sum.default(input, **kw)
+    return aten.sum.dim_IntList(input, _dims(dim), keepdim, **kw) if keepdim else aten.sum.dim_IntList(input, _dims(dim), **kw)
+
+
+@public
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    kw = {"dtype": dtype} if dtype is not None else {}
+    if dim is None and not keepdim:
+        return aten.mean.default(input, **kw)
+    return aten.mean.dim(input, _dims(dim), keepdim, **kw) if keepdim else aten.mean.dim(input, _dims(dim), **kw)
+
+
+@public
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    kw = {"dtype": dtype} if dtype is not None else {}
+    if dim is None:
+        return aten.prod.default(input, **kw)
+    return aten.prod.dim_int(input, dim, keepdim, **kw) if keepdim else aten.prod.dim_int(input, dim, **kw)
+
+
+def _max_min(name, input, dim, keepdim, other):
+    packet = getattr(aten, name)
+    if isinstance(dim, TensorBase):
+        other, dim = dim, None
+    if other is not None:
+        return (aten.maximum.default if name == "max" else aten.minimum.default)(input, other)
+    if dim is None:
+        return packet.default(input)
+    values, indices = packet.dim(input, dim, keepdim) if keepdim else packet.dim(input, dim)
+    return return_types.get(name)(values, indices)
+
+
+@public
+def max(input, dim=None, keepdim=False, *, out=None, other=None):
+    """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``maximum``."""
+    return _max_min("max", input, dim, keepdim, other)
+
+
+@public
+def min(input, dim=None, keepdim=False, *, out=None, other=None):
+    return _max_min("min", input, dim, keepdim, other)
+
+
+@public
+def amax(input, dim=(), keepdim=False, *, out=None):
+    return aten.amax.default(input, _dims(dim) if dim != () else [], keepdim) if keepdim else aten.amax.default(input, _dims(dim) if dim != () else [])
+
+
+@public
+def amin(input, dim=(), keepdim=False, *, out=None):
+    return aten.amin.default(input, _dims(dim) if dim != () else [], keepdim) if keepdim else aten.amin.default(input, _dims(dim) if dim != () else [])
+
+
+@public
+def argmax(input, dim=None, keepdim=False):
+    if dim is None and not keepdim:
+        return aten.argmax.default(input)
+    return aten.argmax.default(input, dim, keepdim)
+
+
+@public
+def argmin(input, dim=None, keepdim=False):
+    if dim is None and not keepdim:
+        return aten.argmin.default(input)
+    return aten.argmin.default(input, dim, keepdim)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return None
+    return 1 if unbiased else 0
+
+
+def _var_args(dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(x, False) means unbiased=False
+        unbiased, dim = dim, None
+    kw = {}
+    c = _correction(unbiased, correction)
+    if c is not None:
+        kw["correction"] = c
+    if keepdim:
+        kw["keepdim"] = True
+    return ([_dims(dim)] if dim is not None else []), kw
+
+
+@public
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance (Bessel-corrected by default, ``correction=1``)."""
+    args, kw = _var_args(dim, unbiased, keepdim, correction)
+    return aten.var.correction(input, *args, **kw)
+
+
+@public
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    args, kw = _var_args(dim, unbiased, keepdim, correction)
+    return aten.std.correction(input, *args, **kw)
+
+
+@public
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    args, kw = _var_args(dim, unbiased, keepdim, correction)
+    return aten.var_mean.correction(input, *args, **kw)
+
+
+@public
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    args, kw = _var_args(dim, unbiased, keepdim, correction)
+    return aten.std_mean.correction(input, *args, **kw)
+
+
+@public
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    return aten.logsumexp.default(input, _dims(dim), keepdim) if keepdim else aten.logsumexp.default(input, _dims(dim))
+
+
+@public
+def all(input, dim=None, keepdim=False, *, out=None):
+    if dim is None:
+        return aten.all.default(input)
+    return aten.all.dim(input, dim, keepdim)
+
+
+@public
+def any(input, dim=None, keepdim=False, *, out=None):
+    if dim is None:
+        return aten.any.default(input)
+    return aten.any.dim(input, dim, keepdim)
+
+
+@public
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Vector norm over all elements or ``dim`` (``p`` a number, or ``'fro'`` for 2)."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        raise NotImplementedError("norm(p='nuc') is not implemented in minitorch_nn")
+    args = [input]
+    if p != 2 or dim is not None or keepdim:
+        args.append(p)
+    if dim is not None or keepdim:
+        args.append(_dims(dim))
+    if keepdim:
+        args.append(True)
+    kw = {"dtype": dtype} if dtype is not None else {}
+    return aten.linalg_vector_norm.default(*args, **kw)
+
+
+@public
+def cumsum(input, dim, *, dtype=None, out=None):
+    return aten.cumsum.default(input, dim, dtype=dtype) if dtype is not None else aten.cumsum.default(input, dim)
+
+
+@public
+def cumprod(input, dim, *, dtype=None, out=None):
+    return aten.cumprod.default(input, dim, dtype=dtype) if dtype is not None else aten.cumprod.default(input, dim)
+
+
+@public
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    values, indices = aten.sort.default(input, dim, descending)
+    return return_types.get("sort")(values, indices)
+
+
+@public
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    values, indices = aten.topk.default(input, k, dim, largest, sorted)
+    return return_types.get("topk")(values, indices)
+
+
+@public
+def softmax(input, dim, dtype=None, *, _stacklevel=3):
+    """exp(x) / sum(exp(x)) along ``dim`` (``aten._softmax``)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return aten._softmax.default(input, dim, False)
+
+
+@public
+def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+    if dtype is not None:
+        input = input.to(dtype)
+    return aten._log_softmax.default(input, dim, False)

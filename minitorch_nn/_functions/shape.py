@@ -1,0 +1,303 @@
+"""Shape functions: views (``view``, ``permute``, ``expand``...), ``reshape``, joins and copies.
+
+The composite functions here decompose the way PyTorch's do, so the dispatcher sees the same
+ops: ``reshape`` is ``view`` when the strides allow it and ``clone`` + ``_unsafe_view``
+otherwise; ``flatten``/``unflatten`` are views; ``narrow`` is ``slice``; ``chunk`` is ``split``;
+``contiguous`` is a ``clone`` only when the tensor is not already contiguous; ``to`` is
+``_to_copy`` only when something changes.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+from minitorch_nn._device import canonical
+from minitorch_nn._ops import aten
+from minitorch_nn._shape import infer_size, normalize_size, wrap_dim
+from minitorch_nn.backends.views import compute_view_strides
+from minitorch_nn.overrides import public
+
+
+@public
+def reshape(input, *shape):
+    """Same data in another shape: a view when possible, else a copy."""
+    shape = normalize_size(shape)
+    new = infer_size(shape, input.numel())
+    if compute_view_strides(list(input.shape), list(input.stride()), list(new)) is not None:
+        return aten.view.default(input, list(shape))
+    return aten._unsafe_view.default(aten.clone.default(input, memory_format=dt.contiguous_format), list(shape))
+
+
+@public
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.dim() == 0:
+        return reshape(input, 1)
+    s, e = wrap_dim(start_dim, input.dim()), wrap_dim(end_dim, input.dim())
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    sizes = list(input.shape)
+    n = 1
+    for k in sizes[s:e + 1]:
+        n *= k
+    return reshape(input, sizes[:s] + [n] + sizes[e + 1:])
+
+
+@public
+def unflatten(input, dim, sizes):
+    d = wrap_dim(dim, input.dim())
+    shape = list(input.shape)
+    inner = infer_size(sizes, shape[d]) if -1 in sizes else tuple(sizes)
+    prod = 1
+    for k in inner:
+        prod *= k
+    if prod != shape[d]:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({shape[d]}) in the input tensor"
+        )
+    return aten.view.default(input, shape[:d] + list(inner) + shape[d + 1:])
+
+
+@public
+def permute(input, dims):
+    return aten.permute.default(input, list(dims))
+
+
+@public
+def transpose(input, dim0, dim1):
+    return aten.transpose.int(input, dim0, dim1)
+
+
+swapaxes = swapdims = transpose
+
+
+@public
+def t(input):
+    return aten.t.default(input)
+
+
+@public
+def movedim(input, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    n = input.dim()
+    src = [wrap_dim(s, n) for s in src]
+    dst = [wrap_dim(d, n) for d in dst]
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = [o if o is not None else next(rest) for o in order]
+    return aten.permute.default(input, order)
+
+
+moveaxis = movedim
+
+
+@public
+def unsqueeze(input, dim):
+    return aten.unsqueeze.default(input, dim)
+
+
+@public
+def squeeze(input, dim=None):
+    if dim is None:
+        return aten.squeeze.default(input)
+    if isinstance(dim, (list, tuple)):
+        return aten.squeeze.dims(input, list(dim))
+    return aten.squeeze.dim(input, dim)
+
+
+@public
+def narrow(input, dim, start, length):
+    d = wrap_dim(dim, input.dim())
+    n = input.shape[d]
+    if isinstance(start, TensorBase):
+        start = start.item()
+    if start < 0:
+        start += n
+    if start < 0 or start + length > n or length < 0:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return aten.slice.Tensor(input, dim, start, start + length)
+
+
+@public
+def split(tensor, split_size_or_sections, dim=0):
+    if isinstance(split_size_or_sections, int):
+        return tuple(aten.split.Tensor(tensor, split_size_or_sections, dim))
+    return tuple(aten.split_with_sizes.default(tensor, list(split_size_or_sections), dim))
+
+
+@public
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input.shape[wrap_dim(dim, input.dim())]
+    size = max((n + chunks - 1) // chunks, 1) if n else 0
+    if size == 0:
+        return tuple(aten.split_with_sizes.default(input, [0] * chunks, dim))
+    return tuple(aten.split.Tensor(input, size, dim))
+
+
+@public
+def unbind(input, dim=0):
+    return tuple(aten.unbind.int(input, dim) if dim != 0 else aten.unbind.int(input))
+
+
+@public
+def tensor_split(input, indices_or_sections, dim=0):
+    d = wrap_dim(dim, input.dim())
+    n = input.shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
+    else:
+        bounds = [0] + [min(max(i, 0), n) for i in indices_or_sections] + [n]
+        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+    out, start = [], 0
+    for s in sizes:
+        out.append(aten.slice.Tensor(input, d, start, start + s))
+        start += s
+    return tuple(out)
+
+
+@public
+def expand_as(input, other):
+    return aten.expand.default(input, list(other.shape))
+
+
+@public
+def broadcast_to(input, size):
+    return aten.expand.default(input, list(size))
+
+
+@public
+def broadcast_tensors(*tensors):
+    from minitorch_nn._shape import broadcast_shapes
+
+    shape = list(broadcast_shapes(*[tuple(t.shape) for t in tensors]))
+    return tuple(aten.expand.default(t, shape) for t in tensors)
+
+
+@public
+def cat(tensors, dim=0, *, out=None):
+    """Join tensors along an existing dimension."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"cat() received an invalid combination of arguments - got ({type(tensors).__name__}), expected a tuple or list of Tensors")
+    return aten.cat.default(list(tensors), dim) if dim != 0 else aten.cat.default(list(tensors))
+
+
+concat = concatenate = cat
+
+
+@public
+def stack(tensors, dim=0, *, out=None):
+    """Join tensors along a new dimension."""
+    return aten.stack.default(list(tensors), dim) if dim != 0 else aten.stack.default(list(tensors))
+
+
+@public
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+@public
+def vstack(tensors):
+    return cat([t.unsqueeze(0) if t.dim() == 1 else t for t in tensors], 0)
+
+
+@public
+def clone(input, *, memory_format=None):
+    if memory_format is None:
+        return aten.clone.default(input)
+    return aten.clone.default(input, memory_format=memory_format)
+
+
+@public
+def detach(input):
+    return aten.detach.default(input)
+
+
+@public
+def as_strided(input, size, stride, storage_offset=None):
+    args = [input, list(size), list(stride)]
+    if storage_offset is not None:
+        args.append(storage_offset)
+    return aten.as_strided.default(*args)
+
+
+@public
+def contiguous(input, memory_format=None):
+    if input.is_contiguous():
+        return input
+    return aten.clone.default(input, memory_format=dt.contiguous_format)
+
+
+@public
+def flip(input, dims):
+    return aten.flip.default(input, list(dims))
+
+
+@public
+def roll(input, shifts, dims=None):
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+    return aten.roll.default(input, shifts, dims)
+
+
+@public
+def tril(input, diagonal=0, *, out=None):
+    return aten.tril.default(input, diagonal)
+
+
+@public
+def triu(input, diagonal=0, *, out=None):
+    return aten.triu.default(input, diagonal)
+
+
+@public
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return aten.diagonal.default(input, offset, dim1, dim2)
+
+
+@public
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    return aten.diag_embed.default(input, offset, dim1, dim2)
+
+
+def parse_to(self, *args, **kwargs):
+    """Sort out ``Tensor.to``'s many forms into (dtype, device, copy)."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword {next(iter(kwargs))}")
+    for a in args:
+        if isinstance(a, dt.dtype):
+            dtype = a
+        elif isinstance(a, TensorBase):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            continue
+        elif a is not None:
+            device = a
+    return dtype, (canonical(device) if device is not None else None), copy
+
+
+@public
+def to(self, *args, **kwargs):
+    """The tensor with another dtype and/or device; ``self`` itself when nothing changes."""
+    dtype, device, copy = parse_to(self, *args, **kwargs)
+    same_dtype = dtype is None or dtype is self.dtype
+    same_device = device is None or device == self.device
+    if same_dtype and same_device and not copy:
+        return self
+    kw = {}
+    if not same_dtype or (dtype is not None and copy):
+        kw["dtype"] = dtype
+    if not same_device:
+        kw["device"] = device
+    return aten._to_copy.default(self, **kw)

@@ -1,0 +1,93 @@
+"""Shape arithmetic shared by every backend: dims, broadcasting, ``-1`` in view sizes.
+
+Mirrors the helpers PyTorch keeps in ``c10/core/WrapDimMinimal.h`` and
+``aten/src/ATen/ExpandUtils.h``, with PyTorch's error messages.
+"""
+
+from __future__ import annotations
+
+
+def wrap_dim(dim, ndim: int) -> int:
+    """Turn a possibly negative ``dim`` into an index in ``range(ndim)`` (0-d tensors accept 0/-1)."""
+    if not isinstance(dim, int):
+        dim = dim.__index__()
+    n = ndim if ndim > 0 else 1
+    if dim < -n or dim >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(dims, ndim: int) -> list:
+    out = [wrap_dim(d, ndim) for d in dims]
+    seen = set()
+    for d in out:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return out
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that all ``shapes`` broadcast to, or PyTorch's size-mismatch error."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        lead = ndim - len(shape)
+        for i, size in enumerate(shape):
+            j = lead + i
+            if out[j] == size or size == 1:
+                continue
+            if out[j] == 1:
+                out[j] = size
+            else:
+                raise RuntimeError(
+                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({size}) at "
+                    f"non-singleton dimension {j}"
+                )
+    return tuple(out)
+
+
+def infer_size(size, numel: int) -> tuple:
+    """Resolve one ``-1`` in a view/reshape size so that the element count is ``numel``."""
+    size = list(size)
+    infer_at = None
+    known = 1
+    for i, s in enumerate(size):
+        if s == -1:
+            if infer_at is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer_at = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s}")
+        else:
+            known *= s
+    if infer_at is not None:
+        if known == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of {numel} elements into shape {list_str(size)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous"
+            )
+        if numel % known == 0:
+            size[infer_at] = numel // known
+            return tuple(size)
+    elif known == numel:
+        return tuple(size)
+    raise RuntimeError(f"shape '{list_str(size)}' is invalid for input of size {numel}")
+
+
+def list_str(size) -> str:
+    return "[" + ", ".join(str(s) for s in size) + "]"
+
+
+def normalize_size(args) -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` alike."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    out = []
+    for a in args:
+        if isinstance(a, bool) or not hasattr(a, "__index__"):
+            raise TypeError(
+                f"argument 'size' must be tuple of ints, but found element of type {type(a).__name__} at pos {len(out)}"
+            )
+        out.append(a.__index__())
+    return tuple(out)

@@ -1,0 +1,341 @@
+"""``minitorch_nn.Tensor``: the Python methods of a tensor (mirrors ``torch/_tensor.py``).
+
+The class extends the Cython handle ``_C.TensorBase``, whose single C slot holds the payload
+(storage, sizes, strides, dtype, device, version, autograd metadata; see ``_ext/_C.pyx``). This
+file only adds behaviour: operators, methods that forward to the public functions in
+``_functions/``, conversion to Python and numpy, and ``module_load``.
+
+How a method call travels: ``a.add(b)`` -> ``Tensor.add`` -> ``_functions.pointwise.add`` (where
+``__torch_function__`` is honoured) -> ``ops.aten.add.Tensor`` -> the dispatch chain
+(``_dispatch/``) -> the cpu kernel in ``backends/cpu/``.
+
+The bottom of the file has the three ways a tensor object comes to exist: from a numpy array
+(:func:`_from_array`), as metadata only (:func:`_new_meta`), or as a view of another tensor
+(:func:`_make_view`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _C
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import Size, TensorBase, TensorImpl, VersionCounter
+from minitorch_nn._device import CPU, META
+
+
+class Tensor(TensorBase):
+    """A multi-dimensional array with autograd support (``torch.Tensor``).
+
+    Make tensors with the factory functions (``minitorch_nn.tensor``, ``zeros``, ``randn``...).
+    ``Tensor()`` with no argument is an empty float tensor, as in PyTorch.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(
+                "minitorch_nn.Tensor(...) with data is PyTorch's legacy constructor; "
+                "use minitorch_nn.tensor(data) or a factory such as minitorch_nn.empty(size)"
+            )
+        return _from_array(np.empty((0,), dtype=np.float32), dt.get_default_dtype(), cls=cls)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # -- printing --------------------------------------------------------------------------
+    def __repr__(self, *, tensor_contents=None):
+        from minitorch_nn import _tensor_str
+
+        return _tensor_str._str(self, tensor_contents=tensor_contents)
+
+    def __format__(self, format_spec):
+        if self.dim() == 0 and not self.is_meta:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    # -- Python protocols --------------------------------------------------------------------
+    def __len__(self):
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no' if self.numel() == 0 else 'more than one'} values is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self._scalar_value("float"))
+
+    def __int__(self):
+        return int(self._scalar_value("int"))
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def _scalar_value(self, what):
+        if self.numel() != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    def __array__(self, dtype=None, copy=None):
+        if self.device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self.device.type} device type tensor to numpy. "
+                "Use Tensor.cpu() to copy the tensor to host memory first."
+            )
+        arr = self.detach()._array
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        if copy:
+            return arr.copy()
+        return arr
+
+    def __deepcopy__(self, memo):
+        from minitorch_nn._serialization_helpers import deepcopy_tensor
+
+        return deepcopy_tensor(self, memo)
+
+    def __reduce_ex__(self, protocol):
+        from minitorch_nn._serialization_helpers import reduce_tensor
+
+        return reduce_tensor(self)
+
+    # -- Python values -----------------------------------------------------------------------
+    def item(self):
+        """The single value of a one-element tensor as a Python number."""
+        if self.is_meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
+        arr = self.cpu()._array if self.device.type != "cpu" else self._array
+        value = arr.reshape(-1)[0]
+        if self.dtype is dt.bool:
+            return bool(value)
+        if self.dtype.is_floating_point:
+            return float(value)
+        return int(value)
+
+    def tolist(self):
+        """The data as nested Python lists of numbers."""
+        if self.is_meta:
+            raise RuntimeError("Tensor.tolist() is not supported for meta tensors (they have no data)")
+        arr = self.cpu()._array if self.device.type != "cpu" else self._array
+        if self.dtype in (dt.bfloat16, dt.float16):
+            arr = arr.astype(np.float64)
+        return arr.tolist()
+
+    def numpy(self, *, force=False):
+        """A numpy array sharing this tensor's memory (cpu tensors that do not require grad)."""
+        if not force:
+            if self.requires_grad:
+                raise RuntimeError(
+                    "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+                )
+            if self.device.type != "cpu":
+                raise TypeError(
+                    f"can't convert {self.device.type} device type tensor to numpy. "
+                    "Use Tensor.cpu() to copy the tensor to host memory first."
+                )
+            return self._array
+        return self.detach().cpu().resolve_conj()._array
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    # -- autograd-facing properties (the engine arrives in autograd/) -------------------------
+    @property
+    def requires_grad(self):
+        return self._impl.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(bool(value))
+
+    def requires_grad_(self, requires_grad=True):
+        """Set whether autograd records ops on this tensor (leaves only, floating dtypes only)."""
+        if not self.is_leaf:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._impl.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self):
+        return self._impl.grad
+
+    @grad.setter
+    def grad(self, new_grad):
+        if new_grad is not None:
+            if not isinstance(new_grad, TensorBase):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(new_grad).__name__}")
+            if new_grad.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if new_grad.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if tuple(new_grad.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+        self._impl.grad = new_grad
+
+    @grad.deleter
+    def grad(self):
+        self._impl.grad = None
+
+    @property
+    def data(self):
+        """A tensor sharing this one's storage but detached from autograd."""
+        return self.detach()
+
+    @data.setter
+    def data(self, new_data):
+        if not isinstance(new_data, TensorBase):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new_data).__name__}")
+        src = new_data._impl
+        impl = self._impl
+        # .data = x re-points this tensor at x's storage and metadata; autograd state stays.
+        impl.storage = src.storage
+        impl.sizes, impl.strides, impl.offset = src.sizes, src.strides, src.offset
+        impl.dtype, impl.device = src.dtype, src.device
+        impl.array = None
+
+    # -- type conversion shorthands ---------------------------------------------------------
+    def float(self, memory_format=None):
+        return self.to(dt.float32)
+
+    def double(self, memory_format=None):
+        return self.to(dt.float64)
+
+    def half(self, memory_format=None):
+        return self.to(dt.float16)
+
+    def bfloat16(self, memory_format=None):
+        return self.to(dt.bfloat16)
+
+    def int(self, memory_format=None):
+        return self.to(dt.int32)
+
+    def long(self, memory_format=None):
+        return self.to(dt.int64)
+
+    def short(self, memory_format=None):
+        return self.to(dt.int16)
+
+    def char(self, memory_format=None):
+        return self.to(dt.int8)
+
+    def byte(self, memory_format=None):
+        return self.to(dt.uint8)
+
+    def bool(self, memory_format=None):
+        return self.to(dt.bool)
+
+    def cpu(self, memory_format=None):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else device)
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        if dtype is None:
+            return _LEGACY_TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str):
+            for d, name in _LEGACY_TYPE_NAMES.items():
+                if name == dtype:
+                    return self.to(d)
+            raise ValueError(f"invalid type: '{dtype}'")
+        return self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        from minitorch_nn._functions.factories import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+_LEGACY_TYPE_NAMES = {
+    dt.float32: "torch.FloatTensor", dt.float64: "torch.DoubleTensor", dt.float16: "torch.HalfTensor",
+    dt.bfloat16: "torch.BFloat16Tensor", dt.int64: "torch.LongTensor", dt.int32: "torch.IntTensor",
+    dt.int16: "torch.ShortTensor", dt.int8: "torch.CharTensor", dt.uint8: "torch.ByteTensor",
+    dt.bool: "torch.BoolTensor",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# How tensors come to exist
+# ---------------------------------------------------------------------------------------------
+
+
+def contiguous_strides(sizes) -> tuple:
+    """Row-major strides (in elements) for ``sizes``."""
+    strides, acc = [], 1
+    for s in reversed(sizes):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False, device=CPU) -> Tensor:
+    """Wrap a numpy array as a cpu tensor, sharing its memory when its layout allows.
+
+    ``arr`` must already have ``dtype``'s numpy dtype (callers cast). A C-contiguous array is
+    shared as is; other layouts are copied to C order (PyTorch keeps permuted layouts of
+    elementwise results; we keep the rule simple and only promise correct values and
+    row-major strides for fresh results).
+    """
+    if dtype is None:
+        dtype = dt.from_numpy_dtype(arr.dtype)
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    sizes = arr.shape
+    impl = TensorImpl(arr.reshape(-1), sizes, contiguous_strides(sizes), 0, dtype, device)
+    impl.array = arr
+    impl.requires_grad = requires_grad
+    return _C._wrap(cls, impl)
+
+
+def _new_meta(sizes, dtype, *, strides=None, cls=Tensor) -> Tensor:
+    """A tensor on the meta device: sizes, strides and dtype, no storage."""
+    sizes = tuple(sizes)
+    impl = TensorImpl(None, sizes, contiguous_strides(sizes) if strides is None else tuple(strides), 0, dtype, META)
+    return _C._wrap(cls, impl)
+
+
+def _make_view(base: TensorBase, sizes, strides, offset) -> Tensor:
+    """A new tensor reading ``base``'s storage through other sizes/strides/offset.
+
+    It shares the storage and the version counter, and remembers its base (``._base``), so an
+    in-place write through either is seen by both and counted once.
+    """
+    b = base._impl
+    impl = TensorImpl(b.storage, tuple(sizes), tuple(strides), offset, b.dtype, b.device, b.version)
+    impl.base = b.base if b.base is not None else b
+    return _C._wrap(Tensor, impl)
+
+
+from minitorch_nn import _tensor_methods  # noqa: E402  (attaches the forwarding methods)

@@ -1,0 +1,357 @@
+"""Attach the method forms of the public functions to ``Tensor`` (``x.sum()``, ``x + y``, ...).
+
+PyTorch generates these methods from the same declarations as the functions. Here each method
+is one line that calls its function, listed in one table so a reader can find where ``x.foo``
+goes. In-place methods (``add_``) call their ``aten.*_`` op directly.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn import _functions as _pkg  # noqa: F401
+from minitorch_nn._C import TensorBase
+from minitorch_nn._functions import indexing as _idx
+from minitorch_nn._functions import linalg as _la
+from minitorch_nn._functions import pointwise as _pw
+from minitorch_nn._functions import reductions as _red
+from minitorch_nn._functions import shape as _sh
+from minitorch_nn._ops import aten
+from minitorch_nn._shape import normalize_size
+from minitorch_nn._tensor import Tensor
+from minitorch_nn.overrides import public
+
+# name on Tensor -> function whose first argument is the tensor
+_FORWARD = {}
+for _mod in (_pw, _red, _sh, _la, _idx):
+    for _name in dir(_mod):
+        _fn = getattr(_mod, _name)
+        if callable(_fn) and hasattr(_fn, "__wrapped_impl__") and not _name.startswith("_"):
+            _FORWARD[_name] = _fn
+
+for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", "stack", "hstack", "vstack",
+              "einsum", "concat", "concatenate", "where", "equal", "isclose", "allclose"):
+    _FORWARD.pop(_name, None)
+
+
+def _method(name, fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name, _fn in _FORWARD.items():
+    if not hasattr(Tensor, _name) or _name in ("to",):
+        setattr(Tensor, _name, _method(_name, _fn))
+
+Tensor.where = lambda self, condition, other: _pw.where(condition, self, other)
+Tensor.equal = lambda self, other: _pw.equal(self, other)
+Tensor.isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _pw.isclose(self, other, rtol, atol, equal_nan)
+Tensor.allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _pw.allclose(self, other, rtol, atol, equal_nan)
+Tensor.tensor_split = lambda self, indices_or_sections, dim=0: _sh.tensor_split(self, indices_or_sections, dim)
+
+
+# -- methods whose argument forms differ from the function ------------------------------------------
+
+def view(self, *shape):
+    """Same storage, another shape (must be stride-compatible; else use reshape)."""
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and hasattr(shape[0], "itemsize"):
+        return aten.view.dtype(self, shape[0])
+    return aten.view.default(self, list(normalize_size(shape)))
+
+
+def view_as(self, other):
+    return aten.view.default(self, list(other.shape))
+
+
+def reshape_as(self, other):
+    return _sh.reshape(self, *other.shape)
+
+
+def permute(self, *dims):
+    return _sh.permute(self, normalize_size(dims))
+
+
+def expand(self, *sizes):
+    return aten.expand.default(self, list(normalize_size(sizes)))
+
+
+def repeat(self, *sizes):
+    return aten.repeat.default(self, list(normalize_size(sizes)))
+
+
+def flip(self, *dims):
+    return _sh.flip(self, normalize_size(dims) if dims and not isinstance(dims[0], int) or len(dims) > 1 else list(dims))
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    from minitorch_nn._functions.factories import zeros
+
+    return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    from minitorch_nn._functions.factories import ones
+
+    return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    from minitorch_nn._functions.factories import empty
+
+    return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    from minitorch_nn._functions.factories import full
+
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def size_method_T(self):
+    return aten.permute.default(self, list(range(self.dim() - 1, -1, -1)))
+
+
+def mT(self):
+    return aten.transpose.int(self, -2, -1)
+
+
+for _f in (view, view_as, reshape_as, permute, expand, repeat, flip, new_zeros, new_ones, new_empty, new_full):
+    setattr(Tensor, _f.__name__, public(_f))
+Tensor.reshape = lambda self, *shape: _sh.reshape(self, *shape)
+Tensor.reshape.__name__ = "reshape"
+Tensor.T = property(public(size_method_T))
+Tensor.mT = property(public(mT))
+Tensor.H = Tensor.T
+
+
+# -- in-place ops ---------------------------------------------------------------------------------
+
+def add_(self, other, *, alpha=1):
+    return aten.add_.Tensor(self, other) if alpha == 1 else aten.add_.Tensor(self, other, alpha=alpha)
+
+
+def sub_(self, other, *, alpha=1):
+    return aten.sub_.Tensor(self, other) if alpha == 1 else aten.sub_.Tensor(self, other, alpha=alpha)
+
+
+def mul_(self, other):
+    return aten.mul_.Tensor(self, other)
+
+
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return aten.div_.Tensor(self, other)
+    return aten.div_.Tensor_mode(self, other, rounding_mode=rounding_mode)
+
+
+def pow_(self, exponent):
+    return aten.pow_.Scalar(self, exponent)
+
+
+def clamp_(self, min=None, max=None):
+    return aten.clamp_.default(self, min, max) if max is not None else aten.clamp_.default(self, min)
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy ``src``'s values into this tensor (broadcasting, casting), bumping its version."""
+    return aten.copy_.default(self, src)
+
+
+def zero_(self):
+    return aten.zero_.default(self)
+
+
+def fill_(self, value):
+    if isinstance(value, TensorBase):
+        return aten.fill_.Tensor(self, value)
+    return aten.fill_.Scalar(self, value)
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    args = [self] + ([a, b] if (a, b) != (0.0, 1.0) else [])
+    return aten.uniform_.default(*args, generator=generator) if generator is not None else aten.uniform_.default(*args)
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    args = [self] + ([mean, std] if (mean, std) != (0.0, 1.0) else [])
+    return aten.normal_.default(*args, generator=generator) if generator is not None else aten.normal_.default(*args)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    kw = {"generator": generator} if generator is not None else {}
+    if isinstance(p, TensorBase):
+        return aten.bernoulli_.Tensor(self, p, **kw)
+    return aten.bernoulli_.float(self, p, **kw)
+
+
+def bernoulli(self, p=None, *, generator=None):
+    kw = {"generator": generator} if generator is not None else {}
+    if p is None:
+        return aten.bernoulli.default(self, **kw)
+    return aten.bernoulli.p(self, p, **kw)
+
+
+def random_(self, from_=None, to=None, *, generator=None):
+    kw = {"generator": generator} if generator is not None else {}
+    if from_ is None:
+        return aten.random_.default(self, **kw)
+    if to is None:
+        return aten.random_.to(self, from_, **kw)
+    return getattr(aten.random_, "from")(self, from_, to, **kw)
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    kw = {"generator": generator} if generator is not None else {}
+    return aten.exponential_.default(self, lambd, **kw)
+
+
+def masked_fill_(self, mask, value):
+    if isinstance(value, TensorBase):
+        return aten.masked_fill_.Tensor(self, mask, value)
+    return aten.masked_fill_.Scalar(self, mask, value)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    return aten.index_put_.default(self, list(indices), values, accumulate)
+
+
+def scatter_(self, dim, index, src):
+    return aten.scatter_.src(self, dim, index, src)
+
+
+def scatter_add_(self, dim, index, src):
+    return aten.scatter_add_.default(self, dim, index, src)
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    return aten.addcmul_.default(self, tensor1, tensor2, value=value)
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    return aten.addcdiv_.default(self, tensor1, tensor2, value=value)
+
+
+def lerp_(self, end, weight):
+    return aten.lerp_.Scalar(self, end, weight)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Make this tensor use ``source``'s storage and geometry (``Tensor.set_``)."""
+    if source is None:
+        raise NotImplementedError("set_() with no source is not supported")
+    return aten.set_.source_Tensor(self, source)
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    return aten.as_strided_.default(self, list(size), list(stride), storage_offset)
+
+
+def resize_(self, *sizes, memory_format=None):
+    return aten.resize_.default(self, list(normalize_size(sizes)))
+
+
+_INPLACE_UNARY = ("neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "erfinv")
+
+
+def _inplace_unary(name):
+    op = getattr(aten, name + "_").default
+
+    def method(self):
+        return op(self)
+
+    method.__name__ = name + "_"
+    return method
+
+
+for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, normal_, bernoulli_, bernoulli,
+           random_, exponential_, masked_fill_, index_put_, scatter_, scatter_add_, addcmul_, addcdiv_, lerp_,
+           set_, as_strided_, resize_):
+    setattr(Tensor, _f.__name__, public(_f))
+for _name in _INPLACE_UNARY:
+    setattr(Tensor, _name + "_", public(_inplace_unary(_name)))
+Tensor.clip_ = Tensor.clamp_
+Tensor.subtract_ = Tensor.sub_
+Tensor.multiply_ = Tensor.mul_
+Tensor.divide_ = Tensor.div_
+
+
+# -- operators --------------------------------------------------------------------------------------
+
+def _rsub(self, other):
+    return _pw.rsub(self, other)
+
+
+def _rdiv(self, other):
+    return _pw.div(other, self) if isinstance(other, TensorBase) else aten.mul.Tensor(aten.reciprocal.default(self), other)
+
+
+def _rpow(self, other):
+    return _pw.pow(other, self)
+
+
+def _rmatmul(self, other):
+    return _la.matmul(other, self)
+
+
+def _iadd(self, other):
+    return add_(self, other)
+
+
+def _isub(self, other):
+    return sub_(self, other)
+
+
+def _imul(self, other):
+    return mul_(self, other)
+
+
+def _itruediv(self, other):
+    return div_(self, other)
+
+
+def _binary_or_notimpl(fn):
+    def op(self, other):
+        if not isinstance(other, (TensorBase, int, float, bool)) and not hasattr(other, "__index__") and not hasattr(other, "__float__"):
+            return NotImplemented
+        return fn(self, other)
+
+    return op
+
+
+Tensor.__add__ = _binary_or_notimpl(_pw.add)
+Tensor.__radd__ = _binary_or_notimpl(lambda self, other: _pw.add(self, other))
+Tensor.__iadd__ = _iadd
+Tensor.__sub__ = _binary_or_notimpl(_pw.sub)
+Tensor.__rsub__ = _binary_or_notimpl(_rsub)
+Tensor.__isub__ = _isub
+Tensor.__mul__ = _binary_or_notimpl(_pw.mul)
+Tensor.__rmul__ = _binary_or_notimpl(lambda self, other: _pw.mul(self, other))
+Tensor.__imul__ = _imul
+Tensor.__truediv__ = _binary_or_notimpl(_pw.div)
+Tensor.__rtruediv__ = _binary_or_notimpl(_rdiv)
+Tensor.__itruediv__ = _itruediv
+Tensor.__floordiv__ = _binary_or_notimpl(_pw.floor_divide)
+Tensor.__rfloordiv__ = _binary_or_notimpl(lambda self, other: _pw.floor_divide(other, self))
+Tensor.__mod__ = _binary_or_notimpl(_pw.remainder)
+Tensor.__pow__ = _binary_or_notimpl(_pw.pow)
+Tensor.__rpow__ = _binary_or_notimpl(_rpow)
+Tensor.__matmul__ = _binary_or_notimpl(_la.matmul)
+Tensor.__rmatmul__ = _binary_or_notimpl(_rmatmul)
+Tensor.__neg__ = lambda self: _pw.neg(self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: _pw.abs(self)
+Tensor.__invert__ = lambda self: _pw.logical_not(self) if self.dtype.name == "bool" else _pw.bitwise_not(self)
+Tensor.__and__ = _binary_or_notimpl(lambda self, other: _pw.logical_and(self, other) if self.dtype.name == "bool" and (not isinstance(other, TensorBase) or other.dtype.name == "bool") else _pw.bitwise_and(self, other))
+Tensor.__or__ = _binary_or_notimpl(lambda self, other: _pw.logical_or(self, other) if self.dtype.name == "bool" and (not isinstance(other, TensorBase) or other.dtype.name == "bool") else _pw.bitwise_or(self, other))
+Tensor.__xor__ = _binary_or_notimpl(lambda self, other: _pw.logical_xor(self, other) if self.dtype.name == "bool" and (not isinstance(other, TensorBase) or other.dtype.name == "bool") else _pw.bitwise_xor(self, other))
+Tensor.__eq__ = _binary_or_notimpl(_pw.eq)
+Tensor.__ne__ = _binary_or_notimpl(_pw.ne)
+Tensor.__lt__ = _binary_or_notimpl(_pw.lt)
+Tensor.__le__ = _binary_or_notimpl(_pw.le)
+Tensor.__gt__ = _binary_or_notimpl(_pw.gt)
+Tensor.__ge__ = _binary_or_notimpl(_pw.ge)
+Tensor.__getitem__ = _idx.getitem
+Tensor.__setitem__ = _idx.setitem
+Tensor.__hash__ = lambda self: id(self)

@@ -1,0 +1,9 @@
+"""Backends: the kernels that do the work for each device.
+
+* ``views.py``: view ops, for every device (they only change sizes/strides/offset);
+* ``cpu/``: numpy (+ ml_dtypes for bfloat16);
+* ``meta.py``: shapes and dtypes only;
+* ``cuda/``: numba CUDA kernels (loaded on first CUDA use, never at import).
+"""
+
+from minitorch_nn.backends import cpu, meta, views  # noqa: F401  (registering kernels)

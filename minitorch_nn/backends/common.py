@@ -1,0 +1,73 @@
+"""Helpers every backend shares: PyTorch's result dtype for an op's operands, cast checks.
+
+Type promotion is decided here once, from the op's operands, the way PyTorch's
+``TensorIterator`` decides it; the cpu, meta and cuda kernels then only compute.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+
+
+def result_type(*operands) -> dt.dtype:
+    """PyTorch's ``result_type`` over tensors and Python numbers (None operands are ignored)."""
+    # fast path: tensors of one dtype, all with dims
+    first = operands[0]
+    if isinstance(first, TensorBase):
+        d = first._impl.dtype
+        if len(first._impl.sizes) and all(
+            isinstance(o, TensorBase) and o._impl.dtype is d and len(o._impl.sizes) for o in operands[1:]
+        ):
+            return d
+    dims, zeros, scalars = [], [], []
+    for o in operands:
+        if o is None:
+            continue
+        if isinstance(o, TensorBase):
+            (dims if len(o._impl.sizes) else zeros).append(o._impl.dtype)
+        else:
+            scalars.append(o)
+    return dt.result_type_from(dims, zeros, scalars)
+
+
+def compute_dtype(d: dt.dtype) -> dt.dtype:
+    """16-bit floats are computed in float32 and rounded back, as PyTorch's cpu kernels do."""
+    return dt.float32 if d is dt.float16 or d is dt.bfloat16 else d
+
+
+def can_cast(src: dt.dtype, dst: dt.dtype) -> bool:
+    """PyTorch's ``canCast``: no float -> integer and no non-bool -> bool in in-place ops."""
+    if src.is_floating_point and not dst.is_floating_point:
+        return False
+    if src is not dt.bool and dst is dt.bool:
+        return False
+    return True
+
+
+_TYPE_NAMES = {
+    dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
+    dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
+    dt.bool: "Bool",
+}
+
+
+def type_name(d: dt.dtype) -> str:
+    """The C++ scalar-type name PyTorch uses in messages (``Float``, ``Long``, ...)."""
+    return _TYPE_NAMES[d]
+
+
+def check_inplace_cast(result: dt.dtype, out: dt.dtype) -> None:
+    if not can_cast(result, out):
+        raise RuntimeError(f"result type {type_name(result)} can't be cast to the desired output type {type_name(out)}")
+
+
+def tensors_in(args):
+    """Every tensor among ``args``, looking one level into lists and tuples."""
+    for a in args:
+        if isinstance(a, TensorBase):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, TensorBase):
+                    yield b

@@ -1,0 +1,3 @@
+"""The cpu backend: numpy kernels, one file per op family. Importing it registers them."""
+
+from minitorch_nn.backends.cpu import factories, indexing, linalg, pointwise, random, reduction  # noqa: F401

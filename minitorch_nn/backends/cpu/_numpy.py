@@ -1,0 +1,62 @@
+"""Moving between tensors and numpy arrays inside the cpu kernels.
+
+Every cpu kernel reads its tensor inputs as numpy views (``t._array``, no copy), computes with
+numpy, and wraps the resulting array as a new tensor (:func:`wrap`). 16-bit floats are computed
+in float32 and rounded back at the end, which is what PyTorch's cpu kernels do too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+from minitorch_nn._shape import broadcast_shapes
+from minitorch_nn._tensor import _from_array
+from minitorch_nn.backends.common import compute_dtype
+
+
+def as_array(x, cdt: dt.dtype | None = None):
+    """``x`` (tensor or Python number) as a numpy array/scalar in compute dtype ``cdt``."""
+    if isinstance(x, TensorBase):
+        arr = x._impl.numpy_view()
+        if cdt is not None and arr.dtype != cdt.numpy_dtype:
+            arr = arr.astype(cdt.numpy_dtype)
+        return arr
+    if cdt is None:
+        return x
+    return np.asarray(x, dtype=cdt.numpy_dtype) if not isinstance(x, np.ndarray) else x.astype(cdt.numpy_dtype)
+
+
+def wrap(result, dtype: dt.dtype):
+    """A fresh numpy result as a cpu tensor of ``dtype`` (casting back from compute dtype)."""
+    result = np.asarray(result)
+    if result.dtype != dtype.numpy_dtype:
+        result = result.astype(dtype.numpy_dtype)
+    return _from_array(result, dtype)
+
+
+def write_into(out, result):
+    """Copy ``result`` into tensor ``out``'s memory (an in-place op), casting as needed."""
+    target = out._impl.numpy_view()
+    try:
+        np.copyto(target, result, casting="unsafe")
+    except ValueError:
+        shape = np.shape(result)
+        if broadcast_shapes(tuple(target.shape), tuple(shape)) != tuple(target.shape):
+            raise RuntimeError(
+                f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                f"{list(broadcast_shapes(tuple(target.shape), tuple(shape)))}"
+            ) from None
+        raise
+    out._impl.version.value += 1
+    return out
+
+
+def numpy_broadcast_error(*operands):
+    """Re-raise a numpy broadcasting failure with PyTorch's message."""
+    shapes = [tuple(o._impl.sizes) for o in operands if isinstance(o, TensorBase)]
+    broadcast_shapes(*shapes)  # raises PyTorch's RuntimeError when they do not broadcast
+
+
+__all__ = ["as_array", "wrap", "write_into", "compute_dtype", "numpy_broadcast_error"]

@@ -1,0 +1,319 @@
+"""cpu kernels that create or copy whole tensors: factories, ``_to_copy``, ``copy_``, ``clone``, ``cat``.
+
+Mirrors PyTorch's ``TensorFactories.cpp`` and ``Copy.cpp`` for the cpu device. Random factories
+draw from ``minitorch_nn.random``'s generator, which reproduces PyTorch's cpu stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn._shape import wrap_dim
+from minitorch_nn._tensor import _from_array, contiguous_strides
+from minitorch_nn.backends.common import compute_dtype, result_type, tensors_in
+from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
+
+
+def _dtype_or_default(dtype, fallback=None):
+    if dtype is not None:
+        return dtype
+    return fallback if fallback is not None else dt.get_default_dtype()
+
+
+@aten.empty.memory_format.impl("cpu")
+def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    d = _dtype_or_default(dtype)
+    return _from_array(np.zeros(tuple(size), dtype=d.numpy_dtype), d)
+
+
+@aten.empty_strided.default.impl("cpu")
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    d = _dtype_or_default(dtype)
+    size, stride = tuple(size), tuple(stride)
+    extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+    storage = np.zeros(extent, dtype=d.numpy_dtype)
+    from minitorch_nn._C import TensorImpl, _wrap
+    from minitorch_nn._device import CPU
+    from minitorch_nn._tensor import Tensor
+
+    return _wrap(Tensor, TensorImpl(storage, size, stride, 0, d, CPU))
+
+
+@aten.zeros.default.impl("cpu")
+def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    d = _dtype_or_default(dtype)
+    return _from_array(np.zeros(tuple(size), dtype=d.numpy_dtype), d)
+
+
+@aten.ones.default.impl("cpu")
+def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    d = _dtype_or_default(dtype)
+    return _from_array(np.ones(tuple(size), dtype=d.numpy_dtype), d)
+
+
+@aten.full.default.impl("cpu")
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype if dtype is not None else result_type(fill_value)
+    return _from_array(np.full(tuple(size), fill_value, dtype=d.numpy_dtype), d)
+
+
+@aten.scalar_tensor.default.impl("cpu")
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    d = _dtype_or_default(dtype)
+    return _from_array(np.asarray(s, dtype=d.numpy_dtype), d)
+
+
+def _like(self, dtype):
+    return dtype if dtype is not None else self.dtype
+
+
+@aten.empty_like.default.impl("cpu")
+@aten.zeros_like.default.impl("cpu")
+def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    d = _like(self, dtype)
+    return _from_array(np.zeros(tuple(self.shape), dtype=d.numpy_dtype), d)
+
+
+@aten.ones_like.default.impl("cpu")
+def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    d = _like(self, dtype)
+    return _from_array(np.ones(tuple(self.shape), dtype=d.numpy_dtype), d)
+
+
+@aten.full_like.default.impl("cpu")
+def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    d = _like(self, dtype)
+    return _from_array(np.full(tuple(self.shape), fill_value, dtype=d.numpy_dtype), d)
+
+
+def _arange_dtype(start, end, step, dtype):
+    if dtype is not None:
+        return dtype
+    if any(isinstance(v, float) or (isinstance(v, TensorBase) and v.dtype.is_floating_point) for v in (start, end, step)):
+        return dt.get_default_dtype()
+    return dt.int64
+
+
+def arange_values(start, end, step, dtype):
+    """PyTorch's arange: length ceil((end - start) / step), values start + i * step."""
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = int(np.ceil((end - start) / step))
+    cdt = np.float64 if dtype.is_floating_point else np.int64
+    values = start + np.arange(n, dtype=cdt) * step
+    return values.astype(dtype.numpy_dtype)
+
+
+@aten.arange.default.impl("cpu")
+def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(0, end, 1, dtype=dtype)
+
+
+@aten.arange.start.impl("cpu")
+def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(start, end, 1, dtype=dtype)
+
+
+@aten.arange.start_step.impl("cpu")
+def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    d = _arange_dtype(start, end, step, dtype)
+    return _from_array(arange_values(start, end, step, d), d)
+
+
+@aten.linspace.default.impl("cpu")
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    d = _dtype_or_default(dtype)
+    # PyTorch fills the first half forwards from start and the second half backwards from end.
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    cdt = np.float32 if d in (dt.float32, dt.float16, dt.bfloat16) else np.float64
+    i = np.arange(steps)
+    half = steps // 2
+    start_c, end_c, step_c = cdt(start), cdt(end), cdt(step)
+    values = np.where(i < half, start_c + step_c * i.astype(cdt), end_c - step_c * (steps - i - 1).astype(cdt))
+    return _from_array(np.asarray(values).astype(d.numpy_dtype), d)
+
+
+@aten.eye.default.impl("cpu")
+def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return eye_m(n, n, dtype=dtype)
+
+
+@aten.eye.m.impl("cpu")
+def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    d = _dtype_or_default(dtype)
+    return _from_array(np.eye(n, m, dtype=d.numpy_dtype), d)
+
+
+# -- copies ---------------------------------------------------------------------------------------
+
+@aten.clone.default.impl("cpu")
+def clone(self, *, memory_format=None):
+    return _from_array(np.array(as_array(self), copy=True, order="C"), self.dtype)
+
+
+@aten.lift_fresh.default.impl("any")
+def lift_fresh(self):
+    return self
+
+
+@aten._to_copy.default.impl("cpu")
+def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    from minitorch_nn._device import canonical
+
+    target = self.dtype if dtype is None else dtype
+    dev = self.device if device is None else canonical(device)
+    src = self
+    if dev.type != "cpu":
+        # cpu -> other device: that device's backend does the transfer
+        from minitorch_nn.backends import transfer
+
+        return transfer.to_device(self, dev, target)
+    arr = as_array(src)
+    return _from_array(arr.astype(target.numpy_dtype, copy=True, order="C"), target)
+
+
+@aten.copy_.default.impl("cpu")
+def copy_(self, src, non_blocking=False):
+    if isinstance(src, TensorBase) and src.device.type != "cpu":
+        if src.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        src = src.cpu()
+    r = as_array(src)
+    if np.shape(r) != tuple(self.shape):
+        from minitorch_nn._shape import broadcast_shapes
+
+        try:
+            if broadcast_shapes(tuple(self.shape), np.shape(r)) != tuple(self.shape):
+                raise ValueError
+        except (RuntimeError, ValueError):
+            raise RuntimeError(
+                f"The size of tensor a ({self.shape[-1] if self.dim() else 1}) must match the size of tensor b "
+                f"({np.shape(r)[-1] if np.ndim(r) else 1}) at non-singleton dimension {max(self.dim() - 1, 0)}"
+            ) from None
+    return write_into(self, r)
+
+
+@aten._local_scalar_dense.default.impl("cpu")
+def _local_scalar_dense(self):
+    v = as_array(self).reshape(-1)[0]
+    if self.dtype is dt.bool:
+        return bool(v)
+    return float(v) if self.dtype.is_floating_point else int(v)
+
+
+@aten.zero_.default.impl("cpu")
+def zero_(self):
+    return write_into(self, 0)
+
+
+@aten.fill_.Scalar.impl("cpu")
+def fill_scalar_(self, value):
+    return write_into(self, np.asarray(value).astype(compute_dtype(self.dtype).numpy_dtype))
+
+
+@aten.fill_.Tensor.impl("cpu")
+def fill_tensor_(self, value):
+    if value.dim() != 0:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions."
+        )
+    return write_into(self, as_array(value))
+
+
+# -- joining -------------------------------------------------------------------------------------
+
+def _check_cat(tensors, dim, name="torch.cat"):
+    if len(tensors) == 0:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    ref = next((t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)), tensors[0])
+    d = wrap_dim(dim, ref.dim())
+    if ref.dim() == 0:
+        raise RuntimeError(f"zero-dimensional tensor (at position 0) cannot be concatenated")
+    for i, t in enumerate(tensors):
+        if t.dim() == 1 and t.shape[0] == 0:
+            continue
+        if t.dim() != ref.dim():
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()}"
+            )
+        for k in range(ref.dim()):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size {ref.shape[k]} but "
+                    f"got size {t.shape[k]} for tensor number {i} in the list."
+                )
+    return d
+
+
+@aten.cat.default.impl("cpu")
+def cat(tensors, dim=0):
+    d = _check_cat(tensors, dim)
+    dtype = result_type(*tensors)
+    parts = [as_array(t, dtype) for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
+    if not parts:
+        return _from_array(np.zeros((0,), dtype=dtype.numpy_dtype), dtype)
+    return wrap(np.concatenate(parts, axis=d), dtype)
+
+
+@aten.stack.default.impl("cpu")
+def stack(tensors, dim=0):
+    if len(tensors) == 0:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape0 = tuple(tensors[0].shape)
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != shape0:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape0)} at entry 0 and {list(t.shape)} at entry {i}"
+            )
+    d = wrap_dim(dim, len(shape0) + 1)
+    dtype = result_type(*tensors)
+    return wrap(np.stack([as_array(t, dtype) for t in tensors], axis=d), dtype)
+
+
+@aten.flip.default.impl("cpu")
+def flip(self, dims):
+    axes = tuple(wrap_dim(d, self.dim()) for d in dims)
+    return wrap(np.flip(as_array(self), axis=axes).copy(), self.dtype)
+
+
+@aten.roll.default.impl("cpu")
+def roll(self, shifts, dims=()):
+    if not dims:
+        return wrap(np.roll(as_array(self).reshape(-1), shifts).reshape(tuple(self.shape)), self.dtype)
+    return wrap(np.roll(as_array(self), shifts, axis=tuple(dims)), self.dtype)
+
+
+@aten.repeat.default.impl("cpu")
+def repeat(self, repeats):
+    if len(repeats) < self.dim():
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    arr = as_array(self).reshape((1,) * (len(repeats) - self.dim()) + tuple(self.shape))
+    return wrap(np.tile(arr, tuple(repeats)), self.dtype)
+
+
+@aten.constant_pad_nd.default.impl("cpu")
+def constant_pad_nd(self, pad, value=0):
+    n = self.dim()
+    widths = [(0, 0)] * n
+    for i in range(len(pad) // 2):
+        widths[n - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    arr = as_array(self)
+    # negative padding crops
+    slices = tuple(slice(max(-a, 0), arr.shape[k] - max(-b, 0)) for k, (a, b) in enumerate(widths))
+    arr = arr[slices]
+    widths = [(max(a, 0), max(b, 0)) for a, b in widths]
+    return wrap(np.pad(arr, widths, constant_values=value), self.dtype)
+
+
+__all__ = ["arange_values", "contiguous_strides", "tensors_in"]

@@ -1,0 +1,219 @@
+"""Matrix products and the linear algebra parametrizations need, on cpu (numpy/BLAS).
+
+Mirrors PyTorch's ``LinearAlgebra.cpp``/``BatchLinearAlgebra.cpp`` for the cpu device. The
+shape checks and their messages are PyTorch's; the arithmetic is numpy's (which calls BLAS and
+LAPACK, as PyTorch does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._ops import aten
+from minitorch_nn.backends.common import compute_dtype, type_name
+from minitorch_nn.backends.cpu._numpy import as_array, wrap
+
+
+def _check_same_dtype(a, b, what="expected m1 and m2 to have the same dtype"):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{what}, but got: {a.dtype.name} != {b.dtype.name}")
+
+
+def _mat(x, d):
+    return as_array(x, compute_dtype(d))
+
+
+@aten.mm.default.impl("cpu")
+def mm(self, mat2):
+    if self.dim() != 2:
+        raise RuntimeError(f"self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix")
+    if self.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    _check_same_dtype(self, mat2, "expected m1 and m2 to have the same dtype")
+    d = self.dtype
+    if d is dt.bool:
+        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    return wrap(np.matmul(_mat(self, d), _mat(mat2, d)), d)
+
+
+@aten.bmm.default.impl("cpu")
+def bmm(self, mat2):
+    if self.dim() != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor")
+    if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+        )
+    _check_same_dtype(self, mat2, "expected scalar type")
+    d = self.dtype
+    return wrap(np.matmul(_mat(self, d), _mat(mat2, d)), d)
+
+
+@aten.addmm.default.impl("cpu")
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    prod = mm(mat1, mat2)
+    d = prod.dtype
+    cd = compute_dtype(d)
+    r = _mat(prod, d) * np.asarray(alpha, cd.numpy_dtype) if alpha != 1 else _mat(prod, d)
+    if beta != 0:
+        r = r + (as_array(self, cd) * np.asarray(beta, cd.numpy_dtype) if beta != 1 else as_array(self, cd))
+    return wrap(r, d)
+
+
+@aten.baddbmm.default.impl("cpu")
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    prod = bmm(batch1, batch2)
+    d = prod.dtype
+    cd = compute_dtype(d)
+    r = _mat(prod, d) * alpha
+    if beta != 0:
+        r = r + as_array(self, cd) * beta
+    return wrap(r, d)
+
+
+@aten.dot.default.impl("cpu")
+def dot(self, tensor):
+    if self.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {self.dim()}D and {tensor.dim()}D tensors"
+        )
+    if self.shape[0] != tensor.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{tensor.shape[0]}] to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} elements respectively"
+        )
+    if self.dtype is not tensor.dtype:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {type_name(self.dtype)} and {type_name(tensor.dtype)}"
+        )
+    return wrap(np.dot(_mat(self, self.dtype), _mat(tensor, self.dtype)), self.dtype)
+
+
+@aten.mv.default.impl("cpu")
+def mv(self, vec):
+    if self.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.dim()}, {vec.dim()}")
+    if self.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})"
+        )
+    return wrap(np.matmul(_mat(self, self.dtype), _mat(vec, self.dtype)), self.dtype)
+
+
+@aten.outer.default.impl("cpu")
+def outer(self, vec2):
+    return wrap(np.outer(_mat(self, self.dtype), _mat(vec2, self.dtype)), self.dtype)
+
+
+# -- decompositions -------------------------------------------------------------------------------
+
+def _float_input(A, name):
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {type_name(A.dtype)}")
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    return as_array(A, compute_dtype(A.dtype))
+
+
+@aten.linalg_qr.default.impl("cpu")
+def linalg_qr(A, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")
+    a = _float_input(A, "linalg.qr")
+    q, r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":
+        q = np.zeros((0,), dtype=a.dtype)
+    return wrap(q, A.dtype), wrap(r, A.dtype)
+
+
+@aten.linalg_solve.default.impl("cpu")
+def linalg_solve(A, B, *, left=True):
+    a = _float_input(A, "linalg.solve")
+    b = as_array(B, compute_dtype(B.dtype))
+    if not left:
+        # X A = B  <=>  A^T X^T = B^T
+        return wrap(np.swapaxes(_solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), B.dim() == A.dim() - 1), -1, -2), A.dtype)
+    return wrap(_solve(a, b, B.dim() == A.dim() - 1), A.dtype)
+
+
+def _solve(a, b, vector_rhs):
+    try:
+        if vector_rhs:
+            return np.linalg.solve(a, b[..., None])[..., 0]
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        raise RuntimeError(
+            "torch.linalg.solve: The solver failed because the input matrix is singular."
+        ) from None
+
+
+@aten.linalg_matrix_exp.default.impl("cpu")
+def linalg_matrix_exp(self):
+    a = _float_input(self, "linalg.matrix_exp")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    from scipy.linalg import expm
+
+    return wrap(expm(a), self.dtype)
+
+
+@aten.linalg_svd.default.impl("cpu")
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    a = _float_input(A, "linalg.svd")
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return wrap(u, A.dtype), wrap(s, A.dtype), wrap(vh, A.dtype)
+
+
+@aten.linalg_svdvals.default.impl("cpu")
+def linalg_svdvals(A, *, driver=None):
+    a = _float_input(A, "linalg.svdvals")
+    return wrap(np.linalg.svd(a, compute_uv=False), A.dtype)
+
+
+@aten.linalg_eigh.default.impl("cpu")
+def linalg_eigh(self, UPLO="L"):
+    a = _float_input(self, "linalg.eigh")
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    return wrap(w, self.dtype), wrap(v, self.dtype)
+
+
+@aten.linalg_inv.default.impl("cpu")
+def linalg_inv(A):
+    a = _float_input(A, "linalg.inv")
+    try:
+        return wrap(np.linalg.inv(a), A.dtype)
+    except np.linalg.LinAlgError:
+        raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because the input matrix is singular.") from None
+
+
+@aten.linalg_det.default.impl("cpu")
+def linalg_det(A):
+    return wrap(np.linalg.det(_float_input(A, "linalg.det")), A.dtype)
+
+
+@aten.tril.default.impl("cpu")
+def tril(self, diagonal=0):
+    return wrap(np.tril(as_array(self), diagonal), self.dtype)
+
+
+@aten.triu.default.impl("cpu")
+def triu(self, diagonal=0):
+    return wrap(np.triu(as_array(self), diagonal), self.dtype)
+
+
+@aten.diag_embed.default.impl("cpu")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    a = as_array(self)
+    n = a.shape[-1] + abs(offset)
+    out = np.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
+    idx = np.arange(a.shape[-1])
+    rows, cols = (idx, idx + offset) if offset >= 0 else (idx - offset, idx)
+    out[..., rows, cols] = a
+    return wrap(out, self.dtype)

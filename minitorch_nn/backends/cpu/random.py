@@ -1,0 +1,158 @@
+"""cpu kernels for random ops: they ask ``minitorch_nn.random``'s generator for numbers.
+
+The generator reproduces PyTorch's cpu stream (Mersenne Twister plus PyTorch's transforms), so
+``manual_seed(0); randn(3)`` gives PyTorch's numbers. In-place fills (``uniform_``) draw a
+contiguous block and write it into the tensor, which is how PyTorch fills contiguous tensors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn._tensor import _from_array
+from minitorch_nn.backends.cpu._numpy import as_array, write_into
+
+
+def _gen(generator):
+    if generator is not None:
+        return generator
+    from minitorch_nn.random import default_generator
+
+    return default_generator
+
+
+def _check_float(d, name):
+    if not d.is_floating_point:
+        raise RuntimeError(f'"{name}" not implemented for \'{d.name}\'')
+
+
+@aten.rand.default.impl("cpu")
+@aten.rand.generator.impl("cpu")
+def rand(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype or dt.get_default_dtype()
+    _check_float(d, "check_uniform_bounds")
+    return _from_array(_gen(generator)._uniform(tuple(size), d.numpy_dtype, 0.0, 1.0), d)
+
+
+@aten.randn.default.impl("cpu")
+@aten.randn.generator.impl("cpu")
+def randn(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype or dt.get_default_dtype()
+    _check_float(d, "normal_kernel_cpu")
+    return _from_array(_gen(generator)._normal(tuple(size), d.numpy_dtype, 0.0, 1.0), d)
+
+
+@aten.rand_like.default.impl("cpu")
+def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return rand(tuple(self.shape), dtype=dtype or self.dtype)
+
+
+@aten.randn_like.default.impl("cpu")
+def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return randn(tuple(self.shape), dtype=dtype or self.dtype)
+
+
+@aten.randint.low.impl("cpu")
+@aten.randint.low_generator.impl("cpu")
+def randint_low(low, high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype or dt.int64
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return _from_array(_gen(generator)._randint(tuple(size), d.numpy_dtype, low, high), d)
+
+
+@aten.randint.default.impl("cpu")
+@aten.randint.generator.impl("cpu")
+def randint(high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return randint_low(0, high, size, generator=generator, dtype=dtype)
+
+
+@aten.randperm.default.impl("cpu")
+@aten.randperm.generator.impl("cpu")
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype or dt.int64
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    return _from_array(_gen(generator)._randperm(n, d.numpy_dtype), d)
+
+
+def _fill(self, values):
+    return write_into(self, values)
+
+
+@aten.uniform_.default.impl("cpu")
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
+    if "from" in kwargs:
+        from_ = kwargs.pop("from")
+    _check_float(self.dtype, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    return _fill(self, _gen(generator)._uniform(tuple(self.shape), self.dtype.numpy_dtype, from_, to))
+
+
+@aten.normal_.default.impl("cpu")
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    _check_float(self.dtype, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _fill(self, _gen(generator)._normal(tuple(self.shape), self.dtype.numpy_dtype, mean, std))
+
+
+@aten.bernoulli_.float.impl("cpu")
+def bernoulli_float_(self, p=0.5, *, generator=None):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return _fill(self, _gen(generator)._bernoulli(tuple(self.shape), self.dtype.numpy_dtype, p))
+
+
+@aten.bernoulli_.Tensor.impl("cpu")
+def bernoulli_tensor_(self, p, *, generator=None):
+    return _fill(self, _gen(generator)._bernoulli(tuple(self.shape), self.dtype.numpy_dtype, as_array(p, dt.float64)))
+
+
+@aten.bernoulli.default.impl("cpu")
+def bernoulli(self, *, generator=None):
+    out = _from_array(np.zeros(tuple(self.shape), dtype=self.dtype.numpy_dtype), self.dtype)
+    return bernoulli_tensor_(out, self, generator=generator)
+
+
+@aten.bernoulli.p.impl("cpu")
+def bernoulli_p(self, p, *, generator=None):
+    out = _from_array(np.zeros(tuple(self.shape), dtype=self.dtype.numpy_dtype), self.dtype)
+    return bernoulli_float_(out, p, generator=generator)
+
+
+def random_from(self, from_, to, *, generator=None):
+    if to is None:
+        raise RuntimeError("random_ with to=None needs the full range of the dtype; not supported yet")
+    return _fill(self, _gen(generator)._randint(tuple(self.shape), self.dtype.numpy_dtype, from_, to))
+
+
+# "from" is a Python keyword, so this overload is reached with getattr and positional args.
+getattr(aten.random_, "from").impl("cpu")(random_from)
+
+
+@aten.random_.to.impl("cpu")
+def random_to(self, to, *, generator=None):
+    return random_from(self, 0, to, generator=generator)
+
+
+@aten.random_.default.impl("cpu")
+def random_(self, *, generator=None):
+    return _fill(self, _gen(generator)._random(tuple(self.shape), self.dtype.numpy_dtype))
+
+
+@aten.exponential_.default.impl("cpu")
+def exponential_(self, lambd=1.0, *, generator=None):
+    return _fill(self, _gen(generator)._exponential(tuple(self.shape), self.dtype.numpy_dtype, lambd))
+
+
+@aten.multinomial.default.impl("cpu")
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    raise NotImplementedError("multinomial is not implemented in minitorch_nn yet")
+
+
+__all__ = ["TensorBase"]

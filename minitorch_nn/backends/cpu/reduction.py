@@ -1,0 +1,334 @@
+"""Reduction cpu kernels: ``sum``, ``mean``, ``max``, ``var``, ``logsumexp``, softmax, ...
+
+Mirrors PyTorch's ``ReduceOps.cpp``. The dtype rules are PyTorch's: ``sum``/``prod`` of
+integers and bools give int64; ``mean`` and ``var`` need a floating input; ``max(dim)`` returns
+values and int64 indices. ``dim=None`` or ``[]`` means every dimension.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._ops import aten
+from minitorch_nn._shape import wrap_dim, wrap_dims
+from minitorch_nn.backends.common import compute_dtype, type_name
+from minitorch_nn.backends.cpu._numpy import as_array, wrap
+
+
+def _axes(self, dim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return None
+    if isinstance(dim, int):
+        dim = [dim]
+    return tuple(wrap_dims(dim, self.dim()))
+
+
+def _sum_dtype(self, dtype):
+    if dtype is not None:
+        return dtype
+    return self.dtype if self.dtype.is_floating_point else dt.int64
+
+
+@aten.sum.default.impl("cpu")
+def sum_all(self, *, dtype=None):
+    return sum_dim(self, None, dtype=dtype)
+
+
+@aten.sum.dim_IntList.impl("cpu")
+def sum_dim(self, dim, keepdim=False, *, dtype=None):
+    out = _sum_dtype(self, dtype)
+    cdt = compute_dtype(out)
+    return wrap(np.sum(as_array(self, cdt), axis=_axes(self, dim), keepdims=keepdim), out)
+
+
+def _check_mean_dtype(self, dtype, name="mean"):
+    d = dtype if dtype is not None else self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {type_name(d)}"
+        )
+    return d
+
+
+@aten.mean.default.impl("cpu")
+def mean_all(self, *, dtype=None):
+    return mean_dim(self, None, dtype=dtype)
+
+
+@aten.mean.dim.impl("cpu")
+def mean_dim(self, dim, keepdim=False, *, dtype=None):
+    d = _check_mean_dtype(self, dtype)
+    cdt = compute_dtype(d)
+    with np.errstate(all="ignore"):
+        r = np.mean(as_array(self, cdt), axis=_axes(self, dim), keepdims=keepdim, dtype=cdt.numpy_dtype)
+    return wrap(r, d)
+
+
+@aten.prod.default.impl("cpu")
+def prod_all(self, *, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return wrap(np.prod(as_array(self, compute_dtype(out))), out)
+
+
+@aten.prod.dim_int.impl("cpu")
+def prod_dim(self, dim, keepdim=False, *, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return wrap(np.prod(as_array(self, compute_dtype(out)), axis=wrap_dim(dim, self.dim()), keepdims=keepdim), out)
+
+
+def _check_nonempty(self, name, dim=None):
+    if self.numel() == 0:
+        if dim is None:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+            )
+        d = wrap_dim(dim, self.dim())
+        if self.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _nan_aware(fn, nanfn):
+    # PyTorch's max/min propagate NaN, as numpy's max/min do.
+    return fn
+
+
+@aten.max.default.impl("cpu")
+def max_all(self):
+    if self.numel() == 0:
+        raise RuntimeError(
+            "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        )
+    return wrap(np.max(as_array(self)), self.dtype)
+
+
+@aten.min.default.impl("cpu")
+def min_all(self):
+    if self.numel() == 0:
+        raise RuntimeError(
+            "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        )
+    return wrap(np.min(as_array(self)), self.dtype)
+
+
+def _max_min_dim(self, dim, keepdim, pick, argpick, name):
+    _check_nonempty(self, name, dim)
+    d = wrap_dim(dim, self.dim())
+    arr = as_array(self)
+    if self.dim() == 0:
+        return wrap(arr.copy(), self.dtype), wrap(np.zeros((), np.int64), dt.int64)
+    if arr.dtype.kind == "f":
+        # NaN wins, and its index is reported, as in PyTorch
+        nan = np.isnan(arr)
+        idx = np.where(nan.any(axis=d), np.argmax(nan, axis=d), argpick(arr, axis=d))
+    else:
+        idx = argpick(arr, axis=d)
+    values = np.take_along_axis(arr, np.expand_dims(idx, d), axis=d)
+    if not keepdim:
+        values = np.squeeze(values, axis=d)
+    else:
+        idx = np.expand_dims(idx, d)
+    return wrap(values, self.dtype), wrap(idx, dt.int64)
+
+
+@aten.max.dim.impl("cpu")
+def max_dim(self, dim, keepdim=False):
+    return _max_min_dim(self, dim, keepdim, np.max, np.argmax, "max")
+
+
+@aten.min.dim.impl("cpu")
+def min_dim(self, dim, keepdim=False):
+    return _max_min_dim(self, dim, keepdim, np.min, np.argmin, "min")
+
+
+@aten.amax.default.impl("cpu")
+def amax(self, dim=(), keepdim=False):
+    return wrap(np.max(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
+
+
+@aten.amin.default.impl("cpu")
+def amin(self, dim=(), keepdim=False):
+    return wrap(np.min(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
+
+
+def _arg(self, dim, keepdim, fn, name):
+    if dim is None:
+        if self.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        flat = as_array(self).reshape(-1)
+        r = fn(flat)
+        if keepdim:
+            return wrap(np.full((1,) * self.dim(), r), dt.int64)
+        return wrap(np.asarray(r), dt.int64)
+    _check_nonempty(self, name, dim)
+    d = wrap_dim(dim, self.dim())
+    if self.dim() == 0:
+        return wrap(np.zeros((), np.int64), dt.int64)
+    r = fn(as_array(self), axis=d)
+    return wrap(np.expand_dims(r, d) if keepdim else r, dt.int64)
+
+
+@aten.argmax.default.impl("cpu")
+def argmax(self, dim=None, keepdim=False):
+    return _arg(self, dim, np.argmax, "argmax")
+
+
+@aten.argmin.default.impl("cpu")
+def argmin(self, dim=None, keepdim=False):
+    return _arg(self, dim, np.argmin, "argmin")
+
+
+def _var(self, dim, correction, keepdim, name):
+    d = _check_mean_dtype(self, None, name)
+    ddof = 1 if correction is None else correction
+    cdt = compute_dtype(d)
+    with np.errstate(all="ignore"):
+        r = np.var(as_array(self, cdt), axis=_axes(self, dim), ddof=ddof, keepdims=keepdim)
+    return r, d
+
+
+@aten.var.correction.impl("cpu")
+def var(self, dim=None, *, correction=None, keepdim=False):
+    return wrap(*_var(self, dim, correction, keepdim, "var"))
+
+
+@aten.std.correction.impl("cpu")
+def std(self, dim=None, *, correction=None, keepdim=False):
+    r, d = _var(self, dim, correction, keepdim, "std")
+    return wrap(np.sqrt(r), d)
+
+
+@aten.var_mean.correction.impl("cpu")
+def var_mean(self, dim=None, *, correction=None, keepdim=False):
+    r, d = _var(self, dim, correction, keepdim, "var_mean")
+    return wrap(r, d), mean_dim(self, dim if dim is not None else [], keepdim)
+
+
+@aten.std_mean.correction.impl("cpu")
+def std_mean(self, dim=None, *, correction=None, keepdim=False):
+    r, d = _var(self, dim, correction, keepdim, "std_mean")
+    return wrap(np.sqrt(r), d), mean_dim(self, dim if dim is not None else [], keepdim)
+
+
+@aten.logsumexp.default.impl("cpu")
+def logsumexp(self, dim, keepdim=False):
+    d = self.dtype if self.dtype.is_floating_point else dt.get_default_dtype()
+    cdt = compute_dtype(d)
+    x = as_array(self, cdt)
+    axes = _axes(self, dim)
+    if x.size == 0:
+        return wrap(np.log(np.sum(np.exp(x), axis=axes, keepdims=keepdim)), d)
+    m = np.max(x, axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(all="ignore"):
+        r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    if not keepdim:
+        r = np.squeeze(r, axis=axes) if axes is not None else r.reshape(())
+    return wrap(r, d)
+
+
+@aten.all.default.impl("cpu")
+def all_(self):
+    return wrap(np.all(as_array(self)), dt.bool)
+
+
+@aten.any.default.impl("cpu")
+def any_(self):
+    return wrap(np.any(as_array(self)), dt.bool)
+
+
+@aten.all.dim.impl("cpu")
+def all_dim(self, dim, keepdim=False):
+    return wrap(np.all(as_array(self), axis=wrap_dim(dim, self.dim()), keepdims=keepdim), dt.bool)
+
+
+@aten.any.dim.impl("cpu")
+def any_dim(self, dim, keepdim=False):
+    return wrap(np.any(as_array(self), axis=wrap_dim(dim, self.dim()), keepdims=keepdim), dt.bool)
+
+
+@aten.linalg_vector_norm.default.impl("cpu")
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {type_name(self.dtype)}"
+        )
+    d = dtype if dtype is not None else self.dtype
+    cdt = compute_dtype(d)
+    x = np.abs(as_array(self, cdt))
+    axes = _axes(self, dim)
+    with np.errstate(all="ignore"):
+        if ord == float("inf"):
+            r = np.max(x, axis=axes, keepdims=keepdim)
+        elif ord == float("-inf"):
+            r = np.min(x, axis=axes, keepdims=keepdim)
+        elif ord == 0:
+            r = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(cdt.numpy_dtype)
+        elif ord == 1:
+            r = np.sum(x, axis=axes, keepdims=keepdim)
+        elif ord == 2:
+            r = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+        else:
+            r = np.sum(x ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return wrap(r, d)
+
+
+@aten.cumsum.default.impl("cpu")
+def cumsum(self, dim, *, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return wrap(np.cumsum(as_array(self, compute_dtype(out)), axis=wrap_dim(dim, self.dim())), out)
+
+
+@aten.cumprod.default.impl("cpu")
+def cumprod(self, dim, *, dtype=None):
+    out = _sum_dtype(self, dtype)
+    return wrap(np.cumprod(as_array(self, compute_dtype(out)), axis=wrap_dim(dim, self.dim())), out)
+
+
+@aten.sort.default.impl("cpu")
+def sort(self, dim=-1, descending=False):
+    d = wrap_dim(dim, self.dim())
+    arr = as_array(self)
+    if self.dim() == 0:
+        return wrap(arr.copy(), self.dtype), wrap(np.zeros((), np.int64), dt.int64)
+    idx = np.argsort(-arr if descending and arr.dtype.kind != "b" else arr, axis=d, kind="stable")
+    if descending and arr.dtype.kind == "b":
+        idx = np.flip(np.argsort(arr, axis=d, kind="stable"), axis=d)
+    return wrap(np.take_along_axis(arr, idx, axis=d), self.dtype), wrap(idx, dt.int64)
+
+
+@aten.topk.default.impl("cpu")
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    d = wrap_dim(dim, self.dim())
+    arr = as_array(self)
+    if k > (arr.shape[d] if arr.ndim else 1) or k < 0:
+        raise RuntimeError("selected index k out of range")
+    idx = np.argsort(-arr if largest else arr, axis=d, kind="stable")
+    idx = np.take(idx, np.arange(k), axis=d)
+    return wrap(np.take_along_axis(arr, idx, axis=d), self.dtype), wrap(idx, dt.int64)
+
+
+def _softmax_impl(self, dim, log):
+    d = wrap_dim(dim, self.dim())
+    dtype = self.dtype
+    x = as_array(self, compute_dtype(dtype))
+    if self.dim() == 0:
+        x = x.reshape(1)
+    m = np.max(x, axis=d if self.dim() else 0, keepdims=True) if x.size else x
+    with np.errstate(all="ignore"):
+        shifted = x - m
+        e = np.exp(shifted)
+        s = np.sum(e, axis=d if self.dim() else 0, keepdims=True)
+        r = shifted - np.log(s) if log else e / s
+    return wrap(r.reshape(tuple(self.shape)), dtype)
+
+
+@aten._softmax.default.impl("cpu")
+def _softmax(self, dim, half_to_float):
+    return _softmax_impl(self, dim, log=False)
+
+
+@aten._log_softmax.default.impl("cpu")
+def _log_softmax(self, dim, half_to_float):
+    return _softmax_impl(self, dim, log=True)

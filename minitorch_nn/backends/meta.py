@@ -1,0 +1,435 @@
+"""The meta backend: every op's output shapes and dtypes, with no data anywhere.
+
+Mirrors PyTorch's meta functions (``torch/_meta_registrations.py`` and the structured kernels'
+``meta`` halves). A model built under ``with minitorch_nn.device("meta"):`` runs its forward
+here: each kernel returns meta tensors of the right size and dtype, and raises the same shape
+errors the cpu kernel would. Reading data (``item()``, copying out) raises PyTorch's errors.
+
+Ops are grouped by how their output shape follows from their inputs: pointwise (broadcast),
+reductions (drop or keep dims), factories (a size argument), and a handful of special shapes.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn._shape import broadcast_shapes, wrap_dim, wrap_dims
+from minitorch_nn._tensor import _new_meta
+from minitorch_nn.backends.common import can_cast, check_inplace_cast, result_type, type_name
+
+
+def _shape(x):
+    return tuple(x._impl.sizes) if isinstance(x, TensorBase) else ()
+
+
+def _float(d):
+    return d if d.is_floating_point else dt.get_default_dtype()
+
+
+# -- pointwise ------------------------------------------------------------------------------------
+
+def _pointwise(kind):
+    def kernel(*args, **kwargs):
+        operands = [a for a in args if isinstance(a, (TensorBase, int, float, bool))]
+        tensors = [a for a in operands if isinstance(a, TensorBase)]
+        shape = broadcast_shapes(*[_shape(t) for t in tensors])
+        d = result_type(*operands)
+        if kind == "float":
+            d = _float(d)
+        elif kind == "bool":
+            d = dt.bool
+        return _new_meta(shape, d)
+
+    return kernel
+
+
+def _pointwise_inplace(kind):
+    def kernel(self, *args, **kwargs):
+        operands = [self] + [a for a in args if isinstance(a, (TensorBase, int, float, bool))]
+        shape = broadcast_shapes(*[_shape(a) for a in operands if isinstance(a, TensorBase)])
+        if shape != _shape(self):
+            raise RuntimeError(f"output with shape {list(_shape(self))} doesn't match the broadcast shape {list(shape)}")
+        d = result_type(*operands)
+        if kind == "float":
+            d = _float(d)
+        check_inplace_cast(d, self.dtype)
+        self._impl.version.value += 1
+        return self
+
+    return kernel
+
+
+_POINTWISE = {
+    "promote": "add.Tensor sub.Tensor rsub.Scalar rsub.Tensor mul.Tensor remainder.Tensor remainder.Scalar "
+    "floor_divide.default pow.Tensor_Tensor pow.Tensor_Scalar pow.Scalar neg.default abs.default "
+    "sign.default maximum.default minimum.default lerp.Scalar lerp.Tensor addcmul.default clamp.default "
+    "clamp.Tensor clamp_min.default clamp_max.default floor.default ceil.default round.default "
+    "round.decimals trunc.default frac.default fmod.Scalar bitwise_and.Tensor bitwise_or.Tensor "
+    "bitwise_xor.Tensor bitwise_not.default relu.default leaky_relu.default hardtanh.default "
+    "threshold_backward.default where.self masked_fill.Scalar masked_fill.Tensor nan_to_num.default "
+    "div.Tensor_mode",
+    "float": "div.Tensor exp.default exp2.default expm1.default log.default log2.default log10.default "
+    "log1p.default sqrt.default rsqrt.default sin.default cos.default tan.default asin.default "
+    "acos.default atan.default atan2.default sinh.default cosh.default tanh.default sigmoid.default "
+    "erf.default erfc.default erfinv.default reciprocal.default gelu.default silu.default "
+    "softplus.default elu.default addcdiv.default",
+    "bool": "eq.Tensor eq.Scalar ne.Tensor ne.Scalar lt.Tensor lt.Scalar le.Tensor le.Scalar gt.Tensor "
+    "gt.Scalar ge.Tensor ge.Scalar logical_and.default logical_or.default logical_xor.default "
+    "logical_not.default isnan.default isinf.default isfinite.default",
+}
+_POINTWISE_INPLACE = {
+    "promote": "add_.Tensor sub_.Tensor mul_.Tensor div_.Tensor_mode pow_.Scalar neg_.default "
+    "abs_.default clamp_.default relu_.default addcmul_.default lerp_.Scalar masked_fill_.Scalar "
+    "masked_fill_.Tensor",
+    "float": "div_.Tensor exp_.default log_.default sqrt_.default tanh_.default sigmoid_.default "
+    "erfinv_.default addcdiv_.default",
+}
+
+
+def _op(name):
+    packet, _, overload = name.partition(".")
+    return getattr(getattr(aten, packet), overload)
+
+
+for _kind, _names in _POINTWISE.items():
+    for _name in _names.split():
+        _op(_name).impl("meta")(_pointwise(_kind))
+for _kind, _names in _POINTWISE_INPLACE.items():
+    for _name in _names.split():
+        _op(_name).impl("meta")(_pointwise_inplace(_kind))
+
+
+def _bump(self, *args, **kwargs):
+    self._impl.version.value += 1
+    return self
+
+
+for _name in ("zero_.default fill_.Scalar fill_.Tensor uniform_.default normal_.default bernoulli_.float "
+              "bernoulli_.Tensor random_.from random_.to random_.default exponential_.default").split():
+    _op(_name).impl("meta")(_bump)
+
+
+@aten.copy_.default.impl("meta")
+def copy_(self, src, non_blocking=False):
+    broadcast_shapes(_shape(self), _shape(src))
+    self._impl.version.value += 1
+    return self
+
+
+# -- factories ------------------------------------------------------------------------------------
+
+def _factory(size, dtype):
+    return _new_meta(tuple(size), dtype if dtype is not None else dt.get_default_dtype())
+
+
+@aten.empty.memory_format.impl("meta")
+@aten.zeros.default.impl("meta")
+@aten.ones.default.impl("meta")
+@aten.rand.default.impl("meta")
+@aten.randn.default.impl("meta")
+def sized_factory(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=None):
+    return _factory(size, dtype)
+
+
+@aten.empty_strided.default.impl("meta")
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta(tuple(size), dtype if dtype is not None else dt.get_default_dtype(), strides=tuple(stride))
+
+
+@aten.full.default.impl("meta")
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta(tuple(size), dtype if dtype is not None else result_type(fill_value))
+
+
+@aten.scalar_tensor.default.impl("meta")
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _factory((), dtype)
+
+
+@aten.empty_like.default.impl("meta")
+@aten.zeros_like.default.impl("meta")
+@aten.ones_like.default.impl("meta")
+@aten.rand_like.default.impl("meta")
+@aten.randn_like.default.impl("meta")
+def like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _new_meta(_shape(self), dtype if dtype is not None else self.dtype)
+
+
+@aten.full_like.default.impl("meta")
+def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _new_meta(_shape(self), dtype if dtype is not None else self.dtype)
+
+
+@aten.randint.low.impl("meta")
+def randint_low(low, high, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta(tuple(size), dtype or dt.int64)
+
+
+@aten.randint.default.impl("meta")
+def randint(high, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta(tuple(size), dtype or dt.int64)
+
+
+@aten.randperm.default.impl("meta")
+def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta((n,), dtype or dt.int64)
+
+
+@aten.arange.start_step.impl("meta")
+def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    import math
+
+    from minitorch_nn.backends.cpu.factories import _arange_dtype
+
+    d = _arange_dtype(start, end, step, dtype)
+    return _new_meta((max(int(math.ceil((end - start) / step)), 0),), d)
+
+
+@aten.arange.default.impl("meta")
+def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(0, end, 1, dtype=dtype)
+
+
+@aten.arange.start.impl("meta")
+def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(start, end, 1, dtype=dtype)
+
+
+@aten.linspace.default.impl("meta")
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _factory((steps,), dtype)
+
+
+@aten.eye.default.impl("meta")
+def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _factory((n, n), dtype)
+
+
+@aten.eye.m.impl("meta")
+def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _factory((n, m), dtype)
+
+
+# -- copies and conversions -----------------------------------------------------------------------
+
+@aten.clone.default.impl("meta")
+def clone(self, *, memory_format=None):
+    return _new_meta(_shape(self), self.dtype)
+
+
+@aten._to_copy.default.impl("meta")
+def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    from minitorch_nn._device import canonical
+
+    d = self.dtype if dtype is None else dtype
+    if device is not None and canonical(device).type != "meta":
+        raise NotImplementedError(
+            "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
+            "torch.nn.Module.to() when moving module from meta to a different device."
+        )
+    return _new_meta(_shape(self), d)
+
+
+@aten._local_scalar_dense.default.impl("meta")
+def _local_scalar_dense(self):
+    raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+
+
+@aten.cat.default.impl("meta")
+def cat(tensors, dim=0):
+    from minitorch_nn.backends.cpu.factories import _check_cat
+
+    d = _check_cat(tensors, dim)
+    parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
+    if not parts:
+        return _new_meta((0,), result_type(*tensors))
+    shape = list(_shape(parts[0]))
+    shape[d] = sum(t.shape[d] for t in parts)
+    return _new_meta(shape, result_type(*tensors))
+
+
+@aten.stack.default.impl("meta")
+def stack(tensors, dim=0):
+    shape = list(_shape(tensors[0]))
+    for i, t in enumerate(tensors):
+        if list(_shape(t)) != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {shape} at entry 0 and {list(_shape(t))} at entry {i}"
+            )
+    d = wrap_dim(dim, len(shape) + 1)
+    shape.insert(d, len(tensors))
+    return _new_meta(shape, result_type(*tensors))
+
+
+# -- reductions -----------------------------------------------------------------------------------
+
+def _reduced(self, dim, keepdim):
+    shape = list(_shape(self))
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        axes = set(range(len(shape)))
+    else:
+        axes = set(wrap_dims([dim] if isinstance(dim, int) else dim, len(shape)))
+    if keepdim:
+        return [1 if i in axes else s for i, s in enumerate(shape)]
+    return [s for i, s in enumerate(shape) if i not in axes]
+
+
+def _sum_dtype(self, dtype):
+    return dtype if dtype is not None else (self.dtype if self.dtype.is_floating_point else dt.int64)
+
+
+@aten.sum.default.impl("meta")
+def sum_all(self, *, dtype=None):
+    return _new_meta((), _sum_dtype(self, dtype))
+
+
+@aten.sum.dim_IntList.impl("meta")
+def sum_dim(self, dim, keepdim=False, *, dtype=None):
+    return _new_meta(_reduced(self, dim, keepdim), _sum_dtype(self, dtype))
+
+
+@aten.prod.default.impl("meta")
+def prod_all(self, *, dtype=None):
+    return _new_meta((), _sum_dtype(self, dtype))
+
+
+@aten.prod.dim_int.impl("meta")
+def prod_dim(self, dim, keepdim=False, *, dtype=None):
+    return _new_meta(_reduced(self, dim, keepdim), _sum_dtype(self, dtype))
+
+
+def _mean_dtype(self, dtype, name="mean"):
+    d = dtype if dtype is not None else self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {type_name(d)}"
+        )
+    return d
+
+
+@aten.mean.default.impl("meta")
+def mean_all(self, *, dtype=None):
+    return _new_meta((), _mean_dtype(self, dtype))
+
+
+@aten.mean.dim.impl("meta")
+def mean_dim(self, dim, keepdim=False, *, dtype=None):
+    return _new_meta(_reduced(self, dim, keepdim), _mean_dtype(self, dtype))
+
+
+@aten.var.correction.impl("meta")
+@aten.std.correction.impl("meta")
+def var(self, dim=None, *, correction=None, keepdim=False):
+    return _new_meta(_reduced(self, dim, keepdim), _mean_dtype(self, None, "var"))
+
+
+@aten.max.default.impl("meta")
+@aten.min.default.impl("meta")
+def max_all(self):
+    return _new_meta((), self.dtype)
+
+
+@aten.max.dim.impl("meta")
+@aten.min.dim.impl("meta")
+def max_dim(self, dim, keepdim=False):
+    shape = _reduced(self, dim, keepdim)
+    return _new_meta(shape, self.dtype), _new_meta(shape, dt.int64)
+
+
+@aten.amax.default.impl("meta")
+@aten.amin.default.impl("meta")
+def amax(self, dim=(), keepdim=False):
+    return _new_meta(_reduced(self, dim, keepdim), self.dtype)
+
+
+@aten.argmax.default.impl("meta")
+@aten.argmin.default.impl("meta")
+def argmax(self, dim=None, keepdim=False):
+    if dim is None:
+        return _new_meta((1,) * self.dim() if keepdim else (), dt.int64)
+    return _new_meta(_reduced(self, dim, keepdim), dt.int64)
+
+
+@aten.logsumexp.default.impl("meta")
+def logsumexp(self, dim, keepdim=False):
+    return _new_meta(_reduced(self, dim, keepdim), _float(self.dtype))
+
+
+@aten.all.default.impl("meta")
+@aten.any.default.impl("meta")
+def all_(self):
+    return _new_meta((), dt.bool)
+
+
+@aten.all.dim.impl("meta")
+@aten.any.dim.impl("meta")
+def all_dim(self, dim, keepdim=False):
+    return _new_meta(_reduced(self, dim, keepdim), dt.bool)
+
+
+@aten.linalg_vector_norm.default.impl("meta")
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return _new_meta(_reduced(self, dim, keepdim), dtype or self.dtype)
+
+
+@aten.cumsum.default.impl("meta")
+@aten.cumprod.default.impl("meta")
+def cumsum(self, dim, *, dtype=None):
+    return _new_meta(_shape(self), _sum_dtype(self, dtype))
+
+
+@aten._softmax.default.impl("meta")
+@aten._log_softmax.default.impl("meta")
+def _softmax(self, dim, half_to_float):
+    wrap_dim(dim, self.dim())
+    return _new_meta(_shape(self), self.dtype)
+
+
+# -- matrix products ------------------------------------------------------------------------------
+
+@aten.mm.default.impl("meta")
+def mm(self, mat2):
+    if self.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if self.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {self.dtype.name} != {mat2.dtype.name}")
+    return _new_meta((self.shape[0], mat2.shape[1]), self.dtype)
+
+
+@aten.addmm.default.impl("meta")
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    out = mm(mat1, mat2)
+    broadcast_shapes(_shape(self), _shape(out))
+    return out
+
+
+@aten.bmm.default.impl("meta")
+def bmm(self, mat2):
+    if self.dim() != 3 or mat2.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if self.dim() != 3 else "batch2 must be a 3D tensor")
+    if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+        )
+    return _new_meta((self.shape[0], self.shape[1], mat2.shape[2]), self.dtype)
+
+
+@aten.dot.default.impl("meta")
+def dot(self, tensor):
+    return _new_meta((), self.dtype)
+
+
+@aten.mv.default.impl("meta")
+def mv(self, vec):
+    return _new_meta((self.shape[0],), self.dtype)
+
+
+__all__ = ["can_cast"]

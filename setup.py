@@ -1,0 +1,30 @@
+"""Build the Cython tensor core (`_ext/*.pyx`) into `minitorch_nn._C`.
+
+Everything else is pure Python and described in pyproject.toml. Set MINITORCH_ANNOTATE=1 to
+get Cython's HTML annotation (`_ext/_C.html`), which shows which lines touch the Python C-API.
+"""
+
+import os
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+extensions = [
+    Extension(
+        "minitorch_nn._C",
+        ["_ext/_C.pyx"],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        language_level=3,
+        annotate=os.environ.get("MINITORCH_ANNOTATE") == "1",
+        # binding + embedsignature let Sphinx autodoc show the compiled methods' signatures.
+        compiler_directives={"binding": True, "embedsignature": True},
+    )
+)
