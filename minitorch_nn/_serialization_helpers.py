@@ -56,7 +56,7 @@ def _rebuild(cls, array, dtype_name, device_str, requires_grad, state):
     if device_str == "meta":
         t = _new_meta(array, dtype, cls=cls)
     else:
-        t = _from_array(np.ascontiguousarray(array).astype(dtype.numpy_dtype), dtype, cls=cls)
+        t = _from_array(np.asarray(array, order="C").astype(dtype.numpy_dtype), dtype, cls=cls)
         if device_str != "cpu":
             t = t.to(device_str)
             t.__class__ = cls

@@ -311,7 +311,7 @@ def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False,
     if dtype is None:
         dtype = dt.from_numpy_dtype(arr.dtype)
     if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
+        arr = np.array(arr, order="C")  # (not ascontiguousarray: it turns 0-d into 1-d)
     sizes = arr.shape
     impl = TensorImpl(arr.reshape(-1), sizes, contiguous_strides(sizes), 0, dtype, device)
     impl.array = arr

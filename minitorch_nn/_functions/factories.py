@@ -96,7 +96,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         d = dtype if dtype is not None else dt.from_numpy_dtype(data.dtype)
     else:
         d = dtype if dtype is not None else _infer_dtype(data)
-    t = _from_array(np.ascontiguousarray(_to_numpy(data, d)), d)
+    # (not np.ascontiguousarray: it would turn 0-d data into a 1-d array)
+    t = _from_array(np.asarray(_to_numpy(data, d), order="C"), d)
     dev = _device(device)
     if dev.type != "cpu":
         t = t.to(dev)
