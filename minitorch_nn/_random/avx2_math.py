@@ -58,8 +58,8 @@ def log_ps(x: np.ndarray) -> np.ndarray:
     xr = (m - _ONE) + np.where(small, m, f32(0.0))  # both steps are exact
     e = e - np.where(small, _ONE, f32(0.0))
     z = xr * xr
-    y = np.full_like(xr, _LOG_P[0])
-    for p in _LOG_P[1:]:
+    y = fma_f32(_LOG_P[0], xr, _LOG_P[1])
+    for p in _LOG_P[2:]:
         y = fma_f32(y, xr, p)  # Horner step: GCC emits vfmadd
     y = y * xr
     y = fma_f32(y, z, e * _LOG_Q1)  # y*z + e*q1: the first product is fused, the second not
@@ -78,17 +78,19 @@ def sincos_ps(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sign_sin = sign_sin ^ ((j & 4) != 0)
     sign_cos = ((~(j - 2)) & 4) != 0
     use_sin_poly = (j & 2) == 0
-    x = fma_f32(y, _DP1, x)
-    x = fma_f32(y, _DP2, x)
+    # y * DP1 and y * DP2 are exact (y <= 8 here; DP1, DP2 have 8 and 12 significant bits), so
+    # GCC's FMA and a separate multiply and add round identically; only the DP3 step needs an FMA
+    x = x + y * _DP1
+    x = x + y * _DP2
     x = fma_f32(y, _DP3, x)
     z = x * x
     # cosine polynomial on the reduced argument
-    yc = fma_f32(fma_f32(np.full_like(z, _COS_P[0]), z, _COS_P[1]), z, _COS_P[2])
+    yc = fma_f32(fma_f32(_COS_P[0], z, _COS_P[1]), z, _COS_P[2])
     yc = yc * z
     yc = fma_f32(yc, z, -(z * _HALF))  # y*z - 0.5*z: the first product is fused
     yc = yc + _ONE
     # sine polynomial
-    ys = fma_f32(fma_f32(np.full_like(z, _SIN_P[0]), z, _SIN_P[1]), z, _SIN_P[2])
+    ys = fma_f32(fma_f32(_SIN_P[0], z, _SIN_P[1]), z, _SIN_P[2])
     ys = ys * z
     ys = fma_f32(ys, x, x)
     s = np.where(use_sin_poly, ys, yc)

@@ -177,15 +177,24 @@ def uniform(eng, shape, dt: np.dtype, low: float = 0.0, high: float = 1.0) -> np
 
 
 # ------------------------------------------------------------------------------------- normal
+_CHUNK = 32768  # elements per pass: keeps the many temporaries of the float32 path in cache
+
+
 def _box_muller_blocks_f32(u: np.ndarray, mean, std) -> np.ndarray:
     """``normal_fill_16_AVX2`` over consecutive blocks of 16 float32 uniforms."""
+    if len(u) > _CHUNK:
+        return np.concatenate([_box_muller_blocks_f32(u[i : i + _CHUNK], mean, std) for i in range(0, len(u), _CHUNK)])
     u = u.reshape(-1, 16)
     u1 = np.float32(1.0) - u[:, :8]  # [0, 1) -> (0, 1] so the log is finite
     u2 = u[:, 8:]
     radius = np.sqrt(np.float32(-2.0) * log_ps(u1))
     sin_t, cos_t = sincos_ps(_TWO_PI_F32 * u2)
-    first = fma_f32(radius * cos_t, std, mean)
-    second = fma_f32(radius * sin_t, std, mean)
+    first = radius * cos_t
+    second = radius * sin_t
+    if std == 1:  # fma(v, 1, mean) is one rounded addition; it also turns -0.0 into +0.0
+        first, second = first + mean, second + mean
+    else:
+        first, second = fma_f32(first, std, mean), fma_f32(second, std, mean)
     return np.concatenate([first, second], axis=1).ravel()
 
 
@@ -198,7 +207,12 @@ def _box_muller_blocks_f64(u: np.ndarray, mean: float, std: float) -> np.ndarray
     theta = (_TWO_PI * u2).ravel()
     c = _libm("cos", theta).reshape(u1.shape)
     s = _libm("sin", theta).reshape(u1.shape)
-    return np.concatenate([fma_f64(radius * c, std, mean), fma_f64(radius * s, std, mean)], axis=1).ravel()
+    first, second = radius * c, radius * s
+    if std == 1.0:  # see _box_muller_blocks_f32
+        first, second = first + mean, second + mean
+    else:
+        first, second = fma_f64(first, std, mean), fma_f64(second, std, mean)
+    return np.concatenate([first, second], axis=1).ravel()
 
 
 def _normal_fill(eng, n: int, dt: np.dtype, mean: float, std: float) -> np.ndarray:
@@ -247,9 +261,8 @@ def _normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
         out[i:] = vals[:rest]
         if rest % 2:
             gen._next_double_normal = float(vals[-1])  # the unused sine value waits for next time
-    if not (mean == 0.0 and std == 1.0):
-        out = fma_f64(out, float(std), float(mean))
-    return out
+    # val * std + mean, fused; with std == 1 a plain addition (which also maps -0.0 to +0.0)
+    return out + float(mean) if std == 1.0 else fma_f64(out, float(std), float(mean))
 
 
 def normal(gen, shape, dt: np.dtype, mean: float = 0.0, std: float = 1.0, contiguous: bool = True) -> np.ndarray:

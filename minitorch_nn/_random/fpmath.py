@@ -34,18 +34,20 @@ def _two_sum(a, b):
 
 
 def fma_f32(a, b, c) -> np.ndarray:
-    """float32 ``a * b + c`` with a single rounding (arrays or scalars; result float32 array)."""
-    p = np.multiply(a, b, dtype=np.float64)  # exact: 24 + 24 significant bits fit in 53
-    c64 = np.asarray(c, dtype=np.float64)
-    s = np.atleast_1d(p + c64)
+    """float32 ``a * b + c`` with a single rounding (float32 arrays or scalars; result float32)."""
+    s = np.multiply(a, b, dtype=np.float64)  # exact: 24 + 24 significant bits fit in 53
+    s += c
+    if s.ndim == 0:
+        s = s.reshape(1)
     ties = (s.view(np.uint64) & _F64_TIE_MASK) == _F64_TIE_BITS
-    if ties.any():
-        idx = np.nonzero(ties)
-        pb = np.broadcast_to(p, s.shape)[idx]
-        cb = np.broadcast_to(c64, s.shape)[idx]
-        _, err = _two_sum(pb, cb)
-        # the true value is above or below the halfway point: step off it in that direction
-        s[idx] = np.where(err == 0, s[idx], np.nextafter(s[idx], np.where(err > 0, np.inf, -np.inf)))
+    if ties.any():  # about one element in 2**29: fix them one by one
+        for i in np.flatnonzero(ties).tolist():
+            ai = np.float64(np.broadcast_to(a, s.shape).flat[i])
+            bi = np.float64(np.broadcast_to(b, s.shape).flat[i])
+            ci = np.float64(np.broadcast_to(c, s.shape).flat[i])
+            _, err = _two_sum(ai * bi, ci)
+            if err != 0:  # the true value is above or below the halfway point: step off it
+                s.flat[i] = np.nextafter(s.flat[i], np.inf if err > 0 else -np.inf)
     return s.astype(np.float32)
 
 
