@@ -94,7 +94,8 @@ def _to_dtype(values: np.ndarray, dt: np.dtype) -> np.ndarray:
         values = values.astype(np.float32)
     if dt == np.bool_:
         return values != 0
-    return values.astype(dt)
+    with np.errstate(over="ignore", invalid="ignore"):  # C++ casts overflow silently (to inf/wrap)
+        return values.astype(dt)
 
 
 # --------------------------------------------------------------------------------------- libm

@@ -120,6 +120,8 @@ class MT19937Engine:
     def random(self, n: int) -> np.ndarray:
         """``n`` raw 32-bit outputs as a uint32 array."""
         n = int(n)
+        if n <= 0:  # an empty tensor draws nothing and leaves every counter alone
+            return np.empty(0, dtype=np.uint32)
         self._fresh_next = None
         if self._queue is not None:
             return self._from_queue(n)
