@@ -191,7 +191,10 @@ class Generator:
         return _dist.normal(self, _shape(shape), _np_dtype(np_dtype), float(mean), float(std), contiguous)
 
     def _randint(self, shape, np_dtype, low, high) -> np.ndarray:
-        """``randint(low, high)`` / ``random_(from, to)``: values in ``[low, high)``."""
+        """``randint(low, high)`` / ``random_(from, to)``: values in ``[low, high)``.
+
+        ``high=None`` is ``random_(from, to=None)``: up to the dtype's largest value (all of int64
+        when ``low == -2**63``)."""
         return _dist.randint(self._engine, _shape(shape), _np_dtype(np_dtype), low, high)
 
     def _random(self, shape, np_dtype) -> np.ndarray:

@@ -157,7 +157,7 @@ def uniform(eng, shape, dt: np.dtype, low: float = 0.0, high: float = 1.0) -> np
         )
     _check_bound(low, dt, "from")
     _check_bound(high, dt, "to")
-    if dt.name in ("float32", "float64") and high - low > np.finfo(dt).max:
+    if dt.name in ("float32", "float64") and high - low > float(np.finfo(dt).max):
         raise RuntimeError(
             f"uniform_ expects to-from <= std::numeric_limits<{_TORCH_NAME[dt.name]}>::max(), but found "
             f"to={_fmt(high)} and from={_fmt(low)} which result in to-from to exceed the limit"
@@ -350,11 +350,18 @@ _FMAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.402
          "float64": 1.7976931348623157e308}
 
 
-def randint(eng, shape, dt: np.dtype, low: int, high: int) -> np.ndarray:
-    """``random_(from, to)``: ``(word % range) + from``; ``to = 2**63`` stands for PyTorch's to=None."""
-    low, high = int(low), int(high)
-    if low == -(1 << 63) and high == 1 << 63:  # every int64 value
+def randint(eng, shape, dt: np.dtype, low: int, high) -> np.ndarray:
+    """``random_(from, to)``: ``(word % range) + from``.
+
+    ``high=None`` is PyTorch's ``to=None``: up to the largest value of the dtype (``2**digits`` for
+    floating types), or every int64 value when ``low == -2**63``; ``high=2**63`` means the same.
+    """
+    low = int(low)
+    if low == -(1 << 63) and (high is None or int(high) == 1 << 63):  # every int64 value
         return random_full_range(eng, shape, dt)
+    if high is None:
+        return _randint_to_max(eng, shape, dt, low)
+    high = int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     if _is_float(dt):
@@ -373,8 +380,34 @@ def randint(eng, shape, dt: np.dtype, low: int, high: int) -> np.ndarray:
     return _int_like_cast(v.view(np.int64), dt).reshape(shape)
 
 
+def _randint_to_max(eng, shape, dt: np.dtype, low: int) -> np.ndarray:
+    """``random_(from, None)`` with ``from > -2**63``: the inclusive range [from, max of dtype]."""
+    if _is_float(dt):
+        to_inc = min(1 << _DIGITS[dt.name], (1 << 63) - 1)
+        low = _update_from(low, dt)
+        if not low < to_inc:
+            raise RuntimeError(
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to dtype, "
+                f"but got from={low} > to_inc={to_inc}"
+            )
+    elif dt == np.bool_:
+        to_inc = 1
+    else:
+        to_inc = int(np.iinfo(dt).max)
+    _check_int_bounds(low, to_inc, dt)
+    n = _numel(shape)
+    span = to_inc - low + 1
+    w = eng.random64(n) if span >= _WIDE_RANGE else eng.random(n).astype(np.uint64)
+    v = (w % np.uint64(span)) + np.uint64(low & 0xFFFFFFFFFFFFFFFF)
+    return _int_like_cast(v.view(np.int64), dt).reshape(shape)
+
+
 def random_full_range(eng, shape, dt: np.dtype) -> np.ndarray:
     """``random_(from=-2**63, to=None)``: every int64 value, one 64-bit pair each."""
+    if dt.name in ("float16", "bool"):  # not even dispatched for these in ATen
+        raise RuntimeError(
+            f"\"random_full_64_bits_range_kernel_cpu\" not implemented for '{'Half' if dt.name == 'float16' else 'Bool'}'"
+        )
     if dt.name not in ("int64", "float64", "float32", "bfloat16"):
         raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
     v = eng.random64(_numel(shape)).view(np.int64)

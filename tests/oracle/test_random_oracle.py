@@ -403,3 +403,22 @@ def test_random_call_sequences(seed, ops):
         else:
             assert_same(ours(), expected, op)
         assert_same_state(g)
+
+
+@pytest.mark.parametrize("dt", FLOATS + INTS, ids=str)
+@pytest.mark.parametrize("low", [0, -5, 3, 100, 2**20, -(2**63)])
+def test_random_from_to_none(dt, low):
+    """``random_(from, None)``: up to the dtype's maximum (``high=None`` here)."""
+    g = both(31)
+    theirs, err, twarn = _torch_or_error(lambda: torch.empty(200, dtype=TORCH_DTYPE[dt]).random_(low, None))
+    if err is not None:
+        with pytest.raises(RuntimeError) as info:
+            g._randint((200,), dt, low, None)
+        assert str(info.value) == err
+        return
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ours = g._randint((200,), dt, low, None)
+    assert [str(x.message) for x in w] == twarn
+    assert_same(ours, theirs)
+    assert_same_state(g)
