@@ -171,6 +171,22 @@ class Generator:
         )
         return self
 
+    def clone_state(self) -> "Generator":
+        """A new generator in the same state (``torch.Generator.clone_state``)."""
+        return _rebuild_generator(self._state_array())
+
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")  # offsets belong to Philox (CUDA)
+
+    def set_offset(self, offset) -> "Generator":
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     def __reduce__(self):  # copy.deepcopy / pickle, as torch.Generator supports
         return (_rebuild_generator, (self._state_array(),))
 
