@@ -151,7 +151,7 @@ class Generator:
         arr = self._state_array()
         try:
             from minitorch_nn import from_numpy
-        except ImportError:  # pragma: no cover - the tensor core is not there yet
+        except Exception:  # noqa: BLE001 - the tensor core is not importable (yet): plain numpy
             return arr
         return from_numpy(arr)
 

@@ -24,7 +24,7 @@ def _load_random():
     load the random module on its own under a private package name."""
     try:
         return importlib.import_module("minitorch_nn.random")
-    except ImportError:
+    except Exception:  # noqa: BLE001 - not built yet, or mid-edit: test this module on its own
         root = pathlib.Path(__file__).resolve().parents[1] / "minitorch_nn"
         name = "_minitorch_nn_random_standalone"
         if name not in sys.modules:
