@@ -1,0 +1,730 @@
+"""Neural-network cpu kernels: convolution, pooling, normalization, embedding, dropout, losses.
+
+Mirrors the cpu halves of PyTorch's ``aten/src/ATen/native/{Convolution,Pooling,Normalization,
+layer_norm,group_norm,Embedding,Dropout,LossNLL,Loss}.cpp`` and their ``*_backward`` kernels.
+Everything is numpy:
+
+* convolution is **im2col + matmul**: for every kernel offset we take one strided slice of the
+  padded input, stack the slices into columns and multiply by the weight matrix. A transposed
+  convolution runs the same picture backwards (**col2im**): a matmul, then each kernel offset's
+  column is added into a strided slice of the output. Both work for 1, 2 and 3 spatial dims.
+* pooling views the padded input as windows (``as_strided``) and reduces each window.
+* normalizations compute mean and ``rstd = 1/sqrt(var + eps)`` per group and return them, since
+  the backward kernels reuse them (that is why PyTorch's ``native_*_norm`` ops return three
+  tensors).
+
+Differences from PyTorch: float16/bfloat16 inputs are computed in float32 and rounded at the
+end; reduction order differs from PyTorch's vectorized loops, so float32 results agree to about
+1e-6 relative, not bit for bit.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._ops import aten
+from minitorch_nn.backends.common import compute_dtype, type_name
+from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
+
+# Loss reductions travel as ints in aten schemas, as in PyTorch's ``at::Reduction``.
+NONE, MEAN, SUM = 0, 1, 2
+
+
+def _reduce(loss, reduction):
+    if reduction == MEAN:
+        return loss.mean() if loss.size else np.asarray(np.nan, loss.dtype)
+    if reduction == SUM:
+        return loss.sum()
+    return loss
+
+
+def _arr(t, d=None):
+    """A tensor's data as numpy in the compute dtype of ``d`` (default: its own dtype)."""
+    return as_array(t, compute_dtype(d or t.dtype))
+
+
+def _empty(d):
+    return wrap(np.empty((0,), dtype=compute_dtype(d).numpy_dtype), d)
+
+
+# =================================================================================================
+# Convolution
+# =================================================================================================
+
+def _conv_out_size(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _window_slices(offsets, stride, dilation, out_sizes):
+    """The input slice that kernel offset ``offsets`` reads for every output position."""
+    return tuple(
+        slice(o * d, o * d + s * (n - 1) + 1, s) for o, s, d, n in zip(offsets, stride, dilation, out_sizes)
+    )
+
+
+def _im2col(xp, ksize, stride, dilation, out_sizes):
+    """Columns of shape (N, C, prod(k), *out): column j holds what kernel offset j multiplies."""
+    cols = [xp[(Ellipsis, *_window_slices(o, stride, dilation, out_sizes))] for o in itertools.product(*map(range, ksize))]
+    return np.stack(cols, axis=2)
+
+
+def _col2im(cols, out_shape, ksize, stride, dilation, in_sizes):
+    """The adjoint of :func:`_im2col`: add each offset's column back into its slice."""
+    out = np.zeros(out_shape, dtype=cols.dtype)
+    for j, o in enumerate(itertools.product(*map(range, ksize))):
+        out[(Ellipsis, *_window_slices(o, stride, dilation, in_sizes))] += cols[:, :, j]
+    return out
+
+
+def _check_conv(input, weight, bias, stride, padding, dilation, transposed, groups):
+    nd = weight.dim() - 2
+    if input.dim() != weight.dim():
+        raise RuntimeError(
+            f"Expected {weight.dim()}D (unbatched) or {weight.dim() + 1}D (batched) input to conv{nd}d, but got input "
+            f"of size: {list(input.shape)}"
+        )
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"Input type ({type_name(input.dtype)}) and weight type ({type_name(weight.dtype)}) should be the same"
+        )
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    c_in = input.shape[1]
+    if not transposed:
+        if c_in != weight.shape[1] * groups:
+            raise RuntimeError(
+                f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
+                f"{weight.shape[1] * groups} channels, but got {c_in} channels instead"
+            )
+        if weight.shape[0] % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {list(weight.shape)} instead")
+        n_out = weight.shape[0]
+        for size, k, p, d in zip(input.shape[2:], weight.shape[2:], padding, dilation):
+            if size + 2 * p < d * (k - 1) + 1:
+                raise RuntimeError(
+                    f"Calculated padded input size per channel: ({' x '.join(str(s + 2 * q) for s, q in zip(input.shape[2:], padding))}). "
+                    f"Kernel size: ({' x '.join(str(d_ * (k_ - 1) + 1) for k_, d_ in zip(weight.shape[2:], dilation))}). "
+                    "Kernel size can't be greater than actual input size"
+                )
+    else:
+        if c_in != weight.shape[0]:
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
+                f"{weight.shape[0]} channels, but got {c_in} channels instead"
+            )
+        n_out = weight.shape[1] * groups
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != n_out):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {n_out} elements, but got bias of size {list(bias.shape)} instead"
+        )
+    return nd
+
+
+def _expand(v, nd):
+    v = list(v)
+    return v * nd if len(v) == 1 else v
+
+
+def conv_forward_np(x, w, stride, padding, dilation, groups):
+    """Plain convolution on numpy arrays: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out)."""
+    n, c = x.shape[:2]
+    ksize = w.shape[2:]
+    out_sizes = [_conv_out_size(s, k, st, p, d) for s, k, st, p, d in zip(x.shape[2:], ksize, stride, padding, dilation)]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+    cols = _im2col(xp, ksize, stride, dilation, out_sizes)  # (N, C, K, *out)
+    kk = int(np.prod(ksize))
+    cg, og = c // groups, w.shape[0] // groups
+    npos = int(np.prod(out_sizes))
+    # (G, N*out, Cg*K) @ (G, Cg*K, Og) -> (G, N*out, Og)
+    cols = cols.reshape(n, groups, cg * kk, npos).transpose(1, 0, 3, 2).reshape(groups, n * npos, cg * kk)
+    wm = w.reshape(groups, og, cg * kk).transpose(0, 2, 1)
+    out = np.matmul(cols, wm)
+    return out.reshape(groups, n, npos, og).transpose(1, 0, 3, 2).reshape(n, groups * og, *out_sizes)
+
+
+def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
+    """Transposed convolution: x (N, C, *S), w (C, O/groups, *k) -> (N, O, *out) (col2im)."""
+    n, c = x.shape[:2]
+    in_sizes = x.shape[2:]
+    ksize = w.shape[2:]
+    cg, og = c // groups, w.shape[1]
+    kk = int(np.prod(ksize))
+    full = [(s - 1) * st + d * (k - 1) + 1 + op for s, st, d, k, op in zip(in_sizes, stride, dilation, ksize, output_padding)]
+    npos = int(np.prod(in_sizes))
+    # (G, N*S, Cg) @ (G, Cg, Og*K) -> (G, N*S, Og*K)
+    xm = x.reshape(n, groups, cg, npos).transpose(1, 0, 3, 2).reshape(groups, n * npos, cg)
+    wm = w.reshape(groups, cg, og * kk)
+    cols = np.matmul(xm, wm).reshape(groups, n, *in_sizes, og, kk)
+    cols = np.moveaxis(cols, (-2, -1), (2, 3)).transpose(1, 0, 2, 3, *range(4, 4 + len(in_sizes)))
+    cols = cols.reshape(n, groups * og, kk, *in_sizes)
+    out = _col2im(cols, (n, groups * og, *full), ksize, stride, dilation, in_sizes)
+    crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
+    return np.ascontiguousarray(out[(Ellipsis, *crop)])
+
+
+@aten.convolution.default.impl("cpu")
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    nd = _check_conv(input, weight, bias, stride, padding, dilation, transposed, groups)
+    stride, padding, dilation = _expand(stride, nd), _expand(padding, nd), _expand(dilation, nd)
+    output_padding = _expand(output_padding, nd) if output_padding else [0] * nd
+    d = input.dtype
+    x, w = _arr(input), _arr(weight, d)
+    if transposed:
+        out = conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding)
+    else:
+        out = conv_forward_np(x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        out = out + _arr(bias, d).reshape(1, -1, *([1] * nd))
+    return wrap(out, d)
+
+
+def _conv_weight_grad(x, gy, wshape, stride, padding, dilation, groups):
+    """d(loss)/d(weight) of a plain convolution: columns of x times grad_output."""
+    n, c = x.shape[:2]
+    ksize = wshape[2:]
+    out_sizes = gy.shape[2:]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding]) if any(padding) else x
+    cols = _im2col(xp, ksize, stride, dilation, out_sizes)
+    kk = int(np.prod(ksize))
+    cg, og = c // groups, wshape[0] // groups
+    npos = int(np.prod(out_sizes))
+    cols = cols.reshape(n, groups, cg * kk, npos).transpose(1, 2, 0, 3).reshape(groups, cg * kk, n * npos)
+    g = gy.reshape(n, groups, og, npos).transpose(1, 0, 3, 2).reshape(groups, n * npos, og)
+    gw = np.matmul(cols, g)  # (G, Cg*K, Og)
+    return gw.transpose(0, 2, 1).reshape(wshape)
+
+
+@aten.convolution_backward.default.impl("cpu")
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, output_mask):
+    nd = weight.dim() - 2
+    stride, padding, dilation = _expand(stride, nd), _expand(padding, nd), _expand(dilation, nd)
+    output_padding = _expand(output_padding, nd) if output_padding else [0] * nd
+    d = input.dtype
+    gy, x, w = _arr(grad_output, d), _arr(input), _arr(weight, d)
+    gx = gw = gb = None
+    if not transposed:
+        if output_mask[0]:
+            # The input gradient is a transposed convolution of grad_output with the same weight;
+            # output_padding recovers the rows a strided forward skipped.
+            extra = [
+                s + 2 * p - ((o - 1) * st + dl * (k - 1) + 1)
+                for s, p, o, st, dl, k in zip(x.shape[2:], padding, gy.shape[2:], stride, dilation, w.shape[2:])
+            ]
+            gx = conv_transpose_np(gy, w, stride, padding, dilation, groups, extra)
+        if output_mask[1]:
+            gw = _conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups)
+    else:
+        # y = conv_transpose(x, w)  <=>  x-gradient is a plain conv of gy with w.
+        if output_mask[0]:
+            gpad = np.pad(gy, [(0, 0), (0, 0)] + [(0, 0)] * nd)
+            gx = conv_forward_np(gpad, _swap_groups(w, groups), stride, padding, dilation, groups)
+        if output_mask[1]:
+            gw_t = _conv_weight_grad(gy, x, (w.shape[1] * groups, w.shape[0] // groups, *w.shape[2:]),
+                                     stride, padding, dilation, groups)
+            gw = _swap_groups(gw_t, groups, back=True)
+    if output_mask[2]:
+        gb = gy.sum(axis=(0, *range(2, gy.ndim)))
+    return (
+        wrap(gx, d) if gx is not None else None,
+        wrap(gw, weight.dtype) if gw is not None else None,
+        wrap(gb, d) if gb is not None else None,
+    )
+
+
+def _swap_groups(w, groups, back=False):
+    """Turn a transposed-conv weight (C, O/g, *k) into a plain one (O, C/g, *k), or back."""
+    if not back:
+        c, og = w.shape[:2]
+        cg = c // groups
+        return w.reshape(groups, cg, og, *w.shape[2:]).swapaxes(1, 2).reshape(groups * og, cg, *w.shape[2:])
+    o, cg = w.shape[:2]
+    og = o // groups
+    return w.reshape(groups, og, cg, *w.shape[2:]).swapaxes(1, 2).reshape(groups * cg, og, *w.shape[2:])
+
+
+# =================================================================================================
+# Pooling
+# =================================================================================================
+
+def _pool_args(kernel_size, stride, padding, dilation=(1,)):
+    k = _expand(kernel_size, 2)
+    s = _expand(stride, 2) if stride else k
+    return k, s, _expand(padding, 2), _expand(dilation, 2)
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (num + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1  # the last window must start inside the input or its left padding
+    return out
+
+
+def _check_pool(self, k, s, p, name):
+    if self.dim() not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input")
+    for kk, pp in zip(k, p):
+        if pp > kk // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, kernel_size={kk} and dilation=1"
+                               if name == "max" else f"pad should be at most half of kernel size, but got pad={pp} and kernel_size={kk}")
+
+
+def _windows(xp, k, s, d, out_sizes):
+    """A (…, oh, ow, kh, kw) strided view of windows over the padded input (no copy)."""
+    st = xp.strides
+    shape = xp.shape[:-2] + tuple(out_sizes) + tuple(k)
+    strides = st[:-2] + (st[-2] * s[0], st[-1] * s[1], st[-2] * d[0], st[-1] * d[1])
+    return np.lib.stride_tricks.as_strided(xp, shape, strides, writeable=False)
+
+
+def _padded_for_pool(x, k, s, p, d, out_sizes, fill):
+    # right side padding also covers windows that ceil_mode lets run past the end
+    need = [(o - 1) * ss + dd * (kk - 1) + 1 for o, ss, dd, kk in zip(out_sizes, s, d, k)]
+    right = [max(0, n - (size + pp)) for n, size, pp in zip(need, x.shape[-2:], p)]
+    pads = [(0, 0)] * (x.ndim - 2) + [(p[0], right[0]), (p[1], right[1])]
+    return np.pad(x, pads, constant_values=fill)
+
+
+@aten.max_pool2d_with_indices.default.impl("cpu")
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    k, s, p, d = _pool_args(kernel_size, stride, padding if isinstance(padding, (list, tuple)) else [padding],
+                            dilation if isinstance(dilation, (list, tuple)) else [dilation])
+    _check_pool(self, k, s, p, "max")
+    x = _arr(self)
+    h, w = x.shape[-2:]
+    out_sizes = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip((h, w), k, s, p, d)]
+    if min(out_sizes) <= 0:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). Calculated output size: "
+                           f"({x.shape[-3]}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _padded_for_pool(x, k, s, p, d, out_sizes, fill)
+    win = _windows(xp, k, s, d, out_sizes).reshape(*x.shape[:-2], *out_sizes, k[0] * k[1])
+    # NaN wins, as in PyTorch's kernel; argmax on isnan-first picks it.
+    arg = np.argmax(np.where(np.isnan(win), np.inf, win) if x.dtype.kind == "f" else win, axis=-1)
+    vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    # flat index into the unpadded input plane, as PyTorch returns it
+    oy = np.arange(out_sizes[0]).reshape(-1, 1) * s[0] - p[0]
+    ox = np.arange(out_sizes[1]).reshape(1, -1) * s[1] - p[1]
+    iy = oy + (arg // k[1]) * d[0]
+    ix = ox + (arg % k[1]) * d[1]
+    return wrap(vals, self.dtype), wrap(iy * w + ix, dt.int64)
+
+
+@aten.max_pool2d_with_indices_backward.default.impl("cpu")
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    d = self.dtype
+    g = _arr(grad_output, d)
+    h, w = self.shape[-2:]
+    lead = int(np.prod(self.shape[:-2]))
+    out = np.zeros((lead, h * w), dtype=g.dtype)
+    idx = as_array(indices).reshape(lead, -1)
+    np.add.at(out, (np.arange(lead)[:, None], idx), g.reshape(lead, -1))
+    return wrap(out.reshape(tuple(self.shape)), d)
+
+
+def _avg_divisors(h, w, k, s, p, out_sizes, count_include_pad, divisor_override):
+    if divisor_override:
+        return np.asarray(float(divisor_override))
+    divs = np.empty(out_sizes)
+    for i in range(out_sizes[0]):
+        for j in range(out_sizes[1]):
+            y0, x0 = i * s[0] - p[0], j * s[1] - p[1]
+            y1, x1 = min(y0 + k[0], h + p[0]), min(x0 + k[1], w + p[1])
+            if count_include_pad:
+                divs[i, j] = (y1 - y0) * (x1 - x0)
+            else:
+                divs[i, j] = (min(y1, h) - max(y0, 0)) * (min(x1, w) - max(x0, 0))
+    return divs
+
+
+@aten.avg_pool2d.default.impl("cpu")
+def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    k, s, p, dl = _pool_args(kernel_size, stride, padding if isinstance(padding, (list, tuple)) else [padding])
+    _check_pool(self, k, s, p, "avg")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    x = _arr(self)
+    h, w = x.shape[-2:]
+    out_sizes = [_pool_out(n, kk, ss, pp, 1, ceil_mode) for n, kk, ss, pp in zip((h, w), k, s, p)]
+    if min(out_sizes) <= 0:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). Calculated output size: "
+                           f"({x.shape[-3]}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
+    xp = _padded_for_pool(x, k, s, p, dl, out_sizes, 0)
+    sums = _windows(xp, k, s, dl, out_sizes).sum(axis=(-2, -1))
+    return wrap(sums / _avg_divisors(h, w, k, s, p, out_sizes, count_include_pad, divisor_override), self.dtype)
+
+
+@aten.avg_pool2d_backward.default.impl("cpu")
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, s, p, dl = _pool_args(kernel_size, stride, padding)
+    d = self.dtype
+    h, w = self.shape[-2:]
+    g = _arr(grad_output, d)
+    out_sizes = g.shape[-2:]
+    g = g / _avg_divisors(h, w, k, s, p, out_sizes, count_include_pad, divisor_override)
+    need = [(o - 1) * ss + kk for o, ss, kk in zip(out_sizes, s, k)]
+    gp = np.zeros((*g.shape[:-2], max(need[0], h + 2 * p[0]), max(need[1], w + 2 * p[1])), dtype=g.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            gp[..., i:i + s[0] * (out_sizes[0] - 1) + 1:s[0], j:j + s[1] * (out_sizes[1] - 1) + 1:s[1]] += g
+    return wrap(gp[..., p[0]:p[0] + h, p[1]:p[1] + w], d)
+
+
+# =================================================================================================
+# Normalization
+# =================================================================================================
+
+def _affine(y, weight, bias, shape, d):
+    if weight is not None:
+        y = y * _arr(weight, d).reshape(shape)
+    if bias is not None:
+        y = y + _arr(bias, d).reshape(shape)
+    return y
+
+
+@aten.native_layer_norm.default.impl("cpu")
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    normalized_shape = tuple(normalized_shape)
+    nn_ = len(normalized_shape)
+    if tuple(input.shape[input.dim() - nn_:]) != normalized_shape or nn_ == 0:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
+            f"{', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape {list(t.shape)} and normalized_shape = {list(normalized_shape)}")
+    d = input.dtype
+    x = _arr(input)
+    axes = tuple(range(x.ndim - nn_, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    y = _affine((x - mean) * rstd, weight, bias, normalized_shape, d)
+    stat_shape = tuple(input.shape[: x.ndim - nn_]) + (1,) * nn_
+    return wrap(y, d), wrap(mean.reshape(stat_shape), d), wrap(rstd.reshape(stat_shape), d)
+
+
+@aten.native_layer_norm_backward.default.impl("cpu")
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    d = input.dtype
+    nn_ = len(normalized_shape)
+    x, g = _arr(input), _arr(grad_out, d)
+    mu, rs = _arr(mean, d), _arr(rstd, d)
+    axes = tuple(range(x.ndim - nn_, x.ndim))
+    lead = tuple(range(x.ndim - nn_))
+    xhat = (x - mu) * rs
+    gxhat = g * _arr(weight, d) if weight is not None else g
+    gx = gw = gb = None
+    if output_mask[0]:
+        gx = rs * (gxhat - gxhat.mean(axis=axes, keepdims=True) - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True))
+    if output_mask[1] and weight is not None:
+        gw = (g * xhat).sum(axis=lead)
+    if output_mask[2] and bias is not None:
+        gb = g.sum(axis=lead)
+    return tuple(wrap(a, d) if a is not None else None for a in (gx, gw, gb))
+
+
+def _batch_stats_axes(x):
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _bn_shape(x):
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    d = input.dtype
+    x = _arr(input)
+    shape = _bn_shape(x)
+    c = x.shape[1] if x.ndim > 1 else 1
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    if training:
+        axes = _batch_stats_axes(x)
+        count = x.size // max(c, 1)
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+        mean = x.mean(axis=axes)
+        var = ((x - mean.reshape(shape)) ** 2).mean(axis=axes)
+        invstd = 1.0 / np.sqrt(var + eps)
+        if running_mean is not None:
+            write_into(running_mean, (1 - momentum) * _arr(running_mean) + momentum * mean)
+        if running_var is not None:
+            write_into(running_var, (1 - momentum) * _arr(running_var) + momentum * var * count / (count - 1))
+        y = (x - mean.reshape(shape)) * invstd.reshape(shape)
+        y = _affine(y, weight, bias, shape, d)
+        return wrap(y, d), wrap(mean, d), wrap(invstd, d)
+    rm, rv = _arr(running_mean, d), _arr(running_var, d)
+    y = (x - rm.reshape(shape)) / np.sqrt(rv.reshape(shape) + eps)
+    return wrap(_affine(y, weight, bias, shape, d), d), _empty(d), _empty(d)
+
+
+@aten.native_batch_norm.default.impl("cpu")
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+@aten._native_batch_norm_legit.default.impl("cpu")
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+@aten._native_batch_norm_legit_no_training.default.impl("cpu")
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
+    return _batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps)
+
+
+@aten.native_batch_norm_backward.default.impl("cpu")
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                               output_mask):
+    d = input.dtype
+    x, g = _arr(input), _arr(grad_out, d)
+    shape = _bn_shape(x)
+    axes = _batch_stats_axes(x)
+    if train:
+        mean, invstd = _arr(save_mean, d), _arr(save_invstd, d)
+    else:
+        mean, invstd = _arr(running_mean, d), 1.0 / np.sqrt(_arr(running_var, d) + eps)
+    w = _arr(weight, d) if weight is not None else np.ones_like(mean)
+    xhat = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    gx = gw = gb = None
+    if output_mask[0]:
+        if train:
+            gm = g.mean(axis=axes, keepdims=True)
+            gxm = (g * xhat).mean(axis=axes, keepdims=True)
+            gx = (g - gm - xhat * gxm) * (invstd * w).reshape(shape)
+        else:
+            gx = g * (invstd * w).reshape(shape)
+    if output_mask[1]:
+        gw = (g * xhat).sum(axis=axes)
+    if output_mask[2]:
+        gb = g.sum(axis=axes)
+    return tuple(wrap(a, d) if a is not None else None for a in (gx, gw, gb))
+
+
+@aten.native_group_norm.default.impl("cpu")
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    if C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of shape {list(input.shape)} and num_groups={group}")
+    d = input.dtype
+    x = _arr(input).reshape(N, group, -1)
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    y = ((x - mean) * rstd).reshape(N, C, -1)
+    y = _affine(y, weight, bias, (1, C, 1), d).reshape(tuple(input.shape))
+    return wrap(y, d), wrap(mean.reshape(N, group), d), wrap(rstd.reshape(N, group), d)
+
+
+@aten.native_group_norm_backward.default.impl("cpu")
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    d = input.dtype
+    x = _arr(input).reshape(N, group, -1)
+    g = _arr(grad_out, d).reshape(N, C, -1)
+    mu, rs = _arr(mean, d).reshape(N, group, 1), _arr(rstd, d).reshape(N, group, 1)
+    xhat = (x - mu) * rs
+    gxhat = (g * _arr(weight, d).reshape(1, C, 1) if weight is not None else g).reshape(N, group, -1)
+    gx = gw = gb = None
+    if output_mask[0]:
+        gx = rs * (gxhat - gxhat.mean(axis=-1, keepdims=True) - xhat * (gxhat * xhat).mean(axis=-1, keepdims=True))
+        gx = gx.reshape(tuple(input.shape))
+    if output_mask[1]:
+        gw = (g * xhat.reshape(N, C, -1)).sum(axis=(0, 2))
+    if output_mask[2]:
+        gb = g.sum(axis=(0, 2))
+    return tuple(wrap(a, d) if a is not None else None for a in (gx, gw, gb))
+
+
+# =================================================================================================
+# Embedding, dropout
+# =================================================================================================
+
+@aten.embedding.default.impl("cpu")
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if indices.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got torch.{indices.dtype.name} instead (while checking arguments for embedding)"
+        )
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    idx = as_array(indices)
+    n = weight.shape[0]
+    if idx.size and (idx.min() < -n or idx.max() >= n) or (idx.size and idx.min() < 0):
+        raise IndexError("index out of range in self")
+    return wrap(_arr(weight)[idx], weight.dtype)
+
+
+@aten.embedding_dense_backward.default.impl("cpu")
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    d = grad_output.dtype
+    dim = grad_output.shape[-1]
+    g = _arr(grad_output).reshape(-1, dim)
+    idx = as_array(indices).reshape(-1)
+    out = np.zeros((num_weights, dim), dtype=g.dtype)
+    if scale_grad_by_freq:
+        counts = np.bincount(idx, minlength=num_weights)
+        g = g / counts[idx][:, None]
+    np.add.at(out, idx, g)
+    if padding_idx >= 0:
+        out[padding_idx] = 0
+    return wrap(out, d)
+
+
+@aten.native_dropout.default.impl("cpu")
+def native_dropout(input, p, train):
+    if train is None or train:
+        if p == 1:
+            mask = np.zeros(tuple(input.shape), dtype=bool)
+            return wrap(np.zeros_like(_arr(input)), input.dtype), wrap(mask, dt.bool)
+        # Same stream as PyTorch: a Bernoulli(1 - p) mask drawn with bernoulli_.
+        keep = aten.empty_like.default(input)
+        aten.bernoulli_.float(keep, 1 - p)
+        m = _arr(keep)
+        return wrap(_arr(input) * m / (1 - p), input.dtype), wrap(m.astype(bool), dt.bool)
+    return wrap(_arr(input).copy(), input.dtype), wrap(np.ones(tuple(input.shape), dtype=bool), dt.bool)
+
+
+@aten.native_dropout_backward.default.impl("cpu")
+def native_dropout_backward(grad_output, mask, scale):
+    d = grad_output.dtype
+    return wrap(_arr(grad_output) * as_array(mask) * scale, d)
+
+
+# =================================================================================================
+# Losses
+# =================================================================================================
+
+def _check_same_size(input, target, name):
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(
+            f"Using a target size ({list(target.shape)}) that is different to the input size ({list(input.shape)}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size."
+        )
+
+
+@aten.mse_loss.default.impl("cpu")
+def mse_loss(self, target, reduction=MEAN):
+    d = self.dtype
+    a, b = np.broadcast_arrays(_arr(self), _arr(target, d))
+    return wrap(_reduce((a - b) ** 2, reduction), d)
+
+
+@aten.mse_loss_backward.default.impl("cpu")
+def mse_loss_backward(grad_output, self, target, reduction):
+    d = self.dtype
+    diff = _arr(self) - _arr(target, d)
+    scale = 2.0 / diff.size if reduction == MEAN else 2.0
+    return wrap(scale * diff * _arr(grad_output, d), d)
+
+
+@aten.l1_loss.default.impl("cpu")
+def l1_loss(self, target, reduction=MEAN):
+    d = self.dtype
+    return wrap(_reduce(np.abs(_arr(self) - _arr(target, d)), reduction), d)
+
+
+def _bce_logits_np(x, y, w, pw):
+    # log(1 + exp(-x)) written so that large |x| neither overflows nor loses digits
+    log_sig_neg = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))  # = -log(sigmoid(x))
+    if pw is not None:
+        lw = 1 + (pw - 1) * y
+        loss = (1 - y) * x + lw * log_sig_neg
+    else:
+        loss = (1 - y) * x + log_sig_neg
+    return loss * w if w is not None else loss
+
+
+@aten.binary_cross_entropy_with_logits.default.impl("cpu")
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
+    d = self.dtype
+    x, y = _arr(self), _arr(target, d)
+    w = _arr(weight, d) if weight is not None else None
+    pw = _arr(pos_weight, d) if pos_weight is not None else None
+    return wrap(_reduce(_bce_logits_np(x, y, w, pw), reduction), d)
+
+
+@aten.binary_cross_entropy.default.impl("cpu")
+def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
+    d = self.dtype
+    x, y = _arr(self), _arr(target, d)
+    if x.size and (x.min() < 0 or x.max() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    # PyTorch clamps each log term at -100 so that log(0) gives a finite loss
+    with np.errstate(divide="ignore"):
+        loss = -(y * np.maximum(np.log(x), -100) + (1 - y) * np.maximum(np.log1p(-x), -100))
+    if weight is not None:
+        loss = loss * _arr(weight, d)
+    return wrap(_reduce(loss, reduction), d)
+
+
+def _nll_check(self, target, weight):
+    if target.dtype is not dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {type_name(target.dtype)}")
+    if self.dim() == 2 and self.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target batch_size ({target.shape[0]}).")
+    n_classes = self.shape[-1] if self.dim() else 1
+    if weight is not None and weight.numel() != n_classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes but got weight tensor of shape: {list(weight.shape)}"
+        )
+
+
+@aten.nll_loss_forward.default.impl("cpu")
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    _nll_check(self, target, weight)
+    d = self.dtype
+    x = _arr(self)
+    t = as_array(target)
+    if x.ndim == 1:
+        x, t = x[None], t.reshape(1)
+    n_classes = x.shape[1]
+    valid = t != ignore_index
+    safe_t = np.where(valid, t, 0)
+    if valid.any() and (safe_t[valid].min() < 0 or safe_t[valid].max() >= n_classes):
+        raise IndexError(f"Target {int(safe_t[valid].max() if safe_t[valid].max() >= n_classes else safe_t[valid].min())} is out of bounds.")
+    w = _arr(weight, d)[safe_t] if weight is not None else np.ones(t.shape, dtype=x.dtype)
+    w = np.where(valid, w, 0)
+    picked = np.take_along_axis(x, safe_t[:, None], axis=1)[:, 0]
+    losses = -picked * w
+    if reduction == NONE:
+        out = losses.reshape(tuple(target.shape))
+        return wrap(out, d), wrap(np.zeros((), x.dtype), d)
+    total = w.sum()
+    if reduction == SUM:
+        return wrap(losses.sum(), d), wrap(total, d)
+    return wrap(losses.sum() / total, d), wrap(total, d)
+
+
+@aten.nll_loss_backward.default.impl("cpu")
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    d = self.dtype
+    x = _arr(self)
+    t = as_array(target).reshape(-1)
+    go = _arr(grad_output, d)
+    x2 = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
+    valid = t != ignore_index
+    safe_t = np.where(valid, t, 0)
+    w = _arr(weight, d)[safe_t] if weight is not None else np.ones(t.shape, dtype=x2.dtype)
+    w = np.where(valid, w, 0)
+    if reduction == NONE:
+        scale = -w * go.reshape(-1)
+    elif reduction == MEAN:
+        scale = -w * go / _arr(total_weight, d)
+    else:
+        scale = -w * go
+    g = np.zeros_like(x2)
+    g[np.arange(len(t)), safe_t] = scale
+    return wrap(g.reshape(tuple(self.shape)), d)

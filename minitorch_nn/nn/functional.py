@@ -1,0 +1,701 @@
+"""``nn.functional``: the stateless forms of the layers (mirrors ``torch/nn/functional.py``).
+
+Each function checks its arguments the way PyTorch's does (same exception type, same key message)
+and then calls the same aten ops PyTorch's would, so ``__torch_dispatch__`` and
+``dispatch_trace()`` see the same op names: ``F.linear`` is ``aten.t`` + ``aten.addmm`` (or
+``aten.mm``), ``F.softmax`` is ``aten._softmax``, ``F.conv2d`` is ``aten.convolution``,
+``F.cross_entropy`` is ``aten._log_softmax`` + ``aten.nll_loss_forward``, ``F.dropout`` on cpu is
+``bernoulli_`` + ``div_`` + ``mul`` (PyTorch's cpu path, which draws the same random numbers).
+
+Differences from PyTorch: only ``mode="constant"`` for :func:`pad`; no ``max_norm`` in
+:func:`embedding`; :func:`nll_loss` on inputs with more than two dims moves the class dim last
+and calls ``nll_loss_forward`` (PyTorch calls ``nll_loss2d_forward`` for 4-d inputs); the
+attention helpers are written with plain tensor ops (PyTorch picks a fused kernel).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import minitorch_nn as _t
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn.overrides import public
+
+# =================================================================================================
+# helpers
+# =================================================================================================
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _reduction_enum(reduction: str) -> int:
+    try:
+        return _REDUCTIONS[reduction]
+    except KeyError:
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    """The deprecated ``size_average``/``reduce`` pair, turned into a ``reduction`` string."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+        "none" if reduce is False else ("mean" if size_average in (None, True) else "sum")), stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _tuple(v, n):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
+
+
+def _check_tensor(x, fname, argname="input", pos=1):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+# =================================================================================================
+# linear layers
+# =================================================================================================
+
+@public
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``, as ``aten.t`` + ``aten.addmm`` (or ``aten.mm``) like PyTorch."""
+    _check_tensor(input, "linear")
+    _check_tensor(weight, "linear", "weight", 2)
+    if input.dim() == 2 and bias is not None:
+        return aten.addmm.default(bias, input, aten.t.default(weight))
+    if input.dim() > 2 and bias is not None and input.is_contiguous():
+        # fold the leading dims into one batch dim, one addmm, then unfold (PyTorch's fast path)
+        flat = aten.view.default(input, [-1, input.shape[-1]])
+        out = aten.addmm.default(bias, flat, aten.t.default(weight))
+        return aten.view.default(out, [*input.shape[:-1], out.shape[-1]])
+    if input.dim() == 2:
+        return aten.mm.default(input, aten.t.default(weight))
+    out = _t.matmul(input, aten.t.default(weight) if weight.dim() == 2 else weight)
+    return out + bias if bias is not None else out
+
+
+@public
+def bilinear(input1, input2, weight, bias=None):
+    """``y[b, o] = sum_ij x1[b, i] * W[o, i, j] * x2[b, j] + bias[o]``."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
+        )
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {weight.shape[2]}")
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, input1.shape[-1])
+    x2 = input2.reshape(-1, input2.shape[-1])
+    # (B, I) @ (I, O*J) -> (B, O, J), then contract J with x2
+    o, i, j = weight.shape
+    t1 = _t.matmul(x1, weight.permute(1, 0, 2).reshape(i, o * j)).reshape(-1, o, j)
+    out = _t.matmul(t1, x2.unsqueeze(-1)).squeeze(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*lead, o)
+
+
+# =================================================================================================
+# convolution
+# =================================================================================================
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    _check_tensor(input, name)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of size: {list(input.shape)}"
+        )
+    batched = input.dim() == nd + 2
+    if not batched:
+        input = input.unsqueeze(0)
+    stride, dilation = list(_tuple(stride, nd)), list(_tuple(dilation, nd))
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = [0] * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+            padding = [t // 2 for t in totals]
+            extra = [t - 2 * (t // 2) for t in totals]
+            if any(extra):
+                # an odd total: the extra row/column goes on the right, as PyTorch does
+                pad_nd = []
+                for e in reversed(extra):
+                    pad_nd += [0, e]
+                input = aten.constant_pad_nd.default(input, pad_nd, 0)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
+    else:
+        padding = list(_tuple(padding, nd))
+    out = aten.convolution.default(input, weight, bias, stride, padding, dilation, False, [0] * nd, groups)
+    return out if batched else out.squeeze(0)
+
+
+@public
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d convolution over (N, C, L) input (``aten.convolution``)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+@public
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution over (N, C, H, W) input (``aten.convolution``)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+@public
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    _check_tensor(input, name)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of size: {list(input.shape)}"
+        )
+    batched = input.dim() == nd + 2
+    if not batched:
+        input = input.unsqueeze(0)
+    stride, padding, dilation = list(_tuple(stride, nd)), list(_tuple(padding, nd)), list(_tuple(dilation, nd))
+    output_padding = list(_tuple(output_padding, nd))
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: {list(dilation)}")
+    out = aten.convolution.default(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+    return out if batched else out.squeeze(0)
+
+
+@public
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d")
+
+
+@public
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of :func:`conv2d`: weight is (C_in, C_out/groups, kH, kW)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d")
+
+
+# =================================================================================================
+# pooling
+# =================================================================================================
+
+def _pool_input(input, name):
+    _check_tensor(input, name)
+    return input
+
+
+@public
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over each window (``aten.max_pool2d_with_indices``); indices are flat per plane."""
+    _pool_input(input, "max_pool2d")
+    out, idx = aten.max_pool2d_with_indices.default(
+        input, list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
+        list(_tuple(padding, 2)), list(_tuple(dilation, 2)), ceil_mode,
+    )
+    return (out, idx) if return_indices else out
+
+
+max_pool2d_with_indices = max_pool2d
+
+
+@public
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling, run as 2-d pooling over a height-1 image."""
+    k, s = _tuple(kernel_size, 1)[0], (_tuple(stride, 1)[0] if stride is not None else None)
+    out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s) if s is not None else None, (0, _tuple(padding, 1)[0]),
+                     (1, _tuple(dilation, 1)[0]), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+@public
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """Mean over each window (``aten.avg_pool2d``)."""
+    _pool_input(input, "avg_pool2d")
+    return aten.avg_pool2d.default(
+        input, list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
+        list(_tuple(padding, 2)), ceil_mode, count_include_pad, divisor_override,
+    )
+
+
+@public
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    k, s = _tuple(kernel_size, 1)[0], (_tuple(stride, 1)[0] if stride is not None else None)
+    out = avg_pool2d(input.unsqueeze(-2), (1, k), (1, s) if s is not None else None, (0, _tuple(padding, 1)[0]),
+                     ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+@public
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed output size; here only sizes that divide the input evenly."""
+    oh, ow = _tuple(output_size, 2)
+    h, w = input.shape[-2:]
+    oh, ow = oh or h, ow or w
+    if h % oh or w % ow:
+        raise NotImplementedError(
+            f"adaptive_avg_pool2d: minitorch_nn supports output sizes that divide the input ({h}x{w}) evenly, got ({oh}x{ow})"
+        )
+    return avg_pool2d(input, (h // oh, w // ow))
+
+
+# =================================================================================================
+# normalization
+# =================================================================================================
+
+def _verify_batch_size(size):
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size!r}")
+
+
+@public
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalize each channel over the batch (and spatial) dims (``aten.native_batch_norm``)."""
+    if training:
+        _verify_batch_size(input.shape)
+    return aten.native_batch_norm.default(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+@public
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each (sample, channel) plane: batch norm over a (1, N*C, ...) view of the input."""
+    if use_input_stats:
+        size = input.shape
+        n = 1
+        for s in size[2:]:
+            n *= s
+        if n == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {size!r}")
+    n, c = input.shape[0], input.shape[1]
+    x = input.reshape(1, n * c, *input.shape[2:])
+    rm = running_mean.repeat(n) if running_mean is not None else None
+    rv = running_var.repeat(n) if running_var is not None else None
+    w = weight.repeat(n) if weight is not None else None
+    b = bias.repeat(n) if bias is not None else None
+    out = aten.native_batch_norm.default(x, w, b, rm, rv, use_input_stats, momentum, eps)[0]
+    if use_input_stats and running_mean is not None:
+        # the per-sample running stats are averaged back into the module's buffers
+        with _t.no_grad() if hasattr(_t, "no_grad") else _nullcontext():
+            running_mean.copy_(rm.reshape(n, c).mean(0))
+            running_var.copy_(rv.reshape(n, c).mean(0))
+    return out.reshape(input.shape)
+
+
+class _nullcontext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+@public
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the last ``len(normalized_shape)`` dims (``aten.native_layer_norm``)."""
+    if not isinstance(normalized_shape, (list, tuple)):
+        raise TypeError(
+            f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not {type(normalized_shape).__name__}"
+        )
+    return aten.native_layer_norm.default(input, list(normalized_shape), weight, bias, eps)[0]
+
+
+@public
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize over groups of channels (``aten.native_group_norm``)."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    hxw = 1
+    for s in input.shape[2:]:
+        hxw *= s
+    return aten.native_group_norm.default(input, weight, bias, n, c, hxw, num_groups, eps)[0]
+
+
+@public
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    denom = _t.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+# =================================================================================================
+# embedding, dropout
+# =================================================================================================
+
+@public
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by the integer ``input`` (``aten.embedding``)."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        raise NotImplementedError("embedding(max_norm=...) is not supported by minitorch_nn yet")
+    return aten.embedding.default(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+@public
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+
+    On cpu PyTorch draws the keep-mask with ``bernoulli_(1 - p)``; so do we, so the same seed
+    zeroes the same elements.
+    """
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = _t.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    noise = aten.empty_like.default(input)
+    noise.bernoulli_(1 - p)
+    noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+@public
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 1)
+
+
+@public
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+def _feature_dropout(input, p, training, inplace, nd):
+    """Drop whole channels: one mask value per (sample, channel)."""
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
+    noise = _t.empty(shape, dtype=input.dtype, device=input.device)
+    if p == 1:
+        noise.zero_()
+    else:
+        noise.bernoulli_(1 - p)
+        noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+# =================================================================================================
+# activations
+# =================================================================================================
+
+@public
+def relu(input, inplace=False):
+    return aten.relu_.default(input) if inplace else aten.relu.default(input)
+
+
+def relu_(input):
+    return aten.relu_.default(input)
+
+
+@public
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@public
+def gelu(input, approximate="none"):
+    return aten.gelu.default(input, approximate=approximate)
+
+
+@public
+def silu(input, inplace=False):
+    out = aten.silu.default(input)
+    return input.copy_(out) if inplace else out
+
+
+@public
+def tanh(input):
+    return aten.tanh.default(input)
+
+
+@public
+def sigmoid(input):
+    return aten.sigmoid.default(input)
+
+
+@public
+def softplus(input, beta=1.0, threshold=20.0):
+    return aten.softplus.default(input, beta, threshold)
+
+
+@public
+def elu(input, alpha=1.0, inplace=False):
+    out = aten.elu.default(input, alpha)
+    return input.copy_(out) if inplace else out
+
+
+@public
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    out = aten.leaky_relu.default(input, negative_slope)
+    return input.copy_(out) if inplace else out
+
+
+@public
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    out = aten.hardtanh.default(input, min_val, max_val)
+    return input.copy_(out) if inplace else out
+
+
+@public
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+@public
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim`` (``aten._softmax``)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return aten._softmax.default(input, dim, False)
+
+
+@public
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``x - logsumexp(x)`` along ``dim`` (``aten._log_softmax``)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return aten._log_softmax.default(input, dim, False)
+
+
+@public
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim, dtype=dtype)
+
+
+# =================================================================================================
+# padding, attention
+# =================================================================================================
+
+@public
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last dims: ``pad = (left, right, top, bottom, ...)`` (``aten.constant_pad_nd``)."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode != "constant":
+        raise NotImplementedError(f"pad(mode={mode!r}): minitorch_nn supports only mode='constant'")
+    return aten.constant_pad_nd.default(input, list(pad), 0 if value is None else value)
+
+
+@public
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """``softmax(Q K^T * scale + mask) V``, written with plain ops (PyTorch's math backend)."""
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = _t.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        mask = _t.ones(L, S, dtype=_t.bool, device=query.device).tril()
+        scores = scores.masked_fill(mask.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype is _t.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return _t.matmul(weights, value)
+
+
+# =================================================================================================
+# losses
+# =================================================================================================
+
+def _warn_size(input, target, name):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({target.shape!r}) that is different to the input size ({input.shape!r}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+@public
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (``aten.mse_loss``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_size(input, target, "mse_loss")
+    if weight is not None:
+        loss = (input - target) ** 2 * weight
+        return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
+    input, target = _t.broadcast_tensors(input, target)
+    return aten.mse_loss.default(input, target, _reduction_enum(reduction))
+
+
+@public
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error; like PyTorch 2.13 this is ``sub`` + ``abs`` + ``mean``/``sum``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_size(input, target, "l1_loss")
+    _reduction_enum(reduction)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
+@public
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log likelihood of the target class (``aten.nll_loss_forward``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() != 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]}).")
+    if input.dim() <= 2:
+        return aten.nll_loss_forward.default(input, target, weight, red, ignore_index)[0]
+    # (N, C, d1, ...) -> (N*d1*..., C): classes last, one row per position
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
+    c = input.shape[1]
+    flat = _t.movedim(input, 1, -1).reshape(-1, c)
+    out = aten.nll_loss_forward.default(flat, target.reshape(-1), weight, red, ignore_index)[0]
+    return out.reshape(target.shape) if red == 0 else out
+
+
+@public
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """``nll_loss(log_softmax(input, 1), target)``; also probability targets and label smoothing."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    logp = log_softmax(input, class_dim)
+    n_classes = input.shape[class_dim]
+    if tuple(input.shape) == tuple(target.shape) and target.dtype.is_floating_point:
+        return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes, input)
+    loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0.0:
+        return loss
+    # the smoothed part: the mean over classes of -log p, masked where target == ignore_index
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[class_dim] = n_classes
+        smooth = -(logp * weight.reshape(shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    ignore = target == ignore_index
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            smooth = smooth.sum() / weight.gather(0, target.masked_select(ignore.logical_not()).flatten()).sum()
+        else:
+            smooth = smooth.sum() / ignore.logical_not().sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
+
+
+def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes, input):
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[class_dim] = n_classes
+        prod = prod * weight.reshape(shape)
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    if reduction == "sum":
+        return -prod.sum()
+    _reduction_enum(reduction)
+    if input.numel() == 0:
+        return -prod.sum() * float("nan")
+    return -prod.sum() / (input.numel() / n_classes)
+
+
+@public
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """Sigmoid + binary cross entropy in one stable step (``aten.binary_cross_entropy_with_logits``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape!r}) must be the same as input size ({input.shape!r})")
+    return aten.binary_cross_entropy_with_logits.default(input, target, weight, pos_weight, red)
+
+
+@public
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Binary cross entropy of probabilities (``aten.binary_cross_entropy``); logs clamped at -100."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape!r}) that is different to the input size ({input.shape!r}) is deprecated. "
+            "Please ensure they have the same size."
+        )
+    if weight is not None:
+        weight = weight.expand(input.shape)
+    return aten.binary_cross_entropy.default(input, target, weight, red)
+
+
+@public
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_size(input, target, "smooth_l1_loss")
+    d = (input - target).abs()
+    loss = _t.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
+    return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
+
+
+@public
+def one_hot(tensor, num_classes=-1):
+    """Integer labels to 0/1 rows (int64), like ``F.one_hot``."""
+    if tensor.dtype is not _t.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1
+    return (tensor.unsqueeze(-1) == _t.arange(num_classes, device=tensor.device)).long()
