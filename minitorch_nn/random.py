@@ -28,6 +28,13 @@ Differences from PyTorch
   the values PyTorch gives on other CPUs (see ``_random/distributions.py``).
 * The default generator is seeded from ``os.urandom`` at import, as PyTorch seeds its own from
   ``/dev/urandom``; both report that seed through ``initial_seed()``.
+* The reference is PyTorch's x86-64 build (whose float kernels are compiled for AVX2 with fused
+  multiply-adds). PyTorch's own numbers on ARM (e.g. Apple silicon) differ in the last bits of some
+  float samples; ours are the x86 numbers on every machine.
+* No lock: PyTorch serialises draws on a generator with a mutex, we rely on callers not sharing one
+  generator between threads.
+* ``_normal(..., contiguous=False)`` must be asked for explicitly: PyTorch picks its element-by-element
+  normal path when the tensor being filled is not contiguous, which the numpy level cannot see.
 """
 
 from __future__ import annotations
