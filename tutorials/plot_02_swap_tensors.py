@@ -1,0 +1,299 @@
+"""
+.. _tutorial-swap-tensors:
+
+``swap_tensors``: new contents, same Python object
+==================================================
+
+Converting a model (``model.double()``, ``model.to(device)``, loading a state dict) has to give
+every parameter new data. The hard part is that other code already holds references to those
+parameter objects: an optimizer's parameter list, a hook, your own variables. PyTorch 2.3
+added ``torch.utils.swap_tensors`` for this, and its recipe "Extension points in ``nn.Module``
+for ``load_state_dict`` and tensor subclasses" tells the story. This tutorial rebuilds that
+story with minitorch_nn, where you can read every line of the mechanism.
+
+**Source files this tutorial walks through**
+
+* ``minitorch_nn/utils/_swap.py``: ``swap_tensors`` and its safety checks
+  (``_check_use_count``).
+* ``_ext/_C.pyx``: ``_swap_payload`` (the C half of the swap), ``TensorBase._use_count``,
+  and the ``owner`` pointer each ``TensorImpl`` keeps to its handle.
+* ``minitorch_nn/_tensor.py``: the ``Tensor.data`` setter, the older way to change contents.
+* ``minitorch_nn/nn/parameter.py``: ``Parameter``, the tensor subclass that modules register.
+
+Modules themselves (``nn.Module.to`` and the ``__future__`` swap flag) get their own tutorial;
+here we keep to tensors and a hand-written stand-in for a module.
+"""
+
+import weakref
+
+import minitorch_nn as torch
+from minitorch_nn.nn import Parameter
+from minitorch_nn.utils import swap_tensors
+
+# %%
+# The problem: other code holds references
+# ----------------------------------------
+# A model stores its weight as an attribute; an optimizer stores a list of the same
+# parameter objects. Both names point at **one** Python object.
+
+
+class TinyModel:
+    """A stand-in for an ``nn.Module`` with one parameter."""
+
+    def __init__(self):
+        torch.manual_seed(0)
+        self.weight = Parameter(torch.randn(2, 2))
+
+
+model = TinyModel()
+optimizer_params = [model.weight]  # what ``SGD(model.parameters())`` keeps
+print(optimizer_params[0] is model.weight)
+
+# %%
+# The naive conversion makes a **new** tensor and rebinds the attribute. The model now has
+# float64 data, but the optimizer still holds the old float32 parameter and would update a
+# tensor the model no longer uses: training silently stops changing the model.
+
+model.weight = Parameter(model.weight.detach().double())
+print("model:    ", model.weight.dtype)
+print("optimizer:", optimizer_params[0].dtype)
+print("same object:", optimizer_params[0] is model.weight)
+
+# %%
+# The old fix: assign to ``.data``
+# --------------------------------
+# For years ``nn.Module._apply`` did ``param.data = fn(param)``. The ``data`` setter in
+# ``minitorch_nn/_tensor.py`` re-points the existing payload at the new tensor's storage,
+# sizes, strides, dtype and device, so the object, and every reference to it, stays.
+
+model = TinyModel()
+optimizer_params = [model.weight]
+model.weight.data = model.weight.detach().double()
+w = optimizer_params[0]
+print("optimizer:", w.dtype, "| same object:", w is model.weight)
+
+# %%
+# But ``.data`` only moves the *payload fields*. It cannot change the object's class or its
+# Python attributes. That matters when a conversion returns a **tensor subclass**, for example
+# a parameter that carries a quantization scale in its ``__dict__``:
+
+
+class QuantParam(Parameter):
+    """A parameter stored in half precision with a per-tensor ``scale`` attribute."""
+
+
+def quantize(p):
+    q = QuantParam(p.detach().half(), requires_grad=False)
+    q.scale = 0.5
+    return q
+
+
+model = TinyModel()
+model.weight.data = quantize(model.weight)
+w = model.weight
+print(type(w).__name__, w.dtype, "| has scale:", hasattr(w, "scale"))
+
+# %%
+# The dtype changed, but the object is still a plain ``Parameter`` and the ``scale`` is lost.
+# In PyTorch, ``.data`` assignment between tensor kinds that do not share a C++ ``TensorImpl``
+# type (a wrapper subclass and a dense tensor, say) is refused outright.
+#
+# ``swap_tensors``: exchange everything
+# -------------------------------------
+# ``swap_tensors(t1, t2)`` (``minitorch_nn/utils/_swap.py``) exchanges the two objects'
+# payloads, their classes, their ``__dict__`` and their ``__slots__`` values. The objects keep
+# their identities (``id``); everything else trades places.
+
+a = torch.ones(2)
+a.note = "I was a"
+b = torch.zeros(3, dtype=torch.int64)
+b.note = "I was b"
+id_a, id_b = id(a), id(b)
+payload_a = id(a._impl)  # only its id: holding the payload itself would count as a use (below)
+
+swap_tensors(a, b)
+print("ids kept:", id(a) == id_a, id(b) == id_b)
+print("a:", a, "| a.note =", a.note)
+print("b:", b, "| b.note =", b.note)
+print("b now holds a's old payload:", id(b._impl) == payload_a)
+
+# %%
+# Applied to the model, a swap gives the parameter object the quantized contents **and** the
+# subclass and its attributes, and the optimizer's reference sees all of it.
+
+model = TinyModel()
+optimizer_params = [model.weight]
+swap_tensors(model.weight, quantize(model.weight))
+w = optimizer_params[0]
+print(w is model.weight, type(w).__name__, w.dtype, "scale =", w.scale)
+
+# %%
+# How the swap is done
+# --------------------
+# Read ``swap_tensors`` in ``_swap.py`` top to bottom: first every check, then the exchange.
+# The exchange of the data is one call, ``_C._swap_payload`` in ``_ext/_C.pyx``, which trades
+# the ``_impl`` slots of the two handles and updates each payload's ``owner`` pointer. Because
+# a tensor's data lives behind that one slot, swapping is as cheap for a billion elements as for
+# one: no element is copied.
+
+big = torch.zeros(1000, 1000)
+small = torch.ones(1)
+storage_before = big._impl.storage
+swap_tensors(big, small)
+print(big.shape, small.shape, "| storage moved, not copied:", small._impl.storage is storage_before)
+
+# %%
+# When PyTorch refuses to swap
+# ----------------------------
+# A swap must not leave anything pointing at the "wrong" contents. ``swap_tensors`` refuses,
+# and changes nothing, in three situations. The messages are PyTorch's own.
+#
+# **1. A weak reference exists.** A weakref points at the Python object; after a swap it would
+# silently reach the other contents.
+
+t = torch.ones(2)
+ref = weakref.ref(t)
+try:
+    swap_tensors(t, torch.zeros(2))
+except RuntimeError as err:
+    print("RuntimeError:", err)
+del ref
+
+# %%
+# **2. The classes have different ``__slots__``.** ``__dict__`` can be exchanged wholesale, but
+# slot values can only move between classes that have the same slots.
+
+
+class Tagged(Parameter):
+    __slots__ = ("tag",)
+
+
+try:
+    swap_tensors(Parameter(torch.ones(2)), Tagged(torch.zeros(2)))
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %%
+# **3. The payload is used elsewhere.** A view's payload keeps a reference to its base's
+# payload (``_make_view`` sets ``base``), and so does a saved tensor in an autograd graph. If we
+# swapped, those would keep reading the old data. ``TensorBase._use_count`` (``_ext/_C.pyx``)
+# counts the references to the payload, like the C++ use count of PyTorch's ``TensorImpl``;
+# names bound to the Python handle do not count.
+
+t = torch.ones(3)
+alias = t  # another name for the same handle: not counted
+print("no views:", t._use_count())
+v1 = t[1:]
+print("one view:", t._use_count())
+v2 = t[:2]
+print("two views:", t._use_count())
+
+try:
+    swap_tensors(t, torch.zeros(3))
+except RuntimeError as err:
+    print("RuntimeError:", err)
+print("t unchanged:", t)
+
+# %%
+# A use count of 2 is allowed in one case: when the second reference is the tensor's own
+# ``AccumulateGrad`` node (a leaf that requires grad and has been used in a graph). PyTorch then
+# swaps and "poisons" that node so a later backward through the old graph fails loudly. A plain
+# tensor with one view has no gradient edge at all, and the message says exactly that:
+
+del v2
+try:
+    swap_tensors(t, torch.zeros(3))
+except RuntimeError as err:
+    print("RuntimeError:", err)
+del v1
+swap_tensors(t, torch.zeros(3))  # no views left: the swap goes through
+print("after deleting the views:", t)
+
+# %%
+# Module conversion, by hand
+# --------------------------
+# ``nn.Module._apply`` (used by ``to``, ``double``, ``half``, ``cuda``...) converts every
+# parameter with a function and then, depending on
+# ``torch.__future__.get_swap_module_params_on_conversion()``, either assigns ``.data`` or calls
+# ``swap_tensors``. Here is that decision in ten lines, on our stand-in model.
+
+
+def convert(module, fn, swap):
+    for name, param in list(vars(module).items()):
+        if isinstance(param, Parameter):
+            new = fn(param)
+            if swap:
+                swap_tensors(param, Parameter(new.detach(), requires_grad=param.requires_grad))
+            else:
+                param.data = new
+
+
+for swap in (False, True):
+    model = TinyModel()
+    optimizer_params = [model.weight]
+    convert(model, lambda p: p.detach().double(), swap)
+    w = optimizer_params[0]
+    print(f"swap={swap!s:5s} optimizer sees {w.dtype}, same object: {w is model.weight}")
+
+# %%
+# Both keep the optimizer's reference valid for a plain dtype change. The difference shows with
+# subclasses (as above), with ``load_state_dict`` (a swap lets the loaded tensor's class and
+# attributes come along) and with autograd: ``.data`` changes the data behind the back of any
+# graph that saved the parameter, while a swap is refused or poisons the graph so the mistake is
+# loud.
+#
+# Compare with PyTorch
+# --------------------
+# When PyTorch is installed, this block replays the swap and the three refusals with it and
+# checks that the outcomes and messages agree.
+
+try:
+    import torch as real_torch
+except ImportError:
+    real_torch = None
+
+
+def refusals(lib):
+    """The message of each refusal, for a library that has swap_tensors."""
+    out = []
+    t = lib.ones(2)
+    r = weakref.ref(t)  # noqa: F841 (kept alive on purpose)
+    slotted = type("Slotted", (lib.nn.Parameter,), {"__slots__": ("tag",)})
+    for make in (
+        lambda: (t, lib.zeros(2)),
+        lambda: (lib.nn.Parameter(lib.ones(2)), slotted(lib.zeros(2))),
+    ):
+        try:
+            lib.utils.swap_tensors(*make())
+        except RuntimeError as err:
+            out.append(str(err))
+    u = lib.ones(3)
+    views = (u[1:], u[:2])  # noqa: F841
+    try:
+        lib.utils.swap_tensors(u, lib.zeros(3))
+    except RuntimeError as err:
+        out.append(str(err))
+    return out
+
+
+if real_torch is None:
+    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
+else:
+    mine, theirs = refusals(torch), refusals(real_torch)
+    for m, r in zip(mine, theirs):
+        print("same message as PyTorch:" if m == r else "DIFFERENT:", m[:60] + "...")
+    assert mine == theirs and len(mine) == 3
+
+# %%
+# Exercises
+# ---------
+# 1. In ``_swap.py``, every check runs before anything is exchanged. Move the
+#    ``_check_use_count`` calls after the ``__class__`` exchange and find an input for which the
+#    failed swap now leaves the two tensors half-swapped.
+# 2. ``swap_tensors(a, b[1:])`` succeeds even though ``b`` has a view. Why? What does ``a``
+#    read afterwards, and what is ``a._base``?
+# 3. ``TensorBase._use_count`` subtracts one. Whose reference is that? Check by calling
+#    ``sys.getrefcount(t._impl)``.
+# 4. Write ``convert_with_overwrite`` that mimics ``set_overwrite_module_params_on_conversion``:
+#    it rebinds the attribute to a new ``Parameter``. Which of the three strategies in this
+#    tutorial keeps the optimizer working after ``quantize``?

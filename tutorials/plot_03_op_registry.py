@@ -1,0 +1,240 @@
+"""
+.. _tutorial-op-registry:
+
+One op, end to end: ``aten.add.Tensor`` from ``a + b`` to its kernel
+====================================================================
+
+Every tensor operation in PyTorch, whatever Python spelling you use (``a + b``, ``torch.add``,
+``a.add``), ends up as a call to one *operator overload* in the ``aten`` namespace, here
+``torch.ops.aten.add.Tensor``. That object knows its signature (the *schema*), has one kernel per
+device, and is called through the *dispatcher*, which gives autograd and tensor subclasses their
+turn before the kernel runs. minitorch_nn has the same pieces, in Python you can read.
+
+**Source files this tutorial walks through**
+
+* ``minitorch_nn/_aten.py``: every op declared once with PyTorch's schema string.
+* ``minitorch_nn/_ops.py``: ``parse_schema``, ``OpOverload`` (``impl``, ``kernel_for``,
+  ``__call__``), ``OpOverloadPacket``, ``define``.
+* ``minitorch_nn/_tensor_methods.py`` and ``minitorch_nn/_functions/pointwise.py``: how ``a + b``
+  becomes ``aten.add.Tensor(a, b)``.
+* ``minitorch_nn/overrides.py``: ``public``, the ``__torch_function__`` check on every public
+  function.
+* ``minitorch_nn/_dispatch/__init__.py``: the chain ``dispatch`` -> ``autograd_layer`` ->
+  ``below_autograd`` -> ``python_layer`` -> ``backend``.
+* ``minitorch_nn/backends/cpu/pointwise.py``, ``minitorch_nn/backends/meta.py`` and
+  ``minitorch_nn/backends/views.py``: the kernels.
+"""
+
+import contextlib
+import inspect
+
+import minitorch_nn as torch
+from minitorch_nn import _dispatch, _ops
+
+# %%
+# An op is an object
+# ------------------
+# ``torch.ops.aten.add`` is an ``OpOverloadPacket``: every overload of the name ``add``.
+# ``torch.ops.aten.add.Tensor`` is one ``OpOverload`` (``_ops.py``). ``define`` in ``_ops.py``
+# created both when ``_aten.py`` declared the schema string.
+
+op = torch.ops.aten.add.Tensor
+print(repr(torch.ops.aten.add), torch.ops.aten.add.overloads())
+print(repr(op))
+print(op.name())
+print("ops declared in _aten.py:", len(_ops.all_ops()))
+
+# %%
+# The schema
+# ----------
+# The schema is PyTorch's own signature string for the op, parsed by ``parse_schema``. It
+# says what the kernels accept: two tensors and a keyword-only ``alpha`` (``*`` starts the
+# keyword-only part), and one tensor returned.
+
+print(op._schema)
+for arg in op._schema.arguments:
+    default = arg.default if arg.has_default else "(required)"
+    print(f"  {arg.name:6s} {arg.type:7s} default={default!s:10s} kwarg_only={arg.kwarg_only}")
+
+# %%
+# Alias annotations in the schema become flags on the ``OpOverload``. ``Tensor(a!)`` marks an
+# argument the op writes to (an in-place op); a result annotated ``Tensor(a)`` without ``!``
+# aliases an input, which makes the op a *view* op.
+
+for o in (torch.ops.aten.add.Tensor, torch.ops.aten.add_.Tensor, torch.ops.aten.t.default):
+    print(f"{o!s:18s} inplace={o.is_inplace!s:5s} view={o.is_view!s:5s} writes={o.mutated_args}")
+    print(f"{'':18s} {o._schema}")
+
+# %%
+# Kernels, one per device
+# -----------------------
+# A backend registers a kernel with the ``OpOverload.impl`` decorator, e.g.
+# ``@aten.add.Tensor.impl("cpu")`` in ``backends/cpu/pointwise.py``. ``kernel_for`` picks the
+# one for a device type. View ops compute only sizes, strides and an offset, so
+# ``backends/views.py`` registers a single kernel for ``"any"`` device.
+
+
+def where(fn):
+    """'file:line function' for a kernel, relative to the repository."""
+    path = inspect.getsourcefile(fn)
+    rel = path[path.rindex("minitorch_nn/") :]
+    return f"{rel}:{inspect.getsourcelines(fn)[1]} {fn.__qualname__}"
+
+
+for o in (torch.ops.aten.add.Tensor, torch.ops.aten.t.default):
+    for device_type, kernel in sorted(o._kernels.items()):
+        print(f"{o!s:17s} {device_type:5s} -> {where(kernel)}")
+
+# %%
+# Calling the op runs the whole chain and picks the kernel from the inputs' device. On the meta
+# device the same op runs the shape-only kernel: no data is touched.
+
+a = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+b = torch.tensor([10.0, 20.0, 30.0])
+print(op(a, b, alpha=2))
+print(op(a.to("meta"), b.to("meta")))
+
+# %%
+# From ``a + b`` to the op
+# ------------------------
+# The Python spellings are thin layers over the op:
+#
+# 1. ``a + b`` calls ``Tensor.__add__``, installed in ``_tensor_methods.py`` around the public
+#    function ``add``.
+# 2. ``add`` in ``_functions/pointwise.py`` is wrapped by ``overrides.public``. The wrapper checks
+#    whether any argument is a tensor subclass with its own ``__torch_function__`` (or a
+#    function mode is active). For plain tensors it goes straight on: that is the fast path.
+# 3. ``add`` turns a Python number into a tensor and calls ``aten.add.Tensor(input, other)``.
+# 4. ``OpOverload.__call__`` (``_ops.py``) hands the op to the dispatcher.
+
+print(f"torch.add is {torch.add.__module__}.{torch.add.__qualname__}, wrapped by overrides.public")
+print(inspect.getsource(torch.add.__wrapped_impl__))
+
+# %%
+# The dispatch chain
+# ------------------
+# ``_dispatch/__init__.py`` is the dispatcher. It is short enough to print here. Each layer
+# either handles the call or returns ``NotImplemented`` to let the next one run:
+#
+# * ``autograd_layer`` records a graph node when an input requires grad;
+# * ``python_layer`` gives ``__torch_dispatch__`` subclasses and dispatch modes their turn;
+# * ``backend`` finds the device and calls ``op.kernel_for(device_type)``.
+#
+# The two hooks are ``None`` until the packages that implement them install themselves, so a
+# call on plain tensors costs two ``is not None`` checks before the kernel.
+
+for fn in (_dispatch.dispatch, _dispatch.below_autograd, _dispatch.backend):
+    print(inspect.getsource(fn))
+print("autograd_layer installed:", _dispatch.autograd_layer is not None)
+print("python_layer installed:  ", _dispatch.python_layer is not None)
+
+# %%
+# We can walk the chain one layer at a time and get the same answer at every level.
+
+expected = a + b
+levels = {
+    "a + b": expected,
+    "torch.add(a, b)": torch.add(a, b),
+    "aten.add.Tensor(a, b)": op(a, b),
+    "_dispatch.dispatch(op, ...)": _dispatch.dispatch(op, (a, b), {}),
+    "_dispatch.backend(op, ...)": _dispatch.backend(op, (a, b), {}),
+    "op.kernel_for('cpu')(a, b)": op.kernel_for("cpu")(a, b),
+}
+for name, value in levels.items():
+    print(f"{name:28s} {value.tolist() == expected.tolist()}")
+
+# %%
+# Watching the chain
+# ------------------
+# The ``python_layer`` hook sees every op that reaches the dispatcher, with PyTorch's names.
+# A few lines are enough to turn it into a tracer. (The dispatch tutorial builds the full
+# version, with ``__torch_dispatch__`` and modes; this one only records and passes on.)
+
+
+@contextlib.contextmanager
+def trace_ops():
+    seen = []
+    previous = _dispatch.python_layer
+
+    def spy(op, args, kwargs):
+        seen.append(str(op))
+        return NotImplemented if previous is None else previous(op, args, kwargs)
+
+    _dispatch.python_layer = spy
+    try:
+        yield seen
+    finally:
+        _dispatch.python_layer = previous
+
+
+def run_examples(lib, x):
+    """The same expressions, for minitorch_nn or for PyTorch."""
+    x + 1  # a Python number becomes a tensor, then aten.add.Tensor
+    (x * 2).sum()
+    x.reshape(3, 2)  # contiguous: reshape is a view
+    x.t().reshape(6)  # not contiguous: reshape must copy
+    x @ x.t()  # matmul of two matrices decomposes to mm
+    x[:, 1:]  # slicing is the slice op
+
+
+with trace_ops() as seen:
+    run_examples(torch, a)
+for name in seen:
+    print(name)
+
+# %%
+# Notice what is *not* in the list: ``reshape``, ``matmul`` and ``__getitem__`` are not ops.
+# Like PyTorch, minitorch_nn implements them in Python (``_functions/shape.py``,
+# ``_functions/linalg.py``) by calling the ops they decompose into, so a tracer, an export or a
+# ``__torch_dispatch__`` subclass only ever sees the small set of ops declared in ``_aten.py``.
+#
+# Compare with PyTorch
+# --------------------
+# PyTorch's ``TorchDispatchMode`` sees ops at the same place in its dispatcher. When PyTorch is
+# installed, this block traces the same expressions with it and compares the lists, the schema
+# string and the result of ``add`` with ``alpha``.
+
+try:
+    import torch as real_torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError:
+    real_torch = None
+
+if real_torch is None:
+    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
+else:
+
+    class RecordOps(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    rec = RecordOps()
+    ra, rb = real_torch.tensor(a.tolist()), real_torch.tensor(b.tolist())
+    with rec:
+        run_examples(real_torch, ra)
+    print("same ops, same order:", rec.seen == seen)
+    print("same schema:         ", str(real_torch.ops.aten.add.Tensor._schema) == str(op._schema))
+    same = real_torch.ops.aten.add.Tensor(ra, rb, alpha=2).tolist() == op(a, b, alpha=2).tolist()
+    print("same add result:     ", same)
+    assert rec.seen == seen and same
+
+# %%
+# Exercises
+# ---------
+# 1. Find where ``alpha`` is applied in the cpu kernel for ``aten.add.Tensor``
+#    (``backends/cpu/pointwise.py``) and in the meta kernel (``backends/meta.py``). Why does the
+#    meta kernel still need to look at ``alpha``? (Hint: type promotion.)
+# 2. Extend ``trace_ops`` to record, for each op, the shapes and dtypes of its tensor arguments.
+#    Trace ``torch.ones(2, 3).float().sum(0)`` and explain every line.
+# 3. ``x.reshape(3, 2)`` showed ``view`` but ``x.t().reshape(6)`` showed ``clone`` and
+#    ``_unsafe_view``. Read ``reshape`` in ``_functions/shape.py`` and find the test that decides.
+# 4. ``op.redispatch_to_backend(a, b)`` skips autograd and ``python_layer``. Use ``trace_ops`` to
+#    show that it is invisible to the tracer.
+# 5. Write the schema string of a new op ``my_relu(Tensor self) -> Tensor``, parse it with
+#    ``_ops.parse_schema`` and print its arguments. What would you need to add, and in which files,
+#    for ``ops.aten.my_relu.default(x)`` to run on cpu and meta tensors?
