@@ -49,13 +49,35 @@ def main(n: int = 1_000_000) -> None:
     cases = [
         ("randn float32", lambda: g._normal((n,), np.float32), lambda: torch.randn(n)),
         ("rand float32", lambda: g._uniform((n,), np.float32), lambda: torch.rand(n)),
-        ("randn float64", lambda: g._normal((n,), np.float64), lambda: torch.randn(n, dtype=torch.float64)),
-        ("uniform_(-1, 1) float32", lambda: g._uniform((n,), np.float32, -1, 1), lambda: torch.empty(n).uniform_(-1, 1)),
-        ("randint(0, 10)", lambda: g._randint((n,), np.int64, 0, 10), lambda: torch.randint(0, 10, (n,))),
-        ("bernoulli_(0.5)", lambda: g._bernoulli((n,), np.float32, 0.5), lambda: torch.empty(n).bernoulli_(0.5)),
-        ("randperm(n // 10)", lambda: g._randperm(n // 10, np.int64), lambda: torch.randperm(n // 10)),
+        (
+            "randn float64",
+            lambda: g._normal((n,), np.float64),
+            lambda: torch.randn(n, dtype=torch.float64),
+        ),
+        (
+            "uniform_(-1, 1) float32",
+            lambda: g._uniform((n,), np.float32, -1, 1),
+            lambda: torch.empty(n).uniform_(-1, 1),
+        ),
+        (
+            "randint(0, 10)",
+            lambda: g._randint((n,), np.int64, 0, 10),
+            lambda: torch.randint(0, 10, (n,)),
+        ),
+        (
+            "bernoulli_(0.5)",
+            lambda: g._bernoulli((n,), np.float32, 0.5),
+            lambda: torch.empty(n).bernoulli_(0.5),
+        ),
+        (
+            "randperm(n // 10)",
+            lambda: g._randperm(n // 10, np.int64),
+            lambda: torch.randperm(n // 10),
+        ),
     ]
-    print(f"{n:,} values; best of 7 runs; {'torch ' + torch.__version__ if torch else 'torch not installed'}")
+    print(
+        f"{n:,} values; best of 7 runs; {'torch ' + torch.__version__ if torch else 'torch not installed'}"
+    )
     print(f"{'op':26s} {'minitorch_nn':>13s} {'torch':>9s} {'ratio':>7s}  same bits")
     for name, ours, theirs in cases:
         t_ours = best_ms(ours)
@@ -69,7 +91,9 @@ def main(n: int = 1_000_000) -> None:
         same = a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
         print(f"{name:26s} {t_ours:10.2f} ms {t_torch:6.2f} ms {t_ours / t_torch:6.1f}x  {same}")
     rng = np.random.default_rng(0)
-    print(f"{'numpy default_rng normal':26s} {best_ms(lambda: rng.standard_normal(n, dtype=np.float32)):10.2f} ms  (different stream)")
+    print(
+        f"{'numpy default_rng normal':26s} {best_ms(lambda: rng.standard_normal(n, dtype=np.float32)):10.2f} ms  (different stream)"
+    )
 
 
 if __name__ == "__main__":

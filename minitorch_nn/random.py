@@ -45,14 +45,20 @@ import os
 import numpy as np
 
 from ._random import distributions as _dist
-from ._random.engine import N as _N
 from ._random.engine import STATE_DTYPE as _STATE_DTYPE
 from ._random.engine import STATE_SIZE as _STATE_SIZE
 from ._random.engine import MT19937Engine
+from ._random.engine import N as _N
 
 __all__ = [
-    "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-    "get_rng_state", "set_rng_state", "fork_rng",
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "fork_rng",
 ]
 
 # PyTorch's seed for a freshly constructed torch.Generator() (default_rng_seed_val in c10)
@@ -116,7 +122,7 @@ class Generator:
         self._next_float_normal: np.float32 | None = None  # kept for the saved state only
 
     # ------------------------------------------------------------------ seeding
-    def manual_seed(self, seed) -> "Generator":
+    def manual_seed(self, seed) -> Generator:
         """Seed with an int in ``[-2**63, 2**64)``; returns the generator itself."""
         self._set_seed(_unpack_seed(seed))
         return self
@@ -162,7 +168,7 @@ class Generator:
             return arr
         return from_numpy(arr)
 
-    def set_state(self, new_state) -> "Generator":
+    def set_state(self, new_state) -> Generator:
         """Restore a state from :meth:`get_state` (ours or PyTorch's; a uint8 tensor or numpy array)."""
         raw = _state_bytes(new_state)
         st = np.frombuffer(raw.tobytes(), dtype=_STATE_DTYPE)[0]
@@ -170,22 +176,26 @@ class Generator:
         # at::mt19937::is_valid
         if not (seeded != 0 and 0 < left <= _N and nxt <= _N):
             raise RuntimeError("Invalid mt19937 state")
-        key = (st["state"] & np.uint64(0xFFFFFFFF)).astype(np.uint32)  # std::copy narrows to 32 bits
+        key = (st["state"] & np.uint64(0xFFFFFFFF)).astype(
+            np.uint32
+        )  # std::copy narrows to 32 bits
         self._engine.set_counters(int(st["the_initial_seed"]), left, nxt, key)
         self._next_double_normal = float(st["normal_y"]) if int(st["normal_is_valid"]) else None
         self._next_float_normal = (
-            np.float32(st["next_float_normal_sample"]) if int(st["is_next_float_normal_sample_valid"]) else None
+            np.float32(st["next_float_normal_sample"])
+            if int(st["is_next_float_normal_sample_valid"])
+            else None
         )
         return self
 
-    def clone_state(self) -> "Generator":
+    def clone_state(self) -> Generator:
         """A new generator in the same state (``torch.Generator.clone_state``)."""
         return _rebuild_generator(self._state_array())
 
     def get_offset(self) -> int:
         raise RuntimeError("CPU Generator does not use offset")  # offsets belong to Philox (CUDA)
 
-    def set_offset(self, offset) -> "Generator":
+    def set_offset(self, offset) -> Generator:
         raise RuntimeError("CPU Generator does not use offset")
 
     def graphsafe_get_state(self):
@@ -203,7 +213,9 @@ class Generator:
     # ------------------------------------------------------------------ samplers (numpy level)
     def _uniform(self, shape, np_dtype, low=0.0, high=1.0) -> np.ndarray:
         """``rand`` / ``uniform_(low, high)``: floating dtypes."""
-        return _dist.uniform(self._engine, _shape(shape), _np_dtype(np_dtype), float(low), float(high))
+        return _dist.uniform(
+            self._engine, _shape(shape), _np_dtype(np_dtype), float(low), float(high)
+        )
 
     def _normal(self, shape, np_dtype, mean=0.0, std=1.0, contiguous=True) -> np.ndarray:
         """``randn`` / ``normal_(mean, std)``: floating dtypes.
@@ -211,7 +223,9 @@ class Generator:
         ``contiguous=False`` asks for the element-by-element path PyTorch takes when the tensor being
         filled is not contiguous (the values then differ from the contiguous case of the same size).
         """
-        return _dist.normal(self, _shape(shape), _np_dtype(np_dtype), float(mean), float(std), contiguous)
+        return _dist.normal(
+            self, _shape(shape), _np_dtype(np_dtype), float(mean), float(std), contiguous
+        )
 
     def _randint(self, shape, np_dtype, low, high) -> np.ndarray:
         """``randint(low, high)`` / ``random_(from, to)``: values in ``[low, high)``.
@@ -301,7 +315,9 @@ def set_rng_state(new_state) -> None:
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+def fork_rng(
+    devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"
+):
     """Restore the default generator's state on exit (``torch.random.fork_rng``).
 
     Only the CPU generator exists here, so ``devices``/``device_type`` are accepted and ignored.

@@ -64,25 +64,32 @@ def gen(seed=0):
 def test_pinned_values_from_pytorch():
     g = gen(0)
     np.testing.assert_array_equal(
-        g._uniform((3,), np.float32), np.array([0.49625658988952637, 0.7682217955589294, 0.08847743272781372], np.float32)
+        g._uniform((3,), np.float32),
+        np.array([0.49625658988952637, 0.7682217955589294, 0.08847743272781372], np.float32),
     )
     # fewer than 16 elements: the double-precision Box-Muller path
     np.testing.assert_array_equal(
-        g._normal((3,), np.float32), np.array([0.3643381893634796, 0.13439632952213287, 0.16421625018119812], np.float32)
+        g._normal((3,), np.float32),
+        np.array([0.3643381893634796, 0.13439632952213287, 0.16421625018119812], np.float32),
     )
     assert g._randint((5,), np.int64, 0, 10).tolist() == [6, 6, 9, 8, 6]
     assert g._randperm(6, np.int64).tolist() == [0, 4, 1, 3, 2, 5]
     g = gen(0)  # 16 elements: the vectorised AVX2 path
     np.testing.assert_array_equal(
-        g._normal((16,), np.float32)[:3], np.array([-1.1258398294448853, -1.152360200881958, -0.2505785822868347], np.float32)
+        g._normal((16,), np.float32)[:3],
+        np.array([-1.1258398294448853, -1.152360200881958, -0.2505785822868347], np.float32),
     )
-    np.testing.assert_array_equal(g._uniform((2,), np.float64), [0.5813409198075745, 0.2882358921361502])
+    np.testing.assert_array_equal(
+        g._uniform((2,), np.float64), [0.5813409198075745, 0.2882358921361502]
+    )
 
 
 def test_fresh_generator_uses_pytorch_default_seed():
     g = R.Generator()
     assert g.initial_seed() == 67280421310721
-    np.testing.assert_array_equal(g._uniform((2,), np.float32), np.array([0.267295241355896, 0.8725283145904541], np.float32))
+    np.testing.assert_array_equal(
+        g._uniform((2,), np.float32), np.array([0.267295241355896, 0.8725283145904541], np.float32)
+    )
 
 
 # ---------------------------------------------------------------------------------------- seeding
@@ -163,7 +170,9 @@ def test_state_counters_advance_like_pytorch():
     assert (int(st_["left"]), int(st_["next"])) == (1, 624)
 
 
-@pytest.mark.parametrize("draw", ["normal_small", "normal_big", "uniform", "randint", "randperm", "bernoulli"])
+@pytest.mark.parametrize(
+    "draw", ["normal_small", "normal_big", "uniform", "randint", "randperm", "bernoulli"]
+)
 def test_state_round_trip(draw):
     g = gen(3)
     g._normal((3,), np.float64)  # leaves a cached Box-Muller value in the state
@@ -214,7 +223,9 @@ def test_set_state_accepts_numpy_and_irregular_counters():
     h = R.Generator().set_state(np.frombuffer(st_.tobytes(), dtype=np.uint8))
     words = h._engine.random(12)
     key = st_["state"][0].astype(np.uint32)
-    np.testing.assert_array_equal(words[:9], engine.temper(key[5:14]))  # left - 1 words from key[next:]
+    np.testing.assert_array_equal(
+        words[:9], engine.temper(key[5:14])
+    )  # left - 1 words from key[next:]
     # then a twist of the unchanged array: the same words a regular engine produces after 624
     reg = engine.MT19937Engine(0)
     reg.set_counters(9, 1, 0, key)
@@ -227,7 +238,10 @@ def test_set_state_errors():
         g.set_state([0] * 5056)
     with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
         g.set_state(np.zeros(5056, dtype=np.float32))
-    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 5056 but found the input RNG state size to be 10"):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected a CPUGeneratorImplState of size 5056 but found the input RNG state size to be 10",
+    ):
         g.set_state(np.zeros(10, dtype=np.uint8))
     with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
         g.set_state(np.zeros(5056, dtype=np.uint8))  # seeded == 0, left == 0
@@ -258,7 +272,12 @@ def test_deepcopy_continues_the_same_stream():
 @pytest.mark.parametrize("shape", [(), (1,), (4, 5), (2, 3, 17)])
 def test_float_samplers_shape_dtype_layout(dt, shape):
     g = gen(0)
-    for out in (g._uniform(shape, dt), g._normal(shape, dt), g._uniform(shape, dt, -2, 3), g._exponential(shape, dt)):
+    for out in (
+        g._uniform(shape, dt),
+        g._normal(shape, dt),
+        g._uniform(shape, dt, -2, 3),
+        g._exponential(shape, dt),
+    ):
         assert out.shape == shape and out.dtype == np.dtype(dt) and out.flags.c_contiguous
 
 
@@ -268,7 +287,9 @@ def test_uniform_range_is_half_open(dt):
     assert out.min() >= 3.0 and out.max() < 3.5
 
 
-@pytest.mark.parametrize("dt", [np.int64, np.int32, np.int16, np.int8, np.uint8, np.float32, np.float64])
+@pytest.mark.parametrize(
+    "dt", [np.int64, np.int32, np.int16, np.int8, np.uint8, np.float32, np.float64]
+)
 @pytest.mark.parametrize("low, high", [(0, 10), (-5, 5), (0, 100)])
 def test_randint_range(dt, low, high):
     if np.dtype(dt) == np.uint8 and low < 0:
@@ -286,7 +307,10 @@ def test_randint_wide_and_full_range():
     assert full.min() < -(2**60) and full.max() > 2**60
 
 
-@pytest.mark.parametrize("dt", [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize(
+    "dt",
+    [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64],
+)
 def test_random_without_bounds(dt):
     out = gen(0)._random((2000,), dt)
     assert out.dtype == np.dtype(dt)
@@ -331,23 +355,34 @@ def test_normal_moments_and_noncontiguous_path():
 # -------------------------------------------------------------------------------------- errors
 def test_sampler_errors_match_pytorch():
     g = R.Generator()
-    with pytest.raises(RuntimeError, match=r"uniform_ expects to return a \[from, to\) range, but found from=2 > to=1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"uniform_ expects to return a \[from, to\) range, but found from=2 > to=1",
+    ):
         g._uniform((3,), np.float32, 2, 1)
     with pytest.raises(RuntimeError, match="from is out of bounds for c10::Half"):
         g._uniform((3,), np.float16, -70000, 70000)
     with pytest.raises(RuntimeError, match="normal expects std >= 0.0, but found std -1"):
         g._normal((3,), np.float32, 0, -1)
-    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"):
+    with pytest.raises(
+        RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"
+    ):
         g._randint((3,), np.int64, 5, 5)
     with pytest.raises(RuntimeError, match="to - 1 is out of bounds for int"):
         g._randint((3,), np.int32, 0, 2**32)
-    with pytest.raises(RuntimeError, match=r"bernoulli_ expects p to be in \[0, 1\], but got p=1.5"):
+    with pytest.raises(
+        RuntimeError, match=r"bernoulli_ expects p to be in \[0, 1\], but got p=1.5"
+    ):
         g._bernoulli((3,), np.float32, 1.5)
-    with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1 to be true, but got false."):
+    with pytest.raises(
+        RuntimeError, match="Expected p_in >= 0 && p_in <= 1 to be true, but got false."
+    ):
         g._bernoulli((1,), np.float32, np.array([1.5]))
     with pytest.raises(RuntimeError, match="n cannot be greater than 2049 for Half type."):
         g._randperm(3000, np.float16)
-    with pytest.raises(RuntimeError, match="exponential_ expects lambda > 0.0, but found lambda=-1"):
+    with pytest.raises(
+        RuntimeError, match="exponential_ expects lambda > 0.0, but found lambda=-1"
+    ):
         g._exponential((3,), np.float32, -1)
     assert g.initial_seed() == 67280421310721  # untouched
     assert g._engine.counters()[:2] == (1, 0)  # and no word drawn by a failed call
@@ -414,7 +449,9 @@ def test_clone_state_offsets_and_graphsafe():
         g.get_offset()
     with pytest.raises(RuntimeError, match="CPU Generator does not use offset"):
         g.set_offset(1)
-    with pytest.raises(NotImplementedError, match="graphsafe_get_state is not supported in this Generator"):
+    with pytest.raises(
+        NotImplementedError, match="graphsafe_get_state is not supported in this Generator"
+    ):
         g.graphsafe_get_state()
 
 
@@ -422,11 +459,17 @@ def test_libm_fallback_gives_the_same_bits(monkeypatch):
     """Where numpy's float64 log/sin/cos differ from libm, the per-element ``math`` path is used;
     on this machine both must agree bit for bit."""
     dist = importlib.import_module(_pkg + "._random.distributions")
-    fast = [gen(1)._normal((1000,), np.float64), gen(1)._normal((15,), np.float64, contiguous=False),
-            gen(1)._exponential((500,), np.float64, 0.5)]
+    fast = [
+        gen(1)._normal((1000,), np.float64),
+        gen(1)._normal((15,), np.float64, contiguous=False),
+        gen(1)._exponential((500,), np.float64, 0.5),
+    ]
     monkeypatch.setattr(dist, "_LIBM_CHECKED", False)
-    slow = [gen(1)._normal((1000,), np.float64), gen(1)._normal((15,), np.float64, contiguous=False),
-            gen(1)._exponential((500,), np.float64, 0.5)]
+    slow = [
+        gen(1)._normal((1000,), np.float64),
+        gen(1)._normal((15,), np.float64, contiguous=False),
+        gen(1)._exponential((500,), np.float64, 0.5),
+    ]
     for a, b in zip(fast, slow):
         np.testing.assert_array_equal(a, b)
 

@@ -70,7 +70,7 @@ _TORCH_NAME = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "f
 
 def _fmt(x) -> str:
     """Format a number the way C++ ``operator<<`` does in PyTorch's messages (``%g``)."""
-    return "%g" % x
+    return f"{x:g}"
 
 
 def _numel(shape) -> int:
@@ -184,7 +184,9 @@ _CHUNK = 32768  # elements per pass: keeps the many temporaries of the float32 p
 def _box_muller_blocks_f32(u: np.ndarray, mean, std) -> np.ndarray:
     """``normal_fill_16_AVX2`` over consecutive blocks of 16 float32 uniforms."""
     if len(u) > _CHUNK:
-        return np.concatenate([_box_muller_blocks_f32(u[i : i + _CHUNK], mean, std) for i in range(0, len(u), _CHUNK)])
+        return np.concatenate(
+            [_box_muller_blocks_f32(u[i : i + _CHUNK], mean, std) for i in range(0, len(u), _CHUNK)]
+        )
     u = u.reshape(-1, 16)
     u1 = np.float32(1.0) - u[:, :8]  # [0, 1) -> (0, 1] so the log is finite
     u2 = u[:, 8:]
@@ -266,7 +268,9 @@ def _normal_scalar(gen, n: int, mean: float, std: float) -> np.ndarray:
     return out + float(mean) if std == 1.0 else fma_f64(out, float(std), float(mean))
 
 
-def normal(gen, shape, dt: np.dtype, mean: float = 0.0, std: float = 1.0, contiguous: bool = True) -> np.ndarray:
+def normal(
+    gen, shape, dt: np.dtype, mean: float = 0.0, std: float = 1.0, contiguous: bool = True
+) -> np.ndarray:
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
     n = _numel(shape)
@@ -284,9 +288,16 @@ def _int_like_cast(v_int64: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 # C++ type names PyTorch prints in randint's bounds messages
 _CPP_NAME = {
-    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
 }
 # PyTorch 2.13 switches to a 64-bit pair per value once the range reaches 2**28 (the modulo bias of
 # a 32-bit word would exceed 1/16 there); older releases only did so from 2**32 and for fewer types.
@@ -297,7 +308,9 @@ def _as_float_int(x: int, dt: np.dtype) -> int:
     """``static_cast<int64_t>(static_cast<scalar_t>(x))`` for a floating dtype."""
     f = float(_to_dtype(np.array([x], dtype=np.int64), dt)[0])
     if not -(2.0**63) <= f < 2.0**63:
-        return -(1 << 63)  # out-of-range float->int64 gives INT64_MIN on x86 (cvttsd2si), as in PyTorch
+        return -(
+            1 << 63
+        )  # out-of-range float->int64 gives INT64_MIN on x86 (cvttsd2si), as in PyTorch
     return int(f)
 
 
@@ -346,8 +359,12 @@ def _check_int_bounds(frm: int, to_inc: int, dt: np.dtype) -> None:
                 )
 
 
-_FMAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
-         "float64": 1.7976931348623157e308}
+_FMAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
+}
 
 
 def randint(eng, shape, dt: np.dtype, low: int, high) -> np.ndarray:
@@ -363,7 +380,9 @@ def randint(eng, shape, dt: np.dtype, low: int, high) -> np.ndarray:
         return _randint_to_max(eng, shape, dt, low)
     high = int(high)
     if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     if _is_float(dt):
         low, high = _update_from(low, dt), _update_to(high, dt)
         if low >= high:
@@ -409,7 +428,9 @@ def random_full_range(eng, shape, dt: np.dtype) -> np.ndarray:
             f"\"random_full_64_bits_range_kernel_cpu\" not implemented for '{'Half' if dt.name == 'float16' else 'Bool'}'"
         )
     if dt.name not in ("int64", "float64", "float32", "bfloat16"):
-        raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
+        raise RuntimeError(
+            "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16"
+        )
     v = eng.random64(_numel(shape)).view(np.int64)
     return _int_like_cast(v, dt).reshape(shape)
 
@@ -451,7 +472,9 @@ def randperm(eng, n: int, dt: np.dtype) -> np.ndarray:
             # forward Fisher-Yates: slot i swaps with slot i + (word % (n - i))
             z = eng.random(n - 1).astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
             targets = (z + np.arange(n - 1, dtype=np.int64)).tolist()
-            for i, j in enumerate(targets):  # inherently sequential: each swap sees the previous ones
+            for i, j in enumerate(
+                targets
+            ):  # inherently sequential: each swap sees the previous ones
                 perm[i], perm[j] = perm[j], perm[i]
     else:
         # "inside-out" Fisher-Yates with 64-bit draws (PyTorch: huge n, where 32-bit % is biased)
@@ -464,7 +487,9 @@ def randperm(eng, n: int, dt: np.dtype) -> np.ndarray:
 
 
 def _torch_int_name(dt: np.dtype) -> str:
-    return {"int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int", "int64": "Long"}.get(dt.name, dt.name)
+    return {"int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int", "int64": "Long"}.get(
+        dt.name, dt.name
+    )
 
 
 # ---------------------------------------------------------------------------------- bernoulli
@@ -497,5 +522,7 @@ def exponential(eng, shape, dt: np.dtype, lambd: float = 1.0) -> np.ndarray:
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
     u = _unit_uniform(eng, _numel(shape), _F64)
-    out = (-1.0 / lambd) * _libm("log1p", -u)  # log1p(-u) == log(1 - u) without the rounding of 1 - u
+    out = (-1.0 / lambd) * _libm(
+        "log1p", -u
+    )  # log1p(-u) == log(1 - u) without the rounding of 1 - u
     return _to_dtype(out, dt).reshape(shape)

@@ -17,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+torch = pytest.importorskip(
+    "torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0"
+)
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 
@@ -55,7 +57,9 @@ FLOATS = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16), BF16
 INTS = [np.dtype(t) for t in (np.int64, np.int32, np.int16, np.int8, np.uint8, np.bool_)]
 SEEDS = [0, 1, 2**40 + 7]
 SIZES = [1, 2, 15, 16, 17, 100, 1000, 10007]
-ON_INTEL = "GenuineIntel" in (pathlib.Path("/proc/cpuinfo").read_text() if pathlib.Path("/proc/cpuinfo").exists() else "")
+ON_INTEL = "GenuineIntel" in (
+    pathlib.Path("/proc/cpuinfo").read_text() if pathlib.Path("/proc/cpuinfo").exists() else ""
+)
 
 
 def t2np(t) -> np.ndarray:
@@ -76,7 +80,9 @@ def assert_same(ours: np.ndarray, theirs, what=""):
     a, b = ours.reshape(-1).view(np.uint8), theirs.reshape(-1).view(np.uint8)
     if not np.array_equal(a, b):
         bad = np.flatnonzero(a != b)
-        raise AssertionError(f"{what}: {len(bad)} differing bytes; ours {ours.reshape(-1)[:4]} torch {theirs.reshape(-1)[:4]}")
+        raise AssertionError(
+            f"{what}: {len(bad)} differing bytes; ours {ours.reshape(-1)[:4]} torch {theirs.reshape(-1)[:4]}"
+        )
 
 
 def assert_same_state(g):
@@ -95,7 +101,11 @@ def both(seed):
 def test_uniform(seed, dt, low, high):
     g = both(seed)
     for n in SIZES:
-        assert_same(g._uniform((n,), dt, low, high), torch.empty(n, dtype=TORCH_DTYPE[dt]).uniform_(low, high), f"n={n}")
+        assert_same(
+            g._uniform((n,), dt, low, high),
+            torch.empty(n, dtype=TORCH_DTYPE[dt]).uniform_(low, high),
+            f"n={n}",
+        )
     assert_same_state(g)
 
 
@@ -106,7 +116,11 @@ def test_uniform(seed, dt, low, high):
 def test_normal(seed, dt, mean, std):
     g = both(seed)
     for n in SIZES:
-        assert_same(g._normal((n,), dt, mean, std), torch.empty(n, dtype=TORCH_DTYPE[dt]).normal_(mean, std), f"n={n}")
+        assert_same(
+            g._normal((n,), dt, mean, std),
+            torch.empty(n, dtype=TORCH_DTYPE[dt]).normal_(mean, std),
+            f"n={n}",
+        )
         assert_same_state(g)  # includes the cached Box-Muller value of the small path
 
 
@@ -136,14 +150,26 @@ def test_normal_one_million(seed):
     g = both(seed)
     assert_same(g._normal((1_000_003,), np.float32), torch.randn(1_000_003))
     assert_same(g._normal((300_001,), np.float32, 0.5, 3.0), torch.empty(300_001).normal_(0.5, 3.0))
-    assert_same(g._normal((300_001,), np.float64, 0.5, 3.0), torch.empty(300_001, dtype=torch.float64).normal_(0.5, 3.0))
+    assert_same(
+        g._normal((300_001,), np.float64, 0.5, 3.0),
+        torch.empty(300_001, dtype=torch.float64).normal_(0.5, 3.0),
+    )
     assert_same_state(g)
 
 
 # ------------------------------------------------------------------------- randint / random_
 RANGES = [
-    (0, 10), (-5, 5), (0, 2**16), (0, 2**28 - 1), (0, 2**28), (-(2**40), 2**40), (0, 2**32),
-    (3, 2**33), (0, 2**32 - 1), (-(2**63), 2**63 - 1), (-100, 100),
+    (0, 10),
+    (-5, 5),
+    (0, 2**16),
+    (0, 2**28 - 1),
+    (0, 2**28),
+    (-(2**40), 2**40),
+    (0, 2**32),
+    (3, 2**33),
+    (0, 2**32 - 1),
+    (-(2**63), 2**63 - 1),
+    (-100, 100),
 ]
 
 
@@ -165,7 +191,9 @@ def test_randint(low, high, dt):
     for seed in (0, 7):
         g = both(seed)
         for n in (1, 17, 1000):
-            theirs, err, twarn = _torch_or_error(lambda: torch.randint(low, high, (n,), dtype=TORCH_DTYPE[dt]))
+            theirs, err, twarn = _torch_or_error(
+                lambda n=n: torch.randint(low, high, (n,), dtype=TORCH_DTYPE[dt])
+            )
             if err is not None:
                 with pytest.raises(RuntimeError) as info:
                     g._randint((n,), dt, low, high)
@@ -183,8 +211,12 @@ def test_randint(low, high, dt):
 def test_random_unbounded_and_full_range(dt):
     g = both(3)
     for n in (1, 5, 1000):
-        assert_same(g._random((n,), dt), torch.empty(n, dtype=TORCH_DTYPE[dt]).random_(), f"random_() n={n}")
-    theirs, err, _ = _torch_or_error(lambda: torch.empty(50, dtype=TORCH_DTYPE[dt]).random_(-(2**63), None))
+        assert_same(
+            g._random((n,), dt), torch.empty(n, dtype=TORCH_DTYPE[dt]).random_(), f"random_() n={n}"
+        )
+    theirs, err, _ = _torch_or_error(
+        lambda: torch.empty(50, dtype=TORCH_DTYPE[dt]).random_(-(2**63), None)
+    )
     if err is None:
         assert_same(g._randint((50,), dt, -(2**63), 2**63), theirs, "full range")
     assert_same_state(g)
@@ -207,14 +239,20 @@ def test_randperm(n, dt):
 
 
 # ----------------------------------------------------------------------------------- bernoulli
-@pytest.mark.xfail(ON_INTEL, reason="PyTorch samples scalar-p bernoulli_ with MKL on Intel CPUs", strict=False)
+@pytest.mark.xfail(
+    ON_INTEL, reason="PyTorch samples scalar-p bernoulli_ with MKL on Intel CPUs", strict=False
+)
 @pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 1.0])
-@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16, BF16, np.int64, np.uint8, np.bool_], ids=str)
+@pytest.mark.parametrize(
+    "dt", [np.float32, np.float64, np.float16, BF16, np.int64, np.uint8, np.bool_], ids=str
+)
 def test_bernoulli_scalar_p(p, dt):
     dt = np.dtype(dt)
     g = both(11)
     for n in (1, 17, 1000):
-        assert_same(g._bernoulli((n,), dt, p), torch.empty(n, dtype=TORCH_DTYPE[dt]).bernoulli_(p), f"n={n}")
+        assert_same(
+            g._bernoulli((n,), dt, p), torch.empty(n, dtype=TORCH_DTYPE[dt]).bernoulli_(p), f"n={n}"
+        )
     assert_same_state(g)
 
 
@@ -225,14 +263,28 @@ def test_bernoulli_tensor_p(pdt, out_dt):
     g = both(21)
     for shape in ((1,), (17,), (40, 25)):
         p = np.random.default_rng(1).random(shape).astype(pdt)
-        pt = torch.from_numpy(p.view(np.int16)).view(torch.bfloat16) if pdt == BF16 else torch.from_numpy(p)
-        assert_same(g._bernoulli(shape, out_dt, p), torch.empty(shape, dtype=TORCH_DTYPE[out_dt]).bernoulli_(pt))
+        pt = (
+            torch.from_numpy(p.view(np.int16)).view(torch.bfloat16)
+            if pdt == BF16
+            else torch.from_numpy(p)
+        )
+        assert_same(
+            g._bernoulli(shape, out_dt, p),
+            torch.empty(shape, dtype=TORCH_DTYPE[out_dt]).bernoulli_(pt),
+        )
     # torch.bernoulli(p): the output has p's dtype
     assert_same(g._bernoulli((40, 25), pdt, p), torch.bernoulli(pt))
     # p broadcast over the output
     row = np.linspace(0, 1, 25).astype(pdt)
-    rowt = torch.from_numpy(row.view(np.int16)).view(torch.bfloat16) if pdt == BF16 else torch.from_numpy(row)
-    assert_same(g._bernoulli((40, 25), out_dt, row), torch.empty(40, 25, dtype=TORCH_DTYPE[out_dt]).bernoulli_(rowt))
+    rowt = (
+        torch.from_numpy(row.view(np.int16)).view(torch.bfloat16)
+        if pdt == BF16
+        else torch.from_numpy(row)
+    )
+    assert_same(
+        g._bernoulli((40, 25), out_dt, row),
+        torch.empty(40, 25, dtype=TORCH_DTYPE[out_dt]).bernoulli_(rowt),
+    )
     assert_same_state(g)
 
 
@@ -242,7 +294,10 @@ def test_bernoulli_tensor_p(pdt, out_dt):
 def test_exponential(lambd, dt):
     g = both(17)
     for n in (1, 17, 5000):
-        assert_same(g._exponential((n,), dt, lambd), torch.empty(n, dtype=TORCH_DTYPE[dt]).exponential_(lambd))
+        assert_same(
+            g._exponential((n,), dt, lambd),
+            torch.empty(n, dtype=TORCH_DTYPE[dt]).exponential_(lambd),
+        )
     assert_same_state(g)
 
 
@@ -253,11 +308,20 @@ def test_interleaved_sequence_and_states():
         (lambda: g._normal((3,), np.float32), lambda: torch.randn(3)),
         (lambda: g._uniform((5,), np.float32), lambda: torch.rand(5)),
         (lambda: g._randint((4,), np.int64, -3, 9), lambda: torch.randint(-3, 9, (4,))),
-        (lambda: g._normal((20,), np.float32), lambda: torch.randn(20)),  # vectorised: cache untouched
-        (lambda: g._normal((1,), np.float64), lambda: torch.randn(1, dtype=torch.float64)),  # uses the cache
+        (
+            lambda: g._normal((20,), np.float32),
+            lambda: torch.randn(20),
+        ),  # vectorised: cache untouched
+        (
+            lambda: g._normal((1,), np.float64),
+            lambda: torch.randn(1, dtype=torch.float64),
+        ),  # uses the cache
         (lambda: g._normal((2, 2), np.float16), lambda: torch.randn(2, 2, dtype=torch.float16)),
         (lambda: g._randperm(30, np.int64), lambda: torch.randperm(30)),
-        (lambda: g._uniform((700,), np.float64, -1, 1), lambda: torch.empty(700, dtype=torch.float64).uniform_(-1, 1)),
+        (
+            lambda: g._uniform((700,), np.float64, -1, 1),
+            lambda: torch.empty(700, dtype=torch.float64).uniform_(-1, 1),
+        ),
         (lambda: g._bernoulli((9,), np.float32, 0.4), lambda: torch.empty(9).bernoulli_(0.4)),
         (lambda: g._randint((3,), np.int64, 0, 2**40), lambda: torch.randint(0, 2**40, (3,))),
         (lambda: g._normal((5,), np.float32, 1.0, 2.0), lambda: torch.empty(5).normal_(1.0, 2.0)),
@@ -323,13 +387,25 @@ def test_seed_edges(seed):
 def test_error_messages_match():
     cases = [
         (lambda g: g._uniform((3,), np.float32, 2, 1), lambda: torch.empty(3).uniform_(2, 1)),
-        (lambda g: g._uniform((3,), np.float16, -70000, 70000), lambda: torch.empty(3, dtype=torch.float16).uniform_(-70000, 70000)),
-        (lambda g: g._uniform((3,), np.float32, -3e38, 3e38), lambda: torch.empty(3).uniform_(-3e38, 3e38)),
+        (
+            lambda g: g._uniform((3,), np.float16, -70000, 70000),
+            lambda: torch.empty(3, dtype=torch.float16).uniform_(-70000, 70000),
+        ),
+        (
+            lambda g: g._uniform((3,), np.float32, -3e38, 3e38),
+            lambda: torch.empty(3).uniform_(-3e38, 3e38),
+        ),
         (lambda g: g._normal((3,), np.float32, 0, -1), lambda: torch.empty(3).normal_(0, -1)),
         (lambda g: g._randint((3,), np.int64, 5, 5), lambda: torch.randint(5, 5, (3,))),
-        (lambda g: g._randint((3,), np.int8, 0, 1000), lambda: torch.randint(0, 1000, (3,), dtype=torch.int8)),
+        (
+            lambda g: g._randint((3,), np.int8, 0, 1000),
+            lambda: torch.randint(0, 1000, (3,), dtype=torch.int8),
+        ),
         (lambda g: g._bernoulli((3,), np.float32, 1.5), lambda: torch.empty(3).bernoulli_(1.5)),
-        (lambda g: g._randperm(3000, np.float16), lambda: torch.randperm(3000, dtype=torch.float16)),
+        (
+            lambda g: g._randperm(3000, np.float16),
+            lambda: torch.randperm(3000, dtype=torch.float16),
+        ),
         (lambda g: g._exponential((3,), np.float32, -1), lambda: torch.empty(3).exponential_(-1)),
     ]
     for ours, theirs in cases:
@@ -373,28 +449,9 @@ OPS = ["uniform", "normal", "randint", "randperm", "bernoulli", "exponential", "
 def test_random_call_sequences(seed, ops):
     g = both(seed)
     for op, shape, dt, a, span in ops:
-        tdt = TORCH_DTYPE[dt]
-        if op == "uniform":
-            lo, hi = a / 1000, a / 1000 + span / 1e6
-            ours, theirs = (lambda: g._uniform(shape, dt, lo, hi)), (lambda: torch.empty(shape, dtype=tdt).uniform_(lo, hi))
-        elif op == "normal":
-            m, s = a / 1e9, span / 1e9
-            ours, theirs = (lambda: g._normal(shape, dt, m, s)), (lambda: torch.empty(shape, dtype=tdt).normal_(m, s))
-        elif op == "randint":
-            ours, theirs = (lambda: g._randint(shape, np.int64, a, a + span)), (lambda: torch.randint(a, a + span, shape))
-        elif op == "randperm":
-            n = span % 300
-            ours, theirs = (lambda: g._randperm(n, np.int64)), (lambda: torch.randperm(n))
-        elif op == "bernoulli":
-            if ON_INTEL:
-                return
-            p = (span % 1000) / 999
-            ours, theirs = (lambda: g._bernoulli(shape, dt, p)), (lambda: torch.empty(shape, dtype=tdt).bernoulli_(p))
-        elif op == "exponential":
-            lam = span / 2**30
-            ours, theirs = (lambda: g._exponential(shape, dt, lam)), (lambda: torch.empty(shape, dtype=tdt).exponential_(lam))
-        else:
-            ours, theirs = (lambda: g._random(shape, dt)), (lambda: torch.empty(shape, dtype=tdt).random_())
+        if op == "bernoulli" and ON_INTEL:
+            return
+        ours, theirs = _call_pair(g, op, shape, dt, a, span)
         expected, err, _ = _torch_or_error(theirs)
         if err is not None:  # same refusal, same message, nothing drawn
             with pytest.raises(RuntimeError) as info:
@@ -405,12 +462,47 @@ def test_random_call_sequences(seed, ops):
         assert_same_state(g)
 
 
+def _call_pair(g, op, shape, dt, a, span):
+    """(our call, torch's call) for one drawn operation; the arguments are derived from a, span."""
+    tdt = TORCH_DTYPE[dt]
+    if op == "uniform":
+        lo, hi = a / 1000, a / 1000 + span / 1e6
+        return (lambda: g._uniform(shape, dt, lo, hi)), (
+            lambda: torch.empty(shape, dtype=tdt).uniform_(lo, hi)
+        )
+    if op == "normal":
+        m, s = a / 1e9, span / 1e9
+        return (lambda: g._normal(shape, dt, m, s)), (
+            lambda: torch.empty(shape, dtype=tdt).normal_(m, s)
+        )
+    if op == "randint":
+        return (lambda: g._randint(shape, np.int64, a, a + span)), (
+            lambda: torch.randint(a, a + span, shape)
+        )
+    if op == "randperm":
+        n = span % 300
+        return (lambda: g._randperm(n, np.int64)), (lambda: torch.randperm(n))
+    if op == "bernoulli":
+        p = (span % 1000) / 999
+        return (lambda: g._bernoulli(shape, dt, p)), (
+            lambda: torch.empty(shape, dtype=tdt).bernoulli_(p)
+        )
+    if op == "exponential":
+        lam = span / 2**30
+        return (lambda: g._exponential(shape, dt, lam)), (
+            lambda: torch.empty(shape, dtype=tdt).exponential_(lam)
+        )
+    return (lambda: g._random(shape, dt)), (lambda: torch.empty(shape, dtype=tdt).random_())
+
+
 @pytest.mark.parametrize("dt", FLOATS + INTS, ids=str)
 @pytest.mark.parametrize("low", [0, -5, 3, 100, 2**20, -(2**63)])
 def test_random_from_to_none(dt, low):
     """``random_(from, None)``: up to the dtype's maximum (``high=None`` here)."""
     g = both(31)
-    theirs, err, twarn = _torch_or_error(lambda: torch.empty(200, dtype=TORCH_DTYPE[dt]).random_(low, None))
+    theirs, err, twarn = _torch_or_error(
+        lambda: torch.empty(200, dtype=TORCH_DTYPE[dt]).random_(low, None)
+    )
     if err is not None:
         with pytest.raises(RuntimeError) as info:
             g._randint((200,), dt, low, None)
