@@ -51,6 +51,7 @@ Where we differ from PyTorch
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -282,10 +283,6 @@ def normal(
 
 
 # ----------------------------------------------------------------------------------- integers
-def _int_like_cast(v_int64: np.ndarray, dt: np.dtype) -> np.ndarray:
-    return _to_dtype(v_int64, dt)
-
-
 # C++ type names PyTorch prints in randint's bounds messages
 _CPP_NAME = {
     "float16": "c10::Half",
@@ -299,8 +296,9 @@ _CPP_NAME = {
     "uint8": "unsigned char",
     "bool": "bool",
 }
-# PyTorch 2.13 switches to a 64-bit pair per value once the range reaches 2**28 (the modulo bias of
-# a 32-bit word would exceed 1/16 there); older releases only did so from 2**32 and for fewer types.
+# PyTorch 2.13 switches to a 64-bit pair per value once the range reaches 2**28, for every dtype
+# (measured against the wheel: at that size a 32-bit word's modulo bias would reach 1/16). Older
+# releases switched only from 2**32, and only for int64/double/float/bfloat16.
 _WIDE_RANGE = 1 << 28
 
 
@@ -308,9 +306,8 @@ def _as_float_int(x: int, dt: np.dtype) -> int:
     """``static_cast<int64_t>(static_cast<scalar_t>(x))`` for a floating dtype."""
     f = float(_to_dtype(np.array([x], dtype=np.int64), dt)[0])
     if not -(2.0**63) <= f < 2.0**63:
-        return -(
-            1 << 63
-        )  # out-of-range float->int64 gives INT64_MIN on x86 (cvttsd2si), as in PyTorch
+        # out of range: undefined in C++, and x86's cvttsd2si answers INT64_MIN, which PyTorch uses
+        return -(1 << 63)
     return int(f)
 
 
@@ -345,8 +342,6 @@ def _check_int_bounds(frm: int, to_inc: int, dt: np.dtype) -> None:
         if not lo <= var <= hi:
             raise RuntimeError(f"{what} is out of bounds for {name}")
     if _is_float(dt):
-        import warnings
-
         d = _DIGITS[dt.name]
         for var, what in ((frm, "from"), (to_inc, "to - 1")):
             if var < -(1 << d) or var > (1 << d):
@@ -396,7 +391,7 @@ def randint(eng, shape, dt: np.dtype, low: int, high) -> np.ndarray:
     w = eng.random64(n) if span >= _WIDE_RANGE else eng.random(n).astype(np.uint64)
     # (word % range) + from, wrapping in 64 bits like the C++ (uint64 + int64)
     v = (w % np.uint64(span)) + np.uint64(low & 0xFFFFFFFFFFFFFFFF)
-    return _int_like_cast(v.view(np.int64), dt).reshape(shape)
+    return _to_dtype(v.view(np.int64), dt).reshape(shape)
 
 
 def _randint_to_max(eng, shape, dt: np.dtype, low: int) -> np.ndarray:
@@ -418,7 +413,7 @@ def _randint_to_max(eng, shape, dt: np.dtype, low: int) -> np.ndarray:
     span = to_inc - low + 1
     w = eng.random64(n) if span >= _WIDE_RANGE else eng.random(n).astype(np.uint64)
     v = (w % np.uint64(span)) + np.uint64(low & 0xFFFFFFFFFFFFFFFF)
-    return _int_like_cast(v.view(np.int64), dt).reshape(shape)
+    return _to_dtype(v.view(np.int64), dt).reshape(shape)
 
 
 def random_full_range(eng, shape, dt: np.dtype) -> np.ndarray:
@@ -432,7 +427,7 @@ def random_full_range(eng, shape, dt: np.dtype) -> np.ndarray:
             "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16"
         )
     v = eng.random64(_numel(shape)).view(np.int64)
-    return _int_like_cast(v, dt).reshape(shape)
+    return _to_dtype(v, dt).reshape(shape)
 
 
 def random_(eng, shape, dt: np.dtype) -> np.ndarray:
@@ -449,7 +444,7 @@ def random_(eng, shape, dt: np.dtype) -> np.ndarray:
         v = w % np.uint64((1 << _DIGITS[name]) + 1)
     else:
         v = w % np.uint64(int(np.iinfo(dt).max) + 1)
-    return _int_like_cast(v.astype(np.int64), dt).reshape(shape)
+    return _to_dtype(v.astype(np.int64), dt).reshape(shape)
 
 
 # ----------------------------------------------------------------------------------- randperm
@@ -483,7 +478,7 @@ def randperm(eng, n: int, dt: np.dtype) -> np.ndarray:
         for i, j in enumerate(z):
             perm[i] = perm[j]
             perm[j] = i
-    return _int_like_cast(np.array(perm, dtype=np.int64), dt)
+    return _to_dtype(np.array(perm, dtype=np.int64), dt)
 
 
 def _torch_int_name(dt: np.dtype) -> str:
