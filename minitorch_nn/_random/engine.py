@@ -53,35 +53,24 @@ STATE_SIZE = 5056  # sizeof(CPUGeneratorImplState) on every 64-bit platform PyTo
 
 # numpy structured dtype that *is* the C struct: reading/writing a field is one assignment, and
 # np.zeros gives the zeroed padding bytes PyTorch's value-initialised struct has.
+_STATE_FIELDS = [  # (name, numpy format, byte offset): the C struct, field by field
+    ("the_initial_seed", "=u8", 0),
+    ("left", "=i4", 8),
+    ("seeded", "=i4", 12),
+    ("next", "=u8", 16),
+    ("state", ("=u8", N), 24),
+    ("normal_x", "=f8", 5016),
+    ("normal_y", "=f8", 5024),
+    ("normal_rho", "=f8", 5032),
+    ("normal_is_valid", "=i4", 5040),
+    ("next_float_normal_sample", "=f4", 5048),
+    ("is_next_float_normal_sample_valid", "u1", 5052),
+]
 STATE_DTYPE = np.dtype(
     {
-        "names": [
-            "the_initial_seed",
-            "left",
-            "seeded",
-            "next",
-            "state",
-            "normal_x",
-            "normal_y",
-            "normal_rho",
-            "normal_is_valid",
-            "next_float_normal_sample",
-            "is_next_float_normal_sample_valid",
-        ],
-        "formats": [
-            "=u8",
-            "=i4",
-            "=i4",
-            "=u8",
-            ("=u8", N),
-            "=f8",
-            "=f8",
-            "=f8",
-            "=i4",
-            "=f4",
-            "u1",
-        ],
-        "offsets": [0, 8, 12, 16, 24, 5016, 5024, 5032, 5040, 5048, 5052],
+        "names": [f[0] for f in _STATE_FIELDS],
+        "formats": [f[1] for f in _STATE_FIELDS],
+        "offsets": [f[2] for f in _STATE_FIELDS],
         "itemsize": STATE_SIZE,
     }
 )
