@@ -75,7 +75,8 @@ html_theme_options = {
 }
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
-html_sidebars = {"index": [], "map": [], "instructors": []}
+# Pages without sub-pages get no (empty) left sidebar; the tutorials keep their list.
+html_sidebars = {"index": [], "map": [], "api": [], "source_c": [], "instructors": []}
 html_show_sourcelink = False
 
 # -- sphinx-gallery ----------------------------------------------------------------------------

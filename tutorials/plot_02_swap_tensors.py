@@ -19,9 +19,12 @@ story with minitorch_nn, where you can read every line of the mechanism.
   and the ``owner`` pointer each ``TensorImpl`` keeps to its handle.
 * ``minitorch_nn/_tensor.py``: the ``Tensor.data`` setter, the older way to change contents.
 * ``minitorch_nn/nn/parameter.py``: ``Parameter``, the tensor subclass that modules register.
+* ``minitorch_nn/nn/modules/_conversion.py``: ``_ConversionMixin._apply``, which every
+  ``Module.to``/``double``/``half`` goes through, and ``minitorch_nn/__future__.py``, the two
+  flags that choose how it changes a parameter.
 
-Modules themselves (``nn.Module.to`` and the ``__future__`` swap flag) get their own tutorial;
-here we keep to tensors and a hand-written stand-in for a module.
+We start with tensors and a hand-written stand-in for a module, and end with a real
+``nn.Module``; the ``nn.Module`` tutorial covers the rest of the module machinery.
 """
 
 import weakref
@@ -210,42 +213,87 @@ swap_tensors(t, torch.zeros(3))  # no views left: the swap goes through
 print("after deleting the views:", t)
 
 # %%
-# Module conversion, by hand
-# --------------------------
-# ``nn.Module._apply`` (used by ``to``, ``double``, ``half``, ``cuda``...) converts every
-# parameter with a function and then, depending on
-# ``torch.__future__.get_swap_module_params_on_conversion()``, either assigns ``.data`` or calls
-# ``swap_tensors``. Here is that decision in ten lines, on our stand-in model.
+# Module conversion: ``nn.Module._apply``
+# ---------------------------------------
+# ``model.to(...)``, ``double()``, ``half()`` and ``cuda()`` all call ``_apply(fn)``
+# (``_ConversionMixin._apply`` in ``minitorch_nn/nn/modules/_conversion.py``). For each
+# parameter it computes ``new = fn(param)`` and then takes one of three paths, chosen by the two
+# flags in ``minitorch_nn/__future__.py``:
+#
+# * by default, ``param.data = new``: same object, new payload fields;
+# * with ``set_overwrite_module_params_on_conversion(True)``, a **new** ``Parameter(new)`` is
+#   stored in the module, and old references keep the old tensor;
+# * with ``set_swap_module_params_on_conversion(True)``,
+#   ``swap_tensors(param, Parameter(new))``: same object, new payload *and* class.
+#
+# Here is a real module and an optimizer-style list of its parameters under each setting.
+
+nn = torch.nn
 
 
-def convert(module, fn, swap):
-    for name, param in list(vars(module).items()):
-        if isinstance(param, Parameter):
-            new = fn(param)
-            if swap:
-                swap_tensors(param, Parameter(new.detach(), requires_grad=param.requires_grad))
-            else:
-                param.data = new
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.weight = nn.Parameter(torch.randn(2, 2))
 
 
-for swap in (False, True):
-    model = TinyModel()
-    optimizer_params = [model.weight]
-    convert(model, lambda p: p.detach().double(), swap)
+def convert_and_report(label):
+    model = Tiny()
+    optimizer_params = list(model.parameters())
+    model.double()
     w = optimizer_params[0]
-    print(f"swap={swap!s:5s} optimizer sees {w.dtype}, same object: {w is model.weight}")
+    print(f"{label:9s} module: {model.weight.dtype}, optimizer: {w.dtype}, same: {w is model.weight}")
+
+
+flags = torch.__future__
+convert_and_report("default")
+try:
+    flags.set_overwrite_module_params_on_conversion(True)
+    convert_and_report("overwrite")
+finally:
+    flags.set_overwrite_module_params_on_conversion(False)
+try:
+    flags.set_swap_module_params_on_conversion(True)
+    convert_and_report("swap")
+finally:
+    flags.set_swap_module_params_on_conversion(False)
 
 # %%
-# Both keep the optimizer's reference valid for a plain dtype change. The difference shows with
-# subclasses (as above), with ``load_state_dict`` (a swap lets the loaded tensor's class and
-# attributes come along) and with autograd: ``.data`` changes the data behind the back of any
-# graph that saved the parameter, while a swap is refused or poisons the graph so the mistake is
-# loud.
+# The overwrite path is the naive conversion from the start of this tutorial: the optimizer is
+# left behind. The two in-place paths differ when something else holds the parameter's payload.
+# Keep a view of the weight, as a tensor saved for backward would, and convert:
+
+
+def convert_with_a_view(swap):
+    flags.set_swap_module_params_on_conversion(swap)
+    try:
+        model = Tiny()
+        first_row = model.weight[0]
+        model.half()
+        shared = first_row._impl.storage is model.weight._impl.storage
+        print(f"swap={swap!s:5s} converted to {model.weight.dtype}; the view is still "
+              f"{first_row.dtype} and shares storage with the weight: {shared}")
+    except RuntimeError as err:
+        print(f"swap={swap!s:5s} RuntimeError: {err}")
+    finally:
+        flags.set_swap_module_params_on_conversion(False)
+
+
+convert_with_a_view(False)
+convert_with_a_view(True)
+
+# %%
+# With ``.data`` the conversion "succeeds" and the view silently reads memory the model no longer
+# uses. With the swap flag, the conversion is refused (the ``RuntimeError`` wraps the use-count
+# error from ``swap_tensors``) and nothing is left half-converted. When the other reference is
+# the parameter's own ``AccumulateGrad`` node, the swap goes through and poisons that node, so a
+# later ``backward()`` through the old graph fails loudly; the autograd tutorial shows this.
 #
 # Compare with PyTorch
 # --------------------
-# When PyTorch is installed, this block replays the swap and the three refusals with it and
-# checks that the outcomes and messages agree.
+# When PyTorch is installed, this block replays the three refusals and the module conversions
+# with it and checks that the outcomes and messages agree.
 
 try:
     import torch as real_torch
@@ -276,13 +324,43 @@ def refusals(lib):
     return out
 
 
+def conversions(lib):
+    """What an optimizer sees after ``double()`` under each flag, and the swap-with-a-view error."""
+
+    class T(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = lib.nn.Parameter(lib.ones(2, 2))
+
+    out = []
+    for overwrite, swap in ((False, False), (True, False), (False, True)):
+        lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
+        lib.__future__.set_swap_module_params_on_conversion(swap)
+        try:
+            m = T()
+            held = list(m.parameters())[0]
+            m.double()
+            out.append(f"overwrite={overwrite} swap={swap}: {held.dtype}, same={held is m.weight}")
+            m = T()
+            view = m.weight[0]  # noqa: F841
+            m.half()
+            out.append("converted with a view alive")
+        except RuntimeError as err:
+            out.append(f"RuntimeError: {err}")
+        finally:
+            lib.__future__.set_overwrite_module_params_on_conversion(False)
+            lib.__future__.set_swap_module_params_on_conversion(False)
+    return out
+
+
 if real_torch is None:
     print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
 else:
-    mine, theirs = refusals(torch), refusals(real_torch)
+    mine = refusals(torch) + conversions(torch)
+    theirs = refusals(real_torch) + conversions(real_torch)
     for m, r in zip(mine, theirs):
-        print("same message as PyTorch:" if m == r else "DIFFERENT:", m[:60] + "...")
-    assert mine == theirs and len(mine) == 3
+        print("same as PyTorch:" if m == r else "DIFFERENT:", m[:70] + ("..." if len(m) > 70 else ""))
+    assert mine == theirs and len(mine) == 9
 
 # %%
 # Exercises
