@@ -40,6 +40,8 @@ from minitorch_nn.random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
 from minitorch_nn import nn, utils  # noqa: F401
+from minitorch_nn.serialization import load, save  # noqa: F401  (checkpoints in PyTorch's zip format)
+from minitorch_nn.safetensors_io import safetensors_load, safetensors_save  # noqa: F401
 from minitorch_nn.nn.parameter import Parameter as _Parameter
 
 _tf_base_types.update({Tensor, _Parameter})

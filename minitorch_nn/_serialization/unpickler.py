@@ -1,0 +1,527 @@
+"""The restricted reader of ``data.pkl`` (mirrors ``torch/_weights_only_unpickler.py``).
+
+A pickle is a small program: ``GLOBAL`` names a Python object, ``REDUCE`` calls it, ``BUILD``
+sets attributes. Python's own unpickler would import and call whatever the file names, which
+is how a malicious checkpoint runs ``os.system``. This reader never imports anything:
+:meth:`CheckpointUnpickler.find_class` looks the name up in a fixed table (``ALLOWED_GLOBALS``)
+of *our own* functions -- ``torch._utils._rebuild_tensor_v2`` maps to
+:func:`rebuild_tensor_v2` below, ``torch.FloatStorage`` to a marker meaning "float32
+storage", ``collections.OrderedDict`` to the real OrderedDict -- and any other name is an
+``UnpicklingError`` that says what the file asked for.
+
+The opcodes are restricted as in PyTorch: only calls of table entries (``REDUCE``/``NEWOBJ``),
+``BUILD`` only on an OrderedDict (its ``_metadata``), appends only to lists, item-setting only
+on dicts, and no ``INST``/``OBJ``/extension codes/out-of-band buffers. The rebuild functions
+check every size, stride and offset against the storage before making a tensor.
+
+Where we differ from PyTorch: ``weights_only=False`` uses this same reader (PyTorch falls back
+to the full unpickler), so a checkpoint can never run code here. Quantized, sparse, nested and
+complex tensors, which PyTorch's table allows, are refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import _compat_pickle
+import collections
+import pickle
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import Size, TensorImpl, _wrap
+from minitorch_nn._device import canonical as _canonical_device
+from minitorch_nn._serialization.pickler import STORAGE_CLASS_NAME
+from minitorch_nn._tensor import Tensor
+
+UnpicklingError = pickle.UnpicklingError
+
+
+class StorageType:
+    """What ``torch.FloatStorage`` & co. mean in a checkpoint: "a storage of this dtype"."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"torch.{STORAGE_CLASS_NAME[self.dtype]}"
+
+
+class CheckpointStorage:
+    """A storage read from a checkpoint: flat data of one dtype on one device.
+
+    ``array`` is the flat numpy array (cpu), a device array (cuda) or ``None`` (meta). Tensors
+    made from the same storage share ``array``, which is what keeps views views after loading.
+    A ``map_location`` callable receives one of these and the saved location string.
+    """
+
+    __slots__ = ("array", "dtype", "device", "numel", "key")
+
+    def __init__(self, array, dtype, device, numel, key):
+        self.array, self.dtype, self.device, self.numel, self.key = array, dtype, device, numel, key
+
+    def __repr__(self):
+        return f"CheckpointStorage(key={self.key!r}, dtype={self.dtype!r}, numel={self.numel}, device='{self.device}')"
+
+    def size(self) -> int:
+        return self.numel
+
+    def nbytes(self) -> int:
+        return self.numel * self.dtype.itemsize
+
+    def to(self, device) -> CheckpointStorage:
+        """This storage on ``device`` (a copy unless it is already there)."""
+        from minitorch_nn._tensor import _from_array
+
+        dev = _canonical_device(device)
+        if dev == self.device:
+            return self
+        if dev.type == "meta":
+            return CheckpointStorage(None, self.dtype, dev, self.numel, self.key)
+        if self.array is None:
+            raise RuntimeError(f"cannot move a meta storage to {dev}: it has no data")
+        flat = _from_array(self.array, self.dtype) if self.device.type == "cpu" else _wrap(
+            Tensor, TensorImpl(self.array, (self.numel,), (1,), 0, self.dtype, self.device)
+        )
+        moved = flat.to(dev)
+        return CheckpointStorage(moved._impl.storage, self.dtype, dev, self.numel, self.key)
+
+    def cpu(self) -> CheckpointStorage:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> CheckpointStorage:
+        return self.to("cuda" if device is None else f"cuda:{int(device)}" if not isinstance(device, str) else device)
+
+
+# -- the functions a checkpoint may call ------------------------------------------------------
+
+
+def _ints(values, what) -> tuple:
+    if not isinstance(values, tuple) or not all(type(v) is int for v in values):
+        raise UnpicklingError(f"tensor {what} must be a tuple of ints, got {values!r:.200}")
+    return tuple(values)
+
+
+def _check_layout(storage, offset, size, stride) -> tuple[tuple, tuple]:
+    """Validate that the tensor ``(offset, size, stride)`` reads only inside ``storage``."""
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    if type(offset) is not int or offset < 0:
+        raise UnpicklingError(f"tensor storage offset must be a non-negative int, got {offset!r:.100}")
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides for {len(size)} sizes")
+    if any(s < 0 for s in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"a checkpoint tensor has a negative size or stride: size {list(size)}, stride {list(stride)}")
+    numel = 1
+    for s in size:
+        numel *= s
+    if numel >= 1 << 62:
+        raise RuntimeError(f"a checkpoint tensor of size {list(size)} has more elements than can be indexed")
+    needed = (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) if numel else offset
+    if needed > storage.numel:
+        item = storage.dtype.itemsize
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
+            f"{item} requiring a storage size of {needed * item} are out of bounds for storage of size "
+            f"{storage.numel * item}\n(storage {storage.key!r} in the checkpoint is smaller than the tensor "
+            "that reads it: the file is damaged or was edited.)"
+        )
+    return size, stride
+
+
+def _check_requires_grad(requires_grad):
+    if type(requires_grad) is not bool:
+        raise UnpicklingError(f"requires_grad must be a bool, got {requires_grad!r:.100}")
+
+
+def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
+    """Our ``torch._utils._rebuild_tensor_v2``: a tensor reading ``storage``."""
+    if type(storage) is not CheckpointStorage:
+        raise UnpicklingError(f"_rebuild_tensor_v2 expects a storage, got {type(storage).__name__}")
+    size, stride = _check_layout(storage, storage_offset, size, stride)
+    _check_requires_grad(requires_grad)
+    impl = TensorImpl(storage.array, size, stride, storage_offset, storage.dtype, storage.device)
+    t = _wrap(Tensor, impl)
+    if requires_grad:
+        t.requires_grad_(True)  # raises PyTorch's error for integer dtypes
+    # backward_hooks (always an empty OrderedDict from torch.save) and metadata (conj/neg bits,
+    # meaningless for real dtypes) carry nothing we use.
+    return t
+
+
+def rebuild_tensor(storage, storage_offset, size, stride):
+    """Our ``torch._utils._rebuild_tensor`` (older files)."""
+    return rebuild_tensor_v2(storage, storage_offset, size, stride, False, None)
+
+
+def rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    """Our ``torch._utils._rebuild_meta_tensor_no_storage``: sizes and strides only."""
+    from minitorch_nn._device import META
+
+    if type(dtype) is not dt.dtype:
+        raise UnpicklingError(f"expected a dtype, got {dtype!r:.100}")
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    if len(size) != len(stride) or any(s < 0 for s in size + stride):
+        raise RuntimeError(f"invalid meta tensor layout: size {list(size)}, stride {list(stride)}")
+    _check_requires_grad(requires_grad)
+    t = _wrap(Tensor, TensorImpl(None, size, stride, 0, dtype, META))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _parameter_class():
+    from minitorch_nn.nn.parameter import Parameter
+
+    return Parameter
+
+
+def rebuild_parameter(data, requires_grad, backward_hooks):
+    """Our ``torch._utils._rebuild_parameter``: ``nn.Parameter(data, requires_grad)`` sharing data."""
+    if type(data) is not Tensor:
+        raise UnpicklingError(f"_rebuild_parameter expects a tensor, got {type(data).__name__}")
+    _check_requires_grad(requires_grad)
+    return _parameter_class()(data, requires_grad)
+
+
+def rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    """Our ``torch._utils._rebuild_parameter_with_state``: a Parameter with Python attributes."""
+    p = rebuild_parameter(data, requires_grad, backward_hooks)
+    apply_state(p, state)
+    return p
+
+
+_TENSOR_REBUILDS = (rebuild_tensor_v2, rebuild_tensor, rebuild_meta_tensor_no_storage, rebuild_parameter)
+
+
+def rebuild_from_type_v2(func, new_type, args, state):
+    """Our ``torch._tensor._rebuild_from_type_v2``: rebuild, set the class, then attributes."""
+    if func not in _TENSOR_REBUILDS or type(args) is not tuple:
+        raise UnpicklingError(f"_rebuild_from_type_v2 cannot call {func!r:.100}")
+    if new_type is not Tensor and new_type is not _parameter_class():
+        raise UnpicklingError(f"_rebuild_from_type_v2: unsupported tensor type {new_type!r:.100}")
+    t = func(*args)
+    if type(t) is not new_type:
+        impl = t._impl
+        alias = TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device, impl.version)
+        alias.requires_grad = impl.requires_grad
+        t = _wrap(new_type, alias)
+    apply_state(t, state)
+    return t
+
+
+def apply_state(obj, state) -> None:
+    """Set the Python attributes saved with a tensor (``torch._utils._set_obj_state``).
+
+    Only plain instance attributes are accepted: a name that the class defines (a property
+    such as ``requires_grad`` or ``data``, a method) or a dunder name is refused, so a file
+    cannot reach into the tensor's machinery.
+    """
+    if state is None:
+        return
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise UnpicklingError(f"Invalid serialized state: {state!r:.200}")
+        parts = state
+    else:
+        parts = (state,)
+    for part in parts:
+        if not part:
+            continue
+        if not isinstance(part, dict):
+            raise UnpicklingError(f"Invalid serialized state: {part!r:.200}")
+        for k, v in part.items():
+            if type(k) is not str or k.startswith("__") or hasattr(type(obj), k):
+                raise UnpicklingError(f"a checkpoint may not set the attribute {k!r:.100} of a {type(obj).__name__}")
+            obj.__dict__[k] = v
+
+
+# -- small constructors for plain values -------------------------------------------------------
+
+
+def _codecs_encode(text, encoding="utf-8"):
+    # pickle protocol 2 writes bytes as _codecs.encode(latin-1 text, 'latin1')
+    if type(text) is not str or encoding not in ("latin1", "latin-1", "utf-8", "utf8", "ascii"):
+        raise UnpicklingError(f"_codecs.encode is only allowed on text, got {type(text).__name__}, {encoding!r:.50}")
+    return text.encode(encoding)
+
+
+def _bytes(*args):
+    if args:  # bytes(n) would allocate n bytes on the file's say-so
+        raise UnpicklingError("builtins.bytes may only be called without arguments (b'')")
+    return b""
+
+
+def _bytearray(*args):
+    if len(args) > 1 or (args and type(args[0]) is not bytes):
+        raise UnpicklingError("builtins.bytearray may only be called on bytes")
+    return bytearray(*args)
+
+
+def _set(*args):
+    if len(args) > 1 or (args and type(args[0]) not in (list, tuple)):
+        raise UnpicklingError("builtins.set may only be called on a list")
+    return set(*args)
+
+
+def _complex(real=0.0, imag=0.0):
+    if type(real) not in (int, float) or type(imag) not in (int, float):
+        raise UnpicklingError("builtins.complex may only be called on numbers")
+    return complex(real, imag)
+
+
+def _counter(*args):
+    if len(args) > 1 or (args and type(args[0]) is not dict):
+        raise UnpicklingError("collections.Counter may only be called on a dict")
+    return collections.Counter(*args)
+
+
+def _ordered_dict(*args):
+    if len(args) > 1 or (args and type(args[0]) not in (list, tuple, dict, collections.OrderedDict)):
+        raise UnpicklingError("collections.OrderedDict may only be called on a list of pairs")
+    return collections.OrderedDict(*args)
+
+
+def _size(values=()):
+    return Size(_ints(tuple(values) if type(values) is list else values, "Size"))
+
+
+def _device(kind, index=None):
+    if type(kind) is not str or (index is not None and type(index) is not int):
+        raise UnpicklingError(f"torch.device expects a string and an optional int, got {kind!r:.50}, {index!r:.50}")
+    from minitorch_nn._device import device
+
+    return device(kind) if index is None else device(kind, index)
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+ALLOWED_GLOBALS: dict[str, object] = {
+    "collections.OrderedDict": collections.OrderedDict,
+    "collections.Counter": collections.Counter,
+    "builtins.set": set,
+    "builtins.bytearray": bytearray,
+    "builtins.complex": complex,
+    "builtins.bytes": bytes,
+    "_codecs.encode": _codecs_encode,
+    "torch.Size": Size,
+    "torch.device": _device,
+    "torch.Tensor": Tensor,
+    "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2,
+    "torch._utils._rebuild_tensor": rebuild_tensor,
+    "torch._utils._rebuild_meta_tensor_no_storage": rebuild_meta_tensor_no_storage,
+    "torch._utils._rebuild_parameter": rebuild_parameter,
+    "torch._utils._rebuild_parameter_with_state": rebuild_parameter_with_state,
+    "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
+}
+for _d in dt.ALL_DTYPES:
+    ALLOWED_GLOBALS[f"torch.{_d.name}"] = _d
+for _d, _name in STORAGE_CLASS_NAME.items():
+    ALLOWED_GLOBALS[f"torch.{_name}"] = StorageType(_d)
+for _alias in ("half", "float", "double", "short", "int", "long"):
+    ALLOWED_GLOBALS[f"torch.{_alias}"] = getattr(dt, _alias)
+
+# What REDUCE / NEWOBJ may call, and the checked function each call really runs.
+_CALLS = {
+    collections.OrderedDict: _ordered_dict, collections.Counter: _counter, set: _set, bytearray: _bytearray,
+    complex: _complex, bytes: _bytes, _codecs_encode: _codecs_encode, Size: _size, _device: _device,
+    rebuild_tensor_v2: rebuild_tensor_v2, rebuild_tensor: rebuild_tensor,
+    rebuild_meta_tensor_no_storage: rebuild_meta_tensor_no_storage, rebuild_parameter: rebuild_parameter,
+    rebuild_parameter_with_state: rebuild_parameter_with_state, rebuild_from_type_v2: rebuild_from_type_v2,
+}
+
+# Names PyTorch's weights_only reader allows that have no minitorch_nn counterpart.
+_TORCH_ONLY = {
+    "_rebuild_qtensor": "quantized tensors", "_rebuild_sparse_tensor": "sparse tensors",
+    "_rebuild_nested_tensor": "nested tensors", "_rebuild_wrapper_subclass": "tensor subclasses",
+    "_rebuild_device_tensor_from_numpy": "tensors on other devices",
+    "_rebuild_device_tensor_from_cpu_tensor": "tensors on other devices",
+    "_rebuild_tensor_v3": "untyped storages", "_get_layout": "sparse layouts",
+}
+_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+
+# User-approved globals (add_safe_globals): name -> object.
+USER_GLOBALS: dict[str, object] = {}
+
+
+def global_name(obj) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
+
+
+_PREFIX = (
+    "Weights only load failed. minitorch_nn never imports or calls anything a checkpoint names "
+    "(with weights_only=True or False), so this file cannot be loaded as it is.\n\n"
+)
+
+
+def _refuse(module: str, name: str) -> UnpicklingError:
+    full = f"{module}.{name}"
+    if module in _BLOCKED_MODULES or module.split(".")[0] in _BLOCKED_MODULES:
+        detail = f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked."
+    elif module.startswith("torch") and (name in _TORCH_ONLY or name.endswith("Storage") or module.startswith("torch.")):
+        what = _TORCH_ONLY.get(name, "this kind of object")
+        detail = (
+            f"Unsupported global: GLOBAL {full} is a PyTorch feature minitorch_nn does not have ({what}). "
+            "minitorch_nn loads dense tensors of dtypes bool, uint8, int8, int16, int32, int64, float16, "
+            "bfloat16, float32 and float64."
+        )
+    else:
+        short = full[len("builtins.") :] if full.startswith("builtins.") else full
+        detail = (
+            f"Unsupported global: GLOBAL {short} was not an allowed global by default. If you trust this "
+            f"class/function, allow it with minitorch_nn.serialization.add_safe_globals([{short}])."
+        )
+    return UnpicklingError(_PREFIX + detail)
+
+
+# -- the unpickler --------------------------------------------------------------------------------
+
+
+def _rejecting(code: int):
+    def reject(self):
+        name = _OPCODE_NAMES.get(code, "unknown")
+        raise UnpicklingError(f"Unsupported operand {code} ({name}): this pickle opcode is not allowed in a checkpoint")
+
+    return reject
+
+
+class CheckpointUnpickler(pickle._Unpickler):
+    """Reads ``data.pkl``; ``storage_loader(dtype, key, location, numel)`` supplies storages."""
+
+    def __init__(self, file, storage_loader):
+        super().__init__(file, encoding="utf-8")
+        self._storage_loader = storage_loader
+
+    def find_class(self, module, name):
+        if not isinstance(module, str) or not isinstance(name, str):
+            raise UnpicklingError("GLOBAL names must be text")
+        if self.proto < 3:  # Python 2 names, as pickle's fix_imports does (pure lookup tables)
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            elif module in _compat_pickle.IMPORT_MAPPING:
+                module = _compat_pickle.IMPORT_MAPPING[module]
+        full = f"{module}.{name}"
+        obj = ALLOWED_GLOBALS.get(full)
+        if obj is None:
+            obj = USER_GLOBALS.get(full)
+        if obj is None:
+            raise _refuse(module, name)
+        return obj
+
+    def persistent_load(self, pid):
+        if type(pid) is not tuple or len(pid) != 5 or pid[0] not in ("storage", b"storage"):
+            raise UnpicklingError(f"unsupported persistent id encountered: {pid!r:.200}")
+        _, storage_type, key, location, numel = pid
+        if type(storage_type) is not StorageType:
+            raise UnpicklingError(f"persistent id names {storage_type!r:.100}, not a storage type")
+        if type(key) is not str or type(location) is not str or type(numel) is not int or numel < 0:
+            raise UnpicklingError(f"malformed storage id {pid!r:.200}")
+        return self._storage_loader(storage_type.dtype, key, location, numel)
+
+    # -- restricted opcodes ---------------------------------------------------------------------
+    def _call(self, func, args):
+        if type(args) is not tuple:
+            raise UnpicklingError("REDUCE arguments must be a tuple")
+        checked = _CALLS.get(func) if _hashable(func) else None
+        if checked is None:
+            if _hashable(func) and func in USER_GLOBALS.values():
+                return func(*args)
+            raise UnpicklingError(f"Trying to call reduce for unrecognized function {func!r:.100}")
+        return checked(*args)
+
+    def load_reduce(self):
+        args = self.stack.pop()
+        self.stack[-1] = self._call(self.stack[-1], args)
+
+    def load_newobj(self):
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        if cls is _parameter_class():
+            self.append(_parameter_class()(*args))
+        else:
+            self.append(self._call(cls, args))
+
+    def load_build(self):
+        state = self.stack.pop()
+        inst = self.stack[-1]
+        if type(inst) is collections.OrderedDict:
+            if not isinstance(state, dict) or not all(type(k) is str and not k.startswith("__") for k in state):
+                raise UnpicklingError("an OrderedDict's saved state must be a dict of attribute names")
+            inst.__dict__.update(state)
+        elif _hashable(type(inst)) and type(inst) in USER_GLOBALS.values():
+            super().load_build()
+        else:
+            raise UnpicklingError(
+                f"Can only build Tensor, Parameter, OrderedDict or types allowlisted via `add_safe_globals`, "
+                f"but got {type(inst)}"
+            )
+
+    def _target(self, kinds, opcode):
+        target = self.stack[-1]
+        if type(target) not in kinds:
+            raise UnpicklingError(f"Can only {opcode} on {'/'.join(k.__name__ for k in kinds)}, but got {type(target)}")
+        return target
+
+    def load_append(self):
+        item = self.stack.pop()
+        self._target((list,), "APPEND").append(item)
+
+    def load_appends(self):
+        items = self.pop_mark()
+        self._target((list,), "APPENDS").extend(items)
+
+    def load_setitem(self):
+        value = self.stack.pop()
+        key = self.stack.pop()
+        self._target((dict, collections.OrderedDict, collections.Counter), "SETITEM")[key] = value
+
+    def load_setitems(self):
+        items = self.pop_mark()
+        target = self._target((dict, collections.OrderedDict, collections.Counter), "SETITEMS")
+        if len(items) % 2:
+            raise UnpicklingError("SETITEMS needs key/value pairs")
+        for i in range(0, len(items), 2):
+            target[items[i]] = items[i + 1]
+
+    def load_additems(self):
+        items = self.pop_mark()
+        self._target((set,), "ADDITEMS").update(items)
+
+    # The dispatch table: every opcode byte rejects unless listed here.
+    dispatch = {code: _rejecting(code) for code in range(256)}
+
+
+_OPCODE_NAMES = {
+    getattr(pickle, n)[0]: n for n in dir(pickle) if n.isupper() and isinstance(getattr(pickle, n), bytes) and len(getattr(pickle, n)) == 1
+}
+
+
+def _hashable(obj) -> bool:
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+_SAFE_OPCODES = (
+    # structure
+    "MARK", "STOP", "POP", "POP_MARK", "DUP", "PROTO", "FRAME", "MEMOIZE",
+    "PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET",
+    # plain values
+    "NONE", "NEWTRUE", "NEWFALSE", "INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4",
+    "FLOAT", "BINFLOAT", "STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE",
+    "SHORT_BINUNICODE", "BINUNICODE8", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8",
+    "EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "EMPTY_LIST", "LIST", "EMPTY_DICT", "DICT",
+    "EMPTY_SET", "FROZENSET",
+    # names and storages (through find_class / persistent_load above)
+    "GLOBAL", "STACK_GLOBAL", "PERSID", "BINPERSID",
+)
+for _op in _SAFE_OPCODES:
+    _code = getattr(pickle, _op)[0]
+    CheckpointUnpickler.dispatch[_code] = pickle._Unpickler.dispatch[_code]
+for _op, _fn in (
+    ("REDUCE", CheckpointUnpickler.load_reduce), ("NEWOBJ", CheckpointUnpickler.load_newobj),
+    ("BUILD", CheckpointUnpickler.load_build), ("APPEND", CheckpointUnpickler.load_append),
+    ("APPENDS", CheckpointUnpickler.load_appends), ("SETITEM", CheckpointUnpickler.load_setitem),
+    ("SETITEMS", CheckpointUnpickler.load_setitems), ("ADDITEMS", CheckpointUnpickler.load_additems),
+):
+    CheckpointUnpickler.dispatch[getattr(pickle, _op)[0]] = _fn

@@ -1,0 +1,176 @@
+"""Reads PyTorch's checkpoint zip archive, checking it before trusting it.
+
+Mirrors ``PyTorchStreamReader`` (``caffe2/serialize/inline_container.cc``): every member sits
+under one top folder (``archive/`` or the saved file's stem), storages are uncompressed
+records, and ``data.pkl`` is read first. Python's :mod:`zipfile` parses the central directory;
+the bytes of a record are read here straight into the numpy array that becomes the storage, so
+a 100 MB checkpoint is copied once.
+
+Where we are stricter than PyTorch (a file PyTorch writes always passes):
+
+* a member must be one PyTorch writes (``data.pkl``, ``data/<key>``, ``version``, ``byteorder``,
+  ``.format_version``, ``.storage_alignment``, ``.data/...``); anything else is an error,
+  and a TorchScript archive (``code/``, ``constants.pkl``) is named as such;
+* duplicate names, a local header that disagrees with the central directory, a record that
+  runs past the end of the file and a CRC mismatch are errors, checked before the bytes are
+  used.
+
+Every problem is raised as :class:`CheckpointError` (a ``RuntimeError``, PyTorch's type for
+archive errors) whose message starts like PyTorch's.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import zipfile
+import zlib
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint file is damaged, truncated, or not a PyTorch checkpoint."""
+
+
+_READER = "PytorchStreamReader failed reading zip archive: "
+_KNOWN_RECORDS = {"data.pkl", "version", "byteorder", ".format_version", ".storage_alignment"}
+_STORAGE_RECORD = re.compile(r"data/[A-Za-z0-9_.\-]+\Z")
+_DOT_DATA_RECORD = re.compile(r"\.data/[A-Za-z0-9_.\-]+\Z")
+
+
+def _damaged(detail: str) -> CheckpointError:
+    return CheckpointError(
+        _READER + detail + "\n(The checkpoint is damaged or not a PyTorch zip checkpoint: it may have "
+        "been truncated while saving or copying. Save it again from its source.)"
+    )
+
+
+class CheckpointZipReader:
+    """The records of a checkpoint archive in a seekable binary stream."""
+
+    def __init__(self, stream):
+        self._f = stream
+        try:
+            self._end = stream.seek(0, 2)
+            stream.seek(0)
+            self._zip = zipfile.ZipFile(stream)
+            infos = self._zip.infolist()
+        except Exception as e:  # zipfile raises many types on damaged input
+            raise _damaged(f"failed finding central directory ({type(e).__name__}: {e})") from e
+        if not infos:
+            raise _damaged("the archive has no records")
+        prefix = infos[0].filename.split("/", 1)[0]
+        self.prefix = prefix
+        self._records: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            name = info.filename
+            if not name.startswith(prefix + "/"):
+                raise _damaged(
+                    f"file in archive is not in a subdirectory {prefix}/: {name}"
+                )
+            rel = name[len(prefix) + 1 :]
+            if rel in self._records:
+                raise _damaged(f"duplicate record {name!r}")
+            if rel.startswith("code/") or rel in ("constants.pkl", "bytecode.pkl"):
+                raise CheckpointError(
+                    f"{name!r}: this is a TorchScript archive (torch.jit.save), not a torch.save "
+                    "checkpoint. minitorch_nn cannot run TorchScript code; in PyTorch, load it with "
+                    "torch.jit.load and torch.save(model.state_dict()) instead."
+                )
+            if not (rel in _KNOWN_RECORDS or _STORAGE_RECORD.match(rel) or _DOT_DATA_RECORD.match(rel)):
+                raise CheckpointError(
+                    f"unexpected record {name!r} in the checkpoint archive; a torch.save file holds only "
+                    "data.pkl, data/<key>, version, byteorder, .format_version, .storage_alignment and .data/*"
+                )
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise _damaged(f"record {name!r} uses unsupported compression method {info.compress_type}")
+            if info.file_size < 0 or info.header_offset < 0 or info.header_offset + 30 + info.compress_size > self._end:
+                raise _damaged(f"record {name!r} claims {info.compress_size} bytes past the end of the file")
+            self._records[rel] = info
+
+    # -- queries ----------------------------------------------------------------------------
+    def has_record(self, name: str) -> bool:
+        return name in self._records
+
+    def record_size(self, name: str) -> int:
+        return self._records[name].file_size
+
+    def record_names(self):
+        return list(self._records)
+
+    def data_offset(self, name: str) -> int:
+        """Where the (uncompressed) bytes of ``name`` start in the file, after checking its header."""
+        info = self._records[name]
+        self._f.seek(info.header_offset)
+        header = self._f.read(30)
+        if len(header) != 30:
+            raise _damaged(f"truncated local header for {info.filename!r}")
+        sig, _, flags, method, _, _, _, _, _, nlen, elen = struct.unpack("<IHHHHHIIIHH", header)
+        if sig != 0x04034B50:
+            raise _damaged(f"bad local header signature for {info.filename!r}")
+        raw_name = self._f.read(nlen)
+        encoding = "utf-8" if flags & 0x800 else "cp437"
+        try:
+            expected = info.orig_filename.encode(encoding)
+        except UnicodeEncodeError:
+            expected = None
+        if raw_name != expected or method != info.compress_type:
+            raise _damaged(f"local header of {info.filename!r} does not match the central directory")
+        start = info.header_offset + 30 + nlen + elen
+        if start + info.compress_size > self._end:
+            raise _damaged(f"record {info.filename!r} runs past the end of the file")
+        return start
+
+    # -- reading ----------------------------------------------------------------------------
+    def get_record(self, name: str, limit: int = 1 << 31) -> bytes:
+        """The bytes of a small record (``data.pkl``, ``version``...)."""
+        size = self.record_size(name)
+        if size > limit:
+            raise _damaged(f"record {name!r} is {size} bytes, more than the {limit} expected")
+        out = bytearray(size)
+        self.read_into(name, out)
+        return bytes(out)
+
+    def read_into(self, name: str, out) -> None:
+        """Fill the writable buffer ``out`` (exactly the record's size) with the record's bytes."""
+        info = self._records[name]
+        view = memoryview(out).cast("B")
+        if view.nbytes != info.file_size:
+            raise _damaged(f"record {info.filename!r} has {info.file_size} bytes, expected {view.nbytes}")
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.compress_size != info.file_size:
+                raise _damaged(f"stored record {info.filename!r} has two different sizes")
+            self._f.seek(self.data_offset(name))
+            got = 0
+            while got < view.nbytes:
+                n = self._readinto(view[got:])
+                if not n:
+                    raise _damaged(f"record {info.filename!r} is truncated ({got} of {view.nbytes} bytes)")
+                got += n
+            crc = zlib.crc32(view)
+        else:
+            # Deflated records (a re-zipped checkpoint): zipfile inflates at most file_size bytes.
+            self.data_offset(name)
+            try:
+                with self._zip.open(info) as fh:
+                    got = 0
+                    while got < view.nbytes:
+                        chunk = fh.read(min(1 << 24, view.nbytes - got))
+                        if not chunk:
+                            break
+                        view[got : got + len(chunk)] = chunk
+                        got += len(chunk)
+            except Exception as e:
+                raise _damaged(f"cannot inflate record {info.filename!r} ({type(e).__name__}: {e})") from e
+            if got != view.nbytes:
+                raise _damaged(f"record {info.filename!r} is truncated ({got} of {view.nbytes} bytes)")
+            crc = zlib.crc32(view)
+        if crc != info.CRC:
+            raise _damaged(f"invalid CRC-32 for record {info.filename!r} (the bytes were changed)")
+
+    def _readinto(self, view) -> int:
+        readinto = getattr(self._f, "readinto", None)
+        if readinto is not None:
+            return readinto(view) or 0
+        chunk = self._f.read(view.nbytes)
+        view[: len(chunk)] = chunk
+        return len(chunk)
