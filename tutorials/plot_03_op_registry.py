@@ -116,17 +116,21 @@ print(inspect.getsource(torch.add.__wrapped_impl__))
 # ``_dispatch/__init__.py`` is the dispatcher. It is short enough to print here. Each layer
 # either handles the call or returns ``NotImplemented`` to let the next one run:
 #
-# * ``autograd_layer`` records a graph node when an input requires grad;
-# * ``python_layer`` gives ``__torch_dispatch__`` subclasses and dispatch modes their turn;
+# * ``autograd_layer`` records a graph node when an input requires grad (the autograd package,
+#   ``autograd/recording.py``, installs it when it is imported), and otherwise lets the call
+#   through;
+# * ``python_layer`` gives ``__torch_dispatch__`` subclasses and dispatch modes their turn
+#   (``_dispatch/python_dispatch.py`` installs it only while such a class or mode exists);
 # * ``backend`` finds the device and calls ``op.kernel_for(device_type)``.
 #
-# The two hooks are ``None`` until the packages that implement them install themselves, so a
-# call on plain tensors costs two ``is not None`` checks before the kernel.
+# A hook that is not installed is ``None`` and costs one ``is not None`` check, so plain tensors
+# with no subclass and no mode go to the kernel almost directly.
 
 for fn in (_dispatch.dispatch, _dispatch.below_autograd, _dispatch.backend):
     print(inspect.getsource(fn))
-print("autograd_layer installed:", _dispatch.autograd_layer is not None)
-print("python_layer installed:  ", _dispatch.python_layer is not None)
+for hook in ("autograd_layer", "python_layer"):
+    installed = getattr(_dispatch, hook)
+    print(f"{hook}: {'not installed' if installed is None else 'from ' + installed.__module__}")
 
 # %%
 # We can walk the chain one layer at a time and get the same answer at every level.
