@@ -33,12 +33,17 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
 
 
 def _method(name, fn):
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
+    # The method is itself a public wrapper, so __torch_function__ handlers see func=Tensor.<name>
+    # (as in PyTorch) while the work is the function's undecorated body.
+    impl = fn.__wrapped_impl__
 
-    method.__name__ = method.__qualname__ = name
+    def method(self, *args, **kwargs):
+        return impl(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = "Tensor." + name
     method.__doc__ = fn.__doc__
-    return method
+    return public(method)
 
 
 for _name, _fn in _FORWARD.items():
@@ -193,11 +198,15 @@ def bernoulli(self, p=None, *, generator=None):
     return aten.bernoulli.p(self, p, **kw)
 
 
-def random_(self, from_=None, to=None, *, generator=None):
+_NOT_GIVEN = object()
+
+
+def random_(self, from_=_NOT_GIVEN, to=_NOT_GIVEN, *, generator=None):
+    """``random_()``, ``random_(to)`` = [0, to), ``random_(from, to)``; ``to=None`` means the dtype's max."""
     kw = {"generator": generator} if generator is not None else {}
-    if from_ is None:
+    if from_ is _NOT_GIVEN:
         return aten.random_.default(self, **kw)
-    if to is None:
+    if to is _NOT_GIVEN:
         return aten.random_.to(self, from_, **kw)
     return getattr(aten.random_, "from")(self, from_, to, **kw)
 
@@ -320,38 +329,46 @@ def _binary_or_notimpl(fn):
     return op
 
 
-Tensor.__add__ = _binary_or_notimpl(_pw.add)
-Tensor.__radd__ = _binary_or_notimpl(lambda self, other: _pw.add(self, other))
+Tensor.__add__ = _binary_or_notimpl(Tensor.add)
+Tensor.__radd__ = _binary_or_notimpl(lambda self, other: Tensor.add(self, other))
 Tensor.__iadd__ = _iadd
-Tensor.__sub__ = _binary_or_notimpl(_pw.sub)
+Tensor.__sub__ = _binary_or_notimpl(Tensor.sub)
 Tensor.__rsub__ = _binary_or_notimpl(_rsub)
 Tensor.__isub__ = _isub
-Tensor.__mul__ = _binary_or_notimpl(_pw.mul)
-Tensor.__rmul__ = _binary_or_notimpl(lambda self, other: _pw.mul(self, other))
+Tensor.__mul__ = _binary_or_notimpl(Tensor.mul)
+Tensor.__rmul__ = _binary_or_notimpl(lambda self, other: Tensor.mul(self, other))
 Tensor.__imul__ = _imul
-Tensor.__truediv__ = _binary_or_notimpl(_pw.div)
+Tensor.__truediv__ = _binary_or_notimpl(Tensor.div)
 Tensor.__rtruediv__ = _binary_or_notimpl(_rdiv)
 Tensor.__itruediv__ = _itruediv
 Tensor.__floordiv__ = _binary_or_notimpl(_pw.floor_divide)
 Tensor.__rfloordiv__ = _binary_or_notimpl(lambda self, other: _pw.floor_divide(other, self))
 Tensor.__mod__ = _binary_or_notimpl(_pw.remainder)
-Tensor.__pow__ = _binary_or_notimpl(_pw.pow)
+Tensor.__pow__ = _binary_or_notimpl(Tensor.pow)
 Tensor.__rpow__ = _binary_or_notimpl(_rpow)
-Tensor.__matmul__ = _binary_or_notimpl(_la.matmul)
+Tensor.__matmul__ = _binary_or_notimpl(Tensor.matmul)
 Tensor.__rmatmul__ = _binary_or_notimpl(_rmatmul)
-Tensor.__neg__ = lambda self: _pw.neg(self)
+Tensor.__neg__ = lambda self: Tensor.neg(self)
 Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: _pw.abs(self)
-Tensor.__invert__ = lambda self: _pw.logical_not(self) if self.dtype.name == "bool" else _pw.bitwise_not(self)
-Tensor.__and__ = _binary_or_notimpl(lambda self, other: _pw.logical_and(self, other) if self.dtype.name == "bool" and (not isinstance(other, TensorBase) or other.dtype.name == "bool") else _pw.bitwise_and(self, other))
-Tensor.__or__ = _binary_or_notimpl(lambda self, other: _pw.logical_or(self, other) if self.dtype.name == "bool" and (not isinstance(other, TensorBase) or other.dtype.name == "bool") else _pw.bitwise_or(self, other))
-Tensor.__xor__ = _binary_or_notimpl(lambda self, other: _pw.logical_xor(self, other) if self.dtype.name == "bool" and (not isinstance(other, TensorBase) or other.dtype.name == "bool") else _pw.bitwise_xor(self, other))
-Tensor.__eq__ = _binary_or_notimpl(_pw.eq)
-Tensor.__ne__ = _binary_or_notimpl(_pw.ne)
-Tensor.__lt__ = _binary_or_notimpl(_pw.lt)
-Tensor.__le__ = _binary_or_notimpl(_pw.le)
-Tensor.__gt__ = _binary_or_notimpl(_pw.gt)
-Tensor.__ge__ = _binary_or_notimpl(_pw.ge)
+Tensor.__abs__ = lambda self: Tensor.abs(self)
+def _invert(self):
+    # ``~`` is bitwise_not (logical not on bool); PyTorch refuses it for floats with a TypeError
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _pw.bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
+# & | ^ are the bitwise ops, which on bool tensors are the logical ones (as in PyTorch)
+Tensor.__and__ = _binary_or_notimpl(_pw.bitwise_and)
+Tensor.__or__ = _binary_or_notimpl(_pw.bitwise_or)
+Tensor.__xor__ = _binary_or_notimpl(_pw.bitwise_xor)
+Tensor.__eq__ = _binary_or_notimpl(Tensor.eq)
+Tensor.__ne__ = _binary_or_notimpl(Tensor.ne)
+Tensor.__lt__ = _binary_or_notimpl(Tensor.lt)
+Tensor.__le__ = _binary_or_notimpl(Tensor.le)
+Tensor.__gt__ = _binary_or_notimpl(Tensor.gt)
+Tensor.__ge__ = _binary_or_notimpl(Tensor.ge)
 Tensor.__getitem__ = _idx.getitem
 Tensor.__setitem__ = _idx.setitem
 Tensor.__hash__ = lambda self: id(self)

@@ -13,7 +13,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._tensor import _from_array
-from minitorch_nn.backends.cpu._numpy import as_array, write_into
+from minitorch_nn.backends.cpu._numpy import as_array
 
 
 def _gen(generator):
@@ -59,8 +59,6 @@ def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, m
 @aten.randint.low_generator.impl("cpu")
 def randint_low(low, high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     d = dtype or dt.int64
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return _from_array(_gen(generator)._randint(tuple(size), d.numpy_dtype, low, high), d)
 
 
@@ -79,8 +77,22 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_mem
     return _from_array(_gen(generator)._randperm(n, d.numpy_dtype), d)
 
 
-def _fill(self, values):
-    return write_into(self, values)
+def _memory_order(t):
+    """Dims from outermost to innermost in memory: the order PyTorch's TensorIterator walks.
+
+    PyTorch writes random draws to a tensor in memory order, so a transposed tensor receives the
+    same numbers as its contiguous base would, not the same numbers at the same indices.
+    """
+    return sorted(range(t.dim()), key=lambda d: -t.stride(d))
+
+
+def _fill(self, sample):
+    """Draw with ``sample(shape)`` in memory order and write the values into ``self``."""
+    order = _memory_order(self)
+    target = self._array.transpose(order)
+    np.copyto(target, sample(target.shape), casting="unsafe")
+    self._impl.version.value += 1
+    return self
 
 
 @aten.uniform_.default.impl("cpu")
@@ -88,29 +100,27 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     if "from" in kwargs:
         from_ = kwargs.pop("from")
     _check_float(self.dtype, "check_uniform_bounds")
-    if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
-    return _fill(self, _gen(generator)._uniform(tuple(self.shape), self.dtype.numpy_dtype, from_, to))
+    return _fill(self, lambda shape: _gen(generator)._uniform(shape, self.dtype.numpy_dtype, from_, to))
 
 
 @aten.normal_.default.impl("cpu")
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_float(self.dtype, "normal_kernel_cpu")
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _fill(self, _gen(generator)._normal(tuple(self.shape), self.dtype.numpy_dtype, mean, std))
+    # PyTorch fills non-contiguous tensors element by element, which draws differently.
+    contiguous = self.is_contiguous()
+    return _fill(self, lambda shape: _gen(generator)._normal(shape, self.dtype.numpy_dtype, mean, std, contiguous=contiguous))
 
 
 @aten.bernoulli_.float.impl("cpu")
 def bernoulli_float_(self, p=0.5, *, generator=None):
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    return _fill(self, _gen(generator)._bernoulli(tuple(self.shape), self.dtype.numpy_dtype, p))
+    return _fill(self, lambda shape: _gen(generator)._bernoulli(shape, self.dtype.numpy_dtype, p))
 
 
 @aten.bernoulli_.Tensor.impl("cpu")
 def bernoulli_tensor_(self, p, *, generator=None):
-    return _fill(self, _gen(generator)._bernoulli(tuple(self.shape), self.dtype.numpy_dtype, as_array(p, dt.float64)))
+    # p is read in the same memory order as self is written; its own dtype picks the precision
+    p_in_order = np.broadcast_to(as_array(p), tuple(self.shape)).transpose(_memory_order(self))
+    return _fill(self, lambda shape: _gen(generator)._bernoulli(shape, self.dtype.numpy_dtype, p_in_order))
 
 
 @aten.bernoulli.default.impl("cpu")
@@ -126,9 +136,8 @@ def bernoulli_p(self, p, *, generator=None):
 
 
 def random_from(self, from_, to, *, generator=None):
-    if to is None:
-        raise RuntimeError("random_ with to=None needs the full range of the dtype; not supported yet")
-    return _fill(self, _gen(generator)._randint(tuple(self.shape), self.dtype.numpy_dtype, from_, to))
+    # to=None means "up to the largest value the dtype holds", which the sampler handles.
+    return _fill(self, lambda shape: _gen(generator)._randint(shape, self.dtype.numpy_dtype, from_, to))
 
 
 # "from" is a Python keyword, so this overload is reached with getattr and positional args.
@@ -142,12 +151,12 @@ def random_to(self, to, *, generator=None):
 
 @aten.random_.default.impl("cpu")
 def random_(self, *, generator=None):
-    return _fill(self, _gen(generator)._random(tuple(self.shape), self.dtype.numpy_dtype))
+    return _fill(self, lambda shape: _gen(generator)._random(shape, self.dtype.numpy_dtype))
 
 
 @aten.exponential_.default.impl("cpu")
 def exponential_(self, lambd=1.0, *, generator=None):
-    return _fill(self, _gen(generator)._exponential(tuple(self.shape), self.dtype.numpy_dtype, lambd))
+    return _fill(self, lambda shape: _gen(generator)._exponential(shape, self.dtype.numpy_dtype, lambd))
 
 
 @aten.multinomial.default.impl("cpu")
