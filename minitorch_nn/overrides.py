@@ -1,96 +1,319 @@
 """``__torch_function__``: letting tensor subclasses and modes override public functions.
 
-Mirrors ``torch/overrides.py``. Every public function and Tensor method is wrapped by
-:func:`public`; when none of its arguments is a tensor subclass with its own
-``__torch_function__`` and no ``TorchFunctionMode`` is active, the wrapper calls the function
-straight away (the fast path). Otherwise it calls :func:`handle_torch_function`, which follows
-PyTorch's protocol: modes first (innermost first), then the argument types' handlers,
-subclasses before their parents, until one returns something other than ``NotImplemented``.
+Mirrors ``torch/overrides.py`` plus the C++ argument check PyTorch runs in every function
+(``torch/csrc/utils/python_arg_parser.cpp``). The protocol, step by step:
+
+1. Every public function and Tensor method is wrapped by :func:`public`. If nothing can
+   intercept the call (no ``TorchFunctionMode`` active and no class with a live
+   ``__torch_function__`` was ever defined, or subclasses are disabled) the wrapper calls the
+   function at once: this *fast path* is one attribute test.
+2. Otherwise the wrapper collects the *overloaded types*: the types of the arguments (looking
+   one level into lists and tuples) that have a ``__torch_function__`` other than plain
+   ``Tensor``'s and other than ``_C._disabled_torch_function_impl``. Each type appears once, and
+   a subclass is placed before its parent, so the most specific handler runs first.
+3. :func:`_dispatch` then calls the innermost mode (popped from the stack while it runs, so
+   calls it makes go to the next mode out) and then each overloaded type's handler, as
+   ``handler(func, types, args, kwargs)``; ``kwargs`` is ``None`` when none were passed. The
+   first result that is not ``NotImplemented`` wins. If all decline: ``TypeError``.
+
+``func`` is what the user called: ``minitorch_nn.add`` for the function, ``Tensor.add`` for the
+method, ``Tensor.shape.__get__`` for a property read (see ``_tensor_subclass.py``).
+
+Differences from PyTorch: one process-wide state (PyTorch's is per thread); the ``types`` a mode
+sees for plain tensors follow two rules instead of PyTorch's per-method C++ details: public
+functions and methods pass the overloaded types (``()`` for plain tensors), property reads and
+the Tensor methods PyTorch writes by hand (``dim``, ``item``, ``__repr__``...) pass
+``(type(self),)``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
+from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn._C import TensorBase
+from minitorch_nn._C_torch_function import (  # noqa: F401  (re-exported as in torch.overrides)
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl,
+)
 
-# Set by minitorch_nn._tensor once the Tensor class exists (avoids an import cycle).
+_state = _tfc.state
+_DISABLED = _disabled_torch_function_impl
+# Kept for older imports: the classes whose __torch_function__ never counts as an override.
 _BASE_TYPES: set = set()
-_state = {"disabled": 0, "subclass_disabled": 0}
-_mode_stack: list = []
+# Set by _tensor_subclass.py: plain Tensor (its own default handler is not an override).
+_TENSOR: list = [None]
+# Called (by _tensor_subclass.py) the first time a type takes part in dispatch, to give it the
+# property/method overrides if it got its __torch_function__ after class creation.
+_on_new_overloaded_type = None
+_seen_types: set = set()
+
+_PLAIN = frozenset({int, float, bool, type(None), str, complex, slice, type(Ellipsis)})
 
 
-def _overriding_types(args, kwargs):
-    """Types among the arguments whose ``__torch_function__`` differs from the plain Tensor's."""
-    found = []
-    for a in _flat(args, kwargs):
+# ---------------------------------------------------------------------------------------------
+# Which arguments take part
+# ---------------------------------------------------------------------------------------------
+
+def _has_live_handler(t) -> bool:
+    """True when type ``t`` has a ``__torch_function__`` that is not the disabled one."""
+    if t is _TENSOR[0] or t in _PLAIN:
+        return False
+    handler = getattr(t, "__torch_function__", None)
+    return handler is not None and handler is not _DISABLED
+
+
+def _add_type(found: list, t) -> None:
+    if t in found or not _has_live_handler(t):
+        return
+    if t not in _seen_types and _on_new_overloaded_type is not None:
+        _seen_types.add(t)
+        _on_new_overloaded_type(t)
+    # a subclass goes before the first of its parents already listed
+    for i, other in enumerate(found):
+        if issubclass(t, other):
+            found.insert(i, t)
+            return
+    found.append(t)
+
+
+def _get_overloaded_types(args, kwargs=None) -> list:
+    """The argument types whose handlers should run, most specific first (step 2 above)."""
+    found: list = []
+    if _state.subclass_disabled or _state.all_disabled:
+        return found
+    for a in args:
         t = type(a)
-        if t in _BASE_TYPES or not isinstance(a, TensorBase) and not hasattr(t, "__torch_function__"):
-            continue
-        if t not in found and hasattr(t, "__torch_function__"):
-            found.append(t)
+        if t is list or t is tuple:
+            for b in a:
+                _add_type(found, type(b))
+        else:
+            _add_type(found, t)
+    if kwargs:
+        for a in kwargs.values():
+            t = type(a)
+            if t is list or t is tuple:
+                for b in a:
+                    _add_type(found, type(b))
+            else:
+                _add_type(found, t)
     return found
 
 
-def _flat(args, kwargs):
-    for a in args:
-        if isinstance(a, (list, tuple)):
-            yield from a
+def _get_overloaded_args(relevant_args) -> list:
+    """``torch.overrides._get_overloaded_args``: the arguments (not types) whose handlers run."""
+    out, types = [], []
+    for a in relevant_args:
+        t = type(a)
+        handler = getattr(t, "__torch_function__", None)
+        if t in types or handler is None or handler is _DISABLED:
+            continue
+        for i, other in enumerate(types):
+            if issubclass(t, other):
+                types.insert(i, t)
+                out.insert(i, a)
+                break
         else:
-            yield a
-    if kwargs:
-        for a in kwargs.values():
-            if isinstance(a, (list, tuple)):
-                yield from a
-            else:
-                yield a
+            types.append(t)
+            out.append(a)
+    return out
 
 
 def has_torch_function(relevant_args) -> bool:
-    """True when any argument's type overrides ``__torch_function__`` or a mode is active."""
-    if _state["disabled"]:
+    """True when a mode is active or an argument is a subclass (or tensor-like) with a handler."""
+    if _state.all_disabled:
         return False
-    return bool(_mode_stack) or bool(_overriding_types(relevant_args, None))
+    if _state.modes:
+        return True
+    return bool(_get_overloaded_types(tuple(relevant_args)))
+
+
+def has_torch_function_unary(obj) -> bool:
+    """``has_torch_function((obj,))`` without building the tuple."""
+    if _state.quiet:
+        return False
+    if _state.modes:
+        return True
+    return not _state.subclass_disabled and _has_live_handler(type(obj))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    return has_torch_function(args)
+
+
+def is_tensor_like(inp) -> bool:
+    """True for tensors and for objects whose type defines ``__torch_function__``."""
+    return isinstance(inp, TensorBase) or hasattr(type(inp), "__torch_function__")
+
+
+def get_default_nowrap_functions() -> set:
+    """Functions whose results the default ``Tensor.__torch_function__`` leaves unwrapped."""
+    from minitorch_nn._tensor_subclass import default_nowrap_functions
+
+    return set(default_nowrap_functions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the handlers
+# ---------------------------------------------------------------------------------------------
+
+def _torch_name(func) -> str:
+    """How PyTorch names ``func`` in error messages: ``torch.add``, ``torch.Tensor.add``."""
+    name = getattr(func, "_torch_name", None)
+    if name:
+        return name
+    qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    module = getattr(func, "__module__", "") or ""
+    if qual.startswith(("Tensor.", "TensorBase.")):
+        return "torch.Tensor." + qual.partition(".")[2]
+    if module.startswith("minitorch_nn._functions") or module == "minitorch_nn":
+        return "torch." + qual
+    return module.replace("minitorch_nn", "torch", 1) + "." + qual
+
+
+def _dispatch(func, overloaded, args, kwargs, *, python_style=False):
+    """Step 3: the innermost mode, then each overloaded type's handler."""
+    types = tuple(overloaded)
+    if _state.modes and not _state.all_disabled:
+        with _pop_mode_temporarily() as mode:
+            out = mode.__torch_function__(func, types, args, kwargs)
+        if out is not NotImplemented:
+            return out
+    for t in overloaded:
+        out = t.__torch_function__(func, types, args, kwargs)
+        if out is not NotImplemented:
+            return out
+    if python_style:
+        raise TypeError(
+            f"no implementation found for '{_torch_name(func)}' on types that implement "
+            f"__torch_function__: {list(types)}"
+        )
+    lines = []
+    if _state.modes:
+        lines.append(f"  - mode object {_state.modes[-1]!r}")
+    lines += [f"  - tensor subclass {t!r}" for t in overloaded]
+    raise TypeError(
+        f"Multiple dispatch failed for '{_torch_name(func)}'; all __torch_function__ handlers "
+        "returned NotImplemented:\n\n" + "\n".join(lines) + "\n\n"
+        "For more information, try re-running with TORCH_LOGS=not_implemented"
+    )
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Run the protocol for ``public_api(*args, **kwargs)``; ``relevant_args`` are the candidates.
+
+    As in PyTorch's Python version, every relevant argument whose type has a live handler counts,
+    plain ``Tensor`` included (its default handler then runs the function).
+    """
+    overloaded = [type(a) for a in _get_overloaded_args(relevant_args)] if not (
+        _state.subclass_disabled or _state.all_disabled) else []
+    for t in overloaded:
+        if t not in _seen_types and _on_new_overloaded_type is not None:
+            _seen_types.add(t)
+            _on_new_overloaded_type(t)
+    return _dispatch(public_api, overloaded, args, kwargs, python_style=True)
 
 
 def public(fn):
-    """Wrap a public function so that ``__torch_function__`` overrides can intercept it."""
+    """Wrap a public function so that ``__torch_function__`` overrides can intercept it.
+
+    The wrapper itself is what handlers receive as ``func`` (so ``func is minitorch_nn.add``
+    holds); the undecorated function is kept as ``__wrapped_impl__``.
+    """
+    state = _state
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if not _mode_stack and not _state["disabled"]:
-            for a in args:
-                t = type(a)
-                if t in _BASE_TYPES or t in _PLAIN:
-                    continue
-                break
-            else:
-                if not kwargs or all(type(v) in _PLAIN or type(v) in _BASE_TYPES for v in kwargs.values()):
-                    return fn(*args, **kwargs)
-        return handle_torch_function(wrapper, _relevant(args, kwargs), *args, __impl=fn, **kwargs)
+        if state.quiet:
+            return fn(*args, **kwargs)
+        overloaded = _get_overloaded_types(args, kwargs)
+        if overloaded or (state.modes and not state.all_disabled):
+            return _dispatch(wrapper, overloaded, args, kwargs or None)
+        return fn(*args, **kwargs)
 
     wrapper.__wrapped_impl__ = fn
     return wrapper
 
 
-_PLAIN = {int, float, bool, type(None), str, tuple, list}
+# ---------------------------------------------------------------------------------------------
+# Modes
+# ---------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    """Take the innermost mode off the stack while its handler runs, then put it back."""
+    mode = _tfc._pop_torch_function_stack()
+    try:
+        yield mode
+    finally:
+        _tfc._push_on_torch_function_stack(mode)
 
 
-def _relevant(args, kwargs):
-    return tuple(_flat(args, kwargs))
+def _get_current_function_mode():
+    return _state.modes[-1] if _state.modes else None
 
 
-def handle_torch_function(public_api, relevant_args, *args, __impl=None, **kwargs):
-    """Run the ``__torch_function__`` protocol for ``public_api`` called with ``args``/``kwargs``."""
-    impl = __impl or getattr(public_api, "__wrapped_impl__", public_api)
-    if _state["disabled"]:
-        return impl(*args, **kwargs)
-    types = tuple(_overriding_types(relevant_args, None))
-    if not types and not _mode_stack:
-        return impl(*args, **kwargs)
-    # The full protocol (modes, subclass ordering, Disable* contexts) arrives with the dispatch work.
-    for t in types:
-        out = t.__torch_function__(public_api, types, args, kwargs or None)
-        if out is not NotImplemented:
-            return out
-    return impl(*args, **kwargs)
+def _get_current_function_mode_stack() -> list:
+    return list(_state.modes)
+
+
+class TorchFunctionMode:
+    """Intercept every public function and Tensor method while the mode is active.
+
+    Subclass it and define ``__torch_function__(self, func, types, args=(), kwargs=None)``; use
+    it as ``with MyMode(): ...``. Modes nest: the innermost runs first, and while it runs it is off
+    the stack, so ``func(*args, **kwargs)`` inside it reaches the next mode out (or the function).
+
+    Example::
+
+        >>> import minitorch_nn as torch
+        >>> class Log(torch.overrides.TorchFunctionMode):
+        ...     def __torch_function__(self, func, types, args=(), kwargs=None):
+        ...         print(func.__name__)
+        ...         return func(*args, **(kwargs or {}))
+        >>> with Log():
+        ...     _ = torch.ones(2) + 1
+        ones
+        add
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _tfc._push_on_torch_function_stack(self)
+        _mode_entered(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        _tfc._pop_torch_function_stack()
+        _mode_exited(self)
+        return False
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        return cls(*args, **kwargs)
+
+
+# Hooks for _tensor_subclass.py, which makes property reads dispatch while any mode is active.
+def _mode_entered(mode):
+    if _mode_hooks[0] is not None:
+        _mode_hooks[0]()
+
+
+def _mode_exited(mode):
+    if _mode_hooks[1] is not None:
+        _mode_hooks[1]()
+
+
+_mode_hooks: list = [None, None]
+
+
+def enable_torch_function_mode(mode):
+    """Context manager form of pushing ``mode`` (``with enable_torch_function_mode(m): ...``)."""
+    return mode
