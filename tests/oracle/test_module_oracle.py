@@ -673,3 +673,91 @@ def test_zero_grad_and_requires_grad_match():
         r = m.requires_grad_(False)
         out.append((a, m.weight.grad, r is m, [p.requires_grad for p in m.parameters()], m.eval() is m, m.training))
     assert out[0] == out[1]
+
+
+# -- tensor subclasses: module_load through __torch_function__, automatic swap --------------------
+def module_load_subclass(lib, keep_type):
+    nn = lib.nn
+    log = []
+
+    class Sub(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is lib.Tensor.module_load:
+                log.append(("module_load", len(args), type(args[0]).__name__, type(args[1]).__name__, dict(kwargs)))
+                with lib._C.DisableTorchFunctionSubclass():
+                    if kwargs.get("assign"):
+                        out = args[1].detach().clone()
+                    else:
+                        out = args[0].detach().clone().copy_(args[1])
+                return out.as_subclass(Sub)
+            with lib._C.DisableTorchFunctionSubclass():
+                out = func(*args, **kwargs)
+            if keep_type and func is lib.Tensor.detach:
+                out = out.as_subclass(Sub)
+            return out
+
+    lib.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        for assign in (False, True):
+            m = nn.Module()
+            m.w = nn.Parameter(lib.zeros(2))
+            w = m.w
+            try:
+                log.append(repr(m.load_state_dict({"w": lib.ones(2).as_subclass(Sub)}, assign=assign)))
+            except RuntimeError as e:
+                log.append(str(e))
+            log.append((m.w is w, type(m.w).__name__, isinstance(m.w, nn.Parameter), m.w.tolist()))
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+    return log
+
+
+@pytest.mark.parametrize("keep_type", [False, True])
+def test_module_load_torch_function_subclass_match(keep_type):
+    assert module_load_subclass(mt, keep_type) == module_load_subclass(torch, keep_type)
+
+
+def traceable_subclass_swap(lib, swap):
+    nn = lib.nn
+
+    class Flat(lib.Tensor):
+        def __tensor_flatten__(self):
+            return [], None
+
+        @staticmethod
+        def __tensor_unflatten__(inner, meta, outer_size, outer_stride):
+            return None
+
+    class Plain(lib.Tensor):
+        pass
+
+    lib.__future__.set_swap_module_params_on_conversion(swap)
+    try:
+        out = []
+        for cls in (Flat, Plain):
+            m = nn.Module()
+            m.w = nn.Parameter(lib.zeros(2))
+            w = m.w
+            m._apply(lambda t: t.as_subclass(cls))
+            out.append((m.w is w, type(m.w).__name__, isinstance(m.w, nn.Parameter), getattr(m.w, "_is_param", None)))
+        return out
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_traceable_wrapper_subclass_swaps_automatically_match(swap):
+    assert traceable_subclass_swap(mt, swap) == traceable_subclass_swap(torch, swap)
+
+
+def module_load_default(lib):
+    a, b = lib.zeros(2), lib.ones(2)
+    r1 = a.module_load(b)
+    r2 = a.module_load(lib.full((2,), 3.0), assign=True)
+    return (r1 is a, r1.tolist(), a.tolist(), r1.data_ptr() == a.data_ptr(), r2.tolist(), a.tolist())
+
+
+def test_module_load_default_match():
+    assert module_load_default(mt) == module_load_default(torch)
