@@ -88,27 +88,67 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std^2) draws truncated to [a, b], by inverting the normal CDF.
+    """Fill with N(mean, std^2) draws truncated to [a, b], by rejection sampling (PyTorch 2.13).
 
-    A uniform draw between the CDF values of ``a`` and ``b`` is mapped through ``erfinv``: no
-    rejection loop, and the same random numbers as PyTorch.
+    Two regimes, chosen by the probability mass ``p`` that [a, b] holds:
+
+    * ``p > 0.3``: draw normals and redraw the ones outside [a, b] until none is left;
+    * otherwise (a narrow window or one far in a tail): draw uniformly in [a, b] and accept each
+      candidate with probability ``pdf(x) / pdf(mode)``, redrawing the rejected ones.
+
+    The calls (and so the random numbers) are PyTorch's, so a seed gives the same weights.
     """
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
+    if tensor.device.type == "meta":
+        return tensor
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may be incorrect.",
             stacklevel=2,
         )
     with _no_grad():
-        lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            # bounds rounded to the tensor's dtype, so the test below matches what is stored
+            lo = _t.tensor(a, dtype=tensor.dtype).item()
+            hi = _t.tensor(b, dtype=tensor.dtype).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                fresh = _t.empty_like(result).normal_(mean, std, generator=generator)
+                result = _t.where(outside, fresh, result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = _t.empty_like(tensor)
+        accept_buf = _t.empty_like(tensor)
+
+        def log_ratio(x):
+            # log(pdf(x) / pdf(mode)), computed in place in x
+            return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        log_ratio(candidates)
+        # a candidate is rejected when log(u) > its log ratio, u ~ U(0, 1)
+        pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = _t.where(pending, candidates, result)
+                log_ratio(candidates)
+                pending = _t.where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
         return tensor
 
 

@@ -356,3 +356,230 @@ def test_other_losses():
     run_both(d, lambda lib, F, t: F.mse_loss(t["x"], t["t1"]))  # broadcasts, with a warning
     with pytest.warns(UserWarning, match="Using a target size"):
         MF.mse_loss(mt.randn(5, 7), mt.randn(5, 1))
+
+
+# =================================================================================================
+# layers: repr, initial weights after manual_seed, forward
+# =================================================================================================
+
+LAYERS = [
+    ("Identity", (3,), {}, (2, 3)),
+    ("Linear", (3, 5), {}, (4, 3)),
+    ("Linear", (4, 2), dict(bias=False), (2, 3, 4)),
+    ("Conv1d", (4, 6, 3), dict(stride=2, padding=1), (2, 4, 9)),
+    ("Conv2d", (4, 6, 3), {}, (2, 4, 7, 6)),
+    ("Conv2d", (4, 6, (3, 2)), dict(stride=2, padding=1, dilation=2, groups=2, bias=False), (2, 4, 9, 8)),
+    ("Conv2d", (4, 6, 3), dict(padding="same"), (4, 7, 6)),
+    ("ConvTranspose2d", (4, 6, 3), dict(stride=2, output_padding=1, groups=2), (2, 4, 5, 4)),
+    ("MaxPool2d", (2,), {}, (2, 3, 6, 6)),
+    ("MaxPool2d", (3, 2, 1), dict(ceil_mode=True), (2, 3, 8, 7)),
+    ("AvgPool2d", (2,), {}, (2, 3, 6, 6)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, count_include_pad=False), (2, 3, 7, 6)),
+    ("BatchNorm1d", (4,), {}, (8, 4)),
+    ("BatchNorm1d", (4,), dict(affine=False), (8, 4, 3)),
+    ("BatchNorm2d", (4,), dict(momentum=None), (3, 4, 5, 5)),
+    ("BatchNorm2d", (4,), dict(affine=False, track_running_stats=False), (3, 4, 5, 5)),
+    ("BatchNorm2d", (4,), dict(bias=False), (3, 4, 5, 5)),
+    ("LayerNorm", (6,), {}, (2, 3, 6)),
+    ("LayerNorm", ((5, 6),), dict(elementwise_affine=False), (2, 5, 6)),
+    ("GroupNorm", (2, 4), {}, (3, 4, 5)),
+    ("InstanceNorm2d", (4,), {}, (2, 4, 5, 5)),
+    ("InstanceNorm2d", (4,), dict(affine=True, track_running_stats=True), (2, 4, 5, 5)),
+    ("Dropout", (), {}, (4, 5)),
+    ("Dropout", (0.2,), dict(inplace=True), (4, 5)),
+    ("Flatten", (), {}, (2, 3, 4)),
+    ("Unflatten", (1, (2, 2)), {}, (3, 4)),
+    ("ReLU", (), {}, (3, 4)),
+    ("ReLU", (True,), {}, (3, 4)),
+    ("GELU", (), {}, (3, 4)),
+    ("GELU", ("tanh",), {}, (3, 4)),
+    ("SiLU", (), {}, (3, 4)),
+    ("Tanh", (), {}, (3, 4)),
+    ("Sigmoid", (), {}, (3, 4)),
+    ("Softmax", (1,), {}, (3, 4)),
+    ("LogSoftmax", (), dict(dim=-1), (3, 4)),
+    ("LeakyReLU", (0.2,), {}, (3, 4)),
+    ("ELU", (), {}, (3, 4)),
+    ("Softplus", (), {}, (3, 4)),
+    ("Hardtanh", (), {}, (3, 4)),
+    ("ReLU6", (), {}, (3, 4)),
+]
+
+
+@pytest.mark.parametrize("name,args,kw,shape", LAYERS, ids=lambda v: str(v))
+def test_layer_repr_init_forward(name, args, kw, shape):
+    d = Data(20)
+    d.randn("x", *shape)
+    d.values("x", d.arrays["x"] * 3)
+
+    def fn(lib, F, t):
+        lib.manual_seed(0)
+        m = getattr(lib.nn, name)(*args, **kw)
+        out1 = m(t["x"].clone())
+        m.eval()
+        out2 = m(t["x"].clone())
+        state = [v for _, v in sorted(m.state_dict().items())]
+        return repr(m), [k for k in m.state_dict()], out1, out2, state
+
+    results = []
+    for lib in (torch, mt):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results.append(fn(lib, None, d.tensors(lib)))
+    (tr, tk, *tv), (mr, mk, *mv) = results
+    assert mr == tr
+    assert mk == tk
+    assert_same(tv, mv)
+
+
+def test_initial_weights_bit_identical():
+    """After the same seed, a stack of layers holds exactly PyTorch's numbers (no tolerance)."""
+    def build(lib):
+        lib.manual_seed(1234)
+        nn = lib.nn
+        return nn.Sequential(
+            nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.ConvTranspose2d(8, 4, 2, stride=2), nn.Flatten(),
+            nn.Linear(10, 7), nn.Bilinear(3, 4, 5), nn.Embedding(11, 6, padding_idx=0), nn.LayerNorm(5),
+            nn.MultiheadAttention(8, 4), nn.Conv1d(2, 3, 5, groups=1),
+        )
+
+    ts, ms = build(torch).state_dict(), build(mt).state_dict()
+    assert list(ts) == list(ms)
+    for k in ts:
+        np.testing.assert_array_equal(ms[k].numpy(), ts[k].numpy(), err_msg=k)
+
+
+def test_init_functions_bit_identical():
+    cases = {
+        "uniform_": lambda init, w: init.uniform_(w, -0.3, 0.7),
+        "normal_": lambda init, w: init.normal_(w, 0.5, 2.0),
+        "trunc_normal_": lambda init, w: init.trunc_normal_(w, 0.1, 0.5, -0.4, 0.6),
+        "trunc_normal_tail": lambda init, w: init.trunc_normal_(w, 0.0, 1.0, 2.0, 3.0),
+        "trunc_normal_narrow": lambda init, w: init.trunc_normal_(w, 0.0, 1.0, -0.1, 0.1),
+        "constant_": lambda init, w: init.constant_(w, 0.25),
+        "zeros_": lambda init, w: init.zeros_(w),
+        "ones_": lambda init, w: init.ones_(w),
+        "eye_": lambda init, w: init.eye_(init.zeros_(w)[0, 0]),
+        "dirac_": lambda init, w: init.dirac_(w),
+        "xavier_uniform_": lambda init, w: init.xavier_uniform_(w, gain=init.calculate_gain("tanh")),
+        "xavier_normal_": lambda init, w: init.xavier_normal_(w),
+        "kaiming_uniform_": lambda init, w: init.kaiming_uniform_(w, mode="fan_out", nonlinearity="relu"),
+        "kaiming_normal_": lambda init, w: init.kaiming_normal_(w, a=0.1),
+    }
+    for name, fn in cases.items():
+        outs = []
+        for lib in (torch, mt):
+            lib.manual_seed(5)
+            w = lib.empty(6, 4, 3, 5)
+            fn(lib.nn.init, w)
+            outs.append(w.numpy().copy())
+        np.testing.assert_array_equal(outs[1], outs[0], err_msg=name)
+    outs = []
+    for lib in (torch, mt):
+        lib.manual_seed(5)
+        outs.append(lib.nn.init.orthogonal_(lib.empty(4, 6), gain=2.0).numpy().copy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+
+
+def test_init_helpers_and_errors():
+    for args in [("linear",), ("conv2d",), ("sigmoid",), ("tanh",), ("relu",), ("leaky_relu",), ("leaky_relu", 0.2),
+                 ("selu",)]:
+        assert mt.nn.init.calculate_gain(*args) == torch.nn.init.calculate_gain(*args)
+    for shape in [(5, 3), (4, 3, 2, 7), (2, 6, 5)]:
+        assert mt.nn.init._calculate_fan_in_and_fan_out(mt.empty(shape)) == \
+            torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
+    for lib in (torch, mt):
+        with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
+            lib.nn.init.calculate_gain("foo")
+        with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+            lib.nn.init.xavier_uniform_(lib.empty(3))
+        with pytest.raises(ValueError, match="Mode fan_bad not supported"):
+            lib.nn.init.kaiming_uniform_(lib.empty(3, 3), mode="fan_bad")
+        with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+            lib.nn.init.eye_(lib.empty(3, 3, 3))
+
+
+def test_batchnorm_running_stats_over_steps():
+    """momentum=None averages cumulatively; num_batches_tracked counts; eval uses running stats."""
+    d = Data(21)
+    for i in range(4):
+        d.randn(f"x{i}", 6, 3, 4, 4)
+
+    def fn(lib, F, t):
+        lib.manual_seed(0)
+        outs = []
+        for momentum in (0.1, None):
+            bn = lib.nn.BatchNorm2d(3, momentum=momentum)
+            for i in range(3):
+                outs.append(bn(t[f"x{i}"]))
+            bn.eval()
+            outs += [bn(t["x3"]), bn.running_mean, bn.running_var, bn.num_batches_tracked]
+        return outs
+
+    run_both(d, fn)
+
+
+def test_multihead_attention_forward():
+    d = Data(22)
+    d.randn("q", 5, 2, 8)
+    d.randn("k", 7, 2, 8)
+    d.values("kpm", np.array([[False] * 6 + [True], [False] * 7]))
+
+    def fn(lib, F, t):
+        lib.manual_seed(0)
+        m = lib.nn.MultiheadAttention(8, 2)
+        a = m(t["q"], t["k"], t["k"])
+        b = m(t["q"], t["k"], t["k"], key_padding_mask=t["kpm"], average_attn_weights=False)
+        c = m(t["q"], t["q"], t["q"], attn_mask=lib.ones(5, 5, dtype=lib.bool).triu(1))
+        bf = lib.nn.MultiheadAttention(8, 4, batch_first=True)
+        e = bf(t["q"].transpose(0, 1), t["k"].transpose(0, 1), t["k"].transpose(0, 1))
+        u = m(t["q"][:, 0], t["k"][:, 0], t["k"][:, 0])
+        return list(a) + list(b) + list(c) + list(e) + list(u)
+
+    run_both(d, fn)
+
+
+def test_losses_as_modules():
+    d = Data(23)
+    d.randn("x", 5, 7)
+    d.values("y", np.array([1, 0, 6, 3, 2]))
+    d.rand("t", 5, 7)
+    d.values("w", np.arange(1.0, 8.0, dtype=np.float32))
+
+    def fn(lib, F, t):
+        nn = lib.nn
+        ce = nn.CrossEntropyLoss(weight=t["w"], label_smoothing=0.1, ignore_index=3)
+        return [
+            repr(ce), sorted(ce.state_dict()), ce(t["x"], t["y"]),
+            nn.NLLLoss(reduction="sum")(F.log_softmax(t["x"], 1), t["y"]),
+            nn.MSELoss()(t["x"], t["t"]), nn.L1Loss(reduction="none")(t["x"], t["t"]),
+            nn.BCEWithLogitsLoss(pos_weight=t["w"])(t["x"], t["t"]),
+        ]
+
+    (tv, mv) = run_both(d, lambda lib, F, t: fn(lib, F, t)[2:])
+    assert fn(mt, MF, d.tensors(mt))[:2] == fn(torch, TF, d.tensors(torch))[:2]
+
+
+@pytest.mark.parametrize("ctor", [
+    lambda nn: nn.Conv2d(3, 4, 3, groups=2),
+    lambda nn: nn.Conv2d(4, 3, 3, groups=2),
+    lambda nn: nn.Conv2d(4, 4, 3, groups=0),
+    lambda nn: nn.Conv2d(4, 4, 3, padding="full"),
+    lambda nn: nn.Conv2d(4, 4, 3, stride=2, padding="same"),
+    lambda nn: nn.Conv2d(4, 4, 3, padding_mode="bogus"),
+    lambda nn: nn.GroupNorm(3, 4),
+    lambda nn: nn.Dropout(-0.1),
+    lambda nn: nn.Unflatten(1, 4),
+    lambda nn: nn.Unflatten(1, (2, 2.0)),
+    lambda nn: nn.BatchNorm2d(3)(nn.Flatten()(nn.Identity()(torch.zeros(2, 3) if nn is torch.nn else mt.zeros(2, 3)))),
+    lambda nn: nn.BatchNorm1d(3)(torch.zeros(1, 3) if nn is torch.nn else mt.zeros(1, 3)),
+])
+def test_layer_errors(ctor):
+    errs = []
+    for lib in (torch, mt):
+        with pytest.raises(Exception) as info:
+            ctor(lib.nn)
+        errs.append(info.value)
+    assert type(errs[1]) is type(errs[0])
+    # up to any printed set, whose order varies between runs in PyTorch too
+    assert str(errs[0]).splitlines()[0].split("{")[0] in str(errs[1])

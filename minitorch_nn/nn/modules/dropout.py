@@ -1,0 +1,44 @@
+"""Dropout layers (mirrors ``torch/nn/modules/dropout.py``).
+
+Active only in training mode (``module.train()``); in eval mode they return the input itself.
+The mask is drawn with ``bernoulli_(1 - p)``, the call PyTorch makes on cpu, so the same seed
+drops the same elements.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn.nn import functional as F
+from minitorch_nn.nn.modules.module import Module
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
+
+
+class _DropoutNd(Module):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero each element with probability ``p``; scale the kept ones by ``1/(1-p)``."""
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels of (N, C, H, W) input."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
