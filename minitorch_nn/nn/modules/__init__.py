@@ -9,3 +9,21 @@ from minitorch_nn.nn.modules.module import Module  # noqa: I001  (the base class
 from minitorch_nn.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+
+# layers (one file per family, PyTorch's file names)
+from minitorch_nn.nn.modules import activation, batchnorm, conv, dropout, flatten, instancenorm, linear, loss, normalization, pooling, sparse  # noqa: E402,I001
+from minitorch_nn.nn.modules.activation import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.batchnorm import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.conv import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.dropout import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.flatten import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.instancenorm import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.linear import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.loss import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.normalization import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.pooling import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.sparse import *  # noqa: E402,F403
+
+for _m in (activation, batchnorm, conv, dropout, flatten, instancenorm, linear, loss, normalization, pooling, sparse):
+    __all__ += _m.__all__
+del _m
