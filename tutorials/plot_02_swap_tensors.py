@@ -163,8 +163,8 @@ except RuntimeError as err:
 del ref
 
 # %%
-# **2. The classes have different ``__slots__``.** ``__dict__`` can be exchanged wholesale, but
-# slot values can only move between classes that have the same slots.
+# **2. The classes have different slots.** ``__dict__`` can be exchanged wholesale, but values
+# in ``__slots__`` can only move between classes that declare the same slots.
 
 
 class Tagged(Parameter):
