@@ -199,7 +199,7 @@ def test_a_hook_may_remove_itself_during_the_call():
     assert calls == ["once", "other", "other"]
 
 
-def test_backward_hooks_register_but_need_autograd_or_run():
+def test_old_and_full_backward_hooks_cannot_be_mixed():
     m = Leaf()
     m.register_full_backward_hook(lambda *a: None)
     with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):

@@ -761,3 +761,86 @@ def module_load_default(lib):
 
 def test_module_load_default_match():
     assert module_load_default(mt) == module_load_default(torch)
+
+
+# -- full backward hooks (need minitorch_nn.autograd) ----------------------------------------------
+needs_autograd = pytest.mark.skipif(not hasattr(mt, "no_grad"), reason="minitorch_nn.autograd not available")
+
+
+def _grads(gs):
+    return [None if g is None else g.tolist() for g in gs]
+
+
+def backward_hook_log(lib):
+    import warnings
+
+    nn = lib.nn
+    log = []
+
+    class Mul(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(lib.full((2,), 3.0))
+
+        def forward(self, x, y, k=1):
+            return x * self.w, y * 2
+
+    m = Mul()
+    for i in range(3):
+        m.register_full_backward_hook(
+            lambda mod, gi, go, i=i: log.append(("full", i, _grads(gi), _grads(go))), prepend=i == 2
+        )
+    m.register_full_backward_pre_hook(lambda mod, go: log.append(("pre", _grads(go))) or (go[0] * 10, go[1]))
+    g = nn.modules.module.register_module_full_backward_hook(lambda mod, gi, go: log.append(("global", _grads(gi))))
+    try:
+        x = lib.ones(2, requires_grad=True)
+        a, b = m(x, lib.ones(2))
+        (a.sum() + b.sum()).backward()
+    finally:
+        g.remove()
+    log.append(("grads", x.grad.tolist(), m.w.grad.tolist()))
+
+    m2 = Mul()
+    m2.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 0 + 7, None))
+    x2 = lib.ones(2, requires_grad=True)
+    m2(x2, lib.ones(2))[0].sum().backward()
+    log.append(("replaced", x2.grad.tolist()))
+
+    m3 = Mul()
+    m3.register_full_backward_hook(lambda mod, gi, go: ())
+    x3 = lib.ones(2, requires_grad=True)
+    log.append(error_of(lambda: m3(x3, lib.ones(2))[0].sum().backward()))
+
+    m4 = Mul()
+    m4.register_full_backward_hook(lambda mod, gi, go: log.append(("no_input_grad", gi, len(go))))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m4(lib.ones(2), lib.ones(2))[0].sum().backward()
+    log.append([str(x.message)[:60] for x in w])
+    log.append(error_of(lambda: m4.register_backward_hook(lambda *a: None)))
+    return log
+
+
+@needs_autograd
+def test_full_backward_hooks_match():
+    assert backward_hook_log(mt) == backward_hook_log(torch)
+
+
+def swap_poisons_graph(lib):
+    lib.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        m = Leaf(lib)
+        out = (m.weight * 2).sum()
+        m.half()
+        first = (str(m.weight.dtype), error_of(lambda: out.backward())[0])
+        out2 = (m.weight.float() * 2).sum()
+        out2.backward()
+        m.float()
+        return first, str(m.weight.dtype)
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+
+
+@needs_autograd
+def test_swap_flag_poisons_saved_graph_match():
+    assert swap_poisons_graph(mt) == swap_poisons_graph(torch)

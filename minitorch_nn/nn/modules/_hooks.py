@@ -29,10 +29,9 @@ level dicts here and run before every module's own hooks.
 The state-dict hooks are *called* from ``_state_dict.py``; the forward hooks from
 :meth:`_HooksMixin._call_impl` below, which is ``Module.__call__``.
 
-Difference from PyTorch: full backward hooks need the autograd engine to wrap the module's inputs
-and outputs; until ``minitorch_nn.autograd`` offers that, registering them works but calling a
-module that has them raises ``NotImplementedError``. The old non-full ``register_backward_hook``
-is accepted for the same bookkeeping (and the same "Cannot use both" errors) only.
+Full backward hooks are wired into the autograd graph by ``_backward_hooks.py``. Difference
+from PyTorch: the deprecated non-full ``register_backward_hook`` attaches to the output's
+``grad_fn`` as PyTorch's does, but without PyTorch's warnings about when it is misleading.
 """
 
 from __future__ import annotations
@@ -42,6 +41,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 
+from minitorch_nn._tensor import Tensor
 from minitorch_nn.utils.hooks import RemovableHandle
 
 # Hooks that apply to every module (``torch.nn.modules.module.register_module_*``).
@@ -293,14 +293,11 @@ class _HooksMixin:
 
         def run():
             nonlocal result, args, kwargs
-            if self._backward_pre_hooks or _global_backward_pre_hooks or self._backward_hooks or _global_backward_hooks:
-                full, non_full = self._get_backward_hooks()
-                if full or non_full or self._get_backward_pre_hooks():
-                    raise NotImplementedError(
-                        f"{self._get_name()} has backward hooks, which need minitorch_nn.autograd to wrap the "
-                        "module's inputs and outputs; that is not available yet in this version.\n"
-                        "Hint: remove the backward hooks (handle.remove()) or register tensor hooks instead."
-                    )
+            full_hooks, non_full_hooks, pre_hooks = [], [], []
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
+                pre_hooks = self._get_backward_pre_hooks()
+            if self._backward_hooks or _global_backward_hooks:
+                full_hooks, non_full_hooks = self._get_backward_hooks()
 
             # Iterate over snapshots: a hook may remove itself (or another hook) while running.
             for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
@@ -319,6 +316,13 @@ class _HooksMixin:
                     if out is not None:
                         args = out if isinstance(out, tuple) else (out,)
 
+            bw_hook = None
+            if full_hooks or pre_hooks:
+                from minitorch_nn.nn.modules._backward_hooks import BackwardHook
+
+                bw_hook = BackwardHook(self, full_hooks, pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+
             result = forward_call(*args, **kwargs)
 
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
@@ -330,6 +334,24 @@ class _HooksMixin:
                     out = hook(self, args, result)
                 if out is not None:
                     result = out
+
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
+                        f"but received {type(result)}",
+                        stacklevel=2,
+                    )
+                result = bw_hook.setup_output_hook(result)
+
+            if non_full_hooks:
+                # Old-style hooks attach to the node that produced the (first) output tensor.
+                var = result
+                while not isinstance(var, Tensor):
+                    var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+                if var.grad_fn is not None:
+                    for hook in non_full_hooks:
+                        var.grad_fn.register_hook(_WrappedHook(hook, self))
             return result
 
         try:

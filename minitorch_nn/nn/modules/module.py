@@ -17,15 +17,15 @@ This file holds registration, lookup, iteration, train/eval and printing. The re
 ``Module`` is split by concept into mixins next to it:
 
 * ``_hooks.py``: every ``register_*_hook`` and the module call (``__call__``: pre-hooks,
-  ``forward``, hooks);
+  ``forward``, hooks), with ``_backward_hooks.py`` wiring full backward hooks into autograd;
 * ``_state_dict.py``: ``state_dict``, ``load_state_dict`` and the per-module steps they call;
 * ``_conversion.py``: ``_apply`` and ``to``/``float``/``cpu``/``to_empty``..., and how the
   ``__future__`` flags decide whether parameters keep their identity.
 
 Differences from PyTorch: errors that users commonly hit carry a ``Hint:`` line after
-PyTorch's text; a failed ``load_state_dict`` leaves the module unchanged; full backward hooks
-wait for the autograd package (see ``_hooks.py``). TorchScript, ``DataParallel`` replication and
-``torch.compile`` support are absent.
+PyTorch's text; a failed ``load_state_dict`` leaves the module unchanged (see
+``_state_dict.py``). TorchScript, ``DataParallel`` replication and ``torch.compile`` support are
+absent.
 """
 
 from __future__ import annotations
