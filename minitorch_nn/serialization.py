@@ -95,7 +95,7 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_
     pickler = CheckpointPickler(buf)
     pickler.dump(obj)
     data_pkl = buf.getvalue()
-    storages = sorted(pickler.storages.values(), key=lambda ref: ref.key)
+    storages = list(pickler.storages.values())  # in the order met, as PyTorch writes them
 
     def write(stream, archive_name):
         writer = CheckpointZipWriter(stream, archive_name)

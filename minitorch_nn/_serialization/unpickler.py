@@ -179,6 +179,8 @@ def rebuild_parameter(data, requires_grad, backward_hooks):
     if type(data) is not Tensor:
         raise UnpicklingError(f"_rebuild_parameter expects a tensor, got {type(data).__name__}")
     _check_requires_grad(requires_grad)
+    if requires_grad and not data.dtype.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _parameter_class()(data, requires_grad)
 
 
@@ -400,6 +402,8 @@ class CheckpointUnpickler(pickle._Unpickler):
                 module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         obj = ALLOWED_GLOBALS.get(full)
+        if full == "torch.nn.parameter.Parameter":
+            obj = _parameter_class()  # looked up late: nn imports after this module
         if obj is None:
             obj = USER_GLOBALS.get(full)
         if obj is None:
@@ -435,7 +439,9 @@ class CheckpointUnpickler(pickle._Unpickler):
         args = self.stack.pop()
         cls = self.stack.pop()
         if cls is _parameter_class():
-            self.append(_parameter_class()(*args))
+            if type(args) is not tuple or not 1 <= len(args) <= 2:
+                raise UnpicklingError("nn.Parameter takes (data, requires_grad)")
+            self.append(rebuild_parameter(args[0], args[1] if len(args) == 2 else True, None))
         else:
             self.append(self._call(cls, args))
 
