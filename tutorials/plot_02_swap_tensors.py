@@ -24,7 +24,7 @@ story with minitorch_nn, where you can read every line of the mechanism.
   flags that choose how it changes a parameter.
 
 We start with tensors and a hand-written stand-in for a module, and end with a real
-``nn.Module``; the ``nn.Module`` tutorial covers the rest of the module machinery.
+``nn.Linear``; the ``nn.Module`` tutorial covers the rest of the module machinery.
 """
 
 import weakref
@@ -226,22 +226,18 @@ print("after deleting the views:", t)
 # * with ``set_swap_module_params_on_conversion(True)``,
 #   ``swap_tensors(param, Parameter(new))``: same object, new payload *and* class.
 #
-# Here is a real module and an optimizer-style list of its parameters under each setting.
+# Here is ``nn.Linear`` (``minitorch_nn/nn/modules/linear.py``) and an optimizer-style list of
+# its parameters under each setting. With the same seed its initial weights are PyTorch's.
 
 nn = torch.nn
-
-
-class Tiny(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.weight = nn.Parameter(torch.randn(2, 2))
+torch.manual_seed(0)
+print(nn.Linear(3, 2).weight)
 
 
 def convert_and_report(label):
-    model = Tiny()
-    optimizer_params = list(model.parameters())
-    model.double()
+    model = nn.Linear(3, 2)
+    optimizer_params = list(model.parameters())  # what an optimizer keeps
+    model.double()  # -> model._apply(lambda t: t.double() if floating point)
     w = optimizer_params[0]
     print(f"{label:9s} module: {model.weight.dtype}, optimizer: {w.dtype}, same: {w is model.weight}")
 
@@ -268,7 +264,7 @@ finally:
 def convert_with_a_view(swap):
     flags.set_swap_module_params_on_conversion(swap)
     try:
-        model = Tiny()
+        model = nn.Linear(3, 2)
         first_row = model.weight[0]
         model.half()
         shared = first_row._impl.storage is model.weight._impl.storage
@@ -327,21 +323,18 @@ def refusals(lib):
 def conversions(lib):
     """What an optimizer sees after ``double()`` under each flag, and the swap-with-a-view error."""
 
-    class T(lib.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.weight = lib.nn.Parameter(lib.ones(2, 2))
-
     out = []
     for overwrite, swap in ((False, False), (True, False), (False, True)):
         lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
         lib.__future__.set_swap_module_params_on_conversion(swap)
         try:
-            m = T()
+            lib.manual_seed(0)
+            m = lib.nn.Linear(3, 2)
+            out.append(f"initial weight: {m.weight.tolist()}")
             held = list(m.parameters())[0]
             m.double()
             out.append(f"overwrite={overwrite} swap={swap}: {held.dtype}, same={held is m.weight}")
-            m = T()
+            m = lib.nn.Linear(3, 2)
             view = m.weight[0]  # noqa: F841
             m.half()
             out.append("converted with a view alive")
@@ -360,7 +353,7 @@ else:
     theirs = refusals(real_torch) + conversions(real_torch)
     for m, r in zip(mine, theirs):
         print("same as PyTorch:" if m == r else "DIFFERENT:", m[:70] + ("..." if len(m) > 70 else ""))
-    assert mine == theirs and len(mine) == 9
+    assert mine == theirs and len(mine) == 12
 
 # %%
 # Exercises
