@@ -35,8 +35,13 @@ def main():
 
     n_tensors = args.mb // 4  # 1024 x 1024 float32 = 4 MiB each, plus small biases
     rng = np.random.default_rng(0)
-    arrays = {f"layer{i}.weight": rng.standard_normal((1024, 1024), dtype=np.float32) for i in range(n_tensors)}
-    arrays.update({f"layer{i}.bias": rng.standard_normal(1024, dtype=np.float32) for i in range(n_tensors)})
+    arrays = {
+        f"layer{i}.weight": rng.standard_normal((1024, 1024), dtype=np.float32)
+        for i in range(n_tensors)
+    }
+    arrays.update(
+        {f"layer{i}.bias": rng.standard_normal(1024, dtype=np.float32) for i in range(n_tensors)}
+    )
     ours_sd = collections.OrderedDict((k, mt.from_numpy(v)) for k, v in arrays.items())
     total = sum(v.nbytes for v in arrays.values()) / 2**20
     print(f"state dict: {len(arrays)} tensors, {total:.1f} MiB")
@@ -52,15 +57,23 @@ def main():
         rows.append(("load mmap", best(lambda: mt.load(ours_path, mmap=True), args.repeat)))
         if torch is not None:
             torch_sd = collections.OrderedDict((k, torch.from_numpy(v)) for k, v in arrays.items())
-            theirs = [best(lambda: torch.save(torch_sd, torch_path), args.repeat),
-                      best(lambda: torch.load(torch_path, weights_only=True), args.repeat),
-                      best(lambda: torch.load(torch_path, weights_only=True, mmap=True), args.repeat)]
+            theirs = [
+                best(lambda: torch.save(torch_sd, torch_path), args.repeat),
+                best(lambda: torch.load(torch_path, weights_only=True), args.repeat),
+                best(lambda: torch.load(torch_path, weights_only=True, mmap=True), args.repeat),
+            ]
             print(f"{'':10s} {'minitorch_nn':>14s} {'torch':>10s} {'ratio':>8s}")
             for (name, ours), t in zip(rows, theirs):
                 print(f"{name:10s} {ours * 1e3:11.1f} ms {t * 1e3:7.1f} ms {ours / t:7.2f}x")
             # the files are interchangeable
-            assert mt.load(torch_path)["layer0.bias"].tolist()[:3] == arrays["layer0.bias"][:3].tolist()
-            assert torch.load(ours_path, weights_only=True)["layer0.bias"][:3].tolist() == arrays["layer0.bias"][:3].tolist()
+            assert (
+                mt.load(torch_path)["layer0.bias"].tolist()[:3]
+                == arrays["layer0.bias"][:3].tolist()
+            )
+            assert (
+                torch.load(ours_path, weights_only=True)["layer0.bias"][:3].tolist()
+                == arrays["layer0.bias"][:3].tolist()
+            )
         else:
             for name, ours in rows:
                 print(f"{name:10s} {ours * 1e3:11.1f} ms  (torch not installed)")

@@ -29,12 +29,28 @@ from minitorch_nn._device import canonical as _canonical_device
 from minitorch_nn._serialization.zip_reader import CheckpointError
 from minitorch_nn._tensor import Tensor, _from_array, _new_meta
 
-__all__ = ["save_file", "load_file", "save", "load", "load_metadata", "safetensors_save", "safetensors_load"]
+__all__ = [
+    "save_file",
+    "load_file",
+    "save",
+    "load",
+    "load_metadata",
+    "safetensors_save",
+    "safetensors_load",
+]
 
 # The header's dtype codes that minitorch_nn has.
 _CODES = {
-    "BOOL": dt.bool, "U8": dt.uint8, "I8": dt.int8, "I16": dt.int16, "I32": dt.int32, "I64": dt.int64,
-    "F16": dt.float16, "BF16": dt.bfloat16, "F32": dt.float32, "F64": dt.float64,
+    "BOOL": dt.bool,
+    "U8": dt.uint8,
+    "I8": dt.int8,
+    "I16": dt.int16,
+    "I32": dt.int32,
+    "I64": dt.int64,
+    "F16": dt.float16,
+    "BF16": dt.bfloat16,
+    "F32": dt.float32,
+    "F64": dt.float64,
 }
 
 
@@ -84,7 +100,9 @@ def _check_and_flatten(tensors, keep_alive):
         arr = v.detach()._array if v.device.type == "cpu" else v.detach().cpu()._array
         arr = np.ascontiguousarray(arr)
         keep_alive.append(arr)
-        specs[k] = safetensors.TensorSpec(dtype=v.dtype.name, shape=tuple(v.shape), data_ptr=arr.ctypes.data, data_len=arr.nbytes)
+        specs[k] = safetensors.TensorSpec(
+            dtype=v.dtype.name, shape=tuple(v.shape), data_ptr=arr.ctypes.data, data_len=arr.nbytes
+        )
     return specs
 
 
@@ -144,7 +162,9 @@ def save(tensors: dict, metadata: dict | None = None) -> bytes:
 def _to_tensor(name, array, code, device):
     dtype = _CODES.get(code)
     if dtype is None:
-        raise TypeError(f"tensor {name!r} has safetensors dtype {code}, which minitorch_nn does not have")
+        raise TypeError(
+            f"tensor {name!r} has safetensors dtype {code}, which minitorch_nn does not have"
+        )
     array = array.view(dtype.numpy_dtype) if array.dtype != dtype.numpy_dtype else array
     if device.type == "meta":
         return _new_meta(array.shape, dtype)
@@ -155,7 +175,9 @@ def _to_tensor(name, array, code, device):
 
 
 def _damaged(e: Exception) -> CheckpointError:
-    return CheckpointError(f"cannot read safetensors data: {e}\n(The file is damaged or not a safetensors file.)")
+    return CheckpointError(
+        f"cannot read safetensors data: {e}\n(The file is damaged or not a safetensors file.)"
+    )
 
 
 def load_file(filename, device="cpu") -> dict:
@@ -190,7 +212,9 @@ def load(data: bytes, device="cpu") -> dict:
         code = info["dtype"]
         dtype = _CODES.get(code)
         if dtype is None:
-            raise TypeError(f"tensor {name!r} has safetensors dtype {code}, which minitorch_nn does not have")
+            raise TypeError(
+                f"tensor {name!r} has safetensors dtype {code}, which minitorch_nn does not have"
+            )
         array = np.frombuffer(info["data"], dtype=dtype.numpy_dtype).reshape(info["shape"])
         out[name] = _to_tensor(name, array, code, dev)
     return out

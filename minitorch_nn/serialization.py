@@ -60,8 +60,14 @@ from minitorch_nn._serialization.zip_reader import CheckpointError, CheckpointZi
 from minitorch_nn._serialization.zip_writer import ALIGNMENT, CheckpointZipWriter
 
 __all__ = [
-    "save", "load", "CheckpointError", "CheckpointStorage", "add_safe_globals", "get_safe_globals",
-    "clear_safe_globals", "safe_globals",
+    "save",
+    "load",
+    "CheckpointError",
+    "CheckpointStorage",
+    "add_safe_globals",
+    "get_safe_globals",
+    "clear_safe_globals",
+    "safe_globals",
 ]
 
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -72,8 +78,14 @@ _ZIP_MAGIC = b"PK\x03\x04"
 # ---------------------------------------------------------------------------------------------
 
 
-def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
-         _disable_byteorder_record: bool = False) -> None:
+def save(
+    obj,
+    f,
+    pickle_module=None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
     """Save ``obj`` (tensors, state dicts, nested containers of plain values) to ``f``.
 
     ``f`` is a path or a binary file object with ``write``. The file is a PyTorch zip
@@ -85,7 +97,9 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_
     ``TypeError`` before ``f`` is opened or written.
     """
     if pickle_module not in (None, pickle):
-        raise TypeError("minitorch_nn.save writes with its own pickler; pickle_module must be None or pickle")
+        raise TypeError(
+            "minitorch_nn.save writes with its own pickler; pickle_module must be None or pickle"
+        )
     if not _use_new_zipfile_serialization:
         raise NotImplementedError(
             "minitorch_nn.save writes only the zip format (PyTorch's default since 1.6); "
@@ -119,7 +133,9 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_
         if hasattr(f, "flush"):
             f.flush()
     else:
-        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'write' (save needs a path or a binary file)")
+        raise AttributeError(
+            f"'{type(f).__name__}' object has no attribute 'write' (save needs a path or a binary file)"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,8 +143,15 @@ def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_
 # ---------------------------------------------------------------------------------------------
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = True, mmap: bool | None = None,
-         **pickle_load_args):
+def load(
+    f,
+    map_location=None,
+    pickle_module=None,
+    *,
+    weights_only: bool | None = True,
+    mmap: bool | None = None,
+    **pickle_load_args,
+):
     """Load an object saved by :func:`save` or by ``torch.save``.
 
     Parameters
@@ -167,7 +190,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     if mmap:
         raise ValueError("f must be a file path in order to use the mmap argument")
     if not (hasattr(f, "read") and hasattr(f, "seek")):
-        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'read' (load needs a path or a binary file)")
+        raise AttributeError(
+            f"'{type(f).__name__}' object has no attribute 'read' (load needs a path or a binary file)"
+        )
     return _load_stream(f, map_location, None)
 
 
@@ -187,7 +212,9 @@ def _load_stream(stream, map_location, mmap_path):
     if reader.has_record("byteorder"):
         byteorder = reader.get_record("byteorder", limit=16).decode("ascii", "replace")
         if byteorder not in ("little", "big"):
-            raise CheckpointError(f"Unknown endianness type: {byteorder!r} (expected 'little' or 'big')")
+            raise CheckpointError(
+                f"Unknown endianness type: {byteorder!r} (expected 'little' or 'big')"
+            )
     data_pkl = reader.get_record("data.pkl")
     loader = _StorageLoader(reader, map_location, byteorder, mmap_path)
     unpickler = CheckpointUnpickler(io.BytesIO(data_pkl), loader)
@@ -228,7 +255,12 @@ class _StorageLoader:
     """Reads each storage the pickle asks for, once, and puts it where ``map_location`` says."""
 
     def __init__(self, reader, map_location, byteorder, mmap_path):
-        self.reader, self.map_location, self.byteorder, self.mmap_path = reader, map_location, byteorder, mmap_path
+        self.reader, self.map_location, self.byteorder, self.mmap_path = (
+            reader,
+            map_location,
+            byteorder,
+            mmap_path,
+        )
         self.cache: dict[str, CheckpointStorage] = {}
 
     def __call__(self, dtype, key, location, numel):
@@ -242,7 +274,9 @@ class _StorageLoader:
             return hit
         record = f"data/{key}"
         if not self.reader.has_record(record):
-            raise CheckpointError(f"PytorchStreamReader failed locating file {record}: file not found")
+            raise CheckpointError(
+                f"PytorchStreamReader failed locating file {record}: file not found"
+            )
         nbytes = numel * dtype.itemsize
         if self.reader.record_size(record) != nbytes:
             raise CheckpointError(
@@ -260,7 +294,9 @@ class _StorageLoader:
     def _read(self, record, dtype, numel):
         if self.mmap_path is not None and numel and self.byteorder == "little":
             offset = self.reader.data_offset(record)
-            mapped = np.memmap(self.mmap_path, dtype=dtype.numpy_dtype, mode="c", offset=offset, shape=(numel,))
+            mapped = np.memmap(
+                self.mmap_path, dtype=dtype.numpy_dtype, mode="c", offset=offset, shape=(numel,)
+            )
             return mapped.view(np.ndarray)
         array = np.empty(numel, dtype=dtype.numpy_dtype)
         self.reader.read_into(record, array.view(np.uint8))
@@ -296,14 +332,18 @@ class _StorageLoader:
             if result is None:
                 return _to_location(storage, location)
             if type(result) is not CheckpointStorage:
-                raise _UserError(TypeError(
-                    f"map_location callable must return a storage (the one it was given, or its .to(device)) "
-                    f"or None, got {type(result).__name__}"
-                ))
+                raise _UserError(
+                    TypeError(
+                        f"map_location callable must return a storage (the one it was given, or its .to(device)) "
+                        f"or None, got {type(result).__name__}"
+                    )
+                )
             return result
-        raise _UserError(TypeError(
-            f"map_location must be None, a str, a device, a dict or a callable, got {type(m).__name__}"
-        ))
+        raise _UserError(
+            TypeError(
+                f"map_location must be None, a str, a device, a dict or a callable, got {type(m).__name__}"
+            )
+        )
 
 
 def _safe_canonical(where):
@@ -380,4 +420,3 @@ def safe_globals(safe_globals: list):
     finally:
         USER_GLOBALS.clear()
         USER_GLOBALS.update(before)
-

@@ -20,7 +20,18 @@ import minitorch_nn as mt
 from minitorch_nn import serialization
 from minitorch_nn._serialization.zip_writer import CheckpointZipWriter
 
-ALL_DTYPES = [mt.bool, mt.uint8, mt.int8, mt.int16, mt.int32, mt.int64, mt.float16, mt.bfloat16, mt.float32, mt.float64]
+ALL_DTYPES = [
+    mt.bool,
+    mt.uint8,
+    mt.int8,
+    mt.int16,
+    mt.int32,
+    mt.int64,
+    mt.float16,
+    mt.bfloat16,
+    mt.float32,
+    mt.float64,
+]
 
 
 def roundtrip(obj, **load_kwargs):
@@ -44,7 +55,10 @@ def same(a, b):
     assert tuple(a.shape) == tuple(b.shape)
     assert a.requires_grad == b.requires_grad
     if not a.is_meta:
-        np.testing.assert_array_equal(a.detach()._array.view(np.uint8) if a.dim() == 0 else a.detach()._array, b.detach()._array if b.dim() else b.detach()._array.view(np.uint8))
+        np.testing.assert_array_equal(
+            a.detach()._array.view(np.uint8) if a.dim() == 0 else a.detach()._array,
+            b.detach()._array if b.dim() else b.detach()._array.view(np.uint8),
+        )
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
@@ -65,7 +79,13 @@ def test_shapes_including_scalar_and_empty(shape):
 
 def test_views_share_one_storage_after_load():
     base = mt.arange(24, dtype=mt.float32).reshape(4, 6)
-    views = {"base": base, "row": base[1], "cols": base[:, 2:5], "t": base.t(), "step": base.reshape(-1)[3::5]}
+    views = {
+        "base": base,
+        "row": base[1],
+        "cols": base[:, 2:5],
+        "t": base.t(),
+        "step": base.reshape(-1)[3::5],
+    }
     out = roundtrip(views)
     storage = out["base"]._storage
     for name, original in views.items():
@@ -126,17 +146,34 @@ def test_state_dict_keeps_ordereddict_and_metadata():
 
 def test_nested_plain_values():
     obj = {
-        "epoch": 3, "lr": 1e-3, "name": "résumé", "flag": True, "nothing": None, "raw": b"\x00\xff",
-        "empty": b"", "big": 2**80, "neg": -7, "c": 1 + 2j, "tags": {"a", "b"}, "ba": bytearray(b"xy"),
-        "counts": collections.Counter(a=2), "nested": [(1, [2.5, {"deep": mt.tensor([1, 2])}])],
-        "dtype": mt.bfloat16, "device": mt.device("cpu"), "size": mt.Size([2, 3]),
+        "epoch": 3,
+        "lr": 1e-3,
+        "name": "résumé",
+        "flag": True,
+        "nothing": None,
+        "raw": b"\x00\xff",
+        "empty": b"",
+        "big": 2**80,
+        "neg": -7,
+        "c": 1 + 2j,
+        "tags": {"a", "b"},
+        "ba": bytearray(b"xy"),
+        "counts": collections.Counter(a=2),
+        "nested": [(1, [2.5, {"deep": mt.tensor([1, 2])}])],
+        "dtype": mt.bfloat16,
+        "device": mt.device("cpu"),
+        "size": mt.Size([2, 3]),
     }
     out = roundtrip(obj)
     deep = out["nested"][0][1][1].pop("deep")
     assert deep.tolist() == [1, 2] and deep.dtype is mt.int64
     del obj["nested"][0][1][1]["deep"]
     assert out == obj
-    assert out["dtype"] is mt.bfloat16 and type(out["size"]) is mt.Size and type(out["ba"]) is bytearray
+    assert (
+        out["dtype"] is mt.bfloat16
+        and type(out["size"]) is mt.Size
+        and type(out["ba"]) is bytearray
+    )
 
 
 def test_self_referencing_list():
@@ -174,16 +211,26 @@ def test_map_location_meta_reads_no_data(where, monkeypatch):
 
     monkeypatch.setattr(serialization.CheckpointZipReader, "read_into", refuse, raising=False)
     # data.pkl is read through get_record -> read_into; keep that path working
-    monkeypatch.setattr(serialization.CheckpointZipReader, "get_record", lambda self, name, limit=0: _raw(buf, name))
+    monkeypatch.setattr(
+        serialization.CheckpointZipReader, "get_record", lambda self, name, limit=0: _raw(buf, name)
+    )
     out = mt.load(buf, map_location=where)
-    assert out["a"].is_meta and out["b"].is_meta and out["b"].storage_offset() == 2 and out["b"].shape == (4,)
+    assert (
+        out["a"].is_meta
+        and out["b"].is_meta
+        and out["b"].storage_offset() == 2
+        and out["b"].shape == (4,)
+    )
 
 
 def _raw(buf, name):
     return zipfile.ZipFile(buf).read("archive/" + name)
 
 
-@pytest.mark.parametrize("where", [None, "cpu", mt.device("cpu"), {"cuda:0": "cpu"}, lambda s, loc: s, lambda s, loc: None])
+@pytest.mark.parametrize(
+    "where",
+    [None, "cpu", mt.device("cpu"), {"cuda:0": "cpu"}, lambda s, loc: s, lambda s, loc: None],
+)
 def test_map_location_cpu_forms(where):
     out = roundtrip({"a": mt.ones(2)}, map_location=where)
     assert out["a"].device == mt.device("cpu") and out["a"].tolist() == [1.0, 1.0]
@@ -214,7 +261,9 @@ def _cuda_file():
     # data.pkl changed length: rebuild the archive with a correct directory
     z = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
     pkl = z.read("archive/data.pkl").replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
-    return _archive({"data.pkl": pkl, "byteorder": b"little", "data/0": z.read("archive/data/0")}), data
+    return _archive(
+        {"data.pkl": pkl, "byteorder": b"little", "data/0": z.read("archive/data/0")}
+    ), data
 
 
 def _archive(records, prefix="archive"):
@@ -257,12 +306,20 @@ def test_path_archive_is_named_after_the_file_and_records_are_aligned(tmp_path):
     raw = path.read_bytes()
     z = zipfile.ZipFile(path)
     assert z.namelist() == [
-        "model.best/data.pkl", "model.best/.format_version", "model.best/.storage_alignment",
-        "model.best/byteorder", "model.best/data/0", "model.best/data/1", "model.best/version",
+        "model.best/data.pkl",
+        "model.best/.format_version",
+        "model.best/.storage_alignment",
+        "model.best/byteorder",
+        "model.best/data/0",
+        "model.best/data/1",
+        "model.best/version",
         "model.best/.data/serialization_id",
     ]
     assert z.read("model.best/version") == b"3\n" and z.read("model.best/byteorder") == b"little"
-    assert z.read("model.best/.storage_alignment") == b"64" and z.read("model.best/.format_version") == b"1"
+    assert (
+        z.read("model.best/.storage_alignment") == b"64"
+        and z.read("model.best/.format_version") == b"1"
+    )
     assert len(z.read("model.best/.data/serialization_id")) == 40
     for info in z.infolist():
         assert info.compress_type == zipfile.ZIP_STORED
@@ -290,7 +347,14 @@ def test_weights_only_false_reads_the_same_way():
 
 @pytest.mark.parametrize(
     "bad",
-    [lambda: None, object(), np.float32(1.0), frozenset([1]), slice(1, 2), collections.defaultdict(int)],
+    [
+        lambda: None,
+        object(),
+        np.float32(1.0),
+        frozenset([1]),
+        slice(1, 2),
+        collections.defaultdict(int),
+    ],
     ids=["lambda", "object", "numpy-scalar", "frozenset", "slice", "defaultdict"],
 )
 def test_save_refuses_unloadable_objects_before_creating_a_file(bad, tmp_path):

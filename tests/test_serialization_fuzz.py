@@ -24,13 +24,34 @@ from minitorch_nn import safetensors_io
 from minitorch_nn._serialization.zip_writer import CheckpointZipWriter
 
 CLEAN = (RuntimeError, pickle.UnpicklingError)  # CheckpointError is a RuntimeError
-FUZZ = settings(max_examples=1000, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=1000,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 # -- watching for side effects ------------------------------------------------------------------
-_FORBIDDEN = {"os.system", "subprocess.Popen", "exec", "compile", "open", "os.exec", "os.posix_spawn", "os.spawn",
-              "os.fork", "os.remove", "os.rename", "os.mkdir", "shutil.rmtree", "ctypes.dlopen", "pickle.find_class",
-              "os.chmod", "socket.connect"}
+_FORBIDDEN = {
+    "os.system",
+    "subprocess.Popen",
+    "exec",
+    "compile",
+    "open",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.remove",
+    "os.rename",
+    "os.mkdir",
+    "shutil.rmtree",
+    "ctypes.dlopen",
+    "pickle.find_class",
+    "os.chmod",
+    "socket.connect",
+}
 _events: list = []
 _watching = [False]
 
@@ -79,12 +100,23 @@ def guarded(fn, *args, **kwargs):
 def _seed_objects():
     base = mt.arange(12, dtype=mt.float32).reshape(3, 4)
     sd = collections.OrderedDict(
-        [("w", base), ("v", base[:, 1:3]), ("t", base.t()), ("p", mt.nn.Parameter(mt.ones(2, dtype=mt.bfloat16))),
-         ("i", mt.arange(3, dtype=mt.int64)), ("m", mt.empty(2, device="meta")), ("b", mt.tensor([True, False]))]
+        [
+            ("w", base),
+            ("v", base[:, 1:3]),
+            ("t", base.t()),
+            ("p", mt.nn.Parameter(mt.ones(2, dtype=mt.bfloat16))),
+            ("i", mt.arange(3, dtype=mt.int64)),
+            ("m", mt.empty(2, device="meta")),
+            ("b", mt.tensor([True, False])),
+        ]
     )
     sd._metadata = {"": {"version": 1}}
-    nested = {"state": {0: {"step": mt.tensor(3.0), "exp_avg": mt.zeros(2)}},
-              "param_groups": [{"lr": 0.1, "betas": (0.9, 0.999), "params": [0], "name": None, "raw": b"xy"}]}
+    nested = {
+        "state": {0: {"step": mt.tensor(3.0), "exp_avg": mt.zeros(2)}},
+        "param_groups": [
+            {"lr": 0.1, "betas": (0.9, 0.999), "params": [0], "name": None, "raw": b"xy"}
+        ],
+    }
     return [sd, nested, [1, 2.5, "s", {3}, mt.int8, mt.Size([2])]]
 
 
@@ -97,7 +129,10 @@ def _file(obj) -> bytes:
 SEEDS = [_file(o) for o in _seed_objects()]
 PICKLES = [zipfile.ZipFile(io.BytesIO(s)).read("archive/data.pkl") for s in SEEDS]
 RECORDS = [
-    {i.filename.split("/", 1)[1]: zipfile.ZipFile(io.BytesIO(s)).read(i.filename) for i in zipfile.ZipFile(io.BytesIO(s)).infolist()}
+    {
+        i.filename.split("/", 1)[1]: zipfile.ZipFile(io.BytesIO(s)).read(i.filename)
+        for i in zipfile.ZipFile(io.BytesIO(s)).infolist()
+    }
     for s in SEEDS
 ]
 
@@ -137,8 +172,13 @@ def _rezip(records: dict) -> io.BytesIO:
 
 
 @FUZZ
-@given(seed=st.sampled_from(range(len(SEEDS))), edits=edits, cut=cuts, insert=inserts,
-       where=st.sampled_from([None, "cpu", "meta"]))
+@given(
+    seed=st.sampled_from(range(len(SEEDS))),
+    edits=edits,
+    cut=cuts,
+    insert=inserts,
+    where=st.sampled_from([None, "cpu", "meta"]),
+)
 def test_mutated_pickles_in_valid_archives(seed, edits, cut, insert, where):
     # the archive (and its CRCs) is valid, so every mutation reaches the restricted unpickler
     records = dict(RECORDS[seed])
@@ -146,8 +186,14 @@ def test_mutated_pickles_in_valid_archives(seed, edits, cut, insert, where):
     guarded(mt.load, _rezip(records), map_location=where)
 
 
-ST_SEED = safetensors_io.save({"a": mt.arange(6, dtype=mt.float32).reshape(2, 3), "b": mt.ones(3, dtype=mt.bfloat16),
-                               "c": mt.tensor([1, 2], dtype=mt.int16)}, metadata={"format": "pt"})
+ST_SEED = safetensors_io.save(
+    {
+        "a": mt.arange(6, dtype=mt.float32).reshape(2, 3),
+        "b": mt.ones(3, dtype=mt.bfloat16),
+        "c": mt.tensor([1, 2], dtype=mt.int16),
+    },
+    metadata={"format": "pt"},
+)
 
 
 @FUZZ
@@ -168,7 +214,12 @@ def test_seeds_load():
 @pytest.mark.parametrize("proto", [0, 1, 2, 3, 4, 5])
 def test_arbitrary_python_pickles_of_plain_data(proto):
     # what Python's own pickler writes for plain data (any protocol) loads, or fails cleanly
-    obj = {"a": [1, 2.5, None, True], "b": (b"x", "y"), "c": {1, 2}, "d": collections.OrderedDict(k=1)}
+    obj = {
+        "a": [1, 2.5, None, True],
+        "b": (b"x", "y"),
+        "c": {1, 2},
+        "d": collections.OrderedDict(k=1),
+    }
     out = io.BytesIO()
     w = CheckpointZipWriter(out, "archive")
     w.write_record("data.pkl", pickle.dumps(obj, protocol=proto))

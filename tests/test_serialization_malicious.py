@@ -51,7 +51,12 @@ def archive(records: dict, prefix="archive") -> io.BytesIO:
 def valid_file(obj=None) -> bytes:
     buf = io.BytesIO()
     base = mt.arange(12, dtype=mt.float32)
-    mt.save({"w": base.reshape(3, 4), "v": base[2:5], "i": mt.ones(2, dtype=mt.int64)} if obj is None else obj, buf)
+    mt.save(
+        {"w": base.reshape(3, 4), "v": base[2:5], "i": mt.ones(2, dtype=mt.int64)}
+        if obj is None
+        else obj,
+        buf,
+    )
     return buf.getvalue()
 
 
@@ -112,7 +117,9 @@ def test_os_system_is_refused_and_not_run(weights_only, protocol):
 @pytest.mark.parametrize("evil,name", [(Popens(), "subprocess.Popen"), (Evals(), "eval")])
 def test_other_globals_are_refused_by_name(evil, name):
     f = archive({"data.pkl": pickle.dumps([evil], protocol=2)})
-    with pytest.raises(pickle.UnpicklingError, match=f"Unsupported global: GLOBAL {name} was not an allowed global"):
+    with pytest.raises(
+        pickle.UnpicklingError, match=f"Unsupported global: GLOBAL {name} was not an allowed global"
+    ):
         mt.load(f)
 
 
@@ -136,7 +143,18 @@ def test_torch_features_we_lack_are_named():
         b"\x80\x02c__builtin__\nbytes\nJ\x00\x00\x00\x40\x85R.",  # bytes(1 GiB)
         b"\x80\x02ccollections\nOrderedDict\n)R]\x85R.",  # calling an OrderedDict instance
     ],
-    ids=["INST", "GLOBAL-posix", "OBJ", "EXT1", "NEXT_BUFFER", "str-pid", "PERSID", "REDUCE-dtype", "bytes-n", "REDUCE-instance"],
+    ids=[
+        "INST",
+        "GLOBAL-posix",
+        "OBJ",
+        "EXT1",
+        "NEXT_BUFFER",
+        "str-pid",
+        "PERSID",
+        "REDUCE-dtype",
+        "bytes-n",
+        "REDUCE-instance",
+    ],
 )
 def test_forbidden_opcodes_and_calls(raw):
     with pytest.raises(pickle.UnpicklingError):
@@ -159,15 +177,31 @@ def test_build_cannot_change_our_dtypes_or_functions():
 def test_saved_tensor_state_cannot_reach_tensor_machinery(attr):
     storage = StorageRef("0", np.zeros(2, np.float32), mt.float32, 2, "cpu")
     args = (storage, 0, (2,), (1,), False, collections.OrderedDict())
-    data = pkl(Call(TorchName("torch._tensor", "_rebuild_from_type_v2"), REBUILD_TENSOR_V2, TorchName("torch", "Tensor"), args, {attr: 1}))
+    data = pkl(
+        Call(
+            TorchName("torch._tensor", "_rebuild_from_type_v2"),
+            REBUILD_TENSOR_V2,
+            TorchName("torch", "Tensor"),
+            args,
+            {attr: 1},
+        )
+    )
     f = archive({"data.pkl": data, "data/0": bytes(8)})
     with pytest.raises(pickle.UnpicklingError, match="may not set the attribute"):
         mt.load(f)
 
 
 def test_appends_and_setitems_only_on_containers():
-    t = Call(REBUILD_TENSOR_V2, StorageRef("0", np.zeros(2, np.float32), mt.float32, 2, "cpu"), 0, (2,), (1,), False, collections.OrderedDict())
-    data = pkl(t) [:-1] + b"K\x00K\x01s."  # tensor[0] = 1 through SETITEM
+    t = Call(
+        REBUILD_TENSOR_V2,
+        StorageRef("0", np.zeros(2, np.float32), mt.float32, 2, "cpu"),
+        0,
+        (2,),
+        (1,),
+        False,
+        collections.OrderedDict(),
+    )
+    data = pkl(t)[:-1] + b"K\x00K\x01s."  # tensor[0] = 1 through SETITEM
     with pytest.raises(pickle.UnpicklingError, match="Can only SETITEM"):
         mt.load(archive({"data.pkl": data, "data/0": bytes(8)}))
     data = pkl(t)[:-1] + b"K\x01a."  # APPEND to a tensor
@@ -185,7 +219,10 @@ def tensor_file(numel_in_id, record_bytes, size=(3,), stride=(1,), offset=0):
 
 
 def test_storage_size_that_does_not_match_its_record():
-    with pytest.raises(CheckpointError, match=r"declares 100 torch.float32 elements \(400 bytes\) but its record data/0 holds 12"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"declares 100 torch.float32 elements \(400 bytes\) but its record data/0 holds 12",
+    ):
         mt.load(tensor_file(100, 12))
 
 
@@ -198,7 +235,9 @@ def test_tensor_reading_past_its_storage(size, stride, offset):
         mt.load(tensor_file(3, 12, size, stride, offset))
 
 
-@pytest.mark.parametrize("size,stride,offset", [((3,), (-1,), 2), ((-1,), (1,), 0), ((3,), (1, 1), 0), ((3,), (1,), -1)])
+@pytest.mark.parametrize(
+    "size,stride,offset", [((3,), (-1,), 2), ((-1,), (1,), 0), ((3,), (1, 1), 0), ((3,), (1,), -1)]
+)
 def test_malformed_layouts(size, stride, offset):
     with pytest.raises(BAD):
         mt.load(tensor_file(3, 12, size, stride, offset))
@@ -213,7 +252,12 @@ def test_one_storage_described_two_ways():
     a = StorageRef("0", None, mt.float32, 3, "cpu")
     b = StorageRef("0", None, mt.float32, 2, "cpu")
     hooks = collections.OrderedDict
-    data = pkl([Call(REBUILD_TENSOR_V2, a, 0, (3,), (1,), False, hooks()), Call(REBUILD_TENSOR_V2, b, 0, (2,), (1,), False, hooks())])
+    data = pkl(
+        [
+            Call(REBUILD_TENSOR_V2, a, 0, (3,), (1,), False, hooks()),
+            Call(REBUILD_TENSOR_V2, b, 0, (2,), (1,), False, hooks()),
+        ]
+    )
     with pytest.raises(CheckpointError, match="described twice"):
         mt.load(archive({"data.pkl": data, "data/0": bytes(12)}))
 

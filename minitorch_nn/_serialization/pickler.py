@@ -65,16 +65,30 @@ TORCH_DEVICE = TorchName("torch", "device")
 
 # PyTorch's legacy typed-storage class for each dtype (the name written in the persistent id).
 STORAGE_CLASS_NAME = {
-    dt.bool: "BoolStorage", dt.uint8: "ByteStorage", dt.int8: "CharStorage", dt.int16: "ShortStorage",
-    dt.int32: "IntStorage", dt.int64: "LongStorage", dt.float16: "HalfStorage",
-    dt.bfloat16: "BFloat16Storage", dt.float32: "FloatStorage", dt.float64: "DoubleStorage",
+    dt.bool: "BoolStorage",
+    dt.uint8: "ByteStorage",
+    dt.int8: "CharStorage",
+    dt.int16: "ShortStorage",
+    dt.int32: "IntStorage",
+    dt.int64: "LongStorage",
+    dt.float16: "HalfStorage",
+    dt.bfloat16: "BFloat16Storage",
+    dt.float32: "FloatStorage",
+    dt.float64: "DoubleStorage",
 }
 _STORAGE_NAMES = {d: TorchName("torch", n) for d, n in STORAGE_CLASS_NAME.items()}
 
 # Plain values pickle's own code writes; torch's weights_only reader accepts all of them.
 _PLAIN = {dict, list, tuple, str, int, float, bool, type(None), set, collections.OrderedDict}
 # Python globals a checkpoint may name (pickle writes them for OrderedDict, Counter, set...).
-_STDLIB_GLOBALS = {collections.OrderedDict, collections.Counter, set, bytearray, complex, codecs.encode}
+_STDLIB_GLOBALS = {
+    collections.OrderedDict,
+    collections.Counter,
+    set,
+    bytearray,
+    complex,
+    codecs.encode,
+}
 
 
 class StorageRef:
@@ -83,7 +97,13 @@ class StorageRef:
     __slots__ = ("key", "storage", "dtype", "numel", "location")
 
     def __init__(self, key, storage, dtype, numel, location):
-        self.key, self.storage, self.dtype, self.numel, self.location = key, storage, dtype, numel, location
+        self.key, self.storage, self.dtype, self.numel, self.location = (
+            key,
+            storage,
+            dtype,
+            numel,
+            location,
+        )
 
     def host_bytes(self):
         """The storage's bytes as a flat little-endian uint8 numpy array (no copy on cpu)."""
@@ -137,7 +157,13 @@ class CheckpointPickler(pickle._Pickler):
                 )
             return ref
         nbytes = impl.storage.nbytes
-        ref = StorageRef(str(len(self.storages)), impl.storage, impl.dtype, nbytes // impl.dtype.itemsize, str(impl.device))
+        ref = StorageRef(
+            str(len(self.storages)),
+            impl.storage,
+            impl.dtype,
+            nbytes // impl.dtype.itemsize,
+            str(impl.device),
+        )
         self.storages[id(impl.storage)] = ref
         return ref
 
@@ -164,8 +190,8 @@ class CheckpointPickler(pickle._Pickler):
             return (complex, (obj.real, obj.imag))
         if t is collections.Counter:
             return (collections.Counter, (dict(obj),))
-        if obj in _STDLIB_GLOBALS if isinstance(obj, (type, types.BuiltinFunctionType)) else False:
-            return NotImplemented
+        if isinstance(obj, (type, types.BuiltinFunctionType)) and obj in _STDLIB_GLOBALS:
+            return NotImplemented  # the class pickle itself writes for an OrderedDict, a set...
         raise _unsupported(obj)
 
     def save_global(self, obj, name=None):
@@ -177,7 +203,7 @@ class CheckpointPickler(pickle._Pickler):
             return super().save_global(obj, name)
         else:
             raise _unsupported(obj)
-        self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode("utf-8"))
+        self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode())
         self.memoize(obj)
 
     def _reduce_tensor(self, t):
@@ -189,7 +215,12 @@ class CheckpointPickler(pickle._Pickler):
         state = dict(t.__dict__) if getattr(t, "__dict__", None) else None
         if cls is Parameter:
             impl = t._impl
-            data = _wrap(Tensor, TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device))
+            data = _wrap(
+                Tensor,
+                TensorImpl(
+                    impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device
+                ),
+            )
             self._alive.append(data)
             hooks = collections.OrderedDict()
             if state:

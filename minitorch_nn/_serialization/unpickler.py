@@ -79,8 +79,12 @@ class CheckpointStorage:
             return CheckpointStorage(None, self.dtype, dev, self.numel, self.key)
         if self.array is None:
             raise RuntimeError(f"cannot move a meta storage to {dev}: it has no data")
-        flat = _from_array(self.array, self.dtype) if self.device.type == "cpu" else _wrap(
-            Tensor, TensorImpl(self.array, (self.numel,), (1,), 0, self.dtype, self.device)
+        flat = (
+            _from_array(self.array, self.dtype)
+            if self.device.type == "cpu"
+            else _wrap(
+                Tensor, TensorImpl(self.array, (self.numel,), (1,), 0, self.dtype, self.device)
+            )
         )
         moved = flat.to(dev)
         return CheckpointStorage(moved._impl.storage, self.dtype, dev, self.numel, self.key)
@@ -89,7 +93,13 @@ class CheckpointStorage:
         return self.to("cpu")
 
     def cuda(self, device=None) -> CheckpointStorage:
-        return self.to("cuda" if device is None else f"cuda:{int(device)}" if not isinstance(device, str) else device)
+        return self.to(
+            "cuda"
+            if device is None
+            else f"cuda:{int(device)}"
+            if not isinstance(device, str)
+            else device
+        )
 
 
 # -- the functions a checkpoint may call ------------------------------------------------------
@@ -105,16 +115,24 @@ def _check_layout(storage, offset, size, stride) -> tuple[tuple, tuple]:
     """Validate that the tensor ``(offset, size, stride)`` reads only inside ``storage``."""
     size, stride = _ints(size, "size"), _ints(stride, "stride")
     if type(offset) is not int or offset < 0:
-        raise UnpicklingError(f"tensor storage offset must be a non-negative int, got {offset!r:.100}")
+        raise UnpicklingError(
+            f"tensor storage offset must be a non-negative int, got {offset!r:.100}"
+        )
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides for {len(size)} sizes")
+        raise RuntimeError(
+            f"mismatch in length of strides and shape: {len(stride)} strides for {len(size)} sizes"
+        )
     if any(s < 0 for s in size) or any(s < 0 for s in stride):
-        raise RuntimeError(f"a checkpoint tensor has a negative size or stride: size {list(size)}, stride {list(stride)}")
+        raise RuntimeError(
+            f"a checkpoint tensor has a negative size or stride: size {list(size)}, stride {list(stride)}"
+        )
     numel = 1
     for s in size:
         numel *= s
     if numel >= 1 << 62:
-        raise RuntimeError(f"a checkpoint tensor of size {list(size)} has more elements than can be indexed")
+        raise RuntimeError(
+            f"a checkpoint tensor of size {list(size)} has more elements than can be indexed"
+        )
     needed = (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) if numel else offset
     if needed > storage.numel:
         item = storage.dtype.itemsize
@@ -132,7 +150,9 @@ def _check_requires_grad(requires_grad):
         raise UnpicklingError(f"requires_grad must be a bool, got {requires_grad!r:.100}")
 
 
-def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
+def rebuild_tensor_v2(
+    storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None
+):
     """Our ``torch._utils._rebuild_tensor_v2``: a tensor reading ``storage``."""
     if type(storage) is not CheckpointStorage:
         raise UnpicklingError(f"_rebuild_tensor_v2 expects a storage, got {type(storage).__name__}")
@@ -191,7 +211,12 @@ def rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     return p
 
 
-_TENSOR_REBUILDS = (rebuild_tensor_v2, rebuild_tensor, rebuild_meta_tensor_no_storage, rebuild_parameter)
+_TENSOR_REBUILDS = (
+    rebuild_tensor_v2,
+    rebuild_tensor,
+    rebuild_meta_tensor_no_storage,
+    rebuild_parameter,
+)
 
 
 def rebuild_from_type_v2(func, new_type, args, state):
@@ -203,7 +228,15 @@ def rebuild_from_type_v2(func, new_type, args, state):
     t = func(*args)
     if type(t) is not new_type:
         impl = t._impl
-        alias = TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device, impl.version)
+        alias = TensorImpl(
+            impl.storage,
+            impl.sizes,
+            impl.strides,
+            impl.offset,
+            impl.dtype,
+            impl.device,
+            impl.version,
+        )
         alias.requires_grad = impl.requires_grad
         t = _wrap(new_type, alias)
     apply_state(t, state)
@@ -232,7 +265,9 @@ def apply_state(obj, state) -> None:
             raise UnpicklingError(f"Invalid serialized state: {part!r:.200}")
         for k, v in part.items():
             if type(k) is not str or k.startswith("__") or hasattr(type(obj), k):
-                raise UnpicklingError(f"a checkpoint may not set the attribute {k!r:.100} of a {type(obj).__name__}")
+                raise UnpicklingError(
+                    f"a checkpoint may not set the attribute {k!r:.100} of a {type(obj).__name__}"
+                )
             obj.__dict__[k] = v
 
 
@@ -242,7 +277,9 @@ def apply_state(obj, state) -> None:
 def _codecs_encode(text, encoding="utf-8"):
     # pickle protocol 2 writes bytes as _codecs.encode(latin-1 text, 'latin1')
     if type(text) is not str or encoding not in ("latin1", "latin-1", "utf-8", "utf8", "ascii"):
-        raise UnpicklingError(f"_codecs.encode is only allowed on text, got {type(text).__name__}, {encoding!r:.50}")
+        raise UnpicklingError(
+            f"_codecs.encode is only allowed on text, got {type(text).__name__}, {encoding!r:.50}"
+        )
     return text.encode(encoding)
 
 
@@ -277,7 +314,9 @@ def _counter(*args):
 
 
 def _ordered_dict(*args):
-    if len(args) > 1 or (args and type(args[0]) not in (list, tuple, dict, collections.OrderedDict)):
+    if len(args) > 1 or (
+        args and type(args[0]) not in (list, tuple, dict, collections.OrderedDict)
+    ):
         raise UnpicklingError("collections.OrderedDict may only be called on a list of pairs")
     return collections.OrderedDict(*args)
 
@@ -288,7 +327,9 @@ def _size(values=()):
 
 def _device(kind, index=None):
     if type(kind) is not str or (index is not None and type(index) is not int):
-        raise UnpicklingError(f"torch.device expects a string and an optional int, got {kind!r:.50}, {index!r:.50}")
+        raise UnpicklingError(
+            f"torch.device expects a string and an optional int, got {kind!r:.50}, {index!r:.50}"
+        )
     from minitorch_nn._device import device
 
     return device(kind) if index is None else device(kind, index)
@@ -323,20 +364,33 @@ for _alias in ("half", "float", "double", "short", "int", "long"):
 
 # What REDUCE / NEWOBJ may call, and the checked function each call really runs.
 _CALLS = {
-    collections.OrderedDict: _ordered_dict, collections.Counter: _counter, set: _set, bytearray: _bytearray,
-    complex: _complex, bytes: _bytes, _codecs_encode: _codecs_encode, Size: _size, _device: _device,
-    rebuild_tensor_v2: rebuild_tensor_v2, rebuild_tensor: rebuild_tensor,
-    rebuild_meta_tensor_no_storage: rebuild_meta_tensor_no_storage, rebuild_parameter: rebuild_parameter,
-    rebuild_parameter_with_state: rebuild_parameter_with_state, rebuild_from_type_v2: rebuild_from_type_v2,
+    collections.OrderedDict: _ordered_dict,
+    collections.Counter: _counter,
+    set: _set,
+    bytearray: _bytearray,
+    complex: _complex,
+    bytes: _bytes,
+    _codecs_encode: _codecs_encode,
+    Size: _size,
+    _device: _device,
+    rebuild_tensor_v2: rebuild_tensor_v2,
+    rebuild_tensor: rebuild_tensor,
+    rebuild_meta_tensor_no_storage: rebuild_meta_tensor_no_storage,
+    rebuild_parameter: rebuild_parameter,
+    rebuild_parameter_with_state: rebuild_parameter_with_state,
+    rebuild_from_type_v2: rebuild_from_type_v2,
 }
 
 # Names PyTorch's weights_only reader allows that have no minitorch_nn counterpart.
 _TORCH_ONLY = {
-    "_rebuild_qtensor": "quantized tensors", "_rebuild_sparse_tensor": "sparse tensors",
-    "_rebuild_nested_tensor": "nested tensors", "_rebuild_wrapper_subclass": "tensor subclasses",
+    "_rebuild_qtensor": "quantized tensors",
+    "_rebuild_sparse_tensor": "sparse tensors",
+    "_rebuild_nested_tensor": "nested tensors",
+    "_rebuild_wrapper_subclass": "tensor subclasses",
     "_rebuild_device_tensor_from_numpy": "tensors on other devices",
     "_rebuild_device_tensor_from_cpu_tensor": "tensors on other devices",
-    "_rebuild_tensor_v3": "untyped storages", "_get_layout": "sparse layouts",
+    "_rebuild_tensor_v3": "untyped storages",
+    "_get_layout": "sparse layouts",
 }
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 
@@ -358,7 +412,9 @@ def _refuse(module: str, name: str) -> UnpicklingError:
     full = f"{module}.{name}"
     if module in _BLOCKED_MODULES or module.split(".")[0] in _BLOCKED_MODULES:
         detail = f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked."
-    elif module.startswith("torch") and (name in _TORCH_ONLY or name.endswith("Storage") or module.startswith("torch.")):
+    elif module.startswith("torch") and (
+        name in _TORCH_ONLY or name.endswith("Storage") or module.startswith("torch.")
+    ):
         what = _TORCH_ONLY.get(name, "this kind of object")
         detail = (
             f"Unsupported global: GLOBAL {full} is a PyTorch feature minitorch_nn does not have ({what}). "
@@ -380,7 +436,9 @@ def _refuse(module: str, name: str) -> UnpicklingError:
 def _rejecting(code: int):
     def reject(self):
         name = _OPCODE_NAMES.get(code, "unknown")
-        raise UnpicklingError(f"Unsupported operand {code} ({name}): this pickle opcode is not allowed in a checkpoint")
+        raise UnpicklingError(
+            f"Unsupported operand {code} ({name}): this pickle opcode is not allowed in a checkpoint"
+        )
 
     return reject
 
@@ -449,8 +507,12 @@ class CheckpointUnpickler(pickle._Unpickler):
         state = self.stack.pop()
         inst = self.stack[-1]
         if type(inst) is collections.OrderedDict:
-            if not isinstance(state, dict) or not all(type(k) is str and not k.startswith("__") for k in state):
-                raise UnpicklingError("an OrderedDict's saved state must be a dict of attribute names")
+            if not isinstance(state, dict) or not all(
+                type(k) is str and not k.startswith("__") for k in state
+            ):
+                raise UnpicklingError(
+                    "an OrderedDict's saved state must be a dict of attribute names"
+                )
             inst.__dict__.update(state)
         elif _hashable(type(inst)) and type(inst) in USER_GLOBALS.values():
             super().load_build()
@@ -463,7 +525,9 @@ class CheckpointUnpickler(pickle._Unpickler):
     def _target(self, kinds, opcode):
         target = self.stack[-1]
         if type(target) not in kinds:
-            raise UnpicklingError(f"Can only {opcode} on {'/'.join(k.__name__ for k in kinds)}, but got {type(target)}")
+            raise UnpicklingError(
+                f"Can only {opcode} on {'/'.join(k.__name__ for k in kinds)}, but got {type(target)}"
+            )
         return target
 
     def load_append(self):
@@ -496,7 +560,9 @@ class CheckpointUnpickler(pickle._Unpickler):
 
 
 _OPCODE_NAMES = {
-    getattr(pickle, n)[0]: n for n in dir(pickle) if n.isupper() and isinstance(getattr(pickle, n), bytes) and len(getattr(pickle, n)) == 1
+    getattr(pickle, n)[0]: n
+    for n in dir(pickle)
+    if n.isupper() and isinstance(getattr(pickle, n), bytes) and len(getattr(pickle, n)) == 1
 }
 
 
@@ -510,24 +576,72 @@ def _hashable(obj) -> bool:
 
 _SAFE_OPCODES = (
     # structure
-    "MARK", "STOP", "POP", "POP_MARK", "DUP", "PROTO", "FRAME", "MEMOIZE",
-    "PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET",
+    "MARK",
+    "STOP",
+    "POP",
+    "POP_MARK",
+    "DUP",
+    "PROTO",
+    "FRAME",
+    "MEMOIZE",
+    "PUT",
+    "BINPUT",
+    "LONG_BINPUT",
+    "GET",
+    "BINGET",
+    "LONG_BINGET",
     # plain values
-    "NONE", "NEWTRUE", "NEWFALSE", "INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4",
-    "FLOAT", "BINFLOAT", "STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE",
-    "SHORT_BINUNICODE", "BINUNICODE8", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8",
-    "EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "EMPTY_LIST", "LIST", "EMPTY_DICT", "DICT",
-    "EMPTY_SET", "FROZENSET",
+    "NONE",
+    "NEWTRUE",
+    "NEWFALSE",
+    "INT",
+    "BININT",
+    "BININT1",
+    "BININT2",
+    "LONG",
+    "LONG1",
+    "LONG4",
+    "FLOAT",
+    "BINFLOAT",
+    "STRING",
+    "BINSTRING",
+    "SHORT_BINSTRING",
+    "UNICODE",
+    "BINUNICODE",
+    "SHORT_BINUNICODE",
+    "BINUNICODE8",
+    "BINBYTES",
+    "SHORT_BINBYTES",
+    "BINBYTES8",
+    "BYTEARRAY8",
+    "EMPTY_TUPLE",
+    "TUPLE",
+    "TUPLE1",
+    "TUPLE2",
+    "TUPLE3",
+    "EMPTY_LIST",
+    "LIST",
+    "EMPTY_DICT",
+    "DICT",
+    "EMPTY_SET",
+    "FROZENSET",
     # names and storages (through find_class / persistent_load above)
-    "GLOBAL", "STACK_GLOBAL", "PERSID", "BINPERSID",
+    "GLOBAL",
+    "STACK_GLOBAL",
+    "PERSID",
+    "BINPERSID",
 )
 for _op in _SAFE_OPCODES:
     _code = getattr(pickle, _op)[0]
     CheckpointUnpickler.dispatch[_code] = pickle._Unpickler.dispatch[_code]
 for _op, _fn in (
-    ("REDUCE", CheckpointUnpickler.load_reduce), ("NEWOBJ", CheckpointUnpickler.load_newobj),
-    ("BUILD", CheckpointUnpickler.load_build), ("APPEND", CheckpointUnpickler.load_append),
-    ("APPENDS", CheckpointUnpickler.load_appends), ("SETITEM", CheckpointUnpickler.load_setitem),
-    ("SETITEMS", CheckpointUnpickler.load_setitems), ("ADDITEMS", CheckpointUnpickler.load_additems),
+    ("REDUCE", CheckpointUnpickler.load_reduce),
+    ("NEWOBJ", CheckpointUnpickler.load_newobj),
+    ("BUILD", CheckpointUnpickler.load_build),
+    ("APPEND", CheckpointUnpickler.load_append),
+    ("APPENDS", CheckpointUnpickler.load_appends),
+    ("SETITEM", CheckpointUnpickler.load_setitem),
+    ("SETITEMS", CheckpointUnpickler.load_setitems),
+    ("ADDITEMS", CheckpointUnpickler.load_additems),
 ):
     CheckpointUnpickler.dispatch[getattr(pickle, _op)[0]] = _fn

@@ -39,7 +39,9 @@ _DOT_DATA_RECORD = re.compile(r"\.data/[A-Za-z0-9_.\-]+\Z")
 
 def _damaged(detail: str) -> CheckpointError:
     return CheckpointError(
-        _READER + detail + "\n(The checkpoint is damaged or not a PyTorch zip checkpoint: it may have "
+        _READER
+        + detail
+        + "\n(The checkpoint is damaged or not a PyTorch zip checkpoint: it may have "
         "been truncated while saving or copying. Save it again from its source.)"
     )
 
@@ -64,9 +66,7 @@ class CheckpointZipReader:
         for info in infos:
             name = info.filename
             if not name.startswith(prefix + "/"):
-                raise _damaged(
-                    f"file in archive is not in a subdirectory {prefix}/: {name}"
-                )
+                raise _damaged(f"file in archive is not in a subdirectory {prefix}/: {name}")
             rel = name[len(prefix) + 1 :]
             if rel in self._records:
                 raise _damaged(f"duplicate record {name!r}")
@@ -76,15 +76,25 @@ class CheckpointZipReader:
                     "checkpoint. minitorch_nn cannot run TorchScript code; in PyTorch, load it with "
                     "torch.jit.load and torch.save(model.state_dict()) instead."
                 )
-            if not (rel in _KNOWN_RECORDS or _STORAGE_RECORD.match(rel) or _DOT_DATA_RECORD.match(rel)):
+            if not (
+                rel in _KNOWN_RECORDS or _STORAGE_RECORD.match(rel) or _DOT_DATA_RECORD.match(rel)
+            ):
                 raise CheckpointError(
                     f"unexpected record {name!r} in the checkpoint archive; a torch.save file holds only "
                     "data.pkl, data/<key>, version, byteorder, .format_version, .storage_alignment and .data/*"
                 )
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise _damaged(f"record {name!r} uses unsupported compression method {info.compress_type}")
-            if info.file_size < 0 or info.header_offset < 0 or info.header_offset + 30 + info.compress_size > self._end:
-                raise _damaged(f"record {name!r} claims {info.compress_size} bytes past the end of the file")
+                raise _damaged(
+                    f"record {name!r} uses unsupported compression method {info.compress_type}"
+                )
+            if (
+                info.file_size < 0
+                or info.header_offset < 0
+                or info.header_offset + 30 + info.compress_size > self._end
+            ):
+                raise _damaged(
+                    f"record {name!r} claims {info.compress_size} bytes past the end of the file"
+                )
             self._records[rel] = info
 
     # -- queries ----------------------------------------------------------------------------
@@ -114,7 +124,9 @@ class CheckpointZipReader:
         except UnicodeEncodeError:
             expected = None
         if raw_name != expected or method != info.compress_type:
-            raise _damaged(f"local header of {info.filename!r} does not match the central directory")
+            raise _damaged(
+                f"local header of {info.filename!r} does not match the central directory"
+            )
         start = info.header_offset + 30 + nlen + elen
         if start + info.compress_size > self._end:
             raise _damaged(f"record {info.filename!r} runs past the end of the file")
@@ -135,7 +147,9 @@ class CheckpointZipReader:
         info = self._records[name]
         view = memoryview(out).cast("B")
         if view.nbytes != info.file_size:
-            raise _damaged(f"record {info.filename!r} has {info.file_size} bytes, expected {view.nbytes}")
+            raise _damaged(
+                f"record {info.filename!r} has {info.file_size} bytes, expected {view.nbytes}"
+            )
         if info.compress_type == zipfile.ZIP_STORED:
             if info.compress_size != info.file_size:
                 raise _damaged(f"stored record {info.filename!r} has two different sizes")
@@ -144,7 +158,9 @@ class CheckpointZipReader:
             while got < view.nbytes:
                 n = self._readinto(view[got:])
                 if not n:
-                    raise _damaged(f"record {info.filename!r} is truncated ({got} of {view.nbytes} bytes)")
+                    raise _damaged(
+                        f"record {info.filename!r} is truncated ({got} of {view.nbytes} bytes)"
+                    )
                 got += n
             crc = zlib.crc32(view)
         else:
@@ -160,9 +176,13 @@ class CheckpointZipReader:
                         view[got : got + len(chunk)] = chunk
                         got += len(chunk)
             except Exception as e:
-                raise _damaged(f"cannot inflate record {info.filename!r} ({type(e).__name__}: {e})") from e
+                raise _damaged(
+                    f"cannot inflate record {info.filename!r} ({type(e).__name__}: {e})"
+                ) from e
             if got != view.nbytes:
-                raise _damaged(f"record {info.filename!r} is truncated ({got} of {view.nbytes} bytes)")
+                raise _damaged(
+                    f"record {info.filename!r} is truncated ({got} of {view.nbytes} bytes)"
+                )
             crc = zlib.crc32(view)
         if crc != info.CRC:
             raise _damaged(f"invalid CRC-32 for record {info.filename!r} (the bytes were changed)")

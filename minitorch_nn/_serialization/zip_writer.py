@@ -51,7 +51,9 @@ class CheckpointZipWriter:
         # starts at a multiple of ALIGNMENT.
         pad = (-(offset + 30 + len(full) + 4)) % ALIGNMENT
         extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
-        header = struct.pack("<IHHHHHIIIHH", 0x04034B50, 0, _FLAGS, 0, 0, 0, 0, 0, 0, len(full), len(extra))
+        header = struct.pack(
+            "<IHHHHHIIIHH", 0x04034B50, 0, _FLAGS, 0, 0, 0, 0, 0, 0, len(full), len(extra)
+        )
         self._write(header + full + extra)
         crc = zlib.crc32(buf)
         if size:
@@ -70,7 +72,7 @@ class CheckpointZipWriter:
         self._closed = True
         self.write_record("version", b"3\n")
         # PyTorch's id: two random 64-bit numbers, each as 20 zero-padded decimal digits.
-        serial = "%020d%020d" % (secrets.randbits(64), secrets.randbits(64))
+        serial = f"{secrets.randbits(64):020d}{secrets.randbits(64):020d}"
         self.write_record(".data/serialization_id", serial.encode())
         cd_start = self._pos
         for name, crc, size, offset in self._entries:
@@ -84,8 +86,24 @@ class CheckpointZipWriter:
             small_offset = _ZIP64_LIMIT if offset >= _ZIP64_LIMIT else offset
             self._write(
                 struct.pack(
-                    "<IHHHHHHIIIHHHHHII", 0x02014B50, 0, 0, _FLAGS, 0, 0, 0, crc, small_size, small_size,
-                    len(name), len(extra), 0, 0, 0, 0, small_offset,
+                    "<IHHHHHHIIIHHHHHII",
+                    0x02014B50,
+                    0,
+                    0,
+                    _FLAGS,
+                    0,
+                    0,
+                    0,
+                    crc,
+                    small_size,
+                    small_size,
+                    len(name),
+                    len(extra),
+                    0,
+                    0,
+                    0,
+                    0,
+                    small_offset,
                 )
                 + name
                 + extra
@@ -93,11 +111,20 @@ class CheckpointZipWriter:
         cd_size = self._pos - cd_start
         n = len(self._entries)
         eocd64_offset = self._pos
-        self._write(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 0x031E, 45, 0, 0, n, n, cd_size, cd_start))
+        self._write(
+            struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 0x031E, 45, 0, 0, n, n, cd_size, cd_start)
+        )
         self._write(struct.pack("<IIQI", 0x07064B50, 0, eocd64_offset, 1))
         self._write(
             struct.pack(
-                "<IHHHHIIH", 0x06054B50, 0, 0, min(n, 0xFFFF), min(n, 0xFFFF),
-                min(cd_size, _ZIP64_LIMIT), min(cd_start, _ZIP64_LIMIT), 0,
+                "<IHHHHIIH",
+                0x06054B50,
+                0,
+                0,
+                min(n, 0xFFFF),
+                min(n, 0xFFFF),
+                min(cd_size, _ZIP64_LIMIT),
+                min(cd_start, _ZIP64_LIMIT),
+                0,
             )
         )

@@ -21,7 +21,18 @@ torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorc
 
 import minitorch_nn as mt  # noqa: E402
 
-DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+]
 
 
 # -- comparing across the libraries -----------------------------------------------------------
@@ -124,8 +135,14 @@ def test_torch_tensors_of_every_dtype_load_here(dtype):
 
 def _views(base):
     return {
-        "base": base, "t": base.t(), "row": base[2], "cols": base[:, 1:4], "step": base.view(-1)[1::3],
-        "expanded": base[0:1].expand(4, 6), "permuted": base.view(2, 2, 6).permute(2, 0, 1), "empty": base[:, 6:],
+        "base": base,
+        "t": base.t(),
+        "row": base[2],
+        "cols": base[:, 1:4],
+        "step": base.view(-1)[1::3],
+        "expanded": base[0:1].expand(4, 6),
+        "permuted": base.view(2, 2, 6).permute(2, 0, 1),
+        "empty": base[:, 6:],
     }
 
 
@@ -142,7 +159,11 @@ def tutorial_models():
     torch.manual_seed(0)
     mlp = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
     cnn = torch.nn.Sequential(
-        torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 4 * 4, 2)
+        torch.nn.Conv2d(1, 4, 3),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4 * 4 * 4, 2),
     )
     cnn(torch.randn(2, 1, 6, 6))  # updates running stats and num_batches_tracked
     emb = torch.nn.ModuleDict({"emb": torch.nn.Embedding(10, 4), "norm": torch.nn.LayerNorm(4)})
@@ -165,7 +186,13 @@ def adam_state():
         opt.zero_grad()
         model(torch.randn(5, 3)).pow(2).mean().backward()
         opt.step()
-    return {"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 2, "loss": 0.25, "tag": "run-1"}
+    return {
+        "model": model.state_dict(),
+        "optimizer": opt.state_dict(),
+        "epoch": 2,
+        "loss": 0.25,
+        "tag": "run-1",
+    }
 
 
 def test_torch_training_checkpoint_loads_here():
@@ -176,9 +203,22 @@ def test_torch_training_checkpoint_loads_here():
 
 
 def test_torch_nested_plain_values_load_here():
-    obj = {"i": 1, "f": 2.5, "s": "x", "b": True, "n": None, "by": b"ab", "set": {1, 2}, "c": 1 + 2j,
-           "ba": bytearray(b"z"), "nested": [(1, {"t": torch.ones(2)})], "dtype": torch.bfloat16,
-           "size": torch.Size([1, 2]), "dev": torch.device("cpu"), "big": 2**70}
+    obj = {
+        "i": 1,
+        "f": 2.5,
+        "s": "x",
+        "b": True,
+        "n": None,
+        "by": b"ab",
+        "set": {1, 2},
+        "c": 1 + 2j,
+        "ba": bytearray(b"z"),
+        "nested": [(1, {"t": torch.ones(2)})],
+        "dtype": torch.bfloat16,
+        "size": torch.Size([1, 2]),
+        "dev": torch.device("cpu"),
+        "big": 2**70,
+    }
     assert_same(torch_to_ours(obj), obj)
 
 
@@ -220,8 +260,14 @@ def test_our_tensors_of_every_dtype_load_in_torch(dtype):
 def test_our_views_keep_sharing_in_torch():
     base = mt.arange(24, dtype=mt.float32).reshape(4, 6)
     views = {
-        "base": base, "t": base.t(), "row": base[2], "cols": base[:, 1:4], "step": base.reshape(-1)[1::3],
-        "expanded": base[0:1].expand(4, 6), "permuted": base.reshape(2, 2, 6).permute(2, 0, 1), "other": mt.ones(3),
+        "base": base,
+        "t": base.t(),
+        "row": base[2],
+        "cols": base[:, 1:4],
+        "step": base.reshape(-1)[1::3],
+        "expanded": base[0:1].expand(4, 6),
+        "permuted": base.reshape(2, 2, 6).permute(2, 0, 1),
+        "other": mt.ones(3),
     }
     theirs = ours_to_torch(views)
     assert_same(views, theirs)
@@ -241,9 +287,23 @@ def test_our_state_dict_with_parameters_and_metadata_loads_in_torch():
 
 
 def test_our_nested_checkpoint_loads_in_torch():
-    obj = {"i": 1, "f": 2.5, "s": "é", "b": False, "n": None, "by": b"ab", "empty": b"", "set": {1, 2},
-           "c": 1 - 2j, "ba": bytearray(b"z"), "nested": [(1, {"t": mt.ones(2)})], "dtype": mt.bfloat16,
-           "size": mt.Size([1, 2]), "dev": mt.device("cpu"), "counter": collections.Counter(a=1)}
+    obj = {
+        "i": 1,
+        "f": 2.5,
+        "s": "é",
+        "b": False,
+        "n": None,
+        "by": b"ab",
+        "empty": b"",
+        "set": {1, 2},
+        "c": 1 - 2j,
+        "ba": bytearray(b"z"),
+        "nested": [(1, {"t": mt.ones(2)})],
+        "dtype": mt.bfloat16,
+        "size": mt.Size([1, 2]),
+        "dev": mt.device("cpu"),
+        "counter": collections.Counter(a=1),
+    }
     theirs = ours_to_torch(obj)
     assert_same(obj, theirs)
 
@@ -254,7 +314,11 @@ def test_our_tensor_attributes_load_in_torch():
     p = mt.nn.Parameter(mt.ones(1))
     p.tag = 3
     theirs = ours_to_torch({"t": t, "p": p})
-    assert theirs["t"].note == "hi" and theirs["p"].tag == 3 and isinstance(theirs["p"], torch.nn.Parameter)
+    assert (
+        theirs["t"].note == "hi"
+        and theirs["p"].tag == 3
+        and isinstance(theirs["p"], torch.nn.Parameter)
+    )
 
 
 def test_round_trip_through_torch_and_back():
@@ -266,8 +330,12 @@ def test_round_trip_through_torch_and_back():
 
 @pytest.mark.parametrize("make", ["mlp", "cnn", "adam", "views"])
 def test_our_files_are_byte_identical_to_torchs(make, tmp_path):
-    obj = {"mlp": lambda: tutorial_models()["mlp"].state_dict(), "cnn": lambda: tutorial_models()["cnn"].state_dict(),
-           "adam": adam_state, "views": lambda: _views(torch.arange(24.0).reshape(4, 6))}[make]()
+    obj = {
+        "mlp": lambda: tutorial_models()["mlp"].state_dict(),
+        "cnn": lambda: tutorial_models()["cnn"].state_dict(),
+        "adam": adam_state,
+        "views": lambda: _views(torch.arange(24.0).reshape(4, 6)),
+    }[make]()
     (tmp_path / "t").mkdir()
     (tmp_path / "o").mkdir()
     torch.save(obj, tmp_path / "t" / "ckpt.pt")
@@ -279,7 +347,10 @@ def test_our_files_are_byte_identical_to_torchs(make, tmp_path):
     # everything but the 40 random id bytes (and the CRC/descriptor/central entry that cover them)
     start = theirs.index(b"ckpt/.data/serialization_id")
     assert ours[:start] == theirs[:start]
-    assert zipfile.ZipFile(io.BytesIO(ours)).namelist() == zipfile.ZipFile(io.BytesIO(theirs)).namelist()
+    assert (
+        zipfile.ZipFile(io.BytesIO(ours)).namelist()
+        == zipfile.ZipFile(io.BytesIO(theirs)).namelist()
+    )
     assert info.file_size == 40
 
 
@@ -362,8 +433,10 @@ def test_safetensors_refusals_match_the_package(tmp_path):
     st = pytest.importorskip("safetensors.torch")
     base_t = torch.arange(6.0)
     base_o = mt.arange(6.0)
-    for theirs, ours in [({"a": base_t, "b": base_t[1:]}, {"a": base_o, "b": base_o[1:]}),
-                         ({"a": base_t.reshape(2, 3).t()}, {"a": base_o.reshape(2, 3).t()})]:
+    for theirs, ours in [
+        ({"a": base_t, "b": base_t[1:]}, {"a": base_o, "b": base_o[1:]}),
+        ({"a": base_t.reshape(2, 3).t()}, {"a": base_o.reshape(2, 3).t()}),
+    ]:
         with pytest.raises(Exception) as expected:
             st.save_file(theirs, tmp_path / "x.safetensors")
         with pytest.raises(type(expected.value)) as got:
