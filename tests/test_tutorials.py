@@ -7,10 +7,15 @@ that breaks a tutorial fails here first, with the tutorial's name in the test id
 The structure tests check what the documentation promises a reader: each tutorial names the
 source files it walks through and those files exist, it ends with exercises, and the
 "How PyTorch works inside" map only points at files that exist.
+
+One tutorial is also converted to its course notebook (as ``make notebooks`` ships it) and run
+by a real Jupyter kernel; it must print exactly what the script prints and show its figure.
+That test needs the docs extra (sphinx-gallery, nbclient, ipykernel) and is skipped without it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import runpy
 import sys
@@ -87,6 +92,75 @@ def test_map_links_every_tutorial():
         assert f":ref:`{label.group(1)}`" in map_rst, (
             f"docs/map.rst does not link {script.name} ({label.group(1)})"
         )
+
+
+# -- the course notebook, executed by a real Jupyter kernel ------------------------------------
+
+NOTEBOOK_TUTORIAL = ROOT / "tutorials" / "plot_01_tensor_object.py"
+
+
+def _gallery_notebook(script: Path, target_dir: Path) -> Path:
+    """The .ipynb sphinx-gallery makes from ``script`` with the site's settings (docs/conf.py)."""
+    import copy
+
+    from sphinx_gallery import gen_gallery
+    from sphinx_gallery.notebook import jupyter_notebook, save_notebook
+    from sphinx_gallery.py_source_parser import split_code_and_text_blocks
+
+    conf = runpy.run_path(str(ROOT / "docs" / "conf.py"))["sphinx_gallery_conf"]
+    gallery_conf = copy.deepcopy(gen_gallery.DEFAULT_GALLERY_CONF)
+    gallery_conf.update(conf)
+    _, blocks = split_code_and_text_blocks(str(script))
+    path = target_dir / script.with_suffix(".ipynb").name
+    save_notebook(jupyter_notebook(blocks, gallery_conf, target_dir), path)
+    return path
+
+
+@pytest.mark.slow  # starts a kernel and imports the library twice: ~10 s
+def test_notebook_runs_under_a_jupyter_kernel(tmp_path, monkeypatch, capsys):
+    """The course notebook of a tutorial runs in a real kernel and prints what the script prints."""
+    pytest.importorskip("sphinx_gallery", reason="needs the docs extra")
+    nbformat = pytest.importorskip("nbformat", reason="needs the docs extra (nbformat)")
+    nbclient = pytest.importorskip("nbclient", reason="needs the docs extra (nbclient)")
+    pytest.importorskip("ipykernel", reason="needs the docs extra (ipykernel)")
+    pytest.importorskip("matplotlib", reason="needs the docs extra (matplotlib)")
+    # conf.py sets a few environment variables and sys.path: keep them out of other tests.
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for name in ("MPLBACKEND", "TQDM_MININTERVAL"):
+        monkeypatch.setenv(name, os.environ.get(name, "agg" if name == "MPLBACKEND" else "60"))
+    path = _gallery_notebook(NOTEBOOK_TUTORIAL, tmp_path)
+
+    # What the plain script prints, as the oracle for the notebook's streams.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    try:
+        runpy.run_path(str(NOTEBOOK_TUTORIAL), run_name="__main__")
+    finally:
+        plt.close("all")
+    expected = capsys.readouterr().out
+
+    # The kernel is the running interpreter (jupyter_client maps "python" to sys.executable);
+    # PYTHONPATH makes the checkout importable even where it is not installed.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    nb = nbformat.read(path, as_version=4)
+    assert nb.cells[0].cell_type == "code" and "%matplotlib inline" in nb.cells[0].source
+    assert any(c.cell_type == "markdown" and "Exercises" in c.source for c in nb.cells)
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    printed = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stdout")
+    assert printed == expected
+    figures = [o for o in outputs if o.output_type == "display_data" and "image/png" in o.get("data", {})]
+    assert len(figures) >= 1, "the tutorial's figure should show in the notebook"
 
 
 # -- the reader's check (tools/check_pages.py) on a hand-made page: no browser needed ----------
