@@ -141,3 +141,14 @@ def is_lazy(param) -> bool:
 
 
 __all__ = ["Parameter", "Buffer", "is_lazy"]
+
+
+# -- lazy placeholders (owned by the lazy-modules work; defined in parameter_lazy.py) ------------
+# Imported here, after Parameter exists, so ``torch.nn.parameter.UninitializedParameter`` works.
+from minitorch_nn.nn.parameter_lazy import (  # noqa: E402
+    UninitializedBuffer,
+    UninitializedParameter,
+    UninitializedTensorMixin,
+)
+
+__all__ += ["UninitializedTensorMixin", "UninitializedParameter", "UninitializedBuffer"]

@@ -27,3 +27,12 @@ from minitorch_nn.nn.modules.sparse import *  # noqa: E402,F403
 for _m in (activation, batchnorm, conv, dropout, flatten, instancenorm, linear, loss, normalization, pooling, sparse):
     __all__ += _m.__all__
 del _m
+
+# lazy modules (lazy.py: the mixin; lazy_layers.py: the 13 Lazy* layers; conv_extra/norm_extra: the
+# regular ConvTranspose3d and InstanceNorm3d they become)
+from minitorch_nn.nn.modules import conv_extra, lazy, lazy_layers, norm_extra  # noqa: E402,I001
+from minitorch_nn.nn.modules.conv_extra import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.norm_extra import *  # noqa: E402,F403
+from minitorch_nn.nn.modules.lazy_layers import *  # noqa: E402,F403
+
+__all__ += [*conv_extra.__all__, *norm_extra.__all__, *lazy_layers.__all__]  # (LazyModuleMixin: nn.modules.lazy)
