@@ -37,6 +37,7 @@ test-fast: build
 docs: build
 	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" > $(VENV)/docs-requirements.txt
 	$(BIN)/python -m pip install -q -r $(VENV)/docs-requirements.txt
+	rm -rf docs/auto_tutorials docs/gen_modules  # generated; a renamed tutorial must not linger
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 	$(BIN)/python tools/check_pages.py docs/_build/html
 	@echo "Open docs/_build/html/index.html"
