@@ -313,3 +313,55 @@ def test_to_empty_recurse_false_moves_only_own_tensors():
         m.register_buffer("own", mt.zeros(1))
     m.to_empty(device="cpu", recurse=False)
     assert m.own.device.type == "cpu" and m[0].weight.is_meta
+
+
+# -- beyond PyTorch: warnings and hints for classic traps -------------------------------------
+def test_plain_list_or_dict_of_modules_warns_with_the_fix():
+    m = nn.Module()
+    with pytest.warns(UserWarning, match="`layers` is a plain list holding nn.Module objects.*Use nn.ModuleList"):
+        m.layers = [Leaf(), Leaf()]
+    with pytest.warns(UserWarning, match="Use nn.ParameterDict"):
+        m.scales = {"a": nn.Parameter(mt.ones(1))}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.sizes = [1, 2, 3]  # nothing to register: no warning
+        m.tensors = (mt.zeros(1),)
+
+
+def test_attribute_error_inside_a_property_names_the_real_missing_attribute():
+    class Net(nn.Module):
+        @property
+        def scale(self):
+            return self.does_not_exist * 2
+
+    with pytest.raises(AttributeError) as e:
+        Net().scale
+    first, hint = str(e.value).split("\n")
+    assert first == "'Net' object has no attribute 'scale'"
+    assert "does_not_exist" in hint and isinstance(e.value.__cause__, AttributeError)
+
+
+def test_init_hint_names_the_class_and_attribute():
+    class Trunk(nn.Module):
+        def __init__(self):
+            self.blocks = nn.Module()
+            super().__init__()
+
+    with pytest.raises(AttributeError, match="cannot assign module before Module.__init__\\(\\) call") as e:
+        Trunk()
+    assert "Trunk.__init__ assigned `self.blocks` before super().__init__() ran" in str(e.value)
+
+
+def test_non_strict_load_that_matches_nothing_warns():
+    m = model()
+    sd = {"model." + k: v for k, v in m.state_dict().items()}
+    with pytest.warns(UserWarning, match='loaded none of the 6 tensors of Sequential(.|\\n)*extra prefix "model."'):
+        r = m.load_state_dict(sd, strict=False)
+    assert len(r.missing_keys) == 6 and len(r.unexpected_keys) == 6
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.load_state_dict({"0.weight": mt.zeros(3, 2)}, strict=False)  # something loaded: quiet

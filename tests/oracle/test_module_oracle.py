@@ -844,3 +844,33 @@ def swap_poisons_graph(lib):
 @needs_autograd
 def test_swap_flag_poisons_saved_graph_match():
     assert swap_poisons_graph(mt) == swap_poisons_graph(torch)
+
+
+def load_edge_cases(lib):
+    nn = lib.nn
+    out = []
+    # a 0-d parameter accepts a 1-element 1-d checkpoint tensor
+    m = nn.Module()
+    m.s = nn.Parameter(lib.tensor(1.0))
+    out.append((repr(m.load_state_dict({"s": lib.tensor([5.0])})), m.s.item(), tuple(m.s.shape)))
+    # assign=True with a Parameter under a buffer's key turns the buffer into a parameter
+    m = nn.Module()
+    m.register_buffer("b", lib.zeros(2))
+    m.load_state_dict({"b": nn.Parameter(lib.ones(2))}, assign=True)
+    out.append((list(m._parameters), list(m._buffers), [n for n, _ in m.named_parameters()]))
+    # keys under a None child are ignored even when strict
+    m = nn.Module()
+    m.add_module("empty", None)
+    m.register_parameter("gone", None)
+    out.append(error_of(lambda: m.load_state_dict({"empty.weight": lib.zeros(1)})))
+    out.append(error_of(lambda: m.load_state_dict({"gone": lib.zeros(1)})))
+    # a float64 checkpoint copied into a float32 module stays float32, storage not shared
+    m = Leaf(lib)
+    src = {k: v.double() + 1 for k, v in m.state_dict().items()}
+    m.load_state_dict(src)
+    out.append((str(m.weight.dtype), m.weight.data_ptr() == src["weight"].data_ptr(), m.weight.tolist()))
+    return out
+
+
+def test_load_edge_cases_match():
+    assert load_edge_cases(mt) == load_edge_cases(torch)

@@ -34,6 +34,8 @@ Beyond PyTorch (PyTorch's text comes first in every message):
   (``set_extra_state`` calls and edits made by user hooks cannot be undone.)
 * **A hint when the keys differ only by a prefix**, e.g. a checkpoint saved from a
   ``DataParallel`` wrapper whose keys all start with ``module.``.
+* **A warning when ``strict=False`` loaded nothing at all** (every key missing), the usual
+  result of silencing a prefix mismatch with ``strict=False``.
 * **Linear time.** PyTorch filters the whole key set once per child module, which is
   quadratic for a wide ``ModuleList``; here the keys are grouped by child in one pass (same
   dicts, same order, so hooks see exactly what PyTorch's would).
@@ -70,8 +72,12 @@ class _LoadLog:
     def __init__(self):
         self.undo = []
         self.saved_modules = set()
+        self.loaded = 0  # tensors written (for the "loaded nothing" warning)
 
     def before_copy(self, tensor):
+        # (a lazy placeholder holds no values to restore, and refuses detach())
+        if getattr(type(tensor), "_is_uninitialized_lazy", False):
+            return
         old = tensor.detach().clone() if not tensor.is_meta else None
         if old is not None:
             self.undo.append(lambda: tensor.copy_(old))
@@ -299,6 +305,8 @@ class _StateDictMixin:
                         if log is not None:
                             log.before_copy(param)
                         param.copy_(value)
+                if log is not None:
+                    log.loaded += 1
             except Exception as ex:
                 action = "swapping" if use_swap else "copying"
                 error_msgs.append(
@@ -395,5 +403,15 @@ class _StateDictMixin:
             raise RuntimeError(
                 "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(error_msgs))
                 + hint
+            )
+        if not strict and log.loaded == 0 and missing_keys:
+            # strict=False is often used to silence key errors; a load that matched nothing is
+            # almost never intended.
+            warnings.warn(
+                f"load_state_dict(strict=False) loaded none of the {len(missing_keys)} tensors of "
+                f"{type(self).__name__}: every key is missing from the checkpoint."
+                + _prefix_hint(missing_keys, unexpected_keys),
+                UserWarning,
+                stacklevel=2,
             )
         return _IncompatibleKeys(missing_keys, unexpected_keys)

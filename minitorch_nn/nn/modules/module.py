@@ -30,6 +30,7 @@ absent.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 import minitorch_nn.__future__  # noqa: F401  (makes ``minitorch_nn.__future__`` importable as an attribute)
@@ -61,8 +62,40 @@ def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
-_INIT_HINT = "\nHint: call super().__init__() at the start of your __init__, before assigning parameters, " \
-    "buffers or submodules."
+def _init_hint(module, name) -> str:
+    """The line after "cannot assign ... before Module.__init__() call": who did what, and the fix."""
+    cls = type(module).__name__
+    return (
+        f"\nHint: {cls}.__init__ assigned `self.{name}` before super().__init__() ran; call "
+        "super().__init__() as the first line of __init__."
+    )
+
+
+def _unregistered_warning(name, value):
+    """Warn when a list/tuple/dict holding modules or parameters is stored as a plain attribute:
+    PyTorch silently registers nothing, so they are not trained, moved or saved."""
+    if name.startswith("_"):
+        return  # private bookkeeping (a container renumbering its own _modules, say)
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        return
+    kinds = {"nn.Module" for v in items if isinstance(v, Module)} | {
+        "nn.Parameter" for v in items if isinstance(v, Parameter)
+    }
+    if not kinds:
+        return
+    fix = "nn.ModuleDict" if isinstance(value, dict) else "nn.ModuleList"
+    if kinds == {"nn.Parameter"}:
+        fix = "nn.ParameterDict" if isinstance(value, dict) else "nn.ParameterList"
+    warnings.warn(
+        f"`{name}` is a plain {type(value).__name__} holding {' and '.join(sorted(kinds))} objects: they are not "
+        f"registered, so parameters() will not list them and .to()/state_dict() will skip them. Use {fix} instead.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
@@ -131,7 +164,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         name with no value (it is skipped by ``buffers()`` and ``state_dict``).
         """
         if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call" + _INIT_HINT)
+            raise AttributeError("cannot assign buffer before Module.__init__() call" + _init_hint(self, name))
         if not isinstance(name, str):
             raise TypeError(f"buffer name should be a string. Got {typename(name)}")
         if "." in name:
@@ -157,7 +190,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
     def register_parameter(self, name: str, param) -> None:
         """Add a parameter; ``param`` must be a :class:`Parameter` or None."""
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call" + _INIT_HINT)
+            raise AttributeError("cannot assign parameter before Module.__init__() call" + _init_hint(self, name))
         if not isinstance(name, str):
             raise TypeError(f"parameter name should be a string. Got {typename(name)}")
         if "." in name:
@@ -219,7 +252,19 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             return d["_buffers"][name]
         if "_modules" in d and name in d["_modules"]:
             return d["_modules"][name]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        message = f"'{type(self).__name__}' object has no attribute '{name}'"
+        prop = getattr(type(self), name, None)
+        if isinstance(prop, property) and prop.fget is not None:
+            # Python calls __getattr__ when a property *raises* AttributeError, which hides the
+            # real missing name. Run the getter again to report what actually went wrong.
+            try:
+                prop.fget(self)
+            except AttributeError as inner:
+                raise AttributeError(
+                    f"{message}\nHint: `{name}` is a property of {type(self).__name__}; it raised "
+                    f"AttributeError: {inner}"
+                ) from inner
+        raise AttributeError(message)
 
     def __setattr__(self, name: str, value) -> None:
         """Route ``self.name = value`` to the right registry (see the table in the notes):
@@ -242,7 +287,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
-                raise AttributeError("cannot assign parameters before Module.__init__() call" + _INIT_HINT)
+                raise AttributeError("cannot assign parameters before Module.__init__() call" + _init_hint(self, name))
             remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
             self.register_parameter(name, value)
             return
@@ -259,7 +304,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         modules = self.__dict__.get("_modules")
         if isinstance(value, Module):
             if modules is None:
-                raise AttributeError("cannot assign module before Module.__init__() call" + _INIT_HINT)
+                raise AttributeError("cannot assign module before Module.__init__() call" + _init_hint(self, name))
             remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
             for hook in _hooks._global_module_registration_hooks.values():
                 output = hook(self, name, value)
@@ -292,6 +337,8 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
                 persistent = name not in self._non_persistent_buffers_set
             self.register_buffer(name, value, persistent)
             return
+        if modules is not None:
+            _unregistered_warning(name, value)
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
