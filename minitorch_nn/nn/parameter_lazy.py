@@ -31,9 +31,13 @@ Differences from PyTorch:
   of their arguments, which they do with subclass handlers disabled, so they are not refused.
 * ``materialize`` checks PyTorch's "data set to a tensor that requires gradients must be
   floating point" rule itself (our ``.data`` setter does not check dtypes).
+* ``copy.deepcopy`` works for both placeholders. PyTorch defines it for
+  ``UninitializedParameter`` only, so deep-copying a ``LazyBatchNorm`` raises ``ValueError`` there.
 """
 
 from __future__ import annotations
+
+import copy
 
 from minitorch_nn._tensor import Tensor
 from minitorch_nn.nn.parameter import Parameter
@@ -99,6 +103,17 @@ class UninitializedTensorMixin:
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
+    def __deepcopy__(self, memo):
+        # A fresh placeholder with the same flag, dtype and device (and __dict__: a buffer's
+        # ``persistent``). PyTorch defines this for UninitializedParameter only, so deepcopy of a
+        # module holding an UninitializedBuffer (LazyBatchNorm) raises there; here it works.
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, self.data.device, self.data.dtype)
+        result.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        memo[id(self)] = result
+        return result
+
     def __reduce_ex__(self, proto):
         # Nothing to save but the flag: unpickling builds a fresh placeholder (hooks are never pickled).
         return (type(self), (self.requires_grad,))
@@ -147,12 +162,6 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
 
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        result = type(self)(self.requires_grad, self.data.device, self.data.dtype)
-        memo[id(self)] = result
-        return result
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
