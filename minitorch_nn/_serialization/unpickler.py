@@ -410,12 +410,13 @@ _PREFIX = (
 
 def _refuse(module: str, name: str) -> UnpicklingError:
     full = f"{module}.{name}"
+    torch_feature = name in _TORCH_ONLY or (
+        module == "torch" and (name.endswith("Storage") or name[:1].islower())
+    )
     if module in _BLOCKED_MODULES or module.split(".")[0] in _BLOCKED_MODULES:
         detail = f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked."
-    elif module.startswith("torch") and (
-        name in _TORCH_ONLY or name.endswith("Storage") or module.startswith("torch.")
-    ):
-        what = _TORCH_ONLY.get(name, "this kind of object")
+    elif module.startswith("torch") and torch_feature:
+        what = _TORCH_ONLY.get(name, "a dtype or storage it does not have")
         detail = (
             f"Unsupported global: GLOBAL {full} is a PyTorch feature minitorch_nn does not have ({what}). "
             "minitorch_nn loads dense tensors of dtypes bool, uint8, int8, int16, int32, int64, float16, "
@@ -427,6 +428,11 @@ def _refuse(module: str, name: str) -> UnpicklingError:
             f"Unsupported global: GLOBAL {short} was not an allowed global by default. If you trust this "
             f"class/function, allow it with minitorch_nn.serialization.add_safe_globals([{short}])."
         )
+        if module.startswith("torch.") or name[:1].isupper():
+            detail += (
+                "\nThe file holds a pickled Python object, not only tensors (for example a whole model "
+                "saved with torch.save(model)). Save model.state_dict() instead and load that."
+            )
     return UnpicklingError(_PREFIX + detail)
 
 

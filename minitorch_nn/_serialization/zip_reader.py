@@ -26,6 +26,17 @@ import struct
 import zipfile
 import zlib
 
+_ASYNC_CRC_BYTES = 1 << 20  # records this big are checksummed on a helper thread
+_POOL = []
+
+
+def _crc_pool():
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="minitorch_nn-crc"))
+    return _POOL[0]
+
 
 class CheckpointError(RuntimeError):
     """A checkpoint file is damaged, truncated, or not a PyTorch checkpoint."""
@@ -46,11 +57,16 @@ def _damaged(detail: str) -> CheckpointError:
     )
 
 
+def _bad_crc(info) -> CheckpointError:
+    return _damaged(f"invalid CRC-32 for record {info.filename!r} (the bytes were changed)")
+
+
 class CheckpointZipReader:
     """The records of a checkpoint archive in a seekable binary stream."""
 
     def __init__(self, stream):
         self._f = stream
+        self._pending = []  # (ZipInfo, future CRC) of records read with defer_check
         try:
             self._end = stream.seek(0, 2)
             stream.seek(0)
@@ -142,8 +158,14 @@ class CheckpointZipReader:
         self.read_into(name, out)
         return bytes(out)
 
-    def read_into(self, name: str, out) -> None:
-        """Fill the writable buffer ``out`` (exactly the record's size) with the record's bytes."""
+    def read_into(self, name: str, out, *, defer_check: bool = False) -> None:
+        """Fill the writable buffer ``out`` (exactly the record's size) with the record's bytes.
+
+        The CRC-32 is checked before returning, or, with ``defer_check``, by a helper thread
+        while the caller reads the next record (``zlib.crc32`` and file reads both release the
+        GIL); :meth:`verify` then waits for those checks. PyTorch does not check storage CRCs
+        at all; this is how we afford to.
+        """
         info = self._records[name]
         view = memoryview(out).cast("B")
         if view.nbytes != info.file_size:
@@ -162,6 +184,9 @@ class CheckpointZipReader:
                         f"record {info.filename!r} is truncated ({got} of {view.nbytes} bytes)"
                     )
                 got += n
+            if defer_check and view.nbytes >= _ASYNC_CRC_BYTES:
+                self._pending.append((info, _crc_pool().submit(zlib.crc32, view)))
+                return
             crc = zlib.crc32(view)
         else:
             # Deflated records (a re-zipped checkpoint): zipfile inflates at most file_size bytes.
@@ -185,7 +210,14 @@ class CheckpointZipReader:
                 )
             crc = zlib.crc32(view)
         if crc != info.CRC:
-            raise _damaged(f"invalid CRC-32 for record {info.filename!r} (the bytes were changed)")
+            raise _bad_crc(info)
+
+    def verify(self) -> None:
+        """Wait for the deferred CRC checks; raise if any record's bytes were changed."""
+        pending, self._pending = self._pending, []
+        for info, future in pending:
+            if future.result() != info.CRC:
+                raise _bad_crc(info)
 
     def _readinto(self, view) -> int:
         readinto = getattr(self._f, "readinto", None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import io
+import pickle
 import zipfile
 
 import ml_dtypes
@@ -442,3 +443,43 @@ def test_safetensors_refusals_match_the_package(tmp_path):
         with pytest.raises(type(expected.value)) as got:
             mt.safetensors_save(ours, tmp_path / "y.safetensors")
         assert str(expected.value).strip().splitlines()[0].split(":")[0] in str(got.value)
+
+
+def test_torch_pickle_protocols_and_no_byteorder_record():
+    obj = {"w": torch.arange(6.0).reshape(2, 3), "v": None}
+    obj["t"] = obj["w"].t()
+    for kwargs in (
+        {"pickle_protocol": 4},
+        {"pickle_protocol": 5},
+        {"_disable_byteorder_record": True},
+    ):
+        buf = io.BytesIO()
+        torch.save(obj, buf, **kwargs)
+        buf.seek(0)
+        ours = mt.load(buf)
+        assert_same(ours, obj)
+        assert ours["t"]._storage is ours["w"]._storage
+
+
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (
+            lambda: torch.zeros(2, dtype=torch.complex64),
+            "PyTorch feature minitorch_nn does not have",
+        ),
+        (lambda: torch.zeros(2, dtype=torch.uint16), "PyTorch feature minitorch_nn does not have"),
+        (lambda: torch.zeros(2).to_sparse(), "sparse"),
+        (
+            lambda: torch.nn.Linear(2, 2),
+            r"torch.nn.modules.linear.Linear(.|\n)*model.state_dict\(\)",
+        ),
+    ],
+    ids=["complex64", "uint16", "sparse", "whole-module"],
+)
+def test_torch_files_we_cannot_represent_are_named(make, match):
+    buf = io.BytesIO()
+    torch.save(make(), buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match=match):
+        mt.load(buf)
