@@ -874,3 +874,64 @@ def load_edge_cases(lib):
 
 def test_load_edge_cases_match():
     assert load_edge_cases(mt) == load_edge_cases(torch)
+
+
+def random_tree_conversion(lib, seed):
+    rng = random.Random(seed)
+    spec = random_spec(rng)
+    m = build(lib, spec, seed)
+    swap, overwrite = rng.choice(FLAGS)
+    conversion = rng.choice(["double", "half", "float", "bfloat16", "to64", "type64", "cpu"])
+    grad_every = rng.randint(1, 3)
+    for i, p in enumerate(m.parameters()):
+        if p.requires_grad and i % grad_every == 0:
+            p.grad = lib.ones(tuple(p.shape))
+    before = {n: (t, t.grad) for n, t in m.named_parameters(remove_duplicate=False)}
+    bufs = dict(m.named_buffers(remove_duplicate=False))
+    lib.__future__.set_swap_module_params_on_conversion(swap)
+    lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
+    try:
+        {
+            "double": m.double, "half": m.half, "float": m.float, "bfloat16": m.bfloat16,
+            "to64": lambda: m.to(lib.float64), "type64": lambda: m.type(lib.float64), "cpu": m.cpu,
+        }[conversion]()
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+        lib.__future__.set_overwrite_module_params_on_conversion(False)
+    res = {}
+    for n, p in m.named_parameters(remove_duplicate=False):
+        res[n] = (p is before[n][0], str(p.dtype), p.grad is None or (p.grad is before[n][1], str(p.grad.dtype)))
+    for n, b in m.named_buffers(remove_duplicate=False):
+        res[n] = (b is bufs[n], str(b.dtype))
+    return conversion, swap, overwrite, res
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_tree_conversions_match(seed):
+    assert random_tree_conversion(mt, seed) == random_tree_conversion(torch, seed)
+
+
+def old_views_and_versions(lib):
+    out = []
+    for overwrite in (False, True):
+        lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
+        try:
+            m = Leaf(lib)
+            view = m.weight[:]
+            m.double()
+            with lib.no_grad():
+                view.fill_(5.0)
+            out.append((str(view.dtype), m.weight.flatten()[0].item()))
+        finally:
+            lib.__future__.set_overwrite_module_params_on_conversion(False)
+    m = Leaf(lib)
+    m.weight.grad = lib.zeros(3, 2)
+    v, gv = m.weight._version, m.weight.grad._version
+    m._apply(lambda t: t.add_(1))
+    out.append((m.weight._version > v, m.weight.grad._version > gv))
+    return out
+
+
+@needs_autograd
+def test_old_views_and_inplace_apply_versions_match():
+    assert old_views_and_versions(mt) == old_views_and_versions(torch)
