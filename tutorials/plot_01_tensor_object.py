@@ -39,8 +39,9 @@ print(x)
 
 # %%
 # ``x`` is an instance of ``Tensor`` (``minitorch_nn/_tensor.py``), which extends the Cython
-# class ``TensorBase`` (``_ext/_C.pyx``). ``TensorBase`` has exactly one C-level field,
-# ``_impl``. That field holds a ``TensorImpl``: the payload, the part PyTorch keeps in C++.
+# class ``TensorBase`` (``_ext/_C.pyx``). ``TensorBase`` has one C-level data field, ``_impl``
+# (besides the slot that lets Python keep weak references to it). That field holds a
+# ``TensorImpl``: the payload, the part PyTorch keeps in C++.
 
 print([cls.__name__ for cls in type(x).__mro__])
 print(x._impl)
@@ -266,8 +267,9 @@ else:
 #    ``_make_view`` in ``_tensor.py`` points it at ``x``'s payload rather than at ``x.t()``'s.
 # 2. Predict the strides and offset of ``torch.arange(24).view(2, 3, 4)[1, :, ::2]``, then check.
 #    Which kernel in ``backends/views.py`` computes the step of 2?
-# 3. ``expand`` gives stride 0. Why must an in-place op on ``row.expand(4, 3)`` be refused?
-#    Try ``row.expand(4, 3).add_(1)`` and compare the message with PyTorch's.
+# 3. ``expand`` gives stride 0, so four elements share one memory location. What should an
+#    in-place op such as ``row.expand(4, 3).add_(1)`` do? Run it in PyTorch and in minitorch_nn,
+#    explain what each does, and find where a check would belong.
 # 4. Find the line in ``_is_contiguous`` (``_ext/_C.pyx``) that makes a tensor with a size-1
 #    dimension contiguous whatever that dimension's stride is. Build such a tensor with
 #    ``as_strided`` and check ``is_contiguous()``.

@@ -104,7 +104,9 @@ print(op(a.to("meta"), b.to("meta")))
 # 2. ``add`` in ``_functions/pointwise.py`` is wrapped by ``overrides.public``. The wrapper checks
 #    whether any argument is a tensor subclass with its own ``__torch_function__`` (or a
 #    function mode is active). For plain tensors it goes straight on: that is the fast path.
-# 3. ``add`` turns a Python number into a tensor and calls ``aten.add.Tensor(input, other)``.
+# 3. ``add`` checks its operands and calls ``aten.add.Tensor(input, other)``. A Python number is
+#    passed on as it is; the kernels treat it as PyTorch treats its "wrapped number" zero-dim
+#    tensors, which type promotion ranks like a Python scalar.
 # 4. ``OpOverload.__call__`` (``_ops.py``) hands the op to the dispatcher.
 
 print(f"torch.add is {torch.add.__module__}.{torch.add.__qualname__}, wrapped by overrides.public")
@@ -173,7 +175,7 @@ def trace_ops():
 
 def run_examples(lib, x):
     """The same expressions, for minitorch_nn or for PyTorch."""
-    x + 1  # a Python number becomes a tensor, then aten.add.Tensor
+    x + 1  # a Python number goes to aten.add.Tensor too
     (x * 2).sum()
     x.reshape(3, 2)  # contiguous: reshape is a view
     x.t().reshape(6)  # not contiguous: reshape must copy
