@@ -21,6 +21,8 @@ turn before the kernel runs. minitorch_nn has the same pieces, in Python you can
   function.
 * ``minitorch_nn/_dispatch/__init__.py``: the chain ``dispatch`` -> ``autograd_layer`` ->
   ``below_autograd`` -> ``python_layer`` -> ``backend``.
+* ``minitorch_nn/utils/_python_dispatch.py``: ``TorchDispatchMode``, PyTorch's public way to
+  watch ops at the Python layer.
 * ``minitorch_nn/backends/cpu/pointwise.py``, ``minitorch_nn/backends/meta.py`` and
   ``minitorch_nn/backends/views.py``: the kernels.
 """
@@ -194,40 +196,55 @@ for name in seen:
 # ``_functions/linalg.py``) by calling the ops they decompose into, so a tracer, an export or a
 # ``__torch_dispatch__`` subclass only ever sees the small set of ops declared in ``_aten.py``.
 #
+# The PyTorch way: a dispatch mode
+# --------------------------------
+# PyTorch does not let you replace its dispatcher's hooks; its public way to see every op at the
+# Python layer is a ``TorchDispatchMode``: a context manager whose ``__torch_dispatch__`` gets
+# each op, its arguments, and the job of calling it. minitorch_nn has the same class at the
+# same path (``minitorch_nn/utils/_python_dispatch.py``); entering a mode installs the real
+# ``python_layer`` (``minitorch_nn/_dispatch/python_dispatch.py``). This function builds the
+# same recorder for either library.
+
+
+def record_ops(lib, x):
+    """The aten ops ``run_examples`` dispatches, seen by a TorchDispatchMode of ``lib``."""
+    base = __import__(f"{lib.__name__}.utils._python_dispatch", fromlist=["TorchDispatchMode"])
+
+    class RecordOps(base.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    names = []
+    with RecordOps():
+        run_examples(lib, x)
+    return names
+
+
+print("mode sees the same ops as our hook:", record_ops(torch, a) == seen)
+
+# %%
 # Compare with PyTorch
 # --------------------
-# PyTorch's ``TorchDispatchMode`` sees ops at the same place in its dispatcher. When PyTorch is
-# installed, this block traces the same expressions with it and compares the lists, the schema
-# string and the result of ``add`` with ``alpha``.
+# When PyTorch is installed, this block records the same expressions with PyTorch's own
+# ``TorchDispatchMode`` and compares the lists, the schema string and the result of ``add`` with
+# ``alpha``.
 
 try:
     import torch as real_torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 except ImportError:
     real_torch = None
 
 if real_torch is None:
     print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
 else:
-
-    class RecordOps(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.seen = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    rec = RecordOps()
     ra, rb = real_torch.tensor(a.tolist()), real_torch.tensor(b.tolist())
-    with rec:
-        run_examples(real_torch, ra)
-    print("same ops, same order:", rec.seen == seen)
+    theirs = record_ops(real_torch, ra)
+    print("same ops, same order:", theirs == seen)
     print("same schema:         ", str(real_torch.ops.aten.add.Tensor._schema) == str(op._schema))
     same = real_torch.ops.aten.add.Tensor(ra, rb, alpha=2).tolist() == op(a, b, alpha=2).tolist()
     print("same add result:     ", same)
-    assert rec.seen == seen and same
+    assert theirs == seen and same
 
 # %%
 # Exercises
