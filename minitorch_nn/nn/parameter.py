@@ -26,13 +26,19 @@ from minitorch_nn._tensor import Tensor
 def _alias_impl(data):
     """A new payload over ``data``'s storage, sizes, strides and version counter."""
     src = data._impl
-    return TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version)
+    return TensorImpl(
+        src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version
+    )
 
 
 class _ParameterMeta(type):
     # ``isinstance(t, Parameter)`` is also True for subclass tensors flagged ``_is_param``.
     def __instancecheck__(cls, instance) -> bool:
-        if cls is Parameter and isinstance(instance, Tensor) and getattr(instance, "_is_param", False):
+        if (
+            cls is Parameter
+            and isinstance(instance, Tensor)
+            and getattr(instance, "_is_param", False)
+        ):
             return True
         return super().__instancecheck__(instance)
 
@@ -111,7 +117,11 @@ def _rebuild_parameter_with_state(data, requires_grad, state):
 class _BufferMeta(type):
     # ``isinstance(t, Buffer)`` is True for any tensor flagged ``_is_buffer``.
     def __instancecheck__(cls, instance) -> bool:
-        if cls is Buffer and isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False):
+        if (
+            cls is Buffer
+            and isinstance(instance, Tensor)
+            and getattr(instance, "_is_buffer", False)
+        ):
             return True
         return super().__instancecheck__(instance)
 

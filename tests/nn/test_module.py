@@ -53,7 +53,7 @@ def test_setattr_routes_to_registries_and_getattr_finds_them():
     del m.b
     assert "b" not in m._buffers and m._non_persistent_buffers_set == set()
     with pytest.raises(AttributeError, match="'Module' object has no attribute 'b'"):
-        m.b
+        _ = m.b
 
 
 def test_reassigning_keeps_position_and_del_moves_to_end():
@@ -79,14 +79,19 @@ def test_error_messages_carry_a_hint_after_pytorchs_text():
     with pytest.raises(TypeError) as e:
         m.weight = mt.zeros(3, 2)
     first, hint = str(e.value).split("\n")
-    assert first == "cannot assign 'torch.FloatTensor' as parameter 'weight' (torch.nn.Parameter or None expected)"
+    assert (
+        first
+        == "cannot assign 'torch.FloatTensor' as parameter 'weight' (torch.nn.Parameter or None expected)"
+    )
     assert "copy_" in hint and "nn.Parameter" in hint
 
 
 def test_registration_hooks_can_replace_values():
     seen = []
     replacement = nn.Parameter(mt.ones(1))
-    h1 = module_mod.register_module_parameter_registration_hook(lambda m, n, p: seen.append(("p", n)) or replacement)
+    h1 = module_mod.register_module_parameter_registration_hook(
+        lambda m, n, p: seen.append(("p", n)) or replacement
+    )
     h2 = module_mod.register_module_buffer_registration_hook(lambda m, n, b: seen.append(("b", n)))
     h3 = module_mod.register_module_module_registration_hook(lambda m, n, c: seen.append(("m", n)))
     try:
@@ -117,7 +122,9 @@ def test_get_and_set_submodule_parameter_buffer():
 
 def test_call_without_forward_and_dir():
     m = nn.Module()
-    with pytest.raises(NotImplementedError, match='Module \\[Module\\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError, match='Module \\[Module\\] is missing the required "forward" function'
+    ):
         m()
     m.w = nn.Parameter(mt.zeros(1))
     s = nn.Sequential(Leaf())
@@ -176,7 +183,11 @@ def test_removable_handle_ids_remove_twice_and_context_manager():
     assert h1.hooks_dict_ref() is m._forward_hooks
     h1.remove()
     h1.remove()
-    assert not m._forward_hooks and not m._forward_hooks_with_kwargs and not m._forward_hooks_always_called
+    assert (
+        not m._forward_hooks
+        and not m._forward_hooks_with_kwargs
+        and not m._forward_hooks_always_called
+    )
     with h2:
         assert m._forward_pre_hooks
     assert not m._forward_pre_hooks
@@ -202,7 +213,9 @@ def test_a_hook_may_remove_itself_during_the_call():
 def test_old_and_full_backward_hooks_cannot_be_mixed():
     m = Leaf()
     m.register_full_backward_hook(lambda *a: None)
-    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
+    with pytest.raises(
+        RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"
+    ):
         m.register_backward_hook(lambda *a: None)
 
 
@@ -276,11 +289,16 @@ def test_prefix_hint_for_dataparallel_checkpoints_and_for_wrapped_models():
     sd = {"module." + k: v for k, v in m.state_dict().items()}
     with pytest.raises(RuntimeError) as e:
         m.load_state_dict(sd)
-    assert e.value.args[0].startswith("Error(s) in loading state_dict for Sequential:\n\tMissing key(s)")
-    assert '\nHint: every missing key appears in the checkpoint with the extra prefix "module."' in str(e.value)
+    assert e.value.args[0].startswith(
+        "Error(s) in loading state_dict for Sequential:\n\tMissing key(s)"
+    )
+    assert (
+        '\nHint: every missing key appears in the checkpoint with the extra prefix "module."'
+        in str(e.value)
+    )
     wrapper = nn.Module()
     wrapper.model = model()
-    with pytest.raises(RuntimeError, match="extra prefix \"model.\" that the checkpoint lacks"):
+    with pytest.raises(RuntimeError, match='extra prefix "model." that the checkpoint lacks'):
         wrapper.load_state_dict(model().state_dict())
     # no hint when the keys are simply different
     with pytest.raises(RuntimeError) as e:
@@ -294,7 +312,9 @@ def test_build_on_meta_then_to_empty_or_assign():
         m = model()
     assert all(p.is_meta for p in m.parameters())
     src = model()
-    with pytest.warns(UserWarning, match="copying from a non-meta parameter in the checkpoint to a meta parameter"):
+    with pytest.warns(
+        UserWarning, match="copying from a non-meta parameter in the checkpoint to a meta parameter"
+    ):
         m.load_state_dict(src.state_dict())
     assert all(p.is_meta for p in m.parameters())
     m.load_state_dict(src.state_dict(), assign=True)
@@ -318,7 +338,9 @@ def test_to_empty_recurse_false_moves_only_own_tensors():
 # -- beyond PyTorch: warnings and hints for classic traps -------------------------------------
 def test_plain_list_or_dict_of_modules_warns_with_the_fix():
     m = nn.Module()
-    with pytest.warns(UserWarning, match="`layers` is a plain list holding nn.Module objects.*Use nn.ModuleList"):
+    with pytest.warns(
+        UserWarning, match="`layers` is a plain list holding nn.Module objects.*Use nn.ModuleList"
+    ):
         m.layers = [Leaf(), Leaf()]
     with pytest.warns(UserWarning, match="Use nn.ParameterDict"):
         m.scales = {"a": nn.Parameter(mt.ones(1))}
@@ -337,7 +359,7 @@ def test_attribute_error_inside_a_property_names_the_real_missing_attribute():
             return self.does_not_exist * 2
 
     with pytest.raises(AttributeError) as e:
-        Net().scale
+        _ = Net().scale
     first, hint = str(e.value).split("\n")
     assert first == "'Net' object has no attribute 'scale'"
     assert "does_not_exist" in hint and isinstance(e.value.__cause__, AttributeError)
@@ -349,7 +371,9 @@ def test_init_hint_names_the_class_and_attribute():
             self.blocks = nn.Module()
             super().__init__()
 
-    with pytest.raises(AttributeError, match="cannot assign module before Module.__init__\\(\\) call") as e:
+    with pytest.raises(
+        AttributeError, match="cannot assign module before Module.__init__\\(\\) call"
+    ) as e:
         Trunk()
     assert "Trunk.__init__ assigned `self.blocks` before super().__init__() ran" in str(e.value)
 
@@ -357,7 +381,9 @@ def test_init_hint_names_the_class_and_attribute():
 def test_non_strict_load_that_matches_nothing_warns():
     m = model()
     sd = {"model." + k: v for k, v in m.state_dict().items()}
-    with pytest.warns(UserWarning, match='loaded none of the 6 tensors of Sequential(.|\\n)*extra prefix "model."'):
+    with pytest.warns(
+        UserWarning, match='loaded none of the 6 tensors of Sequential(.|\\n)*extra prefix "model."'
+    ):
         r = m.load_state_dict(sd, strict=False)
     assert len(r.missing_keys) == 6 and len(r.unexpected_keys) == 6
     import warnings

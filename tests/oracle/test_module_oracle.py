@@ -11,7 +11,9 @@ import random
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+torch = pytest.importorskip(
+    "torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0"
+)
 
 import minitorch_nn as mt  # noqa: E402
 
@@ -54,7 +56,11 @@ def node_class(lib):
                     data = lib.tensor(rng.standard_normal(op[2]).astype(np.float32))
                     setattr(self, name, lib.nn.Parameter(data, requires_grad=op[3]))
                 elif kind == "b":
-                    self.register_buffer(name, lib.tensor(rng.standard_normal(op[2]).astype(np.float32)), persistent=op[3])
+                    self.register_buffer(
+                        name,
+                        lib.tensor(rng.standard_normal(op[2]).astype(np.float32)),
+                        persistent=op[3],
+                    )
                 elif kind == "pnone":
                     self.register_parameter(name, None)
                 elif kind == "bnone":
@@ -120,7 +126,7 @@ def test_random_tree_state_dict_values_roundtrip(seed):
     other = build(torch, spec, seed + 1000)
     sd = {k: mt.tensor(v.numpy()) for k, v in other.state_dict().items()}
     assert repr(ours.load_state_dict(sd)) == repr(theirs.load_state_dict(other.state_dict()))
-    for (k1, v1), (k2, v2) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+    for (_, v1), (_, v2) in zip(ours.state_dict().items(), theirs.state_dict().items()):
         np.testing.assert_array_equal(v1.numpy(), v2.numpy())
 
 
@@ -136,7 +142,7 @@ def error_of(fn):
 def assert_same_error(ours, theirs):
     assert ours[0] == theirs[0]
     assert ours[1].startswith(theirs[1]), (ours[1], theirs[1])
-    rest = ours[1][len(theirs[1]):]
+    rest = ours[1][len(theirs[1]) :]
     assert rest == "" or rest.startswith("\nHint:"), rest
 
 
@@ -172,7 +178,9 @@ def sd_variants(lib):
     d = dict(base)
     del d["p"], d["fc.1.0.bias"]
     yield "missing", d
-    d = dict(base, extra=lib.zeros(1), **{"fc.extra2": lib.zeros(1), "fc.0.weight.bad": lib.zeros(1)})
+    d = dict(
+        base, extra=lib.zeros(1), **{"fc.extra2": lib.zeros(1), "fc.0.weight.bad": lib.zeros(1)}
+    )
     yield "unexpected", d
     d = dict(base)
     del d["buf"]
@@ -201,7 +209,10 @@ def test_load_errors_match(case, strict):
 
 def test_load_type_errors_and_incompatible_keys_repr():
     for bad in ([], "", 2):
-        assert_same_error(error_of(lambda: net(mt).load_state_dict(bad)), error_of(lambda: net(torch).load_state_dict(bad)))
+        assert_same_error(
+            error_of(lambda: net(mt).load_state_dict(bad)),  # noqa: B023  (called at once)
+            error_of(lambda: net(torch).load_state_dict(bad)),  # noqa: B023
+        )
     for lib_pair in ((["a"], []), ([], ["b"]), ([], [])):
         from torch.nn.modules.module import _IncompatibleKeys as TK
 
@@ -228,7 +239,7 @@ def registration_errors(lib):
                 self.register_buffer("w", None)
 
     for what in ("param", "module", "register", "buffer"):
-        out.append(error_of(lambda: Early(what)))
+        out.append(error_of(lambda: Early(what)))  # noqa: B023  (called at once)
     m = nn.Module()
     m.weight = nn.Parameter(lib.zeros(2))
     m.child = nn.Module()
@@ -272,7 +283,14 @@ def registration_errors(lib):
     m.weight = None
     m.buf = nn.Parameter(lib.zeros(1))
     m.nb = nn.Buffer(lib.zeros(1), persistent=False)
-    out.append((list(m._parameters), list(m._buffers), sorted(m._non_persistent_buffers_set), list(m.state_dict())))
+    out.append(
+        (
+            list(m._parameters),
+            list(m._buffers),
+            sorted(m._non_persistent_buffers_set),
+            list(m.state_dict()),
+        )
+    )
     return out
 
 
@@ -305,7 +323,9 @@ def reprs(lib):
     pl2 = nn.ParameterList([lib.zeros(2), nn.Parameter(lib.zeros(1, 3)), "s"])
     pd = nn.ParameterDict({"b": lib.zeros(2), "a": lib.zeros(1, dtype=lib.float64)})
     md = nn.ModuleDict({"x": One(), "y": nn.Sequential()})
-    return [repr(x) for x in (One(), Blank(), outer, seq, nn.ModuleList(), pl, pl2, pd, md, nn.Module())]
+    return [
+        repr(x) for x in (One(), Blank(), outer, seq, nn.ModuleList(), pl, pl2, pd, md, nn.Module())
+    ]
 
 
 def test_reprs_match():
@@ -325,12 +345,26 @@ def forward_hook_log(lib):
     m = Add()
     handles = []
     for i in range(5):
-        handles.append(m.register_forward_hook(lambda mod, a, o, i=i: log.append(("post", i, a, o)) or o * 10 if i == 2 else None,
-                                               prepend=i in (1, 4)))
-        handles.append(m.register_forward_pre_hook(lambda mod, a, i=i: log.append(("pre", i, a)) or (a[0] + 1,), prepend=i == 3))
-    m.register_forward_pre_hook(lambda mod, a, kw: log.append(("prekw", a, dict(kw))) or (a, {"y": 100}), with_kwargs=True)
-    m.register_forward_hook(lambda mod, a, kw, o: log.append(("postkw", a, dict(kw), o)), with_kwargs=True)
-    g1 = nn.modules.module.register_module_forward_pre_hook(lambda mod, a: log.append(("gpre", type(mod).__name__)))
+        handles.append(
+            m.register_forward_hook(
+                lambda mod, a, o, i=i: log.append(("post", i, a, o)) or o * 10 if i == 2 else None,
+                prepend=i in (1, 4),
+            )
+        )
+        handles.append(
+            m.register_forward_pre_hook(
+                lambda mod, a, i=i: log.append(("pre", i, a)) or (a[0] + 1,), prepend=i == 3
+            )
+        )
+    m.register_forward_pre_hook(
+        lambda mod, a, kw: log.append(("prekw", a, dict(kw))) or (a, {"y": 100}), with_kwargs=True
+    )
+    m.register_forward_hook(
+        lambda mod, a, kw, o: log.append(("postkw", a, dict(kw), o)), with_kwargs=True
+    )
+    g1 = nn.modules.module.register_module_forward_pre_hook(
+        lambda mod, a: log.append(("gpre", type(mod).__name__))
+    )
     g2 = nn.modules.module.register_module_forward_hook(lambda mod, a, o: log.append(("gpost", o)))
     try:
         log.append(("result", m(1, y=2)))
@@ -362,7 +396,11 @@ def always_call_log(lib):
     m = Boom()
     m.register_forward_hook(lambda mod, a, o: log.append(("normal", o)))
     m.register_forward_hook(lambda mod, a, o: log.append(("always", o)), always_call=True)
-    m.register_forward_hook(lambda mod, a, kw, o: log.append(("always_kw", o, dict(kw))), always_call=True, with_kwargs=True)
+    m.register_forward_hook(
+        lambda mod, a, kw, o: log.append(("always_kw", o, dict(kw))),
+        always_call=True,
+        with_kwargs=True,
+    )
 
     def bad(mod, a, o):
         raise KeyError("inner")
@@ -398,7 +436,9 @@ def nested_hook_log(lib):
     seq.register_forward_hook(lambda mod, a, o: log.append("seq"))
     seq(lib.zeros(1))
     visited = []
-    nn.Sequential(Id(), nn.Sequential(Id(), nn.Module())).apply(lambda mod: visited.append(type(mod).__name__))
+    nn.Sequential(Id(), nn.Sequential(Id(), nn.Module())).apply(
+        lambda mod: visited.append(type(mod).__name__)
+    )
     return log, visited
 
 
@@ -411,9 +451,13 @@ def state_dict_hook_log(lib):
     log = []
     model = nn.Sequential(Leaf(lib), nn.Sequential(Leaf(lib)))
     for name, mod in model.named_modules():
-        mod.register_state_dict_pre_hook(lambda m, prefix, kv, name=name: log.append(("pre", name, prefix, kv)))
+        mod.register_state_dict_pre_hook(
+            lambda m, prefix, kv, name=name: log.append(("pre", name, prefix, kv))
+        )
         mod.register_state_dict_post_hook(
-            lambda m, sd, prefix, meta, name=name: log.append(("post", name, prefix, list(sd), dict(meta)))
+            lambda m, sd, prefix, meta, name=name: log.append(
+                ("post", name, prefix, list(sd), dict(meta))
+            )
         )
     model.state_dict(prefix="foo.", keep_vars=True)
     model.state_dict()
@@ -455,7 +499,9 @@ def load_hook_log(lib):
     for mod in model.modules():
         mod.register_load_state_dict_pre_hook(rename)
         mod.register_load_state_dict_post_hook(
-            lambda m, inc: log.append(("post", type(m).__name__, list(inc.missing_keys), list(inc.unexpected_keys)))
+            lambda m, inc: log.append(
+                ("post", type(m).__name__, list(inc.missing_keys), list(inc.unexpected_keys))
+            )
         )
     model[1]._register_load_state_dict_pre_hook(lambda *a: log.append(("private", a[1])))
     log.append(repr(model.load_state_dict(sd, strict=False)))
@@ -464,7 +510,9 @@ def load_hook_log(lib):
 
     # a post hook that clears the lists lets a strict load with extra keys pass
     m2 = Leaf(lib)
-    m2.register_load_state_dict_post_hook(lambda m, inc: (inc.missing_keys.clear(), inc.unexpected_keys.clear()) and None)
+    m2.register_load_state_dict_post_hook(
+        lambda m, inc: (inc.missing_keys.clear(), inc.unexpected_keys.clear()) and None
+    )
     log.append(repr(m2.load_state_dict({"junk": lib.zeros(1)})))
     m3 = Leaf(lib)
     m3.register_load_state_dict_post_hook(lambda m, inc: 1)
@@ -516,7 +564,6 @@ FLAGS = [(False, False), (True, False), (False, True), (True, True)]
 
 
 def conversion_identity(lib, swap, overwrite, conversion):
-    nn = lib.nn
     lib.__future__.set_swap_module_params_on_conversion(swap)
     lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
     try:
@@ -561,7 +608,10 @@ def conversion_identity(lib, swap, overwrite, conversion):
         lib.__future__.set_overwrite_module_params_on_conversion(False)
 
 
-@pytest.mark.parametrize("conversion", ["double", "to64", "half", "float", "type", "to_tensor", "to_empty", "apply_recurse_false"])
+@pytest.mark.parametrize(
+    "conversion",
+    ["double", "to64", "half", "float", "type", "to_tensor", "to_empty", "apply_recurse_false"],
+)
 @pytest.mark.parametrize("swap,overwrite", FLAGS)
 def test_conversion_identity_match(swap, overwrite, conversion):
     ours = conversion_identity(mt, swap, overwrite, conversion)
@@ -580,7 +630,13 @@ def swap_failure(lib):
         try:
             m.double()
         except RuntimeError as e:
-            return str(e), type(e.__cause__).__name__, str(e.__cause__), str(m.weight.dtype), m.weight.grad is not None
+            return (
+                str(e),
+                type(e.__cause__).__name__,
+                str(e.__cause__),
+                str(m.weight.dtype),
+                m.weight.grad is not None,
+            )
         return "no error"
     finally:
         lib.__future__.set_swap_module_params_on_conversion(False)
@@ -644,7 +700,9 @@ def load_identity(lib, swap, assign, keep_vars, meta):
 @pytest.mark.parametrize("assign", [False, True])
 @pytest.mark.parametrize("swap", [False, True])
 def test_load_identity_match(swap, assign, keep_vars, meta):
-    assert load_identity(mt, swap, assign, keep_vars, meta) == load_identity(torch, swap, assign, keep_vars, meta)
+    assert load_identity(mt, swap, assign, keep_vars, meta) == load_identity(
+        torch, swap, assign, keep_vars, meta
+    )
 
 
 def test_state_dict_positional_args_warn_like_torch():
@@ -657,7 +715,14 @@ def test_state_dict_positional_args_warn_like_torch():
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             got = m.state_dict(dest, "x.")
-        out.append((got is dest, list(dest), hasattr(dest, "_metadata"), [(c.category.__name__, str(c.message)[:40]) for c in w]))
+        out.append(
+            (
+                got is dest,
+                list(dest),
+                hasattr(dest, "_metadata"),
+                [(c.category.__name__, str(c.message)[:40]) for c in w],
+            )
+        )
     assert out[0] == out[1]
 
 
@@ -671,7 +736,16 @@ def test_zero_grad_and_requires_grad_match():
         a = (m.weight.grad is g, m.weight.grad.tolist())
         m.zero_grad()
         r = m.requires_grad_(False)
-        out.append((a, m.weight.grad, r is m, [p.requires_grad for p in m.parameters()], m.eval() is m, m.training))
+        out.append(
+            (
+                a,
+                m.weight.grad,
+                r is m,
+                [p.requires_grad for p in m.parameters()],
+                m.eval() is m,
+                m.training,
+            )
+        )
     assert out[0] == out[1]
 
 
@@ -685,7 +759,15 @@ def module_load_subclass(lib, keep_type):
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func is lib.Tensor.module_load:
-                log.append(("module_load", len(args), type(args[0]).__name__, type(args[1]).__name__, dict(kwargs)))
+                log.append(
+                    (
+                        "module_load",
+                        len(args),
+                        type(args[0]).__name__,
+                        type(args[1]).__name__,
+                        dict(kwargs),
+                    )
+                )
                 with lib._C.DisableTorchFunctionSubclass():
                     if kwargs.get("assign"):
                         out = args[1].detach().clone()
@@ -705,7 +787,9 @@ def module_load_subclass(lib, keep_type):
             m.w = nn.Parameter(lib.zeros(2))
             w = m.w
             try:
-                log.append(repr(m.load_state_dict({"w": lib.ones(2).as_subclass(Sub)}, assign=assign)))
+                log.append(
+                    repr(m.load_state_dict({"w": lib.ones(2).as_subclass(Sub)}, assign=assign))
+                )
             except RuntimeError as e:
                 log.append(str(e))
             log.append((m.w is w, type(m.w).__name__, isinstance(m.w, nn.Parameter), m.w.tolist()))
@@ -740,8 +824,15 @@ def traceable_subclass_swap(lib, swap):
             m = nn.Module()
             m.w = nn.Parameter(lib.zeros(2))
             w = m.w
-            m._apply(lambda t: t.as_subclass(cls))
-            out.append((m.w is w, type(m.w).__name__, isinstance(m.w, nn.Parameter), getattr(m.w, "_is_param", None)))
+            m._apply(lambda t: t.as_subclass(cls))  # noqa: B023  (called at once)
+            out.append(
+                (
+                    m.w is w,
+                    type(m.w).__name__,
+                    isinstance(m.w, nn.Parameter),
+                    getattr(m.w, "_is_param", None),
+                )
+            )
         return out
     finally:
         lib.__future__.set_swap_module_params_on_conversion(False)
@@ -756,7 +847,14 @@ def module_load_default(lib):
     a, b = lib.zeros(2), lib.ones(2)
     r1 = a.module_load(b)
     r2 = a.module_load(lib.full((2,), 3.0), assign=True)
-    return (r1 is a, r1.tolist(), a.tolist(), r1.data_ptr() == a.data_ptr(), r2.tolist(), a.tolist())
+    return (
+        r1 is a,
+        r1.tolist(),
+        a.tolist(),
+        r1.data_ptr() == a.data_ptr(),
+        r2.tolist(),
+        a.tolist(),
+    )
 
 
 def test_module_load_default_match():
@@ -764,7 +862,9 @@ def test_module_load_default_match():
 
 
 # -- full backward hooks (need minitorch_nn.autograd) ----------------------------------------------
-needs_autograd = pytest.mark.skipif(not hasattr(mt, "no_grad"), reason="minitorch_nn.autograd not available")
+needs_autograd = pytest.mark.skipif(
+    not hasattr(mt, "no_grad"), reason="minitorch_nn.autograd not available"
+)
 
 
 def _grads(gs):
@@ -790,8 +890,12 @@ def backward_hook_log(lib):
         m.register_full_backward_hook(
             lambda mod, gi, go, i=i: log.append(("full", i, _grads(gi), _grads(go))), prepend=i == 2
         )
-    m.register_full_backward_pre_hook(lambda mod, go: log.append(("pre", _grads(go))) or (go[0] * 10, go[1]))
-    g = nn.modules.module.register_module_full_backward_hook(lambda mod, gi, go: log.append(("global", _grads(gi))))
+    m.register_full_backward_pre_hook(
+        lambda mod, go: log.append(("pre", _grads(go))) or (go[0] * 10, go[1])
+    )
+    g = nn.modules.module.register_module_full_backward_hook(
+        lambda mod, gi, go: log.append(("global", _grads(gi)))
+    )
     try:
         x = lib.ones(2, requires_grad=True)
         a, b = m(x, lib.ones(2))
@@ -868,7 +972,9 @@ def load_edge_cases(lib):
     m = Leaf(lib)
     src = {k: v.double() + 1 for k, v in m.state_dict().items()}
     m.load_state_dict(src)
-    out.append((str(m.weight.dtype), m.weight.data_ptr() == src["weight"].data_ptr(), m.weight.tolist()))
+    out.append(
+        (str(m.weight.dtype), m.weight.data_ptr() == src["weight"].data_ptr(), m.weight.tolist())
+    )
     return out
 
 
@@ -892,15 +998,24 @@ def random_tree_conversion(lib, seed):
     lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
     try:
         {
-            "double": m.double, "half": m.half, "float": m.float, "bfloat16": m.bfloat16,
-            "to64": lambda: m.to(lib.float64), "type64": lambda: m.type(lib.float64), "cpu": m.cpu,
+            "double": m.double,
+            "half": m.half,
+            "float": m.float,
+            "bfloat16": m.bfloat16,
+            "to64": lambda: m.to(lib.float64),
+            "type64": lambda: m.type(lib.float64),
+            "cpu": m.cpu,
         }[conversion]()
     finally:
         lib.__future__.set_swap_module_params_on_conversion(False)
         lib.__future__.set_overwrite_module_params_on_conversion(False)
     res = {}
     for n, p in m.named_parameters(remove_duplicate=False):
-        res[n] = (p is before[n][0], str(p.dtype), p.grad is None or (p.grad is before[n][1], str(p.grad.dtype)))
+        res[n] = (
+            p is before[n][0],
+            str(p.dtype),
+            p.grad is None or (p.grad is before[n][1], str(p.grad.dtype)),
+        )
     for n, b in m.named_buffers(remove_duplicate=False):
         res[n] = (b is bufs[n], str(b.dtype))
     return conversion, swap, overwrite, res
@@ -935,3 +1050,29 @@ def old_views_and_versions(lib):
 @needs_autograd
 def test_old_views_and_inplace_apply_versions_match():
     assert old_views_and_versions(mt) == old_views_and_versions(torch)
+
+
+def to_argument_forms(lib):
+    out = []
+    forms = [
+        (("cpu", lib.float64), {}),
+        ((), {"device": "cpu", "dtype": lib.float64}),
+        ((lib.float64, False), {}),
+        ((lib.device("cpu"),), {}),
+        ((None, lib.float64), {}),
+        ((lib.zeros(1, dtype=lib.float64), True), {}),
+        ((), {"dtype": lib.float16}),
+        (("meta",), {}),
+    ]
+    for args, kwargs in forms:
+        m = Leaf(lib)
+        m.register_buffer("idx", lib.zeros(1, dtype=lib.int64))
+        r = m.to(*args, **kwargs)
+        out.append(
+            (r is m, str(m.weight.dtype), m.weight.device.type, str(m.idx.dtype), m.idx.device.type)
+        )
+    return out
+
+
+def test_to_argument_forms_match():
+    assert to_argument_forms(mt) == to_argument_forms(torch)

@@ -71,7 +71,9 @@ class BackwardHook:
         if not isinstance(new, tuple):
             new = (new,)
         if len(new) == 0:
-            raise RuntimeError("Cannot set Module backward hook for a Module with no input Tensors.")
+            raise RuntimeError(
+                "Cannot set Module backward hook for a Module with no input Tensors."
+            )
         grad_fns = [t.grad_fn for t in new if t.grad_fn is not None]
         if not grad_fns:
             raise RuntimeError(
@@ -118,7 +120,9 @@ class BackwardHook:
 
         def attach(grad_fn):
             def hook(_grad_input, grad_output):
-                self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output, self.n_outputs)
+                self.grad_outputs = self._pack_with_none(
+                    self.output_tensors_index, grad_output, self.n_outputs
+                )
                 expected = len(self.grad_outputs)
                 for pre_hook in self.user_pre_hooks:
                     out = pre_hook(self.module, self.grad_outputs)
@@ -143,7 +147,9 @@ class BackwardHook:
                     grad_inputs = (None,) * self.n_inputs
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
-                        if res is not None and not (isinstance(res, tuple) and all(el is None for el in res)):
+                        if res is not None and not (
+                            isinstance(res, tuple) and all(el is None for el in res)
+                        ):
                             raise RuntimeError(
                                 "Backward hook for Modules where no input requires gradient should always return "
                                 "None or None for all gradients."

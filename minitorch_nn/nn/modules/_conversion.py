@@ -158,7 +158,9 @@ class _ConversionMixin:
                     try:
                         swap_tensors(param_grad, grad_applied)
                     except Exception as e:
-                        raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") from e
+                        raise RuntimeError(
+                            f"_apply(): Couldn't swap {self._get_name()}.{key}.grad"
+                        ) from e
                     out_param.grad = param_grad
                 elif use_set_data(param_grad, grad_applied):
                     # Write through the storage slot: the grad's dtype now matches the param's.

@@ -51,7 +51,8 @@ _global_forward_hooks_with_kwargs: dict = OrderedDict()
 _global_forward_hooks_always_called: dict = OrderedDict()
 _global_backward_pre_hooks: dict = OrderedDict()
 _global_backward_hooks: dict = OrderedDict()
-_global_is_full_backward_hook = None  # None: no global backward hooks yet; True: full; False: old style
+# None: no global backward hooks yet; True: full ones; False: old-style ones (they cannot mix).
+_global_is_full_backward_hook = None
 _global_buffer_registration_hooks: dict = OrderedDict()
 _global_module_registration_hooks: dict = OrderedDict()
 _global_parameter_registration_hooks: dict = OrderedDict()
@@ -70,7 +71,9 @@ def register_module_forward_pre_hook(hook) -> RemovableHandle:
     return _add_hook(_global_forward_pre_hooks, hook)
 
 
-def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+def register_module_forward_hook(
+    hook, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
     """Run ``hook(module, args, output)`` after the forward of every module."""
     # (PyTorch's handle only cleans the always_call side dict, not with_kwargs; so does ours.)
     handle = _add_hook(_global_forward_hooks, hook, extra=_global_forward_hooks_always_called)
@@ -167,13 +170,20 @@ class _HooksMixin:
     """The hook-registration methods of ``nn.Module`` and the module call itself."""
 
     # -- forward hooks ------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False) -> RemovableHandle:
+    def register_forward_pre_hook(
+        self, hook, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
         """Call ``hook(module, args)`` (or ``hook(module, args, kwargs)``) before ``forward``.
 
         A non-None return replaces the positional args (a non-tuple is wrapped in a 1-tuple);
         a ``with_kwargs`` hook must return None or ``(new_args, new_kwargs)``.
         """
-        handle = _add_hook(self._forward_pre_hooks, hook, extra=self._forward_pre_hooks_with_kwargs, prepend=prepend)
+        handle = _add_hook(
+            self._forward_pre_hooks,
+            hook,
+            extra=self._forward_pre_hooks_with_kwargs,
+            prepend=prepend,
+        )
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
@@ -258,9 +268,13 @@ class _HooksMixin:
         unexpected_keys, error_msgs)`` before this module loads its tensors."""
         return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
-    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False) -> RemovableHandle:
+    def _register_load_state_dict_pre_hook(
+        self, hook, with_module: bool = False
+    ) -> RemovableHandle:
         # Without with_module the hook gets the same arguments minus the module.
-        return _add_hook(self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None))
+        return _add_hook(
+            self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None)
+        )
 
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """Call ``hook(module, incompatible_keys)`` after this module and its children are loaded;
@@ -282,9 +296,14 @@ class _HooksMixin:
         """
         forward_call = self.forward
         if not (
-            self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
-            or _global_backward_pre_hooks or _global_backward_hooks
-            or _global_forward_hooks or _global_forward_pre_hooks
+            self._backward_hooks
+            or self._backward_pre_hooks
+            or self._forward_hooks
+            or self._forward_pre_hooks
+            or _global_backward_pre_hooks
+            or _global_backward_hooks
+            or _global_forward_hooks
+            or _global_forward_pre_hooks
         ):
             return forward_call(*args, **kwargs)
 
@@ -300,7 +319,10 @@ class _HooksMixin:
                 full_hooks, non_full_hooks = self._get_backward_hooks()
 
             # Iterate over snapshots: a hook may remove itself (or another hook) while running.
-            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+            for hook_id, hook in (
+                *_global_forward_pre_hooks.items(),
+                *self._forward_pre_hooks.items(),
+            ):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     out = hook(self, args, kwargs)
                     if out is not None:
@@ -326,9 +348,15 @@ class _HooksMixin:
             result = forward_call(*args, **kwargs)
 
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                if (
+                    hook_id in self._forward_hooks_always_called
+                    or hook_id in _global_forward_hooks_always_called
+                ):
                     called_always_hooks.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                if (
+                    hook_id in self._forward_hooks_with_kwargs
+                    or hook_id in _global_forward_hooks_with_kwargs
+                ):
                     out = hook(self, args, kwargs, result)
                 else:
                     out = hook(self, args, result)
@@ -348,7 +376,11 @@ class _HooksMixin:
                 # Old-style hooks attach to the node that produced the (first) output tensor.
                 var = result
                 while not isinstance(var, Tensor):
-                    var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+                    var = (
+                        next(v for v in var.values() if isinstance(v, Tensor))
+                        if isinstance(var, dict)
+                        else var[0]
+                    )
                 if var.grad_fn is not None:
                     for hook in non_full_hooks:
                         var.grad_fn.register_hook(_WrappedHook(hook, self))
@@ -358,7 +390,10 @@ class _HooksMixin:
             return run()
         except Exception:
             for hook_id, hook in _global_forward_hooks.items():
-                if hook_id in _global_forward_hooks_always_called and hook_id not in called_always_hooks:
+                if (
+                    hook_id in _global_forward_hooks_always_called
+                    and hook_id not in called_always_hooks
+                ):
                     try:
                         out = hook(self, args, result)
                         if out is not None:
@@ -370,7 +405,10 @@ class _HooksMixin:
                             stacklevel=2,
                         )
             for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_hooks:
+                if (
+                    hook_id in self._forward_hooks_always_called
+                    and hook_id not in called_always_hooks
+                ):
                     try:
                         if hook_id in self._forward_hooks_with_kwargs:
                             out = hook(self, args, kwargs, result)

@@ -121,7 +121,10 @@ def _prefix_hint(missing, unexpected) -> str:
     """A hint line when every missing key is an unexpected key with a prefix added or removed."""
     if not missing or not unexpected:
         return ""
-    for longer, shorter, side in ((unexpected, missing, "checkpoint"), (missing, unexpected, "model")):
+    for longer, shorter, side in (
+        (unexpected, missing, "checkpoint"),
+        (missing, unexpected, "model"),
+    ):
         m0 = shorter[0]
         for k in longer:
             if k.endswith("." + m0):
@@ -156,7 +159,10 @@ class _StateDictMixin:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         from minitorch_nn.nn.modules.module import Module
 
-        if getattr(type(self), "get_extra_state", Module.get_extra_state) is not Module.get_extra_state:
+        if (
+            getattr(type(self), "get_extra_state", Module.get_extra_state)
+            is not Module.get_extra_state
+        ):
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
@@ -193,7 +199,9 @@ class _StateDictMixin:
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+                module.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
             if getattr(hook, "_from_public_api", False):
@@ -221,7 +229,9 @@ class _StateDictMixin:
         )
 
     # -- loading ----------------------------------------------------------------------------------
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         """Load this module's own tensors (not its children's) from ``state_dict``.
 
         Appends to ``missing_keys``/``unexpected_keys``/``error_msgs`` instead of raising, so
@@ -234,10 +244,24 @@ class _StateDictMixin:
         from minitorch_nn.utils import swap_tensors
 
         for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+            hook(
+                state_dict,
+                prefix,
+                local_metadata,
+                strict,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
 
-        persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items()) if v is not None}
+        persistent_buffers = {
+            k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
+        }
+        local_state = {
+            k: v
+            for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
+            if v is not None
+        }
         assign = local_metadata.get("assign_to_params_buffers", False)
         use_swap = minitorch_nn.__future__.get_swap_module_params_on_conversion()
         log = _active_logs[-1] if _active_logs else None
@@ -249,7 +273,9 @@ class _StateDictMixin:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
-            if not (isinstance(value, minitorch_nn.Tensor) or hasattr(type(value), "__torch_function__")):
+            if not (
+                isinstance(value, minitorch_nn.Tensor) or hasattr(type(value), "__torch_function__")
+            ):
                 error_msgs.append(
                     f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object '
                     f"from checkpoint but received {type(value)}"
@@ -276,7 +302,9 @@ class _StateDictMixin:
                 with no_grad():
                     if use_swap:
                         if log is not None and not assign:
-                            log.before_copy(param)  # the default module_load copies into param first
+                            log.before_copy(
+                                param
+                            )  # the default module_load copies into param first
                         new = param.module_load(value, assign=assign)
                         if id(new) == id(value) or id(new) == id(param):
                             raise RuntimeError(
@@ -316,7 +344,10 @@ class _StateDictMixin:
                 )
 
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if getattr(type(self), "set_extra_state", Module.set_extra_state) is not Module.set_extra_state:
+        if (
+            getattr(type(self), "set_extra_state", Module.set_extra_state)
+            is not Module.set_extra_state
+        ):
             if extra_key in state_dict:
                 self.set_extra_state(state_dict[extra_key])
             elif strict:
@@ -327,7 +358,7 @@ class _StateDictMixin:
         if strict:
             for key in state_dict:
                 if key.startswith(prefix) and key != extra_key:
-                    parts = key[len(prefix):].split(".", 1)
+                    parts = key[len(prefix) :].split(".", 1)
                     if len(parts) > 1:
                         if parts[0] not in self._modules:
                             unexpected_keys.append(key)
@@ -356,7 +387,13 @@ class _StateDictMixin:
                 local_metadata["assign_to_params_buffers"] = assign
             # PyTorch always passes strict=True here; `strict` only matters at the end.
             module._load_from_state_dict(
-                local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs
+                local_state_dict,
+                prefix,
+                local_metadata,
+                True,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
             )
             # Each child gets a new dict with the keys under its prefix. Grouping the keys by
             # their next name component in one pass gives the same dicts (same order) as
@@ -364,7 +401,7 @@ class _StateDictMixin:
             by_child = {}
             for k, v in local_state_dict.items():
                 if k.startswith(prefix):
-                    head, dot, _ = k[len(prefix):].partition(".")
+                    head, dot, _ = k[len(prefix) :].partition(".")
                     if dot:
                         by_child.setdefault(head, {})[k] = v
             for name, child in module._modules.items():
@@ -391,17 +428,25 @@ class _StateDictMixin:
         if strict:
             if unexpected_keys:
                 error_msgs.insert(
-                    0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected_keys))
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected_keys)
+                    ),
                 )
             if missing_keys:
                 error_msgs.insert(
-                    0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing_keys))
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing_keys)
+                    ),
                 )
         if error_msgs:
             log.rollback()
             hint = _prefix_hint(missing_keys, unexpected_keys) if strict else ""
             raise RuntimeError(
-                "Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__, "\n\t".join(error_msgs))
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(error_msgs)
+                )
                 + hint
             )
         if not strict and log.loaded == 0 and missing_keys:

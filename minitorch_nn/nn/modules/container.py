@@ -216,7 +216,9 @@ class ModuleList(Module):
                 runs.append([i, i, r])
         lines = []
         for start, end, r in runs:
-            line = f"({start}): {r}" if start == end else f"({start}-{end}): {end - start + 1} x {r}"
+            line = (
+                f"({start}): {r}" if start == end else f"({start}-{end}): {end - start + 1} x {r}"
+            )
             lines.append(addindent(line, 2))
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
@@ -242,7 +244,10 @@ class ModuleList(Module):
     def extend(self, modules):
         """Append every module of an iterable; returns self."""
         if not isinstance(modules, container_abcs.Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
         offset = len(self)
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
@@ -305,10 +310,19 @@ class ModuleDict(Module):
             return
         for j, m in enumerate(modules):
             if not isinstance(m, container_abcs.Iterable):
-                raise TypeError("ModuleDict update sequence element #" + str(j) + " should be Iterable; is" + type(m).__name__)
+                raise TypeError(
+                    "ModuleDict update sequence element #"
+                    + str(j)
+                    + " should be Iterable; is"
+                    + type(m).__name__
+                )
             if not len(m) == 2:
                 raise ValueError(
-                    "ModuleDict update sequence element #" + str(j) + " has length " + str(len(m)) + "; 2 is required"
+                    "ModuleDict update sequence element #"
+                    + str(j)
+                    + " has length "
+                    + str(len(m))
+                    + "; 2 is required"
                 )
             self[m[0]] = m[1]
 
@@ -371,7 +385,10 @@ class ParameterList(Module):
     def extend(self, values):
         """Append every item of an iterable; returns self."""
         if not isinstance(values, container_abcs.Iterable) or isinstance(values, Tensor):
-            raise TypeError("ParameterList.extend should be called with an iterable, but got " + type(values).__name__)
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
         for value in values:
             self.append(value)
         return self
@@ -482,11 +499,18 @@ class ParameterDict(Module):
             for j, p in enumerate(parameters):
                 if not isinstance(p, container_abcs.Iterable):
                     raise TypeError(
-                        "ParameterDict update sequence element #" + str(j) + " should be Iterable; is" + type(p).__name__
+                        "ParameterDict update sequence element #"
+                        + str(j)
+                        + " should be Iterable; is"
+                        + type(p).__name__
                     )
                 if not len(p) == 2:
                     raise ValueError(
-                        "ParameterDict update sequence element #" + str(j) + " has length " + str(len(p)) + "; 2 is required"
+                        "ParameterDict update sequence element #"
+                        + str(j)
+                        + " has length "
+                        + str(len(p))
+                        + "; 2 is required"
                     )
                 self[p[0]] = p[1]
 

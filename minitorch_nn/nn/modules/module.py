@@ -59,7 +59,9 @@ _addindent = addindent  # PyTorch's name, used by some third-party reprs
 
 def _forward_unimplemented(self, *input):
     """Subclasses define ``forward``; calling a module without one is an error."""
-    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+    raise NotImplementedError(
+        f'Module [{type(self).__name__}] is missing the required "forward" function'
+    )
 
 
 def _init_hint(module, name) -> str:
@@ -164,7 +166,9 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         name with no value (it is skipped by ``buffers()`` and ``state_dict``).
         """
         if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call" + _init_hint(self, name))
+            raise AttributeError(
+                "cannot assign buffer before Module.__init__() call" + _init_hint(self, name)
+            )
         if not isinstance(name, str):
             raise TypeError(f"buffer name should be a string. Got {typename(name)}")
         if "." in name:
@@ -173,7 +177,9 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             raise KeyError('buffer name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
-        if tensor is not None and not (isinstance(tensor, Tensor) or hasattr(tensor, "__torch_function__")):
+        if tensor is not None and not (
+            isinstance(tensor, Tensor) or hasattr(tensor, "__torch_function__")
+        ):
             raise TypeError(
                 f"cannot assign '{typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)"
             )
@@ -190,7 +196,9 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
     def register_parameter(self, name: str, param) -> None:
         """Add a parameter; ``param`` must be a :class:`Parameter` or None."""
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call" + _init_hint(self, name))
+            raise AttributeError(
+                "cannot assign parameter before Module.__init__() call" + _init_hint(self, name)
+            )
         if not isinstance(name, str):
             raise TypeError(f"parameter name should be a string. Got {typename(name)}")
         if "." in name:
@@ -287,8 +295,13 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
-                raise AttributeError("cannot assign parameters before Module.__init__() call" + _init_hint(self, name))
-            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+                raise AttributeError(
+                    "cannot assign parameters before Module.__init__() call"
+                    + _init_hint(self, name)
+                )
+            remove_from(
+                self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set
+            )
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
@@ -304,8 +317,12 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         modules = self.__dict__.get("_modules")
         if isinstance(value, Module):
             if modules is None:
-                raise AttributeError("cannot assign module before Module.__init__() call" + _init_hint(self, name))
-            remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                raise AttributeError(
+                    "cannot assign module before Module.__init__() call" + _init_hint(self, name)
+                )
+            remove_from(
+                self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set
+            )
             for hook in _hooks._global_module_registration_hooks.values():
                 output = hook(self, name, value)
                 if output is not None:
@@ -326,7 +343,9 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
 
         buffers = self.__dict__.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
-            if value is not None and not (isinstance(value, Tensor) or hasattr(value, "__torch_function__")):
+            if value is not None and not (
+                isinstance(value, Tensor) or hasattr(value, "__torch_function__")
+            ):
                 raise TypeError(
                     f"cannot assign '{typename(value)}' as buffer '{name}' "
                     "(torch.nn.Buffer, torch.Tensor or None expected)"
@@ -363,9 +382,15 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         self.__dict__.update(state)
         # Modules pickled by older versions may lack the newer hook dicts.
         for name in (
-            "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
-            "_forward_hooks_always_called", "_state_dict_hooks", "_state_dict_pre_hooks",
-            "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks", "_backward_pre_hooks",
+            "_forward_pre_hooks",
+            "_forward_pre_hooks_with_kwargs",
+            "_forward_hooks_with_kwargs",
+            "_forward_hooks_always_called",
+            "_state_dict_hooks",
+            "_state_dict_pre_hooks",
+            "_load_state_dict_pre_hooks",
+            "_load_state_dict_post_hooks",
+            "_backward_pre_hooks",
         ):
             if name not in self.__dict__:
                 self.__dict__[name] = OrderedDict()
@@ -466,7 +491,11 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
     def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate: bool = True):
         # The walk behind named_parameters/named_buffers: modules pre-order, then each one's own dict.
         memo = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for k, v in get_members(module):
                 if v is None or v in memo:
@@ -475,11 +504,16 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
                     memo.add(v)
                 yield module_prefix + ("." if module_prefix else "") + k, v
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
         """Yield ``(dotted_name, parameter)``; a tied parameter is yielded once unless
         ``remove_duplicate=False``; ``recurse=False`` gives only this module's own."""
         yield from self._named_members(
-            lambda module: module._parameters.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate
+            lambda module: module._parameters.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
         )
 
     def parameters(self, recurse: bool = True):
@@ -490,7 +524,10 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
     def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
         """Yield ``(dotted_name, buffer)``, persistent or not (see :meth:`named_parameters`)."""
         yield from self._named_members(
-            lambda module: module._buffers.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate
+            lambda module: module._buffers.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
         )
 
     def buffers(self, recurse: bool = True):
@@ -552,7 +589,9 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         # otherwise one indented line per extra_repr line and per child.
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = ["(" + key + "): " + addindent(repr(module), 2) for key, module in self._modules.items()]
+        child_lines = [
+            "(" + key + "): " + addindent(repr(module), 2) for key, module in self._modules.items()
+        ]
         lines = extra_lines + child_lines
         main = self._get_name() + "("
         if lines:
