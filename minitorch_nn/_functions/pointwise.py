@@ -114,6 +114,19 @@ def pow(input, exponent, *, out=None):
     return aten.pow.Tensor_Scalar(input, exponent)
 
 
+def _tensor_only(x, fn_name, arg="other", pos=2):
+    """Functions with only a Tensor overload refuse Python numbers, with PyTorch's argument-parser message."""
+    if not _is_tensor(x):
+        raise TypeError(f"{fn_name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
+    return x
+
+
+@public
+def square(input, *, out=None):
+    """``input * input`` (``pow(input, 2)``; bool input gives int64, as in PyTorch)."""
+    return aten.pow.Tensor_Scalar(input, 2)
+
+
 @public
 def neg(input, *, out=None):
     return aten.neg.default(input)
@@ -124,17 +137,17 @@ negative = neg
 
 @public
 def maximum(input, other, *, out=None):
-    return aten.maximum.default(input, other)
+    return aten.maximum.default(_tensor_only(input, "maximum", "input", 1), _tensor_only(other, "maximum"))
 
 
 @public
 def minimum(input, other, *, out=None):
-    return aten.minimum.default(input, other)
+    return aten.minimum.default(_tensor_only(input, "minimum", "input", 1), _tensor_only(other, "minimum"))
 
 
 @public
 def atan2(input, other, *, out=None):
-    return aten.atan2.default(input, other)
+    return aten.atan2.default(_tensor_only(input, "atan2", "input", 1), _tensor_only(other, "atan2"))
 
 
 @public
@@ -282,17 +295,17 @@ def equal(input, other):
 
 @public
 def logical_and(input, other, *, out=None):
-    return aten.logical_and.default(input, other)
+    return aten.logical_and.default(_tensor_only(input, "logical_and", "input", 1), _tensor_only(other, "logical_and"))
 
 
 @public
 def logical_or(input, other, *, out=None):
-    return aten.logical_or.default(input, other)
+    return aten.logical_or.default(_tensor_only(input, "logical_or", "input", 1), _tensor_only(other, "logical_or"))
 
 
 @public
 def logical_xor(input, other, *, out=None):
-    return aten.logical_xor.default(input, other)
+    return aten.logical_xor.default(_tensor_only(input, "logical_xor", "input", 1), _tensor_only(other, "logical_xor"))
 
 
 @public

@@ -57,6 +57,15 @@ def type_name(d: dt.dtype) -> str:
     return _TYPE_NAMES[d]
 
 
+def not_implemented(kernel: str, d: dt.dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel with no loop for a dtype (``"abs_cpu" not implemented for 'Bool'``).
+
+    PyTorch raises ``NotImplementedError`` (a subclass of ``RuntimeError``) with the name of its
+    internal kernel; we keep that name so that a search for the message finds PyTorch's answers.
+    """
+    return NotImplementedError(f'"{kernel}" not implemented for \'{type_name(d)}\'')
+
+
 def check_inplace_cast(result: dt.dtype, out: dt.dtype) -> None:
     if not can_cast(result, out):
         raise RuntimeError(f"result type {type_name(result)} can't be cast to the desired output type {type_name(out)}")

@@ -25,7 +25,12 @@ def as_array(x, cdt: dt.dtype | None = None):
         return arr
     if cdt is None:
         return x
-    return np.asarray(x, dtype=cdt.numpy_dtype) if not isinstance(x, np.ndarray) else x.astype(cdt.numpy_dtype)
+    try:
+        return np.asarray(x, dtype=cdt.numpy_dtype)
+    except OverflowError:
+        # A Python int outside the dtype's range wraps around (uint8 tensor + -1 adds 255), as
+        # PyTorch's cast of the scalar does; numpy refuses such a conversion.
+        return np.asarray(x).astype(cdt.numpy_dtype)
 
 
 def wrap(result, dtype: dt.dtype):

@@ -97,6 +97,48 @@ def _arange_dtype(start, end, step, dtype):
     return dt.int64
 
 
+def _vector_fill(n, dtype, start, step, acc):
+    """``arange``'s values as PyTorch's vectorised cpu kernel writes them.
+
+    The kernel fills AVX2 vectors (32 bytes), two per loop step: each vector starts from
+    ``start + step * first_index`` rounded to the tensor's dtype, then adds ``lane * step`` in the
+    accumulate type ``acc``; the elements after the last pair of vectors are computed one by one
+    as ``start + step * index``. That rounding of each vector's base is why a float32
+    ``arange(0, 5, 0.1)`` differs in the last bit from ``start + i * step``. (Past 32768
+    elements PyTorch splits the range between threads, which moves the vector boundaries; we do
+    not follow that, so very long float ranges can differ in the last bit.)
+    """
+    T = dtype.numpy_dtype
+    idx = np.arange(n)
+    width = max(32 // T.itemsize, 1)
+    lane = idx % width
+    base = (start + step * (idx - lane).astype(acc)).astype(T)
+    out = (base.astype(acc) + lane.astype(acc) * step).astype(T)
+    whole = n - n % (2 * width)
+    out[whole:] = (start + step * idx[whole:].astype(acc)).astype(T)
+    return out
+
+
+def _fma(a, b, c, wide):
+    """``a * b + c`` rounded once, like the fused multiply-add PyTorch's compiled kernels use.
+
+    Computed in the wider numpy type ``wide`` (float64 for float32 work, long double for
+    float64 work) where the product is exact, then rounded by the caller's cast.
+    """
+    return np.asarray(a, dtype=wide) * np.asarray(b, dtype=wide) + np.asarray(c, dtype=wide)
+
+
+def _wide(st):
+    return np.longdouble if np.dtype(st).itemsize >= 8 else np.float64
+
+
+def _to_dtype_scalar(value, dtype):
+    # Scalar.to<T>(): 16-bit floats are built from a float, so a double is rounded twice
+    if dtype in (dt.float16, dt.bfloat16):
+        return np.asarray(np.float32(value)).astype(dtype.numpy_dtype)
+    return np.asarray(value).astype(dtype.numpy_dtype)
+
+
 def arange_values(start, end, step, dtype):
     """PyTorch's arange: length ceil((end - start) / step), values start + i * step."""
     if step == 0:
@@ -104,9 +146,38 @@ def arange_values(start, end, step, dtype):
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = int(np.ceil((end - start) / step))
-    cdt = np.float64 if dtype.is_floating_point else np.int64
-    values = start + np.arange(n, dtype=cdt) * step
-    return values.astype(dtype.numpy_dtype)
+    if not dtype.is_floating_point:
+        # the length comes from the real bounds, the values from start and step cast to integers
+        # (arange(0, 2.3, 0.3, dtype=int32) is eight zeros in PyTorch)
+        start, step = int(start), int(step)
+        return (start + np.arange(n, dtype=np.int64) * step).astype(dtype.numpy_dtype)
+    # accumulate in double for float32/float64 and in float for 16-bit floats, as PyTorch does
+    acc = np.float64 if dtype.itemsize >= 4 else np.float32
+    return _vector_fill(n, dtype, acc(start), acc(step), acc)
+
+
+def linspace_values(start, end, steps, dtype):
+    """PyTorch's linspace: the first half counts up from start, the second half down from end."""
+    if steps == 0:
+        return np.empty(0, dtype=dtype.numpy_dtype)
+    s, e = _to_dtype_scalar(start, dtype), _to_dtype_scalar(end, dtype)
+    if steps == 1:
+        return np.full(1, s, dtype=dtype.numpy_dtype)
+    # the step is held in the tensor's dtype for floats and in double for integers
+    st = dtype.numpy_dtype if dtype.is_floating_point else np.dtype(np.float64)
+    s, e = s.astype(st), e.astype(st)
+    step = (e - s) / np.asarray(steps - 1).astype(st)
+    i = np.arange(steps)
+    if dtype in (dt.float16, dt.bfloat16):
+        # 16-bit arithmetic rounds after every operation (c10::Half/BFloat16 operators)
+        up = s + step * i.astype(st)
+        down = e - step * (steps - 1 - i).astype(st)
+    else:
+        # the compiler fuses start + step * i into one fused multiply-add
+        wide = _wide(st)
+        up = _fma(step, i, s, wide)
+        down = _fma(-step, steps - 1 - i, e, wide)
+    return np.where(i < steps // 2, up, down).astype(st).astype(dtype.numpy_dtype)
 
 
 @aten.arange.default.impl("cpu")
@@ -130,14 +201,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _dtype_or_default(dtype)
-    # PyTorch fills the first half forwards from start and the second half backwards from end.
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    cdt = np.float32 if d in (dt.float32, dt.float16, dt.bfloat16) else np.float64
-    i = np.arange(steps)
-    half = steps // 2
-    start_c, end_c, step_c = cdt(start), cdt(end), cdt(step)
-    values = np.where(i < half, start_c + step_c * i.astype(cdt), end_c - step_c * (steps - i - 1).astype(cdt))
-    return _from_array(np.asarray(values).astype(d.numpy_dtype), d)
+    return _from_array(linspace_values(start, end, steps, d), d)
 
 
 @aten.eye.default.impl("cpu")

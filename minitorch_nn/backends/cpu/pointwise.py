@@ -18,7 +18,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
-from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, result_type
+from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, not_implemented, result_type
 from minitorch_nn.backends.cpu._numpy import as_array, numpy_broadcast_error, wrap, write_into
 
 
@@ -70,34 +70,55 @@ def _scaled(other, alpha, cdt):
 # -- arithmetic ---------------------------------------------------------------------------------
 
 def _check_alpha(a, b, alpha):
+    # PyTorch's alpha_check: a bool alpha only for bool results; a float alpha only for float results
     d = result_type(a, b)
-    if not d.is_floating_point and isinstance(alpha, float) and not float(alpha).is_integer():
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    if d is dt.bool and isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and alpha not in (0, 1):
+    if isinstance(alpha, bool) and d is not dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not d.is_floating_point and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _scaled_by(alpha):
+    def fn(x, y):
+        return x + y * np.asarray(alpha).astype(np.result_type(y))
+
+    return fn
 
 
 def _add(a, b, alpha=1):
-    _check_alpha(a, b, alpha)
-    if alpha == 1:
+    if type(alpha) is int and alpha == 1:
         return binary(np.add, a, b)
-    return binary(lambda x, y: x + y * np.asarray(alpha, dtype=y.dtype if hasattr(y, "dtype") else None), a, b)
+    _check_alpha(a, b, alpha)
+    if result_type(a, b) is dt.bool:
+        # bool + alpha * bool: any non-zero alpha keeps the logical-or meaning
+        return binary(lambda x, y: x | (y & bool(alpha)), a, b)
+    return binary(_scaled_by(alpha), a, b)
+
+
+def _is_bool(x):
+    return x._impl.dtype is dt.bool if isinstance(x, TensorBase) else isinstance(x, bool)
 
 
 def _check_sub_bool(a, b):
-    if result_type(a, b) is dt.bool:
+    # PyTorch's sub_check: any bool operand (a bool tensor or a Python bool) is refused
+    if _is_bool(a) and _is_bool(b):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
+        )
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
 
 
 def _sub(a, b, alpha=1):
     _check_sub_bool(a, b)
-    _check_alpha(a, b, alpha)
-    if alpha == 1:
+    if type(alpha) is int and alpha == 1:
         return binary(np.subtract, a, b)
-    return binary(lambda x, y: x - y * np.asarray(alpha, dtype=y.dtype if hasattr(y, "dtype") else None), a, b)
+    _check_alpha(a, b, alpha)
+    return binary(_scaled_by(-alpha), a, b)
 
 
 @aten.add.Tensor.impl("cpu")
@@ -136,24 +157,59 @@ def mul_(self, other):
     return _inplace(self, binary(np.multiply, self, other))
 
 
+def _check_int_divisor(name):
+    """Integer division by zero is an error in PyTorch (numpy quietly gives 0)."""
+
+    def fn(x, y):
+        if np.asarray(y).dtype.kind in "iub" and np.any(np.asarray(y) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return name(x, y)
+
+    return fn
+
+
+def _trunc_divide(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        return np.trunc(np.true_divide(x, y))
+    q = np.floor_divide(x, y)
+    # floor and trunc differ when the division is inexact and the signs differ
+    fix = (np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0))
+    return q + fix.astype(q.dtype)
+
+
+def _floor_divide(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind != "f":
+        return np.floor_divide(x, y)
+    # PyTorch's div_floor_floating: (x - fmod(x, y)) / y, corrected towards -inf, then rounded to
+    # the nearest integer; x / 0 is the IEEE quotient and inf // y is nan (numpy says inf)
+    mod = np.fmod(x, y)
+    div = (x - mod) / y
+    div = div - ((mod != 0) & ((y < 0) != (mod < 0))).astype(div.dtype)
+    floordiv = np.floor(div)
+    floordiv = floordiv + (div - floordiv > 0.5).astype(div.dtype)
+    floordiv = np.where(div == 0, np.copysign(np.zeros_like(div), x / y), floordiv)
+    return np.where(y == 0, x / y, floordiv)
+
+
+def _reject_bool(a, b, kernel):
+    d = result_type(a, b)
+    if d is dt.bool:
+        raise not_implemented(kernel, d)
+
+
 def _div(a, b, rounding_mode=None):
     if rounding_mode is None:
         return binary(np.true_divide, a, b, "float")
     if rounding_mode == "trunc":
-        fn = lambda x, y: np.trunc(np.true_divide(x, y)) if np.asarray(x).dtype.kind == "f" else _int_trunc_div(x, y)
-    elif rounding_mode == "floor":
-        fn = np.floor_divide
-    else:
-        raise RuntimeError(
-            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
-        )
-    return binary(fn, a, b)
-
-
-def _int_trunc_div(x, y):
-    q = np.floor_divide(x, y)
-    fix = (np.remainder(x, y) != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0))
-    return q + fix
+        _reject_bool(a, b, "div_trunc_cpu")
+        return binary(_check_int_divisor(_trunc_divide), a, b)
+    if rounding_mode == "floor":
+        _reject_bool(a, b, "div_floor_cpu")
+        return binary(_check_int_divisor(_floor_divide), a, b)
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
 
 
 @aten.div.Tensor.impl("cpu")
@@ -176,26 +232,60 @@ def div_mode_(self, other, *, rounding_mode):
     return _inplace(self, _div(self, other, rounding_mode))
 
 
+def _remainder(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        # Python's modulo: the result takes the divisor's sign; x % 0 is nan
+        r = np.fmod(x, y)
+        return np.where((r != 0) & ((r < 0) != (np.asarray(y) < 0)), r + y, r)
+    return np.remainder(x, y)
+
+
 @aten.remainder.Tensor.impl("cpu")
 @aten.remainder.Scalar.impl("cpu")
 def remainder(self, other):
-    return _out(binary(np.remainder, self, other))
+    _reject_bool(self, other, "remainder_cpu")
+    return _out(binary(_check_int_divisor(_remainder), self, other))
 
 
 @aten.fmod.Scalar.impl("cpu")
 def fmod(self, other):
-    return _out(binary(np.fmod, self, other))
+    _reject_bool(self, other, "fmod_cpu")
+    return _out(binary(_check_int_divisor(np.fmod), self, other))
 
 
 @aten.floor_divide.default.impl("cpu")
 def floor_divide(self, other):
-    return _out(binary(np.floor_divide, self, other))
+    _reject_bool(self, other, "div_floor_cpu")
+    return _out(binary(_check_int_divisor(_floor_divide), self, other))
+
+
+def _int_power(x, y):
+    """Integer ``x ** y`` with PyTorch's answer for negative ``y``: 1/x truncated (0 unless |x| == 1)."""
+    x, y = np.asarray(x), np.asarray(y)
+    negative = y < 0
+    if not np.any(negative):
+        return np.power(x, y)
+    r = np.power(x, np.where(negative, 0, y).astype(y.dtype))
+    odd = (np.abs(y) % 2).astype(bool)
+    special = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(r.dtype)
+    return np.where(negative, special, r)
 
 
 def _pow(a, b):
-    def fn(x, y):
-        if np.asarray(x).dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+    if isinstance(a, TensorBase) and not isinstance(b, TensorBase) and b in (0, 1):
+        # x ** 0 is all ones and x ** 1 a copy, for every dtype (bool included), as in PyTorch
+        d = result_type(a, b)
+        x = as_array(a, compute_dtype(d))
+        return (np.ones_like(x) if b == 0 else x.copy()), d
+    if result_type(a, b) is dt.bool:
+        raise not_implemented("pow", dt.bool)
+    if isinstance(a, TensorBase) and not isinstance(b, TensorBase) and not a.dtype.is_floating_point:
+        if isinstance(b, int) and not isinstance(b, bool) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+    def fn(x, y):
+        if np.result_type(x, y).kind in "iu":
+            return _int_power(x, y)
         return np.power(x, y)
 
     return binary(fn, a, b)
@@ -237,12 +327,25 @@ def atan2(self, other):
 
 
 def _lerp(start, end, weight):
+    kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
+    if start.dtype is not end.dtype:
+        raise RuntimeError(f"expected dtype {_c_name(start.dtype)} for `end` but got dtype {_c_name(end.dtype)}")
+    if not start.dtype.is_floating_point:
+        raise not_implemented(kernel, start.dtype)
+
     def fn(s, e):
-        w = as_array(weight, compute_dtype(result_type(start, end))) if isinstance(weight, TensorBase) else weight
+        w = as_array(weight, compute_dtype(start.dtype)) if isinstance(weight, TensorBase) else weight
         # PyTorch's formula switches ends at weight 0.5 for accuracy
         return np.where(np.abs(w) < 0.5, s + w * (e - s), e - (e - s) * (1 - w))
 
     return binary(fn, start, end)
+
+
+def _c_name(d):
+    # the C type names PyTorch uses in some messages ("expected dtype float ... got dtype double")
+    return {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
+            dt.int64: "long int", dt.int32: "int", dt.int16: "short int", dt.int8: "signed char",
+            dt.uint8: "unsigned char", dt.bool: "bool"}[d]
 
 
 @aten.lerp.Scalar.impl("cpu")
@@ -308,6 +411,19 @@ def _erfinv(x):
     return special.erfinv(x)
 
 
+def _sign(x):
+    # PyTorch's sign(nan) is 0 (numpy keeps nan); bool stays bool
+    if x.dtype.kind == "b":
+        return x.copy()
+    r = np.sign(x)
+    return np.where(np.isnan(r), np.zeros((), r.dtype), r) if r.dtype.kind == "f" else r
+
+
+def _integral_identity(fn):
+    # floor/ceil/round/trunc of an integer is the integer (numpy would make it a float)
+    return lambda x: fn(x) if x.dtype.kind == "f" else x.copy()
+
+
 _FLOAT_UNARY = {
     "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
     "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
@@ -316,17 +432,25 @@ _FLOAT_UNARY = {
     "erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "reciprocal": np.reciprocal,
 }
 
+# name -> (numpy function, the PyTorch kernel named in "not implemented for 'Bool'", or None)
 _SAME_UNARY = {
-    "abs": np.abs, "sign": np.sign, "floor": np.floor, "ceil": np.ceil, "round": np.round,
-    "trunc": np.trunc, "frac": lambda x: x - np.trunc(x),
+    "abs": (np.abs, "abs_cpu"), "sign": (_sign, None),
+    "floor": (_integral_identity(np.floor), "floor_vml_cpu"), "ceil": (_integral_identity(np.ceil), "ceil_vml_cpu"),
+    "round": (_integral_identity(np.round), "round_vml_cpu"), "trunc": (_integral_identity(np.trunc), "trunc_vml_cpu"),
 }
 
 
-def _register_unary(name, fn, kind):
+def _register_unary(name, fn, kind, bool_kernel=None):
+    def check(self):
+        if bool_kernel is not None and self._impl.dtype is dt.bool:
+            raise not_implemented(bool_kernel, dt.bool)
+
     def kernel(self):
+        check(self)
         return _out(unary(fn, self, kind))
 
     def kernel_(self):
+        check(self)
         return _inplace(self, unary(fn, self, kind))
 
     kernel.__name__ = name
@@ -339,8 +463,20 @@ def _register_unary(name, fn, kind):
 
 for _name, _fn in _FLOAT_UNARY.items():
     _register_unary(_name, _fn, "float")
-for _name, _fn in _SAME_UNARY.items():
-    _register_unary(_name, _fn, "promote")
+for _name, (_fn, _kernel) in _SAME_UNARY.items():
+    _register_unary(_name, _fn, "promote", _kernel)
+
+
+def _float_only(self, kernel):
+    """Ops with floating-point loops only (frac, gelu, silu, ...) refuse other dtypes by name."""
+    if not self._impl.dtype.is_floating_point:
+        raise not_implemented(kernel, self._impl.dtype)
+
+
+@aten.frac.default.impl("cpu")
+def frac(self):
+    _float_only(self, "frac_cpu")
+    return _out(unary(lambda x: x - np.trunc(x), self))
 
 
 @aten.neg.default.impl("cpu")
@@ -365,6 +501,7 @@ def _check_neg(self):
 
 @aten.round.decimals.impl("cpu")
 def round_decimals(self, *, decimals):
+    _float_only(self, "round_cpu")
     return _out(unary(lambda x: np.round(x, decimals), self))
 
 
@@ -385,22 +522,32 @@ def isfinite(self):
 
 @aten.nan_to_num.default.impl("cpu")
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
-    return _out(unary(lambda x: np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf), self))
+    if not self.dtype.is_floating_point:
+        return _out((as_array(self).copy(), self.dtype))
+    # infinities become the largest finite value of the tensor's own dtype (not the compute dtype)
+    info = dt.finfo(self.dtype)
+    return _out(unary(lambda x: np.nan_to_num(
+        x, nan=0.0 if nan is None else nan,
+        posinf=info.max if posinf is None else posinf,
+        neginf=info.min if neginf is None else neginf,
+    ), self))
 
 
 # -- clamp ----------------------------------------------------------------------------------------
 
-def _clamp(self, min=None, max=None):
+def _clamp(self, min=None, max=None, kernel="clamp_scalar_cpu"):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dtype = result_type(self, min, max)
+    if dtype is dt.bool and not isinstance(min, TensorBase) and not isinstance(max, TensorBase):
+        raise not_implemented(kernel, dtype)
     cdt = compute_dtype(dtype)
     x = as_array(self, cdt)
-    with np.errstate(invalid="ignore"):
-        if min is not None:
-            x = np.where(np.isnan(x) if cdt.is_floating_point else False, x, np.maximum(x, as_array(min, cdt)))
-        if max is not None:
-            x = np.where(np.isnan(x) if cdt.is_floating_point else False, x, np.minimum(x, as_array(max, cdt)))
+    # NaN in the input stays NaN; a NaN bound makes the result NaN (np.maximum propagates it)
+    if min is not None:
+        x = np.maximum(x, as_array(min, cdt))
+    if max is not None:
+        x = np.minimum(x, as_array(max, cdt))
     return x, dtype
 
 
@@ -417,65 +564,84 @@ def clamp_(self, min=None, max=None):
 
 @aten.clamp_min.default.impl("cpu")
 def clamp_min(self, min):
-    return _out(_clamp(self, min, None))
+    return _out(_clamp(self, min, None, "clamp_min_scalar_cpu"))
 
 
 @aten.clamp_max.default.impl("cpu")
 def clamp_max(self, max):
-    return _out(_clamp(self, None, max))
+    return _out(_clamp(self, None, max, "clamp_max_scalar_cpu"))
 
 
 # -- activations ----------------------------------------------------------------------------------
 
+def _relu(x):
+    return np.maximum(x, np.zeros((), dtype=x.dtype))
+
+
+def _check_relu(self):
+    if self._impl.dtype is dt.bool:
+        raise RuntimeError("Boolean inputs not supported for relu")
+
+
 @aten.relu.default.impl("cpu")
 def relu(self):
-    if self.dtype is dt.bool:
-        raise RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'')
-    return _out(unary(lambda x: np.maximum(x, np.zeros((), dtype=x.dtype)), self))
+    _check_relu(self)
+    return _out(unary(_relu, self))
 
 
 @aten.relu_.default.impl("cpu")
 def relu_(self):
-    return _inplace(self, unary(lambda x: np.maximum(x, np.zeros((), dtype=x.dtype)), self))
+    _check_relu(self)
+    return _inplace(self, unary(_relu, self))
 
 
 @aten.gelu.default.impl("cpu")
 def gelu(self, *, approximate="none"):
+    _float_only(self, "GeluKernelImpl")
     if approximate == "none":
         fn = lambda x: x * 0.5 * (1.0 + _erf(x * np.asarray(0.7071067811865476, dtype=x.dtype)))
     elif approximate == "tanh":
         k = np.sqrt(2.0 / np.pi)
         fn = lambda x: 0.5 * x * (1.0 + np.tanh(np.asarray(k, x.dtype) * (x + np.asarray(0.044715, x.dtype) * x * x * x)))
     else:
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return _out(unary(fn, self, "float"))
 
 
 @aten.silu.default.impl("cpu")
 def silu(self):
+    _float_only(self, "silu_cpu")
     return _out(unary(lambda x: x * _sigmoid(x), self, "float"))
 
 
 @aten.softplus.default.impl("cpu")
 def softplus(self, beta=1, threshold=20):
+    _float_only(self, "softplus_cpu")
     fn = lambda x: np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
     return _out(unary(fn, self, "float"))
 
 
 @aten.elu.default.impl("cpu")
 def elu(self, alpha=1, scale=1, input_scale=1):
+    _float_only(self, "elu_cpu")
     fn = lambda x: np.where(x > 0, x * scale, alpha * scale * np.expm1(x * input_scale))
     return _out(unary(fn, self, "float"))
 
 
 @aten.leaky_relu.default.impl("cpu")
 def leaky_relu(self, negative_slope=0.01):
+    _float_only(self, "leaky_relu_cpu")
     return _out(unary(lambda x: np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype)), self))
 
 
 @aten.hardtanh.default.impl("cpu")
 def hardtanh(self, min_val=-1, max_val=1):
-    return _out(unary(lambda x: np.clip(x, min_val, max_val), self))
+    if self.dtype is dt.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self.dtype is dt.uint8 and (int(min_val) < 0 or int(max_val) < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    return _out(unary(lambda x: np.minimum(np.maximum(x, as_array(min_val, compute_dtype(self.dtype))),
+                                           as_array(max_val, compute_dtype(self.dtype))), self))
 
 
 @aten.threshold_backward.default.impl("cpu")
@@ -520,8 +686,9 @@ def logical_not(self):
 
 def _bitwise(fn, name):
     def kernel(self, other):
-        if result_type(self, other).is_floating_point:
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
+        d = result_type(self, other)
+        if d.is_floating_point:
+            raise not_implemented(f"{name}_cpu", d)
         return _out(binary(fn, self, other))
 
     return kernel
@@ -535,7 +702,7 @@ aten.bitwise_xor.Tensor.impl("cpu")(_bitwise(np.bitwise_xor, "bitwise_xor"))
 @aten.bitwise_not.default.impl("cpu")
 def bitwise_not(self):
     if self.dtype.is_floating_point:
-        raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+        raise not_implemented("bitwise_not_cpu", self.dtype)
     return _out(unary(np.invert, self))
 
 

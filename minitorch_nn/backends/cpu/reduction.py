@@ -3,6 +3,10 @@
 Mirrors PyTorch's ``ReduceOps.cpp``. The dtype rules are PyTorch's: ``sum``/``prod`` of
 integers and bools give int64; ``mean`` and ``var`` need a floating input; ``max(dim)`` returns
 values and int64 indices. ``dim=None`` or ``[]`` means every dimension.
+
+Where we differ: ``var_mean``/``std_mean`` return the plain mean. PyTorch computes both with a
+Welford update, so when the input holds an infinity its mean can come out ``nan`` instead of
+``inf`` depending on where the infinity sits; ours always says ``inf`` (as ``mean`` does).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim, wrap_dims
-from minitorch_nn.backends.common import compute_dtype, type_name
+from minitorch_nn.backends.common import compute_dtype, not_implemented, type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap
 
 
@@ -21,7 +25,9 @@ def _axes(self, dim):
         return None
     if isinstance(dim, int):
         dim = [dim]
-    return tuple(wrap_dims(dim, self.dim()))
+    axes = tuple(wrap_dims(dim, self.dim()))
+    # a 0-d tensor accepts dim 0 / -1, but its numpy array has no axis to reduce
+    return axes if self.dim() else None
 
 
 def _sum_dtype(self, dtype):
@@ -153,6 +159,8 @@ def amin(self, dim=(), keepdim=False):
 
 
 def _arg(self, dim, keepdim, fn, name):
+    if self.dtype is dt.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if self.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -171,16 +179,18 @@ def _arg(self, dim, keepdim, fn, name):
 
 @aten.argmax.default.impl("cpu")
 def argmax(self, dim=None, keepdim=False):
-    return _arg(self, dim, np.argmax, "argmax")
+    return _arg(self, dim, keepdim, np.argmax, "argmax")
 
 
 @aten.argmin.default.impl("cpu")
 def argmin(self, dim=None, keepdim=False):
-    return _arg(self, dim, np.argmin, "argmin")
+    return _arg(self, dim, keepdim, np.argmin, "argmin")
 
 
 def _var(self, dim, correction, keepdim, name):
-    d = _check_mean_dtype(self, None, name)
+    d = self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     ddof = 1 if correction is None else correction
     cdt = compute_dtype(d)
     with np.errstate(all="ignore"):
@@ -228,24 +238,29 @@ def logsumexp(self, dim, keepdim=False):
     return wrap(r, d)
 
 
+def _logical_dtype(self):
+    # all/any of a uint8 tensor stay uint8 (a PyTorch backward-compatibility rule); others give bool
+    return dt.uint8 if self.dtype is dt.uint8 else dt.bool
+
+
 @aten.all.default.impl("cpu")
 def all_(self):
-    return wrap(np.all(as_array(self)), dt.bool)
+    return wrap(np.all(as_array(self)), _logical_dtype(self))
 
 
 @aten.any.default.impl("cpu")
 def any_(self):
-    return wrap(np.any(as_array(self)), dt.bool)
+    return wrap(np.any(as_array(self)), _logical_dtype(self))
 
 
 @aten.all.dim.impl("cpu")
 def all_dim(self, dim, keepdim=False):
-    return wrap(np.all(as_array(self), axis=wrap_dim(dim, self.dim()), keepdims=keepdim), dt.bool)
+    return wrap(np.all(as_array(self), axis=_axes(self, dim), keepdims=keepdim), _logical_dtype(self))
 
 
 @aten.any.dim.impl("cpu")
 def any_dim(self, dim, keepdim=False):
-    return wrap(np.any(as_array(self), axis=wrap_dim(dim, self.dim()), keepdims=keepdim), dt.bool)
+    return wrap(np.any(as_array(self), axis=_axes(self, dim), keepdims=keepdim), _logical_dtype(self))
 
 
 @aten.linalg_vector_norm.default.impl("cpu")
@@ -274,16 +289,22 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     return wrap(r, d)
 
 
+def _scan(fn, self, dim, dtype):
+    out = _sum_dtype(self, dtype)
+    d = wrap_dim(dim, self.dim())
+    x = as_array(self, compute_dtype(out))
+    # numpy's scans flatten a 0-d input to shape (1,); the result keeps the input's shape
+    return wrap(fn(x, axis=d if self.dim() else None).reshape(x.shape), out)
+
+
 @aten.cumsum.default.impl("cpu")
 def cumsum(self, dim, *, dtype=None):
-    out = _sum_dtype(self, dtype)
-    return wrap(np.cumsum(as_array(self, compute_dtype(out)), axis=wrap_dim(dim, self.dim())), out)
+    return _scan(np.cumsum, self, dim, dtype)
 
 
 @aten.cumprod.default.impl("cpu")
 def cumprod(self, dim, *, dtype=None):
-    out = _sum_dtype(self, dtype)
-    return wrap(np.cumprod(as_array(self, compute_dtype(out)), axis=wrap_dim(dim, self.dim())), out)
+    return _scan(np.cumprod, self, dim, dtype)
 
 
 @aten.sort.default.impl("cpu")
@@ -292,10 +313,21 @@ def sort(self, dim=-1, descending=False):
     arr = as_array(self)
     if self.dim() == 0:
         return wrap(arr.copy(), self.dtype), wrap(np.zeros((), np.int64), dt.int64)
-    idx = np.argsort(-arr if descending and arr.dtype.kind != "b" else arr, axis=d, kind="stable")
-    if descending and arr.dtype.kind == "b":
-        idx = np.flip(np.argsort(arr, axis=d, kind="stable"), axis=d)
+    idx = _stable_argsort(arr, d, descending)
     return wrap(np.take_along_axis(arr, idx, axis=d), self.dtype), wrap(idx, dt.int64)
+
+
+def _stable_argsort(arr, axis, descending):
+    """Indices that sort ``arr`` along ``axis``; equal values keep their order; NaN counts as largest.
+
+    Descending order sorts the reversed array ascending and reverses the answer, which keeps
+    ties in their original order (negating the values would not work for bool or unsigned ints).
+    """
+    if not descending:
+        return np.argsort(arr, axis=axis, kind="stable")
+    n = arr.shape[axis]
+    rev = np.argsort(np.flip(arr, axis=axis), axis=axis, kind="stable")
+    return (n - 1) - np.flip(rev, axis=axis)
 
 
 @aten.topk.default.impl("cpu")
@@ -304,14 +336,16 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     arr = as_array(self)
     if k > (arr.shape[d] if arr.ndim else 1) or k < 0:
         raise RuntimeError("selected index k out of range")
-    idx = np.argsort(-arr if largest else arr, axis=d, kind="stable")
-    idx = np.take(idx, np.arange(k), axis=d)
+    idx = np.take(_stable_argsort(arr, d, largest), np.arange(k), axis=d)
     return wrap(np.take_along_axis(arr, idx, axis=d), self.dtype), wrap(idx, dt.int64)
 
 
 def _softmax_impl(self, dim, log):
     d = wrap_dim(dim, self.dim())
     dtype = self.dtype
+    if not dtype.is_floating_point:
+        last = "lastdim_" if d == max(self.dim() - 1, 0) else ""
+        raise not_implemented(f"{'log_' if log else ''}softmax_{last}kernel_impl", dtype)
     x = as_array(self, compute_dtype(dtype))
     if self.dim() == 0:
         x = x.reshape(1)
