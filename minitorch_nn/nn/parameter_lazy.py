@@ -62,8 +62,22 @@ _SHAPE_ERROR = (
 def _allowed_methods():
     """What may run on a placeholder: things that need no shape (PyTorch's list)."""
     names = (
-        "__hash__", "size", "copy_", "is_complex", "is_floating_point", "half", "float", "double",
-        "char", "short", "int", "long", "cuda", "cpu", "to", "get_device",
+        "__hash__",
+        "size",
+        "copy_",
+        "is_complex",
+        "is_floating_point",
+        "half",
+        "float",
+        "double",
+        "char",
+        "short",
+        "int",
+        "long",
+        "cuda",
+        "cpu",
+        "to",
+        "get_device",
     )
     return [getattr(Tensor, n) for n in names if hasattr(Tensor, n)]
 
@@ -87,8 +101,12 @@ class UninitializedTensorMixin:
         if dtype is None:
             dtype = self.data.dtype
         new_data = _empty(shape, device=device, dtype=dtype)
-        if self.requires_grad and not (dtype.is_floating_point or getattr(dtype, "is_complex", False)):
-            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        if self.requires_grad and not (
+            dtype.is_floating_point or getattr(dtype, "is_complex", False)
+        ):
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            )
         # Re-point the payload (storage, sizes, dtype, device); requires_grad and __dict__ stay.
         self.data = new_data
         self.__class__ = self.cls_to_become
@@ -161,7 +179,6 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
-
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):

@@ -17,7 +17,9 @@ import textwrap
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+torch = pytest.importorskip(
+    "torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0"
+)
 import minitorch_nn as mt  # noqa: E402
 
 LIBS = (torch, mt)
@@ -79,7 +81,10 @@ def sd_summary(lib, sd):
         if lib.nn.parameter.is_lazy(v):
             out[k] = repr(v)
         else:
-            out[k] = (type(v).__name__, Approx(arr(v)))  # (parameters are compared exactly elsewhere)
+            out[k] = (
+                type(v).__name__,
+                Approx(arr(v)),
+            )  # (parameters are compared exactly elsewhere)
     return out
 
 
@@ -137,7 +142,10 @@ def test_lazy_mlp_walkthrough_prints_what_pytorch_prints(seed):
             exec(WALKTHROUGH, {"torch": lib, "SEED": seed})  # noqa: S102
         outputs.append(buf.getvalue())
     assert outputs[0] == outputs[1]
-    assert "<UninitializedParameter>" in outputs[0] and "Linear(in_features=10, out_features=1" in outputs[0]
+    assert (
+        "<UninitializedParameter>" in outputs[0]
+        and "Linear(in_features=10, out_features=1" in outputs[0]
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -150,7 +158,12 @@ LAZY_CASES = [
     ("LazyLinear", (3,), {"bias": False}, (2, 7)),
     ("LazyConv1d", (4, 3), {}, (2, 3, 9)),
     ("LazyConv2d", (4, 3), {}, (2, 2, 6, 5)),
-    ("LazyConv2d", (4, 2), {"stride": 2, "padding": 1, "dilation": 2, "groups": 2, "bias": False}, (2, 6, 7, 7)),
+    (
+        "LazyConv2d",
+        (4, 2),
+        {"stride": 2, "padding": 1, "dilation": 2, "groups": 2, "bias": False},
+        (2, 6, 7, 7),
+    ),
     ("LazyConv3d", (2, 2), {}, (1, 3, 4, 4, 3)),
     ("LazyConvTranspose1d", (4, 3), {"stride": 2, "output_padding": 1}, (2, 3, 5)),
     ("LazyConvTranspose2d", (4, 3), {}, (2, 2, 4, 5)),
@@ -178,8 +191,13 @@ def _lifecycle(lib, name, args, kwargs, shape, seed=0):
         < [c.__name__ for c in type(m).__mro__].index("Module"),
         "params": [(n, type(p).__name__) for n, p in m.named_parameters()],
         "buffers": [(n, type(b).__name__) for n, b in m.named_buffers()],
-        "hooks": (hasattr(m, "_initialize_hook"), hasattr(m, "_load_hook"), len(m._forward_pre_hooks),
-                  len(m._forward_pre_hooks_with_kwargs), len(m._load_state_dict_pre_hooks)),
+        "hooks": (
+            hasattr(m, "_initialize_hook"),
+            hasattr(m, "_load_hook"),
+            len(m._forward_pre_hooks),
+            len(m._forward_pre_hooks_with_kwargs),
+            len(m._load_state_dict_pre_hooks),
+        ),
         "has_uninit": m.has_uninitialized_params(),
     }
     x = lib.randn(*shape)
@@ -188,10 +206,16 @@ def _lifecycle(lib, name, args, kwargs, shape, seed=0):
         "repr": repr(m),
         "class": type(m).__name__,
         "is_lazy_class": isinstance(m, cls),
-        "hooks": (hasattr(m, "_initialize_hook"), hasattr(m, "_load_hook"), len(m._forward_pre_hooks),
-                  len(m._load_state_dict_pre_hooks)),
+        "hooks": (
+            hasattr(m, "_initialize_hook"),
+            hasattr(m, "_load_hook"),
+            len(m._forward_pre_hooks),
+            len(m._load_state_dict_pre_hooks),
+        ),
         "params": [(n, type(p).__name__, tuple(p.shape), arr(p)) for n, p in m.named_parameters()],
-        "buffers": [(n, type(b).__name__, tuple(b.shape), Approx(arr(b))) for n, b in m.named_buffers()],
+        "buffers": [
+            (n, type(b).__name__, tuple(b.shape), Approx(arr(b))) for n, b in m.named_buffers()
+        ],
         "out": (tuple(y.shape), y.dtype == lib.float32),
         "state_dict": sd_summary(lib, m.state_dict()),
     }
@@ -224,8 +248,13 @@ def test_constructor_defaults_and_signatures():
         for name in ("LazyBatchNorm1d", "LazyInstanceNorm1d"):
             m = getattr(n, name)()
             out[name] = (m.eps, m.momentum, m.affine, m.track_running_stats)
-        out["InstanceNorm1d"] = (n.InstanceNorm1d(3).affine, n.InstanceNorm1d(3).track_running_stats)
-        ct = n.LazyConvTranspose2d(4, 3, 2, 1, 1, 1, True, 2)  # positional: stride, padding, output_padding...
+        out["InstanceNorm1d"] = (
+            n.InstanceNorm1d(3).affine,
+            n.InstanceNorm1d(3).track_running_stats,
+        )
+        ct = n.LazyConvTranspose2d(
+            4, 3, 2, 1, 1, 1, True, 2
+        )  # positional: stride, padding, output_padding...
         out["ct"] = (repr(ct), ct.dilation, ct.output_padding)
         out["bn_nobias"] = repr(n.LazyBatchNorm2d(bias=False))
         return out
@@ -236,6 +265,7 @@ def test_constructor_defaults_and_signatures():
 # ------------------------------------------------------------------------------------------------
 # The hooks and the mixin (113-116)
 # ------------------------------------------------------------------------------------------------
+
 
 def _custom_lazy(lib, cls_to_become=None, fully=True):
     class LazyScale(lib.nn.modules.lazy.LazyModuleMixin, lib.nn.Module):
@@ -290,7 +320,9 @@ def test_user_hooks_coexist_with_the_init_hook():
         lib.manual_seed(3)
         m = lib.nn.LazyLinear(2)
         order = []
-        m.register_forward_pre_hook(lambda mod, inp: (order.append(type(mod).__name__), inp[0] + 1)[1])
+        m.register_forward_pre_hook(
+            lambda mod, inp: (order.append(type(mod).__name__), inp[0] + 1)[1]
+        )
         m.register_forward_hook(lambda mod, inp, out: out * 0 + inp[0].sum())
         y1 = m(lib.ones(2, 3))
         y2 = m(lib.ones(2, 3))
@@ -302,6 +334,7 @@ def test_user_hooks_coexist_with_the_init_hook():
 # ------------------------------------------------------------------------------------------------
 # Inference errors and chains (117, 118, 138, 139)
 # ------------------------------------------------------------------------------------------------
+
 
 def test_inference_errors():
     def run(lib):
@@ -338,8 +371,12 @@ def test_rng_order_and_chained_initialization():
         lib.manual_seed(5)
         chain = n.Sequential(n.LazyLinear(15), n.LazyLinear(10))
         chain(lib.ones(5, 10))
-        return ([arr(p) for p in lazy.parameters()], [arr(p) for p in eager.parameters()],
-                [tuple(p.shape) for p in chain.parameters()], [arr(p) for p in chain.parameters()])
+        return (
+            [arr(p) for p in lazy.parameters()],
+            [arr(p) for p in eager.parameters()],
+            [tuple(p.shape) for p in chain.parameters()],
+            [arr(p) for p in chain.parameters()],
+        )
 
     t, m = both(run)
     assert_same(t, m)
@@ -350,7 +387,13 @@ def test_rng_order_and_chained_initialization():
 def test_norm_keyword_input(name):
     def run(lib):
         lib.manual_seed(2)
-        shape = (4, 3) if name == "LazyBatchNorm1d" else (4, 3, 5) if name == "LazyInstanceNorm1d" else (4, 3, 2, 2)
+        shape = (
+            (4, 3)
+            if name == "LazyBatchNorm1d"
+            else (4, 3, 5)
+            if name == "LazyInstanceNorm1d"
+            else (4, 3, 2, 2)
+        )
         x = lib.randn(*shape)
         m = getattr(lib.nn, name)()
         y = m(**{"input": x})
@@ -363,6 +406,7 @@ def test_norm_keyword_input(name):
 # The placeholders (119-125)
 # ------------------------------------------------------------------------------------------------
 
+
 def test_placeholder_classes():
     def run(lib):
         n = lib.nn
@@ -371,10 +415,24 @@ def test_placeholder_classes():
         m.buf = n.UninitializedBuffer()
         m.p = n.UninitializedParameter(requires_grad=False)
         return (
-            repr(p), repr(b), isinstance(p, n.Parameter), isinstance(b, n.Parameter), p.requires_grad,
-            b.requires_grad, b.persistent, b._is_buffer, n.parameter.is_lazy(p), n.parameter.is_lazy(b),
-            n.parameter.is_lazy(n.Parameter(lib.ones(1))), p.cls_to_become.__name__, b.cls_to_become.__name__,
-            list(m._buffers), list(m._parameters), m.p.requires_grad, str(p.dtype), str(p.device),
+            repr(p),
+            repr(b),
+            isinstance(p, n.Parameter),
+            isinstance(b, n.Parameter),
+            p.requires_grad,
+            b.requires_grad,
+            b.persistent,
+            b._is_buffer,
+            n.parameter.is_lazy(p),
+            n.parameter.is_lazy(b),
+            n.parameter.is_lazy(n.Parameter(lib.ones(1))),
+            p.cls_to_become.__name__,
+            b.cls_to_become.__name__,
+            list(m._buffers),
+            list(m._parameters),
+            m.p.requires_grad,
+            str(p.dtype),
+            str(p.device),
         )
 
     assert_same(*both(run))
@@ -392,8 +450,21 @@ def test_materialize():
         q.materialize((2,), dtype=lib.int32)
         e = err(lambda: n.UninitializedParameter().materialize(3, dtype=lib.int64))
         h = n.UninitializedParameter().half()
-        return (type(p).__name__, p is same, tuple(p.shape), str(p.dtype), p.requires_grad, p.is_leaf,
-                type(b).__name__, tuple(b.shape), str(b.dtype), str(q.dtype), e, type(h).__name__, str(h.dtype))
+        return (
+            type(p).__name__,
+            p is same,
+            tuple(p.shape),
+            str(p.dtype),
+            p.requires_grad,
+            p.is_leaf,
+            type(b).__name__,
+            tuple(b.shape),
+            str(b.dtype),
+            str(q.dtype),
+            e,
+            type(h).__name__,
+            str(h.dtype),
+        )
 
     assert_same(*both(run))
 
@@ -426,18 +497,39 @@ def test_allowed_and_refused_operations():
         p = lib.nn.UninitializedParameter()
         b = lib.nn.UninitializedBuffer()
         allowed = [
-            str(p.size()), p.is_complex(), p.is_floating_point(), str(p.dtype), str(p.device), p.requires_grad,
-            type(p.data).__name__, hash(p) == hash(p), str(p.double().dtype),
-            str(p.float().dtype), str(p.int().dtype), str(p.long().dtype), str(p.short().dtype),
-            str(p.char().dtype), str(p.to(lib.float64).dtype), type(p.cpu()).__name__,
-            type(b.to(lib.float64)).__name__, type(b.data).__name__,
+            str(p.size()),
+            p.is_complex(),
+            p.is_floating_point(),
+            str(p.dtype),
+            str(p.device),
+            p.requires_grad,
+            type(p.data).__name__,
+            hash(p) == hash(p),
+            str(p.double().dtype),
+            str(p.float().dtype),
+            str(p.int().dtype),
+            str(p.long().dtype),
+            str(p.short().dtype),
+            str(p.char().dtype),
+            str(p.to(lib.float64).dtype),
+            type(p.cpu()).__name__,
+            type(b.to(lib.float64)).__name__,
+            type(b.data).__name__,
         ]
         refused = [
             _summ(err(f))
             for f in (
-                lambda: p.shape, lambda: b.shape, lambda: p.dim(), lambda: p.numel(), lambda: p + p,
-                lambda: lib.add(p, p), lambda: lib.empty_like(p), lambda: p.sum(), lambda: b * 2,
-                lambda: p.share_memory_(), lambda: b.share_memory_(),
+                lambda: p.shape,
+                lambda: b.shape,
+                lambda: p.dim(),
+                lambda: p.numel(),
+                lambda: p + p,
+                lambda: lib.add(p, p),
+                lambda: lib.empty_like(p),
+                lambda: p.sum(),
+                lambda: b * 2,
+                lambda: p.share_memory_(),
+                lambda: b.share_memory_(),
             )
         ]
         return allowed, refused
@@ -475,8 +567,10 @@ def test_conversions_before_the_dry_run_carry_over(conv):
         else:
             seq.double()
             seq.float()
-        kinds = [(n, type(t).__name__, str(t.dtype)) for n, t in
-                 list(seq.named_parameters()) + list(seq.named_buffers())]
+        kinds = [
+            (n, type(t).__name__, str(t.dtype))
+            for n, t in list(seq.named_parameters()) + list(seq.named_buffers())
+        ]
         dtype = m.weight.dtype
         e = err(lambda: seq(lib.ones(4, 2))) if dtype != lib.float32 else None
         # PyTorch: "mat1 and mat2 must have the same dtype, but got Float and Double" (the kernel's text
@@ -486,7 +580,9 @@ def test_conversions_before_the_dry_run_carry_over(conv):
             return kinds, e is not None
         y = seq(lib.randn(4, 2, dtype=dtype))
         after = [(n, type(t).__name__, str(t.dtype), arr(t)) for n, t in seq.named_parameters()]
-        after += [(n, type(t).__name__, str(t.dtype), Approx(arr(t))) for n, t in seq.named_buffers()]
+        after += [
+            (n, type(t).__name__, str(t.dtype), Approx(arr(t))) for n, t in seq.named_buffers()
+        ]
         return kinds, e, after, Approx(arr(y))
 
     assert_same(*both(run))
@@ -496,6 +592,7 @@ def test_conversions_before_the_dry_run_carry_over(conv):
 # State dicts (126-131)
 # ------------------------------------------------------------------------------------------------
 
+
 def test_state_dict_holds_the_placeholders_themselves():
     def run(lib):
         n = lib.nn
@@ -503,8 +600,14 @@ def test_state_dict_holds_the_placeholders_themselves():
         sd = m.state_dict()
         bn = n.LazyBatchNorm2d()
         bsd = bn.state_dict()
-        return (repr(sd), sd["weight"] is m.weight, m.state_dict(keep_vars=True)["bias"] is m.bias,
-                repr(list(bsd.items())[:4]), str(bsd["num_batches_tracked"]), list(bsd))
+        return (
+            repr(sd),
+            sd["weight"] is m.weight,
+            m.state_dict(keep_vars=True)["bias"] is m.bias,
+            repr(list(bsd.items())[:4]),
+            str(bsd["num_batches_tracked"]),
+            list(bsd),
+        )
 
     assert_same(*both(run))
 
@@ -532,21 +635,40 @@ def test_load_initialized_into_lazy_then_forward():
         src = n.Linear(5, 10)
         lazy = n.LazyLinear(10)
         res = lazy.load_state_dict(src.state_dict())
-        step1 = (repr(res), type(lazy).__name__, lazy.in_features, repr(lazy), lazy.has_uninitialized_params(),
-                 hasattr(lazy, "_initialize_hook"), [type(p).__name__ for p in lazy.parameters()],
-                 np.array_equal(arr(lazy.weight), arr(src.weight)))
+        step1 = (
+            repr(res),
+            type(lazy).__name__,
+            lazy.in_features,
+            repr(lazy),
+            lazy.has_uninitialized_params(),
+            hasattr(lazy, "_initialize_hook"),
+            [type(p).__name__ for p in lazy.parameters()],
+            np.array_equal(arr(lazy.weight), arr(src.weight)),
+        )
         bad = n.LazyLinear(10)
         bad.load_state_dict(src.state_dict())
         e = err(lambda: bad(lib.ones(2, 6)))
         y = lazy(lib.ones(2, 5))
-        step2 = (type(lazy).__name__, lazy.in_features, repr(lazy), np.allclose(arr(y), arr(src(lib.ones(2, 5)))))
+        step2 = (
+            type(lazy).__name__,
+            lazy.in_features,
+            repr(lazy),
+            np.allclose(arr(y), arr(src(lib.ones(2, 5)))),
+        )
         return step1, e, step2
 
     assert_same(*both(run))
 
 
-@pytest.mark.parametrize("name,shape", [("Conv2d", (2, 3, 5, 5)), ("ConvTranspose2d", (2, 3, 4, 4)),
-                                        ("BatchNorm1d", (4, 3)), ("InstanceNorm1d", (2, 3, 6))])
+@pytest.mark.parametrize(
+    "name,shape",
+    [
+        ("Conv2d", (2, 3, 5, 5)),
+        ("ConvTranspose2d", (2, 3, 4, 4)),
+        ("BatchNorm1d", (4, 3)),
+        ("InstanceNorm1d", (2, 3, 6)),
+    ],
+)
 def test_load_into_lazy_conv_and_norm_keeps_size_zero(name, shape):
     def run(lib):
         n = lib.nn
@@ -615,8 +737,15 @@ def test_custom_module_parameter_and_buffer_load():
         t = next(iter(m2.state_dict().values()))
         m3 = M()
         m3.load_state_dict(M().state_dict())
-        return (m.has_uninitialized_params(), repr(next(iter(sd.values()))), e, m2.has_uninitialized_params(),
-                type(t).__name__, arr(t), m3.has_uninitialized_params())
+        return (
+            m.has_uninitialized_params(),
+            repr(next(iter(sd.values()))),
+            e,
+            m2.has_uninitialized_params(),
+            type(t).__name__,
+            arr(t),
+            m3.has_uninitialized_params(),
+        )
 
     for kind in ("param", "buffer"):
         assert_same(*both(run, kind))
@@ -626,13 +755,20 @@ def test_custom_module_parameter_and_buffer_load():
 # Replication, pickle, deepcopy (132, 134)
 # ------------------------------------------------------------------------------------------------
 
+
 def test_data_parallel_replication_error():
     assert_same(*both(lambda lib: err(lambda: lib.nn.LazyLinear(2)._replicate_for_data_parallel())))
 
 
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
-@pytest.mark.parametrize("name,args,shape", [("LazyLinear", (3,), (2, 4)), ("LazyConv2d", (2, 3), (1, 2, 5, 5)),
-                                             ("LazyBatchNorm1d", (), (3, 2))])
+@pytest.mark.parametrize(
+    "name,args,shape",
+    [
+        ("LazyLinear", (3,), (2, 4)),
+        ("LazyConv2d", (2, 3), (1, 2, 5, 5)),
+        ("LazyBatchNorm1d", (), (3, 2)),
+    ],
+)
 def test_pickle_and_deepcopy(how, name, args, shape):
     if how == "deepcopy" and name == "LazyBatchNorm1d":
         # PyTorch cannot deep-copy an UninitializedBuffer (no __deepcopy__; Tensor's is refused);
@@ -660,8 +796,11 @@ def test_pickle_and_deepcopy(how, name, args, shape):
         conv = (type(dup).__name__, [type(p).__name__ for p in dup.parameters()], tuple(y.shape))
         m(lib.ones(*shape))
         dup2 = pickle.loads(pickle.dumps(m)) if how == "pickle" else copy.deepcopy(m)
-        after = (type(dup2).__name__, [(type(p).__name__, arr(p)) for p in dup2.parameters()],
-                 hasattr(dup2, "_initialize_hook"))
+        after = (
+            type(dup2).__name__,
+            [(type(p).__name__, arr(p)) for p in dup2.parameters()],
+            hasattr(dup2, "_initialize_hook"),
+        )
         return before, conv, after
 
     assert_same(*both(run))
@@ -673,6 +812,15 @@ def test_placeholder_deepcopy_and_pickle_keep_dtype_and_flag():
         d = copy.deepcopy(p)
         q = pickle.loads(pickle.dumps(p))
         b = pickle.loads(pickle.dumps(lib.nn.UninitializedBuffer()))
-        return (repr(d), str(d.dtype), d.requires_grad, d is p, repr(q), str(q.dtype), q.requires_grad, repr(b))
+        return (
+            repr(d),
+            str(d.dtype),
+            d.requires_grad,
+            d is p,
+            repr(q),
+            str(q.dtype),
+            q.requires_grad,
+            repr(b),
+        )
 
     assert_same(*both(run))

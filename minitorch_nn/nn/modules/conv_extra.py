@@ -16,10 +16,22 @@ from minitorch_nn.nn.modules.conv import _ConvTranspose
 __all__ = ["ConvTranspose3d"]
 
 
-def _conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+def _conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
     # One aten.convolution(transposed=True) call, like conv_transpose1d/2d in nn.functional.
-    return F._conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
-                             "conv_transpose3d")
+    return F._conv_transpose(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+        3,
+        "conv_transpose3d",
+    )
 
 
 class ConvTranspose3d(_ConvTranspose):

@@ -61,6 +61,8 @@ layer was built. So ``Sequential(LazyLinear(3), Linear(3, 2))`` does not get the
 
 Beyond PyTorch
 --------------
+* A ``load_state_dict`` that fails (say, on an unexpected key) leaves the module lazy: the
+  placeholders it had materialized are turned back, like every other change of a failed load.
 * :func:`describe_lazy` lists which submodules still wait for their dry run, and
   :func:`check_initialized` is the check the optimizers run: building an optimizer over
   placeholders raises a ``ValueError`` that says to run a dummy forward pass first (PyTorch accepts
@@ -110,7 +112,9 @@ class LazyModuleMixin:
         # A private load pre-hook (called without the module: it is a bound method already).
         self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
         # Registered first, so it runs before any forward pre-hook the user adds later.
-        self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
+        self._initialize_hook = self.register_forward_pre_hook(
+            self._infer_parameters, with_kwargs=True
+        )
 
     # -- steps 3 to 5: the first call -----------------------------------------------------------
     def _infer_parameters(self, module, args, kwargs=None):
@@ -131,12 +135,16 @@ class LazyModuleMixin:
 
     def initialize_parameters(self, *args, **kwargs):
         """Materialize the placeholders from the first call's inputs (each lazy layer writes its own)."""
-        raise NotImplementedError(f"initialize_parameters is not implemented for {self.__class__.__name__}")
+        raise NotImplementedError(
+            f"initialize_parameters is not implemented for {self.__class__.__name__}"
+        )
 
     def has_uninitialized_params(self) -> bool:
         """True while this module's *own* parameters or buffers hold placeholders (children are
         not looked at; :func:`describe_lazy` walks the whole tree)."""
-        return any(is_lazy(t) for t in itertools.chain(self._parameters.values(), self._buffers.values()))
+        return any(
+            is_lazy(t) for t in itertools.chain(self._parameters.values(), self._buffers.values())
+        )
 
     # -- state dicts ------------------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -144,13 +152,16 @@ class LazyModuleMixin:
         # (PyTorch's version also leaves out ``_extra_state``; so does this one.)
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if (is_lazy(param) or keep_vars) else param.detach()
+                destination[prefix + name] = (
+                    param if (is_lazy(param) or keep_vars) else param.detach()
+                )
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if (is_lazy(buf) or keep_vars) else buf.detach()
 
-    def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                        error_msgs):
+    def _lazy_load_hook(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         """Load pre-hook: give each placeholder the shape of the real tensor about to be loaded
         into it. The normal loading code then copies the values. A placeholder in the checkpoint
         leaves ours as it is (uninitialized into uninitialized)."""
@@ -159,8 +170,10 @@ class LazyModuleMixin:
             if key in state_dict and tensor is not None:
                 incoming = state_dict[key]
                 if is_lazy(tensor) and not is_lazy(incoming):
+                    undo = _unmaterialize(tensor)
                     with no_grad():
                         tensor.materialize(incoming.shape)
+                    _record_undo(undo)
 
     # -- what cannot work before the dry run ------------------------------------------------------
     def _replicate_for_data_parallel(self):
@@ -168,6 +181,26 @@ class LazyModuleMixin:
             "Modules with uninitialized parameters can't be used with `DataParallel`. "
             "Run a dummy forward pass to correctly initialize the modules"
         )
+
+
+def _unmaterialize(placeholder):
+    """A function that turns ``placeholder`` back into itself after ``materialize`` (same object)."""
+    cls, empty_data = type(placeholder), placeholder.data
+
+    def undo():
+        placeholder.data = empty_data
+        placeholder.__class__ = cls
+
+    return undo
+
+
+def _record_undo(undo):
+    # Beyond PyTorch: Module.load_state_dict here is atomic (a failed load changes nothing, see
+    # _state_dict.py). Materializing is a change too, so the load's undo log learns how to revert it.
+    from minitorch_nn.nn.modules import _state_dict
+
+    if _state_dict._active_logs:
+        _state_dict._active_logs[-1].undo.append(undo)
 
 
 def describe_lazy(module) -> str:
@@ -182,9 +215,15 @@ def describe_lazy(module) -> str:
     """
     rows = []
     for name, sub in module.named_modules():
-        pending = [n for n, t in itertools.chain(sub._parameters.items(), sub._buffers.items()) if is_lazy(t)]
+        pending = [
+            n
+            for n, t in itertools.chain(sub._parameters.items(), sub._buffers.items())
+            if is_lazy(t)
+        ]
         if pending:
-            rows.append(f"  {name or '(root)'}: {type(sub).__name__}, uninitialized {', '.join(pending)}")
+            rows.append(
+                f"  {name or '(root)'}: {type(sub).__name__}, uninitialized {', '.join(pending)}"
+            )
     if not rows:
         return f"{type(module).__name__}: no lazy submodules (every parameter and buffer is initialized)"
     plural = "" if len(rows) == 1 else "s"
@@ -192,7 +231,7 @@ def describe_lazy(module) -> str:
     return "\n".join([head, *rows])
 
 
-def check_initialized(params, what: str = "optimizer") -> None:
+def check_initialized(params, what: str = "the optimizer") -> None:
     """Raise if any tensor in ``params`` is a placeholder (not in PyTorch).
 
     The optimizers call this on each parameter group: an optimizer built before the dry run
@@ -202,8 +241,8 @@ def check_initialized(params, what: str = "optimizer") -> None:
     for i, p in enumerate(params):
         if is_lazy(p):
             raise ValueError(
-                f"{what} got an uninitialized parameter (index {i} in its parameter list): a lazy module "
-                "(LazyLinear, LazyConv2d, ...) has not seen an input yet, so its parameters have no shape.\n"
-                f"Hint: run one forward pass with a dummy batch (model(example_input)) before creating the {what}; "
-                "minitorch_nn.nn.modules.lazy.describe_lazy(model) lists the modules still waiting for it."
+                f"{what[:1].upper()}{what[1:]} got an uninitialized parameter (index {i} in its parameter list): "
+                "a lazy module (LazyLinear, LazyConv2d, ...) has not seen an input yet, so its parameters have "
+                f"no shape.\nHint: run one forward pass with a dummy batch (model(example_input)) before creating "
+                f"{what}; minitorch_nn.nn.modules.lazy.describe_lazy(model) lists the modules still waiting for it."
             )

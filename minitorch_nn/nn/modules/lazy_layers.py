@@ -30,7 +30,13 @@ Differences from PyTorch: ``ConvTranspose*d.forward`` here has no ``output_size`
 from __future__ import annotations
 
 from minitorch_nn.nn.modules._helpers import no_grad
-from minitorch_nn.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
+from minitorch_nn.nn.modules.batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    _BatchNorm,
+    _NormBase,
+)
 from minitorch_nn.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d
 from minitorch_nn.nn.modules.conv_extra import ConvTranspose3d
 from minitorch_nn.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, _InstanceNorm
@@ -41,16 +47,25 @@ from minitorch_nn.nn.parameter_lazy import UninitializedBuffer, UninitializedPar
 
 __all__ = [
     "LazyLinear",
-    "LazyConv1d", "LazyConv2d", "LazyConv3d",
-    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
-    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
 ]
 
 
 # =================================================================================================
 # Linear
 # =================================================================================================
+
 
 class LazyLinear(LazyModuleMixin, Linear):
     """``Linear`` whose ``in_features`` is read from the last dim of the first input.
@@ -101,6 +116,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 # Convolutions
 # =================================================================================================
 
+
 class _LazyConvXdMixin(LazyModuleMixin):
     """What the six lazy convolutions share: ``in_channels`` comes from the channel dim of the input."""
 
@@ -142,21 +158,66 @@ class _LazyConvXdMixin(LazyModuleMixin):
 
 
 class _LazyConv(_LazyConvXdMixin):
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
+    def __init__(
+        self,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         factory_kwargs = {"device": device, "dtype": dtype}
         # in_channels=0 and out_channels=0: the weight built here is empty and replaced below.
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, **factory_kwargs)
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            False,
+            padding_mode,
+            **factory_kwargs,
+        )
         self.out_channels = out_channels
         self._lazy_conv_init(bias, factory_kwargs)
 
 
 class _LazyConvTranspose(_LazyConvXdMixin):
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
-                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(
+        self,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         factory_kwargs = {"device": device, "dtype": dtype}
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
-                         **factory_kwargs)
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            False,
+            dilation,
+            padding_mode,
+            **factory_kwargs,
+        )
         self.out_channels = out_channels
         self._lazy_conv_init(bias, factory_kwargs)
 
@@ -207,6 +268,7 @@ class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
 # Batch and instance norm
 # =================================================================================================
 
+
 class _LazyNormBase(LazyModuleMixin, _NormBase):
     """What the six lazy norms share: ``num_features`` comes from ``input.shape[1]``.
 
@@ -215,8 +277,17 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
     ``()``, does not depend on the input).
     """
 
-    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
-                 bias=True):
+    def __init__(
+        self,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
         factory_kwargs = {"device": device, "dtype": dtype}
         # affine and track_running_stats off: the size-0 norm allocates nothing.
         super().__init__(0, eps, momentum, False, False, **factory_kwargs, bias=False)
