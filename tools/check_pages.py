@@ -220,16 +220,19 @@ def main(argv=None) -> int:
             print(f"check_pages: FAILED: {needed} does not exist")
             return 1
 
-    problems = check_landing(dump_dom(chromium, index))
-    tut_problems, stats = check_tutorial(dump_dom(chromium, page), rst.read_text(), page)
-    problems += tut_problems
-
-    if args.screenshots:
-        args.screenshots.mkdir(parents=True, exist_ok=True)
-        for p in (index, page):
-            shot = args.screenshots / f"{p.stem}.png"
-            run_chromium(chromium, p, ["--window-size=1280,2400", f"--screenshot={shot}"])
-            print(f"check_pages: screenshot {shot}")
+    try:
+        problems = check_landing(dump_dom(chromium, index))
+        tut_problems, stats = check_tutorial(dump_dom(chromium, page), rst.read_text(), page)
+        problems += tut_problems
+        if args.screenshots:
+            args.screenshots.mkdir(parents=True, exist_ok=True)
+            for p in (index, page):
+                shot = args.screenshots / f"{p.stem}.png"
+                run_chromium(chromium, p, ["--window-size=1280,2400", f"--screenshot={shot}"])
+                print(f"check_pages: screenshot {shot}")
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as err:
+        print(f"check_pages: FAILED: Chromium ({chromium}) could not open the pages: {err}")
+        return 1
 
     if problems:
         print(f"check_pages: FAILED ({len(problems)} problem(s)) in Chromium ({chromium}):")
