@@ -24,7 +24,8 @@ Where we differ from PyTorch:
   its storage, a storage record of the wrong size, an unexpected archive member) where PyTorch
   may fail later or with a generic miniz message. Each error is a ``RuntimeError``
   (:class:`CheckpointError`) or ``pickle.UnpicklingError``, as in PyTorch.
-* PyTorch's pre-1.6 non-zip format is not read (re-save such files with a current PyTorch).
+* PyTorch's legacy (pre-1.6) format is read (``_serialization/legacy.py``) onto cpu or meta
+  only; ``save`` writes only the zip format.
 
 Example::
 
@@ -50,6 +51,7 @@ import numpy as np
 from minitorch_nn._device import CPU, META
 from minitorch_nn._device import canonical as _canonical_device
 from minitorch_nn._device import device as _device_type
+from minitorch_nn._serialization.legacy import load_legacy
 from minitorch_nn._serialization.pickler import CheckpointPickler
 from minitorch_nn._serialization.unpickler import (
     USER_GLOBALS,
@@ -201,6 +203,9 @@ def _load_stream(stream, map_location, mmap_path):
     start = stream.tell() if hasattr(stream, "tell") else 0
     magic = stream.read(4)
     stream.seek(start)
+    if magic[:1] == b"\x80":  # a pickle: the legacy (pre-1.6) format
+        planned = _StorageLoader(None, map_location, "little", None).planned_device
+        return _guarded(lambda: load_legacy(stream, lambda location: planned(location) or CPU))
     if magic != _ZIP_MAGIC:
         raise _not_a_zip(magic)
     reader = CheckpointZipReader(stream)
@@ -219,10 +224,19 @@ def _load_stream(stream, map_location, mmap_path):
     data_pkl = reader.get_record("data.pkl")
     loader = _StorageLoader(reader, map_location, byteorder, mmap_path)
     unpickler = CheckpointUnpickler(io.BytesIO(data_pkl), loader)
-    try:
+
+    def unpickle():
         result = unpickler.load()
         reader.verify()  # the storage CRCs checked on a helper thread while reading
         return result
+
+    return _guarded(unpickle)
+
+
+def _guarded(unpickle):
+    """Run ``unpickle``, turning the many exception types a malformed pickle causes into one."""
+    try:
+        return unpickle()
     except _UserError as e:  # raised by the caller's map_location: theirs, passed on unchanged
         raise e.error from None
     except (pickle.UnpicklingError, RuntimeError):
@@ -234,11 +248,6 @@ def _load_stream(stream, map_location, mmap_path):
 
 
 def _not_a_zip(magic: bytes) -> Exception:
-    if magic[:1] == b"\x80":
-        return CheckpointError(
-            "This looks like PyTorch's legacy (pre-1.6, non-zip) checkpoint format, which minitorch_nn "
-            "does not read. Load it in PyTorch and torch.save it again to get a zip checkpoint."
-        )
     return CheckpointError(
         "PytorchStreamReader failed reading zip archive: failed finding central directory\n"
         f"(the file starts with {magic!r}; a PyTorch checkpoint is a zip archive starting with "
@@ -286,7 +295,7 @@ class _StorageLoader:
                 f"storage {key!r} declares {numel} {dtype} elements ({nbytes} bytes) but its record "
                 f"{record} holds {self.reader.record_size(record)} bytes: the checkpoint is damaged"
             )
-        if self._planned_device(location) == META:
+        if self.planned_device(location) == META:
             storage = CheckpointStorage(None, dtype, META, numel, key)  # no data read
         else:
             storage = CheckpointStorage(self._read(record, dtype, numel), dtype, CPU, numel, key)
@@ -307,7 +316,7 @@ class _StorageLoader:
             array.byteswap(inplace=True)
         return array
 
-    def _planned_device(self, location):
+    def planned_device(self, location):
         m = self.map_location
         if m is None:
             where = location

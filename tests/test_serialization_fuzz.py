@@ -25,7 +25,7 @@ from minitorch_nn._serialization.zip_writer import CheckpointZipWriter
 
 CLEAN = (RuntimeError, pickle.UnpicklingError)  # CheckpointError is a RuntimeError
 FUZZ = settings(
-    max_examples=1000,
+    max_examples=800,
     deadline=None,
     derandomize=True,
     database=None,
@@ -126,7 +126,28 @@ def _file(obj) -> bytes:
     return buf.getvalue()
 
 
+def _legacy_file(obj) -> bytes:
+    """The same object in PyTorch's legacy (pre-1.6) layout."""
+    from minitorch_nn._serialization.pickler import CheckpointPickler
+
+    class Legacy(CheckpointPickler):
+        def persistent_id(self, o):
+            pid = super().persistent_id(o)
+            return None if pid is None else pid + (None,)
+
+    out = io.BytesIO()
+    for header in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}):
+        out.write(pickle.dumps(header, protocol=2))
+    p = Legacy(out)
+    p.dump(obj)
+    out.write(pickle.dumps([r.key for r in p.storages.values()], protocol=2))
+    for r in p.storages.values():
+        out.write(r.numel.to_bytes(8, "little") + r.host_bytes().tobytes())
+    return out.getvalue()
+
+
 SEEDS = [_file(o) for o in _seed_objects()]
+LEGACY_SEEDS = [_legacy_file(o) for o in _seed_objects()]
 PICKLES = [zipfile.ZipFile(io.BytesIO(s)).read("archive/data.pkl") for s in SEEDS]
 RECORDS = [
     {
@@ -197,6 +218,12 @@ ST_SEED = safetensors_io.save(
 
 
 @FUZZ
+@given(seed=st.sampled_from(range(len(LEGACY_SEEDS))), edits=edits, cut=cuts, insert=inserts)
+def test_mutated_legacy_files(seed, edits, cut, insert):
+    guarded(mt.load, io.BytesIO(mutate(LEGACY_SEEDS[seed], edits, cut, insert)))
+
+
+@FUZZ
 @given(edits=edits, cut=cuts, insert=inserts)
 def test_mutated_safetensors(edits, cut, insert):
     data = mutate(ST_SEED, edits, cut, insert)
@@ -207,7 +234,7 @@ def test_mutated_safetensors(edits, cut, insert):
 
 
 def test_seeds_load():
-    for s in SEEDS:
+    for s in SEEDS + LEGACY_SEEDS:
         assert not isinstance(guarded(mt.load, io.BytesIO(s)), Exception)
 
 

@@ -11,6 +11,7 @@ import os
 import pickle
 import struct
 import subprocess
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -285,13 +286,17 @@ def test_integer_parameter_requiring_grad_is_torchs_error():
     [
         (b"", "failed finding central directory"),
         (b"hello world, not a checkpoint", "failed finding central directory"),
-        (b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.", "legacy"),
     ],
-    ids=["empty", "text", "legacy-pickle"],
+    ids=["empty", "text"],
 )
 def test_not_a_zip(content, match):
     with pytest.raises(CheckpointError, match=match):
         mt.load(io.BytesIO(content))
+
+
+def test_a_lone_legacy_magic_number_is_a_clean_error():
+    with pytest.raises(BAD):
+        mt.load(io.BytesIO(b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."))
 
 
 def test_every_truncation_is_a_clean_error():
@@ -384,3 +389,89 @@ def test_local_header_disagreeing_with_the_directory():
     data[off + 30 + len("archive/data/")] = ord("9")  # local name archive/data/9
     with pytest.raises(CheckpointError, match="does not match the central directory"):
         mt.load(io.BytesIO(bytes(data)))
+
+
+# -- the legacy (pre-1.6) format ---------------------------------------------------------------
+
+
+class _LegacyPickler(_TestPickler):
+    def persistent_id(self, obj):
+        pid = super().persistent_id(obj)
+        return None if pid is None else pid + (None,)
+
+
+def legacy_file(obj, *, magic=0x1950A86A20F9469CFC6C, counts=None, little=True) -> bytes:
+    """PyTorch's legacy layout: magic, version, sys_info, object, keys, then (count, bytes)s."""
+    out = io.BytesIO()
+    for header in (magic, 1001, {"protocol_version": 1001, "little_endian": little}):
+        out.write(pickle.dumps(header, protocol=2))
+    p = _LegacyPickler(out)
+    p.dump(obj)
+    refs = list(p.storages.values())
+    out.write(pickle.dumps([r.key for r in refs], protocol=2))
+    for i, r in enumerate(refs):
+        count = r.numel if counts is None else counts[i]
+        out.write(count.to_bytes(8, "little" if little else "big", signed=True))
+        data = np.ascontiguousarray(r.storage).reshape(-1)
+        out.write((data if little else data.astype(data.dtype.newbyteorder(">"))).tobytes())
+    return out.getvalue()
+
+
+def test_legacy_files_load_with_sharing_and_both_byte_orders():
+    base = mt.arange(6, dtype=mt.int32)
+    for little in (True, False):
+        got = mt.load(io.BytesIO(legacy_file({"a": base, "b": base[2:]}, little=little)))
+        assert got["a"].tolist() == list(range(6)) and got["b"].tolist() == [2, 3, 4, 5]
+        assert got["a"]._storage is got["b"]._storage
+
+
+def test_legacy_bad_magic_counts_and_truncation():
+    base = mt.arange(6.0)
+    with pytest.raises(CheckpointError, match="magic number"):
+        mt.load(io.BytesIO(legacy_file(base, magic=7)))
+    with pytest.raises(CheckpointError, match="holds 5 elements"):
+        mt.load(io.BytesIO(legacy_file(base, counts=[5])))
+    data = legacy_file({"a": base, "b": [1, 2]})
+    for cut in range(1, len(data), 11):
+        with pytest.raises(BAD):
+            mt.load(io.BytesIO(data[:cut]))
+
+
+def test_legacy_storage_larger_than_the_file_is_refused_before_allocating():
+    ref = StorageRef("0", np.zeros(1, np.float32), mt.float32, 1 << 40, "cpu")
+    out = io.BytesIO()
+    for header in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}):
+        out.write(pickle.dumps(header, protocol=2))
+    _LegacyPickler(out).dump(
+        Call(REBUILD_TENSOR_V2, ref, 0, (1,), (1,), False, collections.OrderedDict())
+    )
+    with pytest.raises(CheckpointError, match="more than the file holds"):
+        mt.load(io.BytesIO(out.getvalue()))
+
+
+def test_legacy_code_execution_is_refused():
+    out = io.BytesIO()
+    for header in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}):
+        out.write(pickle.dumps(header, protocol=2))
+    out.write(pickle.dumps([RunsShell("touch pwned_legacy")], protocol=2))
+    with pytest.raises(pickle.UnpicklingError, match="is blocked"):
+        mt.load(io.BytesIO(out.getvalue()))
+    assert not os.path.exists("pwned_legacy")
+
+
+def test_legacy_string_lengths_that_lie_do_not_allocate(tmp_path):
+    out = io.BytesIO()
+    for header in (0x1950A86A20F9469CFC6C, 1001):
+        out.write(pickle.dumps(header, protocol=2))
+    out.write(b"\x80\x04\x8d" + (1 << 31).to_bytes(8, "little") + b"abc")  # BINUNICODE8 of 2 GiB
+    path = tmp_path / "lie.pt"
+    path.write_bytes(out.getvalue())
+    tracemalloc.start()
+    try:
+        with pytest.raises(BAD):
+            mt.load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    path.unlink()
+    assert peak < 50 << 20, f"loading allocated {peak} bytes"

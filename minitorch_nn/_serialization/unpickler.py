@@ -475,13 +475,29 @@ class CheckpointUnpickler(pickle._Unpickler):
         return obj
 
     def persistent_load(self, pid):
-        if type(pid) is not tuple or len(pid) != 5 or pid[0] not in ("storage", b"storage"):
+        # zip format: ('storage', storage_type, key, location, numel)
+        # legacy format adds view_metadata: (view_key, offset, size) or None
+        if (
+            type(pid) is not tuple
+            or len(pid) not in (5, 6)
+            or pid[0] not in ("storage", b"storage")
+        ):
             raise UnpicklingError(f"unsupported persistent id encountered: {pid!r:.200}")
-        _, storage_type, key, location, numel = pid
+        storage_type, key, location, numel = pid[1:5]
         if type(storage_type) is not StorageType:
             raise UnpicklingError(f"persistent id names {storage_type!r:.100}, not a storage type")
         if type(key) is not str or type(location) is not str or type(numel) is not int or numel < 0:
             raise UnpicklingError(f"malformed storage id {pid!r:.200}")
+        if len(pid) == 6:
+            view = pid[5]
+            if view is not None and not (
+                type(view) is tuple
+                and len(view) == 3
+                and type(view[0]) is str
+                and all(type(v) is int and v >= 0 for v in view[1:])
+            ):
+                raise UnpicklingError(f"malformed storage view {view!r:.200}")
+            return self._storage_loader(storage_type.dtype, key, location, numel, view)
         return self._storage_loader(storage_type.dtype, key, location, numel)
 
     # -- restricted opcodes ---------------------------------------------------------------------

@@ -483,3 +483,27 @@ def test_torch_files_we_cannot_represent_are_named(make, match):
     buf.seek(0)
     with pytest.raises(pickle.UnpicklingError, match=match):
         mt.load(buf)
+
+
+# -- PyTorch's legacy (pre-1.6) format ---------------------------------------------------------
+
+
+def torch_legacy_to_ours(obj, **kwargs):
+    buf = io.BytesIO()
+    torch.save(obj, buf, _use_new_zipfile_serialization=False)
+    buf.seek(0)
+    return mt.load(buf, **kwargs)
+
+
+def test_torch_legacy_files_load_here():
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    views = _views(base)
+    ours = torch_legacy_to_ours(views)
+    assert_same(ours, views)
+    assert storages_of(ours) == storages_of(views)
+    tensors = {d: sample(d, seed=i) for i, d in enumerate(DTYPES)}
+    assert_same(torch_legacy_to_ours(tensors), tensors)
+    ckpt = adam_state()
+    assert_same(torch_legacy_to_ours(ckpt), ckpt)
+    meta = torch_legacy_to_ours(views, map_location="meta")
+    assert meta["cols"].is_meta and meta["cols"].stride() == views["cols"].stride()
