@@ -619,12 +619,12 @@ def test_conversion_identity_match(swap, overwrite, conversion):
     assert ours == theirs
 
 
-def swap_failure(lib):
+def swap_failure(lib, make):
     import weakref
 
     lib.__future__.set_swap_module_params_on_conversion(True)
     try:
-        m = Leaf(lib)
+        m = make(lib)
         m.weight.grad = lib.ones(3, 2)
         ref = weakref.ref(m.weight)  # noqa: F841  (a live weakref blocks the swap)
         try:
@@ -642,8 +642,11 @@ def swap_failure(lib):
         lib.__future__.set_swap_module_params_on_conversion(False)
 
 
-def test_swap_failure_chain_match():
-    assert swap_failure(mt) == swap_failure(torch)
+@pytest.mark.parametrize("make", [Leaf, lambda lib: lib.nn.Linear(2, 3)], ids=["Leaf", "Linear"])
+def test_swap_failure_chain_match(make):
+    if not hasattr(mt.nn, "Linear"):
+        pytest.skip("nn.Linear not available yet")
+    assert swap_failure(mt, make) == swap_failure(torch, make)
 
 
 def meta_to_cpu_error(lib):
@@ -1076,3 +1079,63 @@ def to_argument_forms(lib):
 
 def test_to_argument_forms_match():
     assert to_argument_forms(mt) == to_argument_forms(torch)
+
+
+# -- Parameter and Buffer ---------------------------------------------------------------------------
+def parameter_behaviour(lib):
+    import copy
+    import pickle
+
+    nn = lib.nn
+    out = []
+    base = lib.tensor([1.0, 2.0])
+    p = nn.Parameter(base)
+    q = nn.Parameter(lib.tensor([[1, 2]]), requires_grad=False)
+    e = nn.Parameter()
+    out.append((repr(p), repr(q), repr(e), str(p)))
+    out.append(
+        (
+            p.data_ptr() == base.data_ptr(),
+            p.requires_grad,
+            base.requires_grad,
+            type(p.detach()).__name__,
+        )
+    )
+    p.note = "kept"
+    for clone in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        out.append(
+            (
+                type(clone).__name__,
+                clone.requires_grad,
+                clone.tolist(),
+                getattr(clone, "note", None),
+                clone is p,
+            )
+        )
+    memo = {}
+    a = copy.deepcopy(p, memo)
+    out.append(copy.deepcopy(p, memo) is a)
+    b = nn.Buffer(lib.ones(2), persistent=False)
+    out.append(
+        (
+            type(b).__name__,
+            isinstance(b, nn.Buffer),
+            b.persistent,
+            isinstance(lib.ones(1), nn.Buffer),
+        )
+    )
+    g = nn.Buffer(lib.ones(2, requires_grad=True))
+    out.append(
+        (
+            g.requires_grad,
+            g.is_leaf,
+            g.persistent,
+            isinstance(g, nn.Parameter),
+            isinstance(p, nn.Buffer),
+        )
+    )
+    return out
+
+
+def test_parameter_and_buffer_match():
+    assert parameter_behaviour(mt) == parameter_behaviour(torch)

@@ -22,10 +22,16 @@ This file holds registration, lookup, iteration, train/eval and printing. The re
 * ``_conversion.py``: ``_apply`` and ``to``/``float``/``cpu``/``to_empty``..., and how the
   ``__future__`` flags decide whether parameters keep their identity.
 
-Differences from PyTorch: errors that users commonly hit carry a ``Hint:`` line after
-PyTorch's text; a failed ``load_state_dict`` leaves the module unchanged (see
-``_state_dict.py``). TorchScript, ``DataParallel`` replication and ``torch.compile`` support are
-absent.
+Differences from PyTorch (each keeps PyTorch's behaviour and text first):
+
+* errors that learners commonly hit carry a ``Hint:`` line (assigning before
+  ``super().__init__()``, a plain tensor over a parameter);
+* an ``AttributeError`` raised *inside* a ``@property`` is reported with the attribute that is
+  really missing (PyTorch reports the property itself as missing);
+* storing a plain list/tuple/dict of modules or parameters warns that nothing is registered;
+* a failed ``load_state_dict`` leaves the module unchanged (see ``_state_dict.py``).
+
+TorchScript, ``DataParallel`` replication and ``torch.compile`` support are absent.
 """
 
 from __future__ import annotations
@@ -275,7 +281,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         raise AttributeError(message)
 
     def __setattr__(self, name: str, value) -> None:
-        """Route ``self.name = value`` to the right registry (see the table in the notes):
+        """Route ``self.name = value`` to the right registry:
 
         * a Parameter -> ``_parameters`` (removing ``name`` from every other place);
         * anything to an existing parameter name -> must be a Parameter or None;
