@@ -304,7 +304,12 @@ class _StorageLoader:
         return storage
 
     def _read(self, record, dtype, numel):
-        if self.mmap_path is not None and numel and self.byteorder == "little":
+        if (
+            self.mmap_path is not None
+            and numel
+            and self.byteorder == "little"
+            and self.reader.is_stored(record)
+        ):
             offset = self.reader.data_offset(record)
             mapped = np.memmap(
                 self.mmap_path, dtype=dtype.numpy_dtype, mode="c", offset=offset, shape=(numel,)

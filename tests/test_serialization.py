@@ -440,3 +440,14 @@ def test_save_to_file_object_does_not_close_it(tmp_path):
         assert mt.load(fh).tolist() == [1.0]
         assert not fh.closed
     assert os.path.getsize(tmp_path / "f.pt") > 0
+
+
+def test_mmap_of_a_deflated_archive_reads_instead(tmp_path):
+    buf = io.BytesIO()
+    mt.save({"a": mt.arange(4.0)}, buf)
+    src = zipfile.ZipFile(buf)
+    path = tmp_path / "deflated.pt"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for info in src.infolist():
+            z.writestr(info.filename, src.read(info.filename))
+    assert mt.load(path, mmap=True)["a"].tolist() == [0.0, 1.0, 2.0, 3.0]

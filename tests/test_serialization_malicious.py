@@ -475,3 +475,16 @@ def test_legacy_string_lengths_that_lie_do_not_allocate(tmp_path):
         tracemalloc.stop()
     path.unlink()
     assert peak < 50 << 20, f"loading allocated {peak} bytes"
+
+
+def test_a_deflate_bomb_claim_is_refused():
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("archive/data.pkl", pkl([1]))
+        z.writestr("archive/data/0", bytes(1 << 20))  # 1 MiB of zeros deflates ~1000:1
+    data = bytearray(out.getvalue())
+    # raise the stated uncompressed size of data/0 in the central directory to 1 GiB
+    pos = data.find(b"archive/data/0", data.find(b"PK\x01\x02")) - 46
+    data[pos + 24 : pos + 28] = struct.pack("<I", 1 << 30)
+    with pytest.raises(CheckpointError, match="claims to inflate"):
+        mt.load(io.BytesIO(bytes(data)))

@@ -111,6 +111,14 @@ class CheckpointZipReader:
                 raise _damaged(
                     f"record {name!r} claims {info.compress_size} bytes past the end of the file"
                 )
+            if (
+                info.compress_type == zipfile.ZIP_DEFLATED
+                and info.file_size > 1032 * info.compress_size + 1024
+            ):
+                # DEFLATE cannot expand more than 1032:1; a bigger claim is a lie (or a bomb)
+                raise _damaged(
+                    f"record {name!r} claims to inflate {info.compress_size} bytes to {info.file_size}"
+                )
             self._records[rel] = info
 
     # -- queries ----------------------------------------------------------------------------
@@ -119,6 +127,10 @@ class CheckpointZipReader:
 
     def record_size(self, name: str) -> int:
         return self._records[name].file_size
+
+    def is_stored(self, name: str) -> bool:
+        """True when the record's bytes lie uncompressed in the file (so they can be mapped)."""
+        return self._records[name].compress_type == zipfile.ZIP_STORED
 
     def record_names(self):
         return list(self._records)
