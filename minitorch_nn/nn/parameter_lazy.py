@@ -78,6 +78,9 @@ def _allowed_methods():
         "cpu",
         "to",
         "get_device",
+        # Not in PyTorch's list, because there it is a C method that never dispatches; here it is
+        # one of the members that do, and swap_tensors (the __future__ swap flag) needs it.
+        "_use_count",
     )
     return [getattr(Tensor, n) for n in names if hasattr(Tensor, n)]
 

@@ -105,9 +105,18 @@ class LazyLinear(LazyModuleMixin, Linear):
         if self.in_features == 0:
             # Initialized by load_state_dict, not by an input: take the size now, and check it.
             if input.shape[-1] != self.weight.shape[-1]:
+                hint = ""
+                if self.weight.shape[-1] == 0:
+                    # (PyTorch too: swap_tensors replaces the placeholder's class with Parameter)
+                    hint = (
+                        "\nHint: the weight is an empty Parameter instead of a placeholder. That happens when the "
+                        "module was converted (.to(), .double()...) with "
+                        "torch.__future__.set_swap_module_params_on_conversion(True) before its first forward: "
+                        "run the dry run first, or convert with the flag off."
+                    )
                 raise AssertionError(
                     f"The in_features inferred from input: {input.shape[-1]} is not equal to in_features from "
-                    f"self.weight: {self.weight.shape[-1]}"
+                    f"self.weight: {self.weight.shape[-1]}" + hint
                 )
             self.in_features = input.shape[-1]
 
