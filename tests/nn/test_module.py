@@ -391,3 +391,15 @@ def test_non_strict_load_that_matches_nothing_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m.load_state_dict({"0.weight": mt.zeros(3, 2)}, strict=False)  # something loaded: quiet
+
+
+def test_load_state_dict_leaves_no_reference_cycles():
+    m = model()
+    sd = m.state_dict()
+    gc.collect()
+    gc.disable()
+    try:
+        m.load_state_dict(sd)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -1139,3 +1139,44 @@ def parameter_behaviour(lib):
 
 def test_parameter_and_buffer_match():
     assert parameter_behaviour(mt) == parameter_behaviour(torch)
+
+
+def custom_save_load(lib):
+    nn = lib.nn
+
+    class Custom(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.param = nn.Parameter(lib.ones(1))
+            self.sub = nn.Linear(1, 1) if hasattr(nn, "Linear") else Leaf(lib)
+
+        def _save_to_state_dict(self, destination, prefix, keep_vars):
+            destination[prefix + "serialized"] = self.param.data + 10
+
+        def _load_from_state_dict(
+            self, state_dict, prefix, local_metadata, strict, missing, unexpected, errors
+        ):
+            key = prefix + "serialized"
+            if key in state_dict:
+                with lib.no_grad():
+                    self.param.copy_(state_dict[key] - 10)
+            else:
+                missing.append(key)
+
+    m = nn.Sequential(Custom())
+    m[0].register_state_dict_pre_hook(lambda *a: None)
+    sd = m.state_dict()
+    out = [list(sd), sd["0.serialized"].tolist()]
+    m2 = nn.Sequential(Custom())
+    sd2 = dict(sd)
+    sd2["0.serialized"] = lib.tensor([15.0])
+    out.append(repr(m2.load_state_dict(sd2)))
+    out.append(m2[0].param.tolist())
+    del sd2["0.serialized"]
+    out.append(error_of(lambda: m2.load_state_dict(sd2)))
+    return out
+
+
+@needs_autograd
+def test_custom_save_and_load_overrides_match():
+    assert custom_save_load(mt) == custom_save_load(torch)

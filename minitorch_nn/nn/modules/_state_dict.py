@@ -424,6 +424,7 @@ class _StateDictMixin:
             raise
         finally:
             _active_logs.pop()
+            del load  # the recursive closure refers to itself: break the cycle for the gc
 
         if strict:
             if unexpected_keys:
