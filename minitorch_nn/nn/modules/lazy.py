@@ -116,6 +116,9 @@ class LazyModuleMixin:
             self._infer_parameters, with_kwargs=True
         )
 
+    # (Step 2, conversions, needs nothing here: Module._apply casts each placeholder, and the
+    # placeholder's __torch_function__ lets casts through; see nn/parameter_lazy.py.)
+
     # -- steps 3 to 5: the first call -----------------------------------------------------------
     def _infer_parameters(self, module, args, kwargs=None):
         """The forward pre-hook: infer shapes from this call's inputs, then become ``cls_to_become``."""
