@@ -22,7 +22,9 @@ Where we differ from PyTorch:
   created.
 * A damaged file gets a specific error (truncated record, CRC mismatch, a tensor reading past
   its storage, a storage record of the wrong size, an unexpected archive member) where PyTorch
-  may fail later or with a generic miniz message. Each error is a ``RuntimeError``
+  may fail later or with a generic miniz message. Storage bytes are checked against the
+  archive's CRC-32, which PyTorch skips (it loads a flipped bit silently); ``mmap=True`` skips
+  the check, as PyTorch does. Each error is a ``RuntimeError``
   (:class:`CheckpointError`) or ``pickle.UnpicklingError``, as in PyTorch.
 * PyTorch's legacy (pre-1.6) format is read (``_serialization/legacy.py``) onto cpu or meta
   only; ``save`` writes only the zip format.
@@ -97,7 +99,8 @@ def save(
     it again after loading; the whole storage is written, as PyTorch does, even for a slice.
 
     Everything is pickled in memory first, so an object that cannot be saved raises
-    ``TypeError`` before ``f`` is opened or written.
+    ``TypeError`` before ``f`` is opened or written. ``pickle_protocol`` is accepted for
+    compatibility; ``data.pkl`` is always written with protocol 2, PyTorch's default.
     """
     if pickle_module not in (None, pickle):
         raise TypeError(

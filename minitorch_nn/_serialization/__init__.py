@@ -18,5 +18,7 @@ Read in this order:
 * ``unpickler.py``   the restricted reader of ``data.pkl``: it knows a fixed list of names
   (the tensor rebuild functions, storage and dtype names, ``collections.OrderedDict``...),
   maps each to *our own* function, and refuses everything else. Nothing a file names is
-  ever imported or called.
+  ever imported or called;
+* ``legacy.py``      PyTorch's pre-1.6 format (pickles one after another, then raw bytes),
+  read with the same unpickler.
 """
