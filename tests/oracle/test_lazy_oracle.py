@@ -174,6 +174,12 @@ LAZY_CASES = [
     ("LazyInstanceNorm1d", (), {}, (2, 3, 5)),
     ("LazyInstanceNorm2d", (), {"affine": False}, (2, 3, 4, 4)),
     ("LazyInstanceNorm3d", (), {"track_running_stats": False}, (2, 3, 2, 3, 2)),
+    # the four affine x track_running_stats combinations of PyTorch's _check_lazy_norm
+    ("LazyBatchNorm1d", (), {"affine": False}, (4, 3, 2)),
+    ("LazyBatchNorm1d", (), {"track_running_stats": False}, (4, 3)),
+    ("LazyBatchNorm2d", (), {"affine": False, "track_running_stats": False}, (2, 3, 2, 2)),
+    ("LazyInstanceNorm1d", (), {"affine": False, "track_running_stats": False}, (2, 3, 5)),
+    ("LazyBatchNorm1d", (), {"bias": False}, (4, 3)),
 ]
 
 
