@@ -145,6 +145,51 @@ def _prefix_hint(missing, unexpected) -> str:
     return ""
 
 
+def _load_tree(
+    module, local_state_dict, prefix, metadata, assign, missing_keys, unexpected_keys, error_msgs
+):
+    """Load ``module`` and then its children (pre-order), then run its load post-hooks.
+
+    (A module-level function rather than a closure inside ``load_state_dict``: a recursive
+    closure refers to itself and would leave a reference cycle for the garbage collector.)
+    """
+    local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+    if assign:
+        local_metadata["assign_to_params_buffers"] = assign
+    # PyTorch always passes strict=True here; `strict` only matters at the end.
+    module._load_from_state_dict(
+        local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs
+    )
+    # Each child gets a new dict with the keys under its prefix. Grouping the keys by their next
+    # name component in one pass gives the same dicts (same order) as filtering once per child,
+    # without the quadratic cost on wide modules.
+    by_child = {}
+    for k, v in local_state_dict.items():
+        if k.startswith(prefix):
+            head, dot, _ = k[len(prefix) :].partition(".")
+            if dot:
+                by_child.setdefault(head, {})[k] = v
+    for name, child in module._modules.items():
+        if child is not None:
+            _load_tree(
+                child,
+                by_child.get(name, {}),
+                prefix + name + ".",
+                metadata,
+                assign,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
+    incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+    for hook in module._load_state_dict_post_hooks.values():
+        if hook(module, incompatible) is not None:
+            raise AssertionError(
+                "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
+                "new values, if incompatible_keys need to be modified, it should be done inplace."
+            )
+
+
 class _StateDictMixin:
     """``state_dict``/``load_state_dict`` and the per-module steps they call."""
 
@@ -381,50 +426,17 @@ class _StateDictMixin:
         if metadata is not None:
             state_dict._metadata = metadata
 
-        def load(module, local_state_dict, prefix=""):
-            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            # PyTorch always passes strict=True here; `strict` only matters at the end.
-            module._load_from_state_dict(
-                local_state_dict,
-                prefix,
-                local_metadata,
-                True,
-                missing_keys,
-                unexpected_keys,
-                error_msgs,
-            )
-            # Each child gets a new dict with the keys under its prefix. Grouping the keys by
-            # their next name component in one pass gives the same dicts (same order) as
-            # filtering once per child, without the quadratic cost on wide modules.
-            by_child = {}
-            for k, v in local_state_dict.items():
-                if k.startswith(prefix):
-                    head, dot, _ = k[len(prefix) :].partition(".")
-                    if dot:
-                        by_child.setdefault(head, {})[k] = v
-            for name, child in module._modules.items():
-                if child is not None:
-                    load(child, by_child.get(name, {}), prefix + name + ".")
-            incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
-            for hook in module._load_state_dict_post_hooks.values():
-                if hook(module, incompatible) is not None:
-                    raise AssertionError(
-                        "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
-                        "new values, if incompatible_keys need to be modified, it should be done inplace."
-                    )
-
         log = _LoadLog()
         _active_logs.append(log)
         try:
-            load(self, state_dict)
+            _load_tree(
+                self, state_dict, "", metadata, assign, missing_keys, unexpected_keys, error_msgs
+            )
         except BaseException:
             log.rollback()
             raise
         finally:
             _active_logs.pop()
-            del load  # the recursive closure refers to itself: break the cycle for the gc
 
         if strict:
             if unexpected_keys:
