@@ -34,17 +34,18 @@ from __future__ import annotations
 
 import warnings
 
+from minitorch_nn import __future__ as future_flags
+from minitorch_nn._tensor import Tensor
 from minitorch_nn.nn.modules._helpers import no_grad
+from minitorch_nn.nn.parameter import Parameter
+from minitorch_nn.utils import swap_tensors
 
 
 def _is_traceable_wrapper_subclass(t) -> bool:
     """A tensor subclass that can flatten itself into inner tensors (``__tensor_flatten__``)."""
-    from minitorch_nn._tensor import Tensor
-    from minitorch_nn.nn.parameter import Parameter
-
     return (
-        isinstance(t, Tensor)
-        and type(t) not in (Tensor, Parameter)
+        type(t) not in (Tensor, Parameter)
+        and isinstance(t, Tensor)
         and hasattr(t, "__tensor_flatten__")
         and hasattr(t, "__tensor_unflatten__")
     )
@@ -103,20 +104,16 @@ class _ConversionMixin:
     def _apply(self, fn, recurse=True):
         """Replace every tensor ``t`` of this module (and, with ``recurse``, its children) by
         ``fn(t)``, keeping parameter identity as the module docstring describes. Returns self."""
-        import minitorch_nn
-        from minitorch_nn.nn.parameter import Parameter
-        from minitorch_nn.utils import swap_tensors
-
         if recurse:
             for module in self.children():
                 module._apply(fn)
 
         def use_set_data(tensor, applied):
             if _has_compatible_shallow_copy_type(tensor, applied):
-                return not minitorch_nn.__future__.get_overwrite_module_params_on_conversion()
+                return not future_flags.get_overwrite_module_params_on_conversion()
             return False
 
-        swap_flag = minitorch_nn.__future__.get_swap_module_params_on_conversion()
+        swap_flag = future_flags.get_swap_module_params_on_conversion()
 
         for key, param in self._parameters.items():
             if param is None:

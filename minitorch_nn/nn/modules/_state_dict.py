@@ -48,7 +48,11 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+from minitorch_nn import __future__ as future_flags
+from minitorch_nn._tensor import Tensor
 from minitorch_nn.nn.modules._helpers import no_grad
+from minitorch_nn.nn.parameter import Parameter, is_lazy
+from minitorch_nn.utils import swap_tensors
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -102,8 +106,6 @@ class _LoadLog:
 
     def after_swap(self, tensor, other):
         # After swap_tensors(tensor, other), `other` holds the old contents: swap back to undo.
-        from minitorch_nn.utils import swap_tensors
-
         self.undo.append(lambda: swap_tensors(tensor, other))
 
     def rollback(self):
@@ -202,11 +204,9 @@ class _StateDictMixin:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
-        from minitorch_nn.nn.modules.module import Module
-
         if (
-            getattr(type(self), "get_extra_state", Module.get_extra_state)
-            is not Module.get_extra_state
+            getattr(type(self), "get_extra_state", _StateDictMixin.get_extra_state)
+            is not _StateDictMixin.get_extra_state
         ):
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
@@ -283,10 +283,6 @@ class _StateDictMixin:
         that one call can report every problem. Override it to load a custom format; call
         ``super()._load_from_state_dict(...)`` for the standard part.
         """
-        import minitorch_nn
-        from minitorch_nn.nn.modules.module import Module
-        from minitorch_nn.nn.parameter import Parameter, is_lazy
-        from minitorch_nn.utils import swap_tensors
 
         for hook in self._load_state_dict_pre_hooks.values():
             hook(
@@ -308,7 +304,7 @@ class _StateDictMixin:
             if v is not None
         }
         assign = local_metadata.get("assign_to_params_buffers", False)
-        use_swap = minitorch_nn.__future__.get_swap_module_params_on_conversion()
+        use_swap = future_flags.get_swap_module_params_on_conversion()
         log = _active_logs[-1] if _active_logs else None
 
         for name, param in local_state.items():
@@ -318,9 +314,7 @@ class _StateDictMixin:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
-            if not (
-                isinstance(value, minitorch_nn.Tensor) or hasattr(type(value), "__torch_function__")
-            ):
+            if not (isinstance(value, Tensor) or hasattr(type(value), "__torch_function__")):
                 error_msgs.append(
                     f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object '
                     f"from checkpoint but received {type(value)}"
@@ -390,8 +384,8 @@ class _StateDictMixin:
 
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if (
-            getattr(type(self), "set_extra_state", Module.set_extra_state)
-            is not Module.set_extra_state
+            getattr(type(self), "set_extra_state", _StateDictMixin.set_extra_state)
+            is not _StateDictMixin.set_extra_state
         ):
             if extra_key in state_dict:
                 self.set_extra_state(state_dict[extra_key])
