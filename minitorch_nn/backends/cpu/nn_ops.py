@@ -27,7 +27,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype, type_name
-from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
+from minitorch_nn.backends.cpu._numpy import as_array, wrap
 
 # Loss reductions travel as ints in aten schemas, as in PyTorch's ``at::Reduction``.
 NONE, MEAN, SUM = 0, 1, 2
@@ -222,14 +222,13 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         if output_mask[1]:
             gw = _conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups)
     else:
-        # y = conv_transpose(x, w)  <=>  x-gradient is a plain conv of gy with w.
+        # conv_transpose(., w) is the adjoint of conv(., w) with w read as a plain conv weight
+        # (out = C_in, in/groups = C_out/groups): so the input gradient is conv(gy, w), and the
+        # weight gradient is conv's weight gradient with the roles of input and output swapped.
         if output_mask[0]:
-            gpad = np.pad(gy, [(0, 0), (0, 0)] + [(0, 0)] * nd)
-            gx = conv_forward_np(gpad, _swap_groups(w, groups), stride, padding, dilation, groups)
+            gx = conv_forward_np(gy, w, stride, padding, dilation, groups)
         if output_mask[1]:
-            gw_t = _conv_weight_grad(gy, x, (w.shape[1] * groups, w.shape[0] // groups, *w.shape[2:]),
-                                     stride, padding, dilation, groups)
-            gw = _swap_groups(gw_t, groups, back=True)
+            gw = _conv_weight_grad(gy, x, w.shape, stride, padding, dilation, groups)
     if output_mask[2]:
         gb = gy.sum(axis=(0, *range(2, gy.ndim)))
     return (
@@ -237,17 +236,6 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         wrap(gw, weight.dtype) if gw is not None else None,
         wrap(gb, d) if gb is not None else None,
     )
-
-
-def _swap_groups(w, groups, back=False):
-    """Turn a transposed-conv weight (C, O/g, *k) into a plain one (O, C/g, *k), or back."""
-    if not back:
-        c, og = w.shape[:2]
-        cg = c // groups
-        return w.reshape(groups, cg, og, *w.shape[2:]).swapaxes(1, 2).reshape(groups * og, cg, *w.shape[2:])
-    o, cg = w.shape[:2]
-    og = o // groups
-    return w.reshape(groups, og, cg, *w.shape[2:]).swapaxes(1, 2).reshape(groups * cg, og, *w.shape[2:])
 
 
 # =================================================================================================
@@ -441,6 +429,16 @@ def _bn_shape(x):
     return (1, -1) + (1,) * (x.ndim - 2)
 
 
+def _update_stat(t, value):
+    """Write a running statistic in place *without* bumping its version counter.
+
+    PyTorch's batch-norm kernels update ``running_mean``/``running_var`` behind the version
+    counter's back (``rm._version`` stays 0 after a training step), so autograd does not complain
+    about the saved running stats having changed. We mirror that.
+    """
+    np.copyto(t._impl.numpy_view(), value, casting="unsafe")
+
+
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     d = input.dtype
     x = _arr(input)
@@ -457,10 +455,11 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         mean = x.mean(axis=axes)
         var = ((x - mean.reshape(shape)) ** 2).mean(axis=axes)
         invstd = 1.0 / np.sqrt(var + eps)
+        # running_var takes the unbiased variance, the normalization the biased one
         if running_mean is not None:
-            write_into(running_mean, (1 - momentum) * _arr(running_mean) + momentum * mean)
+            _update_stat(running_mean, (1 - momentum) * _arr(running_mean) + momentum * mean)
         if running_var is not None:
-            write_into(running_var, (1 - momentum) * _arr(running_var) + momentum * var * count / (count - 1))
+            _update_stat(running_var, (1 - momentum) * _arr(running_var) + momentum * var * count / (count - 1))
         y = (x - mean.reshape(shape)) * invstd.reshape(shape)
         y = _affine(y, weight, bias, shape, d)
         return wrap(y, d), wrap(mean, d), wrap(invstd, d)

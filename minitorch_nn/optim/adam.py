@@ -1,0 +1,108 @@
+"""Adam (mirrors ``torch/optim/adam.py``, single-tensor path).
+
+State per parameter: ``step`` (a float32 scalar tensor on cpu, as in PyTorch), ``exp_avg`` (the
+first moment m) and ``exp_avg_sq`` (the second moment v), plus ``max_exp_avg_sq`` with
+``amsgrad``. One step, for a gradient g::
+
+    step += 1
+    g = g + weight_decay * p            (Adam: L2 penalty in the gradient)
+    p = p * (1 - lr * weight_decay)     (AdamW / decoupled_weight_decay: shrink the weight)
+    m = lerp(m, g, 1 - beta1)
+    v = beta2 * v + (1 - beta2) * g * g
+    p = p - lr / (1 - beta1**step) * m / (sqrt(v) / sqrt(1 - beta2**step) + eps)
+
+The bias corrections are Python floats and the tensor ops are PyTorch's, in PyTorch's order,
+so trajectories are identical to ``foreach=False``.
+"""
+
+from __future__ import annotations
+
+import minitorch_nn as _t
+from minitorch_nn.optim.optimizer import Optimizer, _use_grad_for_differentiable
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        defaults = {
+            "lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
+            "maximize": maximize, "foreach": foreach, "capturable": capturable, "differentiable": differentiable,
+            "fused": fused, "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+            group.setdefault("decoupled_weight_decay", False)
+
+    def _state_for(self, p, amsgrad):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _t.tensor(0.0, dtype=_t.float32)
+            state["exp_avg"] = _t.zeros_like(p)
+            state["exp_avg_sq"] = _t.zeros_like(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = _t.zeros_like(p)
+        return state
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """One Adam update of every parameter that has a gradient; returns ``closure()`` if given."""
+        loss = None
+        if closure is not None:
+            from minitorch_nn.autograd import enable_grad
+
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+            amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self._state_for(p, amsgrad)
+                grad = p.grad if not maximize else -p.grad
+                exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+                step_t += 1
+                if weight_decay != 0:
+                    if decoupled:
+                        p.mul_(1 - lr * weight_decay)
+                    else:
+                        grad = grad.add(p, alpha=weight_decay)
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                step = step_t.item()
+                bias_correction1 = 1 - beta1**step
+                bias_correction2 = 1 - beta2**step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2**0.5
+                if amsgrad:
+                    state["max_exp_avg_sq"].copy_(_t.maximum(state["max_exp_avg_sq"], exp_avg_sq))
+                    denom = (state["max_exp_avg_sq"].sqrt() / bias_correction2_sqrt).add_(eps)
+                else:
+                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                p.addcdiv_(exp_avg, denom, value=-step_size)
+        return loss

@@ -1,0 +1,256 @@
+"""``Optimizer``: the base class of every optimizer (mirrors ``torch/optim/optimizer.py``).
+
+An optimizer holds
+
+* ``param_groups``: a list of dicts, each with its ``"params"`` (a list of tensors) and its
+  hyperparameters (``"lr"``, ``"momentum"``...), filled from ``defaults`` where a group does not
+  set them;
+* ``state``: a dict from parameter to that parameter's state (``"momentum_buffer"``,
+  ``"exp_avg"``, ``"step"``...), created lazily on the first ``step()``.
+
+``state_dict()`` replaces each parameter by its index (counted across groups in order), so a
+checkpoint does not depend on object identity; ``load_state_dict()`` maps the indices back onto
+this optimizer's parameters and casts floating state to each parameter's dtype and device
+(``"step"`` is kept as it is), as PyTorch does.
+
+Differences from PyTorch: no optimizer hooks (``register_step_pre_hook``...), no
+``foreach``/``fused`` implementations (each optimizer runs PyTorch's single-tensor algorithm,
+op for op, so results match ``foreach=False``), no sparse gradients.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import defaultdict
+from copy import deepcopy
+from itertools import chain
+
+import minitorch_nn as _t
+from minitorch_nn._tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a hyperparameter that has no default (e.g. ``lr`` of old optimizers)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "torch.FloatTensor" if obj.dtype is _t.float32 else f"torch.{type(obj).__name__}"
+    module = type(obj).__module__
+    return (module + "." if module not in ("builtins", None) else "") + type(obj).__qualname__
+
+
+def _use_grad_for_differentiable(step):
+    """Run ``step`` with grad mode off (on only for ``differentiable=True``), like PyTorch."""
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        with _t.set_grad_enabled(self.defaults.get("differentiable", False)):
+            return step(self, *args, **kwargs)
+
+    return wrapper
+
+
+class Optimizer:
+    """Base class: owns ``param_groups`` and ``state``; subclasses implement ``step()``."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
+                + _typename(params)
+            )
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __repr__(self):
+        lines = [self.__class__.__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group.keys()):
+                if key != "params":
+                    lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"
+
+    # -- groups ------------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters, with its own hyperparameters (e.g. a new layer to train)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of tensors in "
+                "sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+
+        # named_parameters() may be passed directly: (name, tensor) pairs
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) == len(tensors):
+                param_group["param_names"] = names
+            else:
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        # Beyond PyTorch: refuse lazy modules' placeholders, which have no shape yet (nn/modules/lazy.py).
+        from minitorch_nn.nn.modules.lazy import check_initialized
+
+        check_initialized(param_group["params"], f"the optimizer {type(self).__name__}")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+
+        params = param_group["params"]
+        if len(params) != len(set(params)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will cause an error; "
+                "see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+        param_set = set()
+        for group in self.param_groups:
+            param_set.update(set(group["params"]))
+            if ("param_names" in param_group) != ("param_names" in group):
+                current = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {current} to the optimizer"
+                )
+        if not param_set.isdisjoint(set(param_group["params"])):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # -- gradients ---------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients: to ``None`` (the default, which saves memory) or to zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        if p.grad.grad_fn is not None:
+                            p.grad.detach_()
+                        else:
+                            p.grad.requires_grad_(False)
+                        p.grad.zero_()
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """``{"state": {index: state}, "param_groups": [...]}`` with parameters as indices."""
+        mapping = {}
+        start = 0
+
+        def pack_group(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": packed_state, "param_groups": param_groups}
+
+    @staticmethod
+    def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
+        # "step" keeps its own dtype/device (a cpu float32 scalar) unless capturable/fused.
+        fused = capturable = False
+        for pg in param_groups:
+            if param_id in pg["params"]:
+                fused = pg.get("fused", False) or False
+                capturable = pg.get("capturable", False) or False
+                break
+        if key == "step":
+            if capturable or fused:
+                return value.to(dtype=_t.float32, device=param.device)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a ``state_dict()``: same number of groups and of parameters per group."""
+        state_dict = state_dict.copy()
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+            )
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param, value, param_id=None, param_groups=None, key=None):
+            if isinstance(value, Tensor):
+                return Optimizer._process_value_according_to_param_policy(param, value, param_id, param_groups, key)
+            if isinstance(value, dict):
+                return {k: cast(param, v, param_id=param_id, param_groups=param_groups, key=k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v, param_id=param_id, param_groups=param_groups) for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v, param_id=k, param_groups=state_dict["param_groups"])
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})

@@ -1,0 +1,77 @@
+"""Stochastic gradient descent, with momentum (mirrors ``torch/optim/sgd.py``).
+
+For each parameter with a gradient ``g`` (negated when ``maximize``), one step is::
+
+    g = g + weight_decay * p                       (if weight_decay)
+    buf = g                  on the first step     (if momentum)
+    buf = momentum * buf + (1 - dampening) * g     afterwards
+    g = g + momentum * buf   (nesterov)   or   g = buf
+    p = p - lr * g
+
+written with the same in-place tensor ops as PyTorch's single-tensor (``foreach=False``) code,
+so the numbers are identical.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn.optim.optimizer import Optimizer, _use_grad_for_differentiable
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
+                 foreach=None, differentiable=False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
+            "nesterov": nesterov, "maximize": maximize, "foreach": foreach, "differentiable": differentiable,
+            "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()`` if given."""
+        loss = None
+        if closure is not None:
+            from minitorch_nn.autograd import enable_grad
+
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+            weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad if not maximize else -p.grad
+                if weight_decay != 0:
+                    grad = grad.add(p, alpha=weight_decay)
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = grad.detach().clone()
+                    else:
+                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                    state["momentum_buffer"] = buf
+                    grad = grad.add(buf, alpha=momentum) if nesterov else buf
+                p.add_(grad, alpha=-lr)
+        return loss
