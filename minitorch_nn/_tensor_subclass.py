@@ -114,6 +114,13 @@ def as_subclass(self, cls):
     the original's ``__dict__`` are not copied.
     """
     _check_tensor_class(cls)
+    src = self._impl
+    if not src.requires_grad:
+        # No autograd history to keep: a second payload over the same storage and version
+        # counter (PyTorch's alias), made directly so that no op shows in traces.
+        impl = TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version)
+        impl.base = src.base if src.base is not None else src
+        return _new_handle(cls, impl)
     from minitorch_nn._ops import aten
 
     # An alias op keeps autograd connected (PyTorch shows AliasBackward0); no handler sees it.

@@ -49,6 +49,8 @@ _TENSOR: list = [None]
 # property/method overrides if it got its __torch_function__ after class creation.
 _on_new_overloaded_type = None
 _seen_types: set = set()
+# The active utils.dispatch_trace() recorder, if any (it wants to see each handler that runs).
+_tracer = None
 
 _PLAIN = frozenset({int, float, bool, type(None), str, complex, slice, type(Ellipsis)})
 
@@ -164,6 +166,11 @@ def _torch_name(func) -> str:
     name = getattr(func, "_torch_name", None)
     if name:
         return name
+    owner = getattr(func, "__self__", None)
+    if getattr(func, "__name__", None) in ("__get__", "__set__", "__delete__") and owner is not None:
+        # a property's method-wrapper: name it after the property (Tensor.shape.__get__)
+        prop = getattr(owner, "__name__", None) or getattr(getattr(owner, "fget", None), "__name__", "?")
+        return f"torch.Tensor.{prop}.{func.__name__}"
     qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
     module = getattr(func, "__module__", "") or ""
     if qual.startswith(("Tensor.", "TensorBase.")):
@@ -178,11 +185,19 @@ def _dispatch(func, overloaded, args, kwargs, *, python_style=False):
     types = tuple(overloaded)
     if _state.modes and not _state.all_disabled:
         with _pop_mode_temporarily() as mode:
-            out = mode.__torch_function__(func, types, args, kwargs)
+            if _tracer is None or mode is _tracer:
+                out = mode.__torch_function__(func, types, args, kwargs)
+            else:
+                out = _tracer._torch_function_handler(
+                    type(mode).__name__, "mode", lambda: mode.__torch_function__(func, types, args, kwargs))
         if out is not NotImplemented:
             return out
     for t in overloaded:
-        out = t.__torch_function__(func, types, args, kwargs)
+        if _tracer is None:
+            out = t.__torch_function__(func, types, args, kwargs)
+        else:
+            out = _tracer._torch_function_handler(
+                t.__name__, "subclass", lambda t=t: t.__torch_function__(func, types, args, kwargs))
         if out is not NotImplemented:
             return out
     if python_style:
@@ -279,9 +294,6 @@ class TorchFunctionMode:
         add
     """
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError
 
@@ -312,8 +324,3 @@ def _mode_exited(mode):
 
 
 _mode_hooks: list = [None, None]
-
-
-def enable_torch_function_mode(mode):
-    """Context manager form of pushing ``mode`` (``with enable_torch_function_mode(m): ...``)."""
-    return mode

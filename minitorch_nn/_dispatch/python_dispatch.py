@@ -31,6 +31,7 @@ from minitorch_nn._ops import _NO_DEFAULT
 _classes: set = set()     # classes with their own __torch_dispatch__
 _modes: list = []         # TorchDispatchMode objects, innermost last
 _excluded = [0]           # depth of excluded(): the layer lets every op through
+_tracer = [None]          # the active utils.dispatch_trace() recorder, if any
 
 
 def _refresh():
@@ -173,14 +174,23 @@ def python_layer(op, args, kwargs):
     if not classes and not _modes:
         return NotImplemented
     args, kwargs = normalize_args(op, args, kwargs)
+    tracer = _tracer[0]
     if _modes:
         with pop_mode_temporarily() as mode:
-            out = mode.__torch_dispatch__(op, (), args, kwargs)
+            if tracer is None:
+                out = mode.__torch_dispatch__(op, (), args, kwargs)
+            else:
+                out = tracer._torch_dispatch_handler(
+                    type(mode).__name__, "mode", lambda: mode.__torch_dispatch__(op, (), args, kwargs))
         if out is not NotImplemented:
             return out
     types = tuple(classes)
     for t in classes:
-        out = t.__torch_dispatch__(op, types, args, kwargs)
+        if tracer is None:
+            out = t.__torch_dispatch__(op, types, args, kwargs)
+        else:
+            out = tracer._torch_dispatch_handler(
+                t.__name__, "subclass", lambda t=t: t.__torch_dispatch__(op, types, args, kwargs))
         if out is not NotImplemented:
             return out
     if not classes:

@@ -1,5 +1,6 @@
-"""``minitorch_nn.utils``: ``swap_tensors`` (mirrors ``torch.utils``)."""
+"""``minitorch_nn.utils``: ``swap_tensors`` (mirrors ``torch.utils``) and ``dispatch_trace`` (ours)."""
 
+from minitorch_nn.utils._dispatch_trace import dispatch_trace
 from minitorch_nn.utils._swap import swap_tensors
 
-__all__ = ["swap_tensors"]
+__all__ = ["dispatch_trace", "swap_tensors"]
