@@ -19,6 +19,8 @@ story with minitorch_nn, where you can read every line of the mechanism.
   and the ``owner`` pointer each ``TensorImpl`` keeps to its handle.
 * ``minitorch_nn/_tensor.py``: the ``Tensor.data`` setter, the older way to change contents.
 * ``minitorch_nn/nn/parameter.py``: ``Parameter``, the tensor subclass that modules register.
+* ``minitorch_nn/optim/optimizer.py``: the ``param_groups`` in which an optimizer keeps its
+  references to the parameters.
 * ``minitorch_nn/nn/modules/_conversion.py``: ``_ConversionMixin._apply``, which every
   ``Module.to``/``double``/``half`` goes through, and ``minitorch_nn/__future__.py``, the two
   flags that choose how it changes a parameter.
@@ -27,6 +29,7 @@ We start with tensors and a hand-written stand-in for a module, and end with a r
 ``nn.Linear``; the ``nn.Module`` tutorial covers the rest of the module machinery.
 """
 
+import importlib
 import weakref
 
 import minitorch_nn as torch
@@ -226,8 +229,11 @@ print("after deleting the views:", t)
 # * with ``set_swap_module_params_on_conversion(True)``,
 #   ``swap_tensors(param, Parameter(new))``: same object, new payload *and* class.
 #
-# Here is ``nn.Linear`` (``minitorch_nn/nn/modules/linear.py``) and an optimizer-style list of
-# its parameters under each setting. With the same seed its initial weights are PyTorch's.
+# Here is ``nn.Linear`` (``minitorch_nn/nn/modules/linear.py``) and an ``SGD`` optimizer
+# (``minitorch_nn/optim/sgd.py``) built before the conversion, as in a typical training script,
+# under each setting. With the same seed the layer's initial weights are PyTorch's.
+
+from minitorch_nn.optim import SGD  # noqa: E402
 
 nn = torch.nn
 torch.manual_seed(0)
@@ -236,9 +242,9 @@ print(nn.Linear(3, 2).weight)
 
 def convert_and_report(label):
     model = nn.Linear(3, 2)
-    optimizer_params = list(model.parameters())  # what an optimizer keeps
+    optimizer = SGD(model.parameters(), lr=0.1)
     model.double()  # -> model._apply(lambda t: t.double() if floating point)
-    w = optimizer_params[0]
+    w = optimizer.param_groups[0]["params"][0]  # the weight the optimizer will update
     print(f"{label:9s} module: {model.weight.dtype}, optimizer: {w.dtype}, same: {w is model.weight}")
 
 
@@ -331,7 +337,8 @@ def conversions(lib):
             lib.manual_seed(0)
             m = lib.nn.Linear(3, 2)
             out.append(f"initial weight: {m.weight.tolist()}")
-            held = list(m.parameters())[0]
+            opt = importlib.import_module(f"{lib.__name__}.optim").SGD(m.parameters(), lr=0.1)
+            held = opt.param_groups[0]["params"][0]
             m.double()
             out.append(f"overwrite={overwrite} swap={swap}: {held.dtype}, same={held is m.weight}")
             m = lib.nn.Linear(3, 2)

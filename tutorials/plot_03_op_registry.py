@@ -28,6 +28,7 @@ turn before the kernel runs. minitorch_nn has the same pieces, in Python you can
 """
 
 import contextlib
+import importlib
 import inspect
 
 import minitorch_nn as torch
@@ -208,7 +209,7 @@ for name in seen:
 
 def record_ops(lib, x):
     """The aten ops ``run_examples`` dispatches, seen by a TorchDispatchMode of ``lib``."""
-    base = __import__(f"{lib.__name__}.utils._python_dispatch", fromlist=["TorchDispatchMode"])
+    base = importlib.import_module(f"{lib.__name__}.utils._python_dispatch")
 
     class RecordOps(base.TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
