@@ -174,10 +174,17 @@ def _to_tensor(name, array, code, device):
     return t if device == CPU else t.to(device)
 
 
-def _damaged(e: Exception) -> CheckpointError:
-    return CheckpointError(
+def _raise_damaged(e: BaseException):
+    """Raise our error for a malformed file, chained to the package's.
+
+    Callers catch BaseException because pyo3 derives a Rust panic from it; KeyboardInterrupt
+    and SystemExit go on as they are.
+    """
+    if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+        raise e
+    raise CheckpointError(
         f"cannot read safetensors data: {e}\n(The file is damaged or not a safetensors file.)"
-    )
+    ) from e
 
 
 def load_file(filename, device="cpu") -> dict:
@@ -194,8 +201,8 @@ def load_file(filename, device="cpu") -> dict:
                 out[name] = (array, code)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except Exception as e:  # SafetensorError and header parse errors
-        raise _damaged(e) from e
+    except BaseException as e:  # SafetensorError, header errors, a Rust panic
+        _raise_damaged(e)
     return {name: _to_tensor(name, array, code, dev) for name, (array, code) in out.items()}
 
 
@@ -205,8 +212,8 @@ def load(data: bytes, device="cpu") -> dict:
     dev = _canonical_device(device)
     try:
         flat = safetensors.deserialize(bytes(data))
-    except Exception as e:
-        raise _damaged(e) from e
+    except BaseException as e:
+        _raise_damaged(e)
     out = {}
     for name, info in flat:
         code = info["dtype"]
@@ -228,8 +235,8 @@ def load_metadata(filename) -> dict | None:
             return f.metadata()
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except Exception as e:
-        raise _damaged(e) from e
+    except BaseException as e:
+        _raise_damaged(e)
 
 
 safetensors_save = save_file

@@ -451,3 +451,30 @@ def test_mmap_of_a_deflated_archive_reads_instead(tmp_path):
         for info in src.infolist():
             z.writestr(info.filename, src.read(info.filename))
     assert mt.load(path, mmap=True)["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("data", [b"", b"garbage", b"\x40" + bytes(7) + b"{}", b"\xff" * 8 + b"{}"])
+def test_bad_safetensors_bytes_are_a_clean_error(data):
+    pytest.importorskip("safetensors")
+    with pytest.raises(serialization.CheckpointError, match="safetensors"):
+        mt.safetensors_io.load(data)
+
+
+def test_safetensors_round_trip_keeps_dtypes_and_metadata(tmp_path):
+    pytest.importorskip("safetensors")
+    tensors = {d.name: sample(d, (2, 3)) for d in ALL_DTYPES}
+    mt.safetensors_save(tensors, tmp_path / "m.safetensors", metadata={"step": "3"})
+    out = mt.safetensors_load(tmp_path / "m.safetensors")
+    for k, v in tensors.items():
+        assert out[k].dtype is v.dtype
+        np.testing.assert_array_equal(out[k]._array.view(np.uint8), v._array.view(np.uint8))
+    assert mt.safetensors_io.load_metadata(tmp_path / "m.safetensors") == {"step": "3"}
+    meta = mt.safetensors_load(tmp_path / "m.safetensors", device="meta")
+    assert all(t.is_meta for t in meta.values())
+    with pytest.raises(ValueError, match="non contiguous"):
+        mt.safetensors_save({"t": tensors["float32"].t()}, tmp_path / "x.safetensors")
+    with pytest.raises(RuntimeError, match="share memory"):
+        base = mt.arange(4.0)
+        mt.safetensors_save({"a": base, "b": base[1:]}, tmp_path / "x.safetensors")
+    with pytest.raises(ValueError, match="expected torch.Tensor"):
+        mt.safetensors_save({"a": 1}, tmp_path / "x.safetensors")
