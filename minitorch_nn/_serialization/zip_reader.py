@@ -12,8 +12,10 @@ Where we are stricter than PyTorch (a file PyTorch writes always passes):
   ``.format_version``, ``.storage_alignment``, ``.data/...``); anything else is an error,
   and a TorchScript archive (``code/``, ``constants.pkl``) is named as such;
 * duplicate names, a local header that disagrees with the central directory, a record that
-  runs past the end of the file and a CRC mismatch are errors, checked before the bytes are
-  used.
+  runs past the end of the file, a compression ratio DEFLATE cannot reach, and a CRC mismatch
+  are errors; all are checked before ``load`` returns (PyTorch never checks storage CRCs).
+
+Deflated records (a checkpoint someone re-zipped) are read too, as PyTorch's reader does.
 
 Every problem is raised as :class:`CheckpointError` (a ``RuntimeError``, PyTorch's type for
 archive errors) whose message starts like PyTorch's.
