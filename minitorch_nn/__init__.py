@@ -39,6 +39,8 @@ from minitorch_nn._tensor_str import set_printoptions, get_printoptions, printop
 from minitorch_nn.random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
+from minitorch_nn import autograd  # noqa: F401  (installs the autograd layer; Tensor.backward)
+from minitorch_nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from minitorch_nn import nn, utils  # noqa: F401
 from minitorch_nn.serialization import load, save  # noqa: F401  (checkpoints in PyTorch's zip format)
 from minitorch_nn.safetensors_io import safetensors_load, safetensors_save  # noqa: F401

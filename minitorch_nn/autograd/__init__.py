@@ -1,0 +1,68 @@
+"""``minitorch_nn.autograd``: reverse-mode automatic differentiation (mirrors ``torch.autograd``).
+
+Read in this order:
+
+* ``grad_mode.py``   -- ``no_grad`` and friends: the switch that says whether ops are recorded;
+* ``graph.py``       -- nodes, edges, saved tensors, ``AccumulateGrad`` for leaves;
+* ``recording.py``   -- the autograd layer of the dispatch chain: one node per differentiable op;
+* ``derivatives.py`` -- the derivative formula of every op (PyTorch's derivatives.yaml);
+* ``engine.py``      -- ``backward()`` and ``grad()``: run the graph in topological order;
+* ``function.py``    -- ``autograd.Function``: a node whose forward and backward you write;
+* ``gradcheck.py``   -- compare gradients against finite differences.
+
+Importing this package installs the autograd layer in ``minitorch_nn._dispatch`` and attaches
+``backward``, ``register_hook``, ``retain_grad``... to ``Tensor`` (``_tensor_api.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from minitorch_nn import _dispatch
+from minitorch_nn.autograd import derivatives as _derivatives  # noqa: F401  (registers the formulas)
+from minitorch_nn.autograd import derivatives_nn as _derivatives_nn  # noqa: F401  (conv, pooling, batch/group norm)
+from minitorch_nn.autograd import _tensor_api  # noqa: F401  (Tensor.backward, hooks, ...)
+from minitorch_nn.autograd import graph
+from minitorch_nn.autograd.engine import backward, grad
+from minitorch_nn.autograd.function import Function, FunctionCtx, once_differentiable
+from minitorch_nn.autograd.grad_mode import (
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
+from minitorch_nn.autograd.gradcheck import gradcheck, gradgradcheck
+from minitorch_nn.autograd.recording import autograd_layer as _autograd_layer
+
+_dispatch.autograd_layer = _autograd_layer
+
+_anomaly = False
+
+
+class set_detect_anomaly(contextlib.ContextDecorator):
+    """Accepted for compatibility; minitorch_nn's errors already name the failing node's op."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        global _anomaly
+        self.prev = _anomaly
+        _anomaly = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        global _anomaly
+        _anomaly = self.prev
+
+
+class detect_anomaly(set_detect_anomaly):
+    def __init__(self, check_nan: bool = True):
+        super().__init__(True, check_nan)
+
+
+def is_anomaly_enabled() -> bool:
+    return _anomaly
+
+
+__all__ = [
+    "Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
+    "graph", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
+    "set_grad_enabled", "is_inference_mode_enabled",
+]

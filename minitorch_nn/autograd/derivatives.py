@@ -1,0 +1,683 @@
+"""The derivative of every differentiable op (mirrors ``tools/autograd/derivatives.yaml``).
+
+Each entry names the op, the node class PyTorch shows for it (``MulBackward0``...) and one
+formula per differentiable input. A formula's first parameter is ``grad`` (or ``grads`` for
+ops with several outputs); its other parameter names say what it needs, and the recorder saves
+exactly that (see ``recording.Derivative``):
+
+* schema argument names: ``self``, ``other``, ``dim``, ``keepdim``...;
+* ``result`` / ``result0``, ``result1``: the op's outputs;
+* ``<arg>_sizes``, ``<arg>_strides``, ``<arg>_offset``, ``<arg>_dtype``, ``<arg>_device``: an
+  input's metadata only (PyTorch's ``self_sym_sizes``), so the tensor itself is not kept alive.
+
+Formulas are written with ordinary tensor operations, so with ``create_graph=True`` (grad mode
+on during backward) they are themselves recorded and higher-order gradients come for free, as
+in needle. Broadcasting needs no care here: the engine sums each gradient back to its input's
+shape and casts it to its dtype.
+
+In-place ops (``add_``) reuse the formula and node name of their out-of-place op, as PyTorch
+does; ``self`` in a formula then means the value before the op (it is cloned when needed).
+"""
+
+from __future__ import annotations
+
+import math
+
+from minitorch_nn._ops import aten
+from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, Derivative
+
+# ---------------------------------------------------------------------------------------------
+# Registration
+# ---------------------------------------------------------------------------------------------
+
+
+def _op(name):
+    packet, _, overload = name.partition(".")
+    return getattr(getattr(aten, packet), overload or "default")
+
+
+def _signature(op):
+    return [(a.name, a.type) for a in op._schema.arguments]
+
+
+def derivative(op_name, node_name, **formulas):
+    """Register ``formulas`` for ``op_name`` (and for its in-place twin with the same arguments)."""
+    op = _op(op_name)
+    op.derivative = Derivative(op, node_name, formulas)
+    packet, _, overload = op_name.partition(".")
+    twin = getattr(aten, packet + "_", None)
+    if twin is not None and (overload or "default") in twin._overloads:
+        inplace = twin._overloads[overload or "default"]
+        if inplace.derivative is None and _signature(inplace) == _signature(op):
+            inplace.derivative = Derivative(inplace, node_name, formulas)
+
+
+def nondifferentiable(*names):
+    for name in names:
+        _op(name).derivative = NONDIFFERENTIABLE
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers used by several formulas
+# ---------------------------------------------------------------------------------------------
+
+
+def _zeros(sizes, like):
+    return like.new_zeros(list(sizes))
+
+
+def _scale(grad, alpha):
+    return grad if alpha == 1 else grad * alpha
+
+
+def _sum_dims(dim, ndim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted(d % ndim if ndim else 0 for d in dims)
+
+
+def _unsqueeze_dims(grad, dims, sizes, keepdim):
+    """Put back the reduced dims as size-1 dims so the gradient broadcasts against the input."""
+    if keepdim or len(sizes) == 0:
+        return grad
+    for d in _sum_dims(dims, len(sizes)):
+        grad = grad.unsqueeze(d)
+    return grad
+
+
+def _reduce_count(sizes, dim):
+    n = 1
+    for d in _sum_dims(dim, len(sizes)):
+        n *= sizes[d] if sizes else 1
+    return n
+
+
+def _expand_back(grad, sizes, dim, keepdim):
+    return _unsqueeze_dims(grad, dim, sizes, keepdim).expand(list(sizes))
+
+
+def _evenly_distribute(grad, self, result, dim=None, keepdim=True):
+    """Gradient of max/min/amax: shared equally by every element equal to the extreme value."""
+    res = _unsqueeze_dims(result, dim, self.shape, keepdim) if dim is not None else result
+    mask = (self == res).to(grad.dtype)
+    count = mask.sum(_sum_dims(dim, self.dim()), keepdim=True) if dim is not None else mask.sum()
+    g = _unsqueeze_dims(grad, dim, self.shape, keepdim) if dim is not None else grad
+    return mask * (g / count)
+
+
+def _select_backward(grad, sizes, dim, indices, keepdim):
+    """Gradient of ops that pick one element along ``dim`` (max.dim, sort, topk)."""
+    if not keepdim and len(sizes) > 0:
+        grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+    return aten.scatter.src(_zeros(sizes, grad), dim, indices, grad)
+
+
+def _pow_backward(grad, self, exponent):
+    if isinstance(exponent, (int, float)) and exponent == 0:
+        return grad.new_zeros(list(grad.shape)) * 0
+    return grad * exponent * self.pow(exponent - 1)
+
+
+def _where(mask, a, b):
+    return aten.where.self(mask, a, b)
+
+
+def _masked(grad, keep):
+    """``grad`` where ``keep`` is true, 0 elsewhere."""
+    return grad.masked_fill(keep.logical_not(), 0)
+
+
+def _slice_backward(grad, sizes, dim, start, end, step):
+    out = _zeros(sizes, grad)
+    aten.slice.Tensor(out, dim, start, end, step).copy_(grad)
+    return out
+
+
+def _select_int_backward(grad, sizes, dim, index):
+    out = _zeros(sizes, grad)
+    aten.select.int(out, dim, index).copy_(grad)
+    return out
+
+
+def _as_strided_backward(grad, sizes, strides, offset, size, stride, storage_offset):
+    result = aten.empty_strided.default(list(sizes), list(strides), dtype=grad.dtype, device=grad.device).zero_()
+    rel = (storage_offset if storage_offset is not None else offset) - offset
+    aten.as_strided.default(result, list(size), list(stride), rel).copy_(grad)
+    return result
+
+
+def _diagonal_backward(grad, sizes, offset, dim1, dim2):
+    out = _zeros(sizes, grad)
+    aten.diagonal.default(out, offset, dim1, dim2).copy_(grad)
+    return out
+
+
+def _repeat_backward(grad, sizes, repeats):
+    # Split each repeated dim r*s into (r, s) and sum over the r copies.
+    lead = len(repeats) - len(sizes)
+    full = [1] * lead + list(sizes)
+    shape, sum_dims = [], []
+    for i, (r, s) in enumerate(zip(repeats, full)):
+        sum_dims.append(len(shape))
+        shape += [r, s]
+    g = grad.reshape(shape).sum(sum_dims)
+    return g.reshape(list(sizes))
+
+
+def _var_backward(grad, self, dim, correction, keepdim):
+    n = _reduce_count(tuple(self.shape), dim)
+    c = 1 if correction is None else correction
+    dims = _sum_dims(dim, self.dim())
+    mean = self.mean(dims, keepdim=True)
+    return _unsqueeze_dims(grad, dim, tuple(self.shape), keepdim) * (self - mean) * (2.0 / max(n - c, 0))
+
+
+def _std_backward(grad, self, result, dim, correction, keepdim):
+    g = _unsqueeze_dims(grad / (2 * result), dim, tuple(self.shape), keepdim)
+    return _var_backward(g, self, dim, correction, True)
+
+
+def _norm_backward(grad, self, ord, dim, keepdim, result):
+    g = _unsqueeze_dims(grad, dim, tuple(self.shape), keepdim)
+    norm = _unsqueeze_dims(result, dim, tuple(self.shape), keepdim)
+    if ord == 0:
+        return self * 0
+    if ord == 1:
+        return g * self.sign()
+    if ord == 2:
+        return _masked(g * self / norm, norm != 0)
+    if ord in (math.inf, -math.inf):
+        return _evenly_distribute(grad, self.abs(), result, dim if dim is not None else None, keepdim) * self.sign() \
+            if dim is not None else _evenly_distribute(grad, self.abs(), result) * self.sign()
+    return g * self * self.abs().pow(ord - 2) / norm.pow(ord - 1)
+
+
+def _gelu_backward(grad, self, approximate):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        inner = k * (self + 0.044715 * self.pow(3))
+        t = inner.tanh()
+        dinner = k * (1 + 3 * 0.044715 * self * self)
+        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner)
+    cdf = 0.5 * (1 + (self / math.sqrt(2)).erf())
+    pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
+    return grad * (cdf + self * pdf)
+
+
+def _layer_norm_input_backward(grads, input, normalized_shape, weight, result1, result2):
+    grad = grads[0]
+    axes = list(range(input.dim() - len(normalized_shape), input.dim()))
+    n = 1
+    for s in normalized_shape:
+        n *= s
+    xhat = (input - result1) * result2
+    g = grad * weight if weight is not None else grad
+    return (g - g.mean(axes, keepdim=True) - xhat * (g * xhat).mean(axes, keepdim=True)) * result2
+
+
+def _layer_norm_weight_backward(grads, input, normalized_shape, result1, result2):
+    lead = list(range(input.dim() - len(normalized_shape)))
+    xhat = (input - result1) * result2
+    g = grads[0] * xhat
+    return g.sum(lead) if lead else g
+
+
+def _layer_norm_bias_backward(grads, input_sizes, normalized_shape):
+    lead = list(range(len(input_sizes) - len(normalized_shape)))
+    return grads[0].sum(lead) if lead else grads[0]
+
+
+def _reduction(g, reduction, numel):
+    return g / numel if reduction == 1 else g
+
+
+def _nll_loss_backward(grad, self, target, weight, reduction, ignore_index, result1):
+    # grad_input[i, target[i]] = -w[target[i]] * grad (/ total_weight for "mean")
+    classes_dim = 1 if self.dim() >= 2 else 0
+    tgt = target.unsqueeze(classes_dim)
+    w = weight[target] if weight is not None else target.new_ones(list(target.shape)).to(self.dtype)
+    w = _masked(w, target != ignore_index)
+    g = grad
+    if reduction == 1:
+        g = g / result1
+    if reduction == 0:
+        vals = -(w * g)
+    else:
+        vals = -(w * g)
+    return aten.scatter.src(_zeros(self.shape, self), classes_dim, tgt, vals.unsqueeze(classes_dim).to(self.dtype))
+
+
+def _matrix_exp_backward(grad, self):
+    # d/dA exp(A) applied to G is the top-right block of exp([[A^T, G], [0, A^T]]).
+    n = self.shape[-1]
+    at = self.transpose(-2, -1)
+    top = aten.cat.default([at, grad], -1)
+    bottom = aten.cat.default([grad * 0, at], -1)
+    big = aten.linalg_matrix_exp.default(aten.cat.default([top, bottom], -2))
+    return aten.slice.Tensor(aten.slice.Tensor(big, -2, 0, n), -1, n, 2 * n)
+
+
+def _solve_b(grad, A, left):
+    at = A.transpose(-2, -1)
+    if left:
+        return aten.linalg_solve.default(at, grad)
+    # X A = B  <=>  A^T X^T = B^T
+    return aten.linalg_solve.default(A, grad.transpose(-2, -1)).transpose(-2, -1)
+
+
+def _solve_a(grad, A, B, left, result):
+    gb = _solve_b(grad, A, left)
+    x = result
+    vector = B.dim() == 1 or (A.dim() - 1 == B.dim() and left)
+    if vector:
+        return -(gb.unsqueeze(-1) * x.unsqueeze(-2))
+    if left:
+        return -(gb @ x.transpose(-2, -1))
+    return -(x.transpose(-2, -1) @ gb)
+
+
+def _qr_backward(grads, A, mode, result0, result1):
+    # Reduced QR of a tall or square A (m >= n); see "Auto-differentiating linear algebra" (Seeger et al.).
+    gq, gr = grads
+    q, r = result0, result1
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "r" or m < n:
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                           "minitorch_nn supports it for m >= n and mode='reduced' only.")
+    mt = lambda x: x.transpose(-2, -1)  # noqa: E731
+    # Standard formula: grad_A = (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q.
+    mm = r @ mt(gr) - mt(gq) @ q
+    low = aten.tril.default(mm, -1)
+    copyltu = low + mt(low) + aten.diag_embed.default(mm.diagonal(0, -2, -1))
+    rhs = gq + q @ copyltu
+    # solve X R^T = rhs  <=>  R X^T = rhs^T
+    return mt(aten.linalg_solve.default(r, mt(rhs)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pointwise arithmetic
+# ---------------------------------------------------------------------------------------------
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
+derivative("add.Tensor", "AddBackward0", self=lambda grad: grad, other=lambda grad, alpha: _scale(grad, alpha))
+derivative("sub.Tensor", "SubBackward0", self=lambda grad: grad, other=lambda grad, alpha: -_scale(grad, alpha))
+derivative("rsub.Tensor", "RsubBackward0", self=lambda grad, alpha: -_scale(grad, alpha), other=lambda grad: grad)
+derivative("rsub.Scalar", "RsubBackward1", self=lambda grad, alpha: -_scale(grad, alpha))
+derivative("mul.Tensor", "MulBackward0", self=lambda grad, other: grad * other, other=lambda grad, self: grad * self)
+derivative("div.Tensor", "DivBackward0",
+           self=lambda grad, other: grad / other,
+           other=lambda grad, self, other: -grad * self / (other * other))
+derivative("div.Tensor_mode", "DivBackward1",
+           self=lambda grad, other, rounding_mode: grad / other if rounding_mode is None else grad * 0,
+           other=lambda grad, self, other, rounding_mode: (-grad * self / (other * other)) if rounding_mode is None else grad * 0)
+derivative("remainder.Tensor", "RemainderBackward1",
+           self=lambda grad: grad, other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"))
+derivative("remainder.Scalar", "RemainderBackward0", self=lambda grad: grad)
+derivative("floor_divide", "FloorDivideBackward0", self=lambda grad: grad * 0, other=lambda grad: grad * 0)
+derivative("pow.Tensor_Scalar", "PowBackward0", self=lambda grad, self, exponent: _pow_backward(grad, self, exponent))
+_op("pow_.Scalar").derivative = Derivative(_op("pow_.Scalar"), "PowBackward0",
+                                           {"self": lambda grad, self, exponent: _pow_backward(grad, self, exponent)})
+derivative("pow.Tensor_Tensor", "PowBackward1",
+           self=lambda grad, self, exponent: _pow_backward(grad, self, exponent),
+           exponent=lambda grad, self, result: _masked(grad * result * self.log(), self != 0))
+derivative("pow.Scalar", "PowBackward2", exponent=lambda grad, self, result: grad * result * math.log(self) if self > 0 else grad * 0)
+derivative("neg", "NegBackward0", self=lambda grad: -grad)
+derivative("abs", "AbsBackward0", self=lambda grad, self: grad * self.sign())
+derivative("sign", "SignBackward0", self=lambda grad: grad * 0)
+derivative("reciprocal", "ReciprocalBackward0", self=lambda grad, result: -grad * result * result)
+derivative("maximum", "MaximumBackward0",
+           self=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, self > other)),
+           other=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, other > self)))
+derivative("minimum", "MinimumBackward0",
+           self=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, self < other)),
+           other=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, other < self)))
+derivative("lerp.Scalar", "LerpBackward0", self=lambda grad, weight: grad * (1 - weight), end=lambda grad, weight: grad * weight)
+derivative("lerp.Tensor", "LerpBackward1",
+           self=lambda grad, weight: grad * (1 - weight), end=lambda grad, weight: grad * weight,
+           weight=lambda grad, self, end: grad * (end - self))
+derivative("addcmul", "AddcmulBackward0",
+           self=lambda grad: grad, tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
+           tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
+derivative("addcdiv", "AddcdivBackward0",
+           self=lambda grad: grad, tensor1=lambda grad, tensor2, value: grad * value / tensor2,
+           tensor2=lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2))
+derivative("clamp", "ClampBackward1",
+           self=lambda grad, self, min, max: _masked(grad, (self >= (min if min is not None else -math.inf))
+                                                     .logical_and(self <= (max if max is not None else math.inf))))
+derivative("clamp.Tensor", "ClampBackward0",
+           self=lambda grad, self, min, max: _masked(
+               grad, (self >= min if min is not None else self == self).logical_and(self <= max if max is not None else self == self)),
+           min=lambda grad, self, min: _masked(grad, self < min),
+           max=lambda grad, self, max: _masked(grad, self > max))
+derivative("clamp_min", "ClampMinBackward0", self=lambda grad, self, min: _masked(grad, self >= min))
+derivative("clamp_max", "ClampMaxBackward0", self=lambda grad, self, max: _masked(grad, self <= max))
+for _name, _node in [("floor", "FloorBackward0"), ("ceil", "CeilBackward0"), ("round", "RoundBackward0"),
+                     ("round.decimals", "RoundBackward1"), ("trunc", "TruncBackward0")]:
+    derivative(_name, _node, self=lambda grad: grad * 0)
+derivative("frac", "FracBackward0", self=lambda grad: grad)
+derivative("fmod.Scalar", "FmodBackward0", self=lambda grad: grad)
+
+# ---------------------------------------------------------------------------------------------
+# Pointwise math and activations
+# ---------------------------------------------------------------------------------------------
+
+derivative("exp", "ExpBackward0", self=lambda grad, result: grad * result)
+derivative("exp2", "Exp2Backward0", self=lambda grad, result: grad * result * LN2)
+derivative("expm1", "Expm1Backward0", self=lambda grad, result: grad * (result + 1))
+derivative("log", "LogBackward0", self=lambda grad, self: grad / self)
+derivative("log2", "Log2Backward0", self=lambda grad, self: grad / (self * LN2))
+derivative("log10", "Log10Backward0", self=lambda grad, self: grad / (self * LN10))
+derivative("log1p", "Log1pBackward0", self=lambda grad, self: grad / (self + 1))
+derivative("sqrt", "SqrtBackward0", self=lambda grad, result: grad / (2 * result))
+derivative("rsqrt", "RsqrtBackward0", self=lambda grad, result: -0.5 * grad * result.pow(3))
+derivative("sin", "SinBackward0", self=lambda grad, self: grad * self.cos())
+derivative("cos", "CosBackward0", self=lambda grad, self: -grad * self.sin())
+derivative("tan", "TanBackward0", self=lambda grad, result: grad * (1 + result * result))
+derivative("asin", "AsinBackward0", self=lambda grad, self: grad / (1 - self * self).sqrt())
+derivative("acos", "AcosBackward0", self=lambda grad, self: -grad / (1 - self * self).sqrt())
+derivative("atan", "AtanBackward0", self=lambda grad, self: grad / (1 + self * self))
+derivative("atan2", "Atan2Backward0",
+           self=lambda grad, self, other: grad * other / (self * self + other * other),
+           other=lambda grad, self, other: -grad * self / (self * self + other * other))
+derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * self.cosh())
+derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * self.sinh())
+derivative("tanh", "TanhBackward0", self=lambda grad, result: grad * (1 - result * result))
+derivative("sigmoid", "SigmoidBackward0", self=lambda grad, result: grad * result * (1 - result))
+derivative("erf", "ErfBackward0", self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-(self * self)).exp())
+derivative("erfc", "ErfcBackward0", self=lambda grad, self: grad * (-2 / math.sqrt(math.pi)) * (-(self * self)).exp())
+derivative("erfinv", "ErfinvBackward0", self=lambda grad, result: grad * (0.5 * math.sqrt(math.pi)) * (result * result).exp())
+derivative("nan_to_num", "NanToNumBackward0", self=lambda grad, self: _masked(grad, self.isfinite()))
+derivative("relu", "ReluBackward0", self=lambda grad, result: aten.threshold_backward.default(grad, result, 0))
+derivative("gelu", "GeluBackward0", self=lambda grad, self, approximate: _gelu_backward(grad, self, approximate))
+derivative("silu", "SiluBackward0",
+           self=lambda grad, self: grad * self.sigmoid() * (1 + self * (1 - self.sigmoid())))
+derivative("softplus", "SoftplusBackward0",
+           self=lambda grad, self, beta, threshold: _where(self * beta > threshold, grad, grad * (self * beta).sigmoid()))
+derivative("elu", "EluBackward0",
+           self=lambda grad, self, alpha, scale, input_scale: _where(
+               self > 0, grad * scale, grad * scale * alpha * input_scale * (self * input_scale).exp()))
+derivative("leaky_relu", "LeakyReluBackward0",
+           self=lambda grad, self, negative_slope: _where(self > 0, grad, grad * negative_slope))
+derivative("hardtanh", "HardtanhBackward0",
+           self=lambda grad, self, min_val, max_val: _masked(grad, (self > min_val).logical_and(self < max_val)))
+derivative("threshold_backward", "ThresholdBackwardBackward0",
+           grad_output=lambda grad, self, threshold: _masked(grad, self > threshold),
+           self=lambda grad: grad * 0)
+
+# ---------------------------------------------------------------------------------------------
+# Selection and masking
+# ---------------------------------------------------------------------------------------------
+
+derivative("where.self", "WhereBackward0",
+           self=lambda grad, condition: _masked(grad, condition),
+           other=lambda grad, condition: _masked(grad, condition.logical_not()))
+derivative("masked_fill.Scalar", "MaskedFillBackward0", self=lambda grad, mask: grad.masked_fill(mask, 0))
+derivative("masked_fill.Tensor", "MaskedFillBackward1",
+           self=lambda grad, mask: grad.masked_fill(mask, 0), value=lambda grad, mask: _masked(grad, mask).sum())
+
+# ---------------------------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------------------------
+
+derivative("sum", "SumBackward0", self=lambda grad, self_sizes: grad.expand(list(self_sizes)))
+derivative("sum.dim_IntList", "SumBackward1",
+           self=lambda grad, self_sizes, dim, keepdim: _expand_back(grad, self_sizes, dim, keepdim))
+derivative("mean", "MeanBackward0",
+           self=lambda grad, self_sizes: grad.expand(list(self_sizes)) / max(_reduce_count(self_sizes, None), 1))
+derivative("mean.dim", "MeanBackward1",
+           self=lambda grad, self_sizes, dim, keepdim: _expand_back(grad, self_sizes, dim, keepdim) / _reduce_count(self_sizes, dim))
+derivative("prod", "ProdBackward0", self=lambda grad, self, result: grad * result / self)
+derivative("prod.dim_int", "ProdBackward1",
+           self=lambda grad, self, dim, keepdim, result: _unsqueeze_dims(grad * result, dim, tuple(self.shape), keepdim) / self)
+derivative("max", "MaxBackward1", self=lambda grad, self, result: _evenly_distribute(grad, self, result))
+derivative("min", "MinBackward1", self=lambda grad, self, result: _evenly_distribute(grad, self, result))
+derivative("max.dim", "MaxBackward0",
+           self=lambda grads, self_sizes, dim, keepdim, result1: _select_backward(grads[0], self_sizes, dim, result1, keepdim))
+derivative("min.dim", "MinBackward0",
+           self=lambda grads, self_sizes, dim, keepdim, result1: _select_backward(grads[0], self_sizes, dim, result1, keepdim))
+derivative("amax", "AmaxBackward0",
+           self=lambda grad, self, dim, keepdim, result: _evenly_distribute(grad, self, result, dim, keepdim))
+derivative("amin", "AminBackward0",
+           self=lambda grad, self, dim, keepdim, result: _evenly_distribute(grad, self, result, dim, keepdim))
+derivative("var.correction", "VarBackward0",
+           self=lambda grad, self, dim, correction, keepdim: _var_backward(grad, self, dim, correction, keepdim))
+derivative("std.correction", "StdBackward0",
+           self=lambda grad, self, dim, correction, keepdim, result: _std_backward(grad, self, result, dim, correction, keepdim))
+derivative("var_mean.correction", "VarMeanBackward0",
+           self=lambda grads, self, dim, correction, keepdim: _var_backward(grads[0], self, dim, correction, keepdim)
+           + _expand_back(grads[1], tuple(self.shape), dim, keepdim) / _reduce_count(tuple(self.shape), dim))
+derivative("std_mean.correction", "StdMeanBackward0",
+           self=lambda grads, self, dim, correction, keepdim, result0: _std_backward(grads[0], self, result0, dim, correction, keepdim)
+           + _expand_back(grads[1], tuple(self.shape), dim, keepdim) / _reduce_count(tuple(self.shape), dim))
+derivative("logsumexp", "LogsumexpBackward0",
+           self=lambda grad, self, dim, keepdim, result: _unsqueeze_dims(grad, dim, tuple(self.shape), keepdim)
+           * (self - _unsqueeze_dims(result, dim, tuple(self.shape), keepdim)).exp())
+derivative("linalg_vector_norm", "LinalgVectorNormBackward0",
+           self=lambda grad, self, ord, dim, keepdim, result: _norm_backward(grad, self, ord, dim, keepdim, result))
+derivative("cumsum", "CumsumBackward0", self=lambda grad, dim: grad.flip([dim]).cumsum(dim).flip([dim]))
+derivative("cumprod", "CumprodBackward0",
+           self=lambda grad, self, dim, result: (grad * result).flip([dim]).cumsum(dim).flip([dim]) / self)
+derivative("sort", "SortBackward0",
+           self=lambda grads, self_sizes, dim, result1: _select_backward(grads[0], self_sizes, dim, result1, True))
+derivative("topk", "TopkBackward0",
+           self=lambda grads, self_sizes, dim, result1: _select_backward(grads[0], self_sizes, dim, result1, True))
+
+# ---------------------------------------------------------------------------------------------
+# Linear algebra
+# ---------------------------------------------------------------------------------------------
+
+derivative("mm", "MmBackward0",
+           self=lambda grad, mat2: aten.mm.default(grad, aten.t.default(mat2)),
+           mat2=lambda grad, self: aten.mm.default(aten.t.default(self), grad))
+derivative("bmm", "BmmBackward0",
+           self=lambda grad, mat2: aten.bmm.default(grad, mat2.transpose(1, 2)),
+           mat2=lambda grad, self: aten.bmm.default(self.transpose(1, 2), grad))
+derivative("addmm", "AddmmBackward0",
+           self=lambda grad, beta: _scale(grad, beta),
+           mat1=lambda grad, mat2, alpha: _scale(aten.mm.default(grad, aten.t.default(mat2)), alpha),
+           mat2=lambda grad, mat1, alpha: _scale(aten.mm.default(aten.t.default(mat1), grad), alpha))
+derivative("baddbmm", "BaddbmmBackward0",
+           self=lambda grad, beta: _scale(grad, beta),
+           batch1=lambda grad, batch2, alpha: _scale(aten.bmm.default(grad, batch2.transpose(1, 2)), alpha),
+           batch2=lambda grad, batch1, alpha: _scale(aten.bmm.default(batch1.transpose(1, 2), grad), alpha))
+derivative("dot", "DotBackward0", self=lambda grad, tensor: grad * tensor, tensor=lambda grad, self: grad * self)
+derivative("mv", "MvBackward0",
+           self=lambda grad, vec: grad.unsqueeze(1) * vec.unsqueeze(0),
+           vec=lambda grad, self: aten.mv.default(aten.t.default(self), grad))
+derivative("outer", "OuterBackward0",
+           self=lambda grad, vec2: aten.mv.default(grad, vec2), vec2=lambda grad, self: aten.mv.default(aten.t.default(grad), self))
+derivative("linalg_solve", "LinalgSolveExBackward0",
+           A=lambda grad, A, B, left, result: _solve_a(grad, A, B, left, result),
+           B=lambda grad, A, left: _solve_b(grad, A, left))
+derivative("linalg_matrix_exp", "LinalgMatrixExpBackward0", self=lambda grad, self: _matrix_exp_backward(grad, self))
+derivative("linalg_inv", "LinalgInvExBackward0",
+           A=lambda grad, result: -(result.transpose(-2, -1) @ grad @ result.transpose(-2, -1)))
+derivative("linalg_det", "LinalgDetBackward0",
+           A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1)
+           * aten.linalg_inv.default(A).transpose(-2, -1))
+derivative("linalg_qr", "LinalgQrBackward0", A=lambda grads, A, mode, result0, result1: _qr_backward(grads, A, mode, result0, result1))
+derivative("diagonal", "DiagonalBackward0",
+           self=lambda grad, self_sizes, offset, dim1, dim2: _diagonal_backward(grad, self_sizes, offset, dim1, dim2))
+derivative("diag_embed", "DiagEmbedBackward0",
+           self=lambda grad, offset, dim1, dim2: aten.diagonal.default(grad, offset, dim1, dim2))
+derivative("tril", "TrilBackward0", self=lambda grad, diagonal: aten.tril.default(grad, diagonal))
+derivative("triu", "TriuBackward0", self=lambda grad, diagonal: aten.triu.default(grad, diagonal))
+derivative("_softmax", "SoftmaxBackward0",
+           self=lambda grad, dim, result: result * (grad - (grad * result).sum([dim], keepdim=True)))
+derivative("_log_softmax", "LogSoftmaxBackward0",
+           self=lambda grad, dim, result: grad - result.exp() * grad.sum([dim], keepdim=True))
+
+# ---------------------------------------------------------------------------------------------
+# Views (their gradients are reshaped, transposed or padded back)
+# ---------------------------------------------------------------------------------------------
+
+derivative("view", "ViewBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
+derivative("_unsafe_view", "UnsafeViewBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
+derivative("_reshape_alias", "ReshapeAliasBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
+derivative("permute", "PermuteBackward0",
+           self=lambda grad, dims: aten.permute.default(grad, _inverse_perm(dims)))
+derivative("transpose.int", "TransposeBackward0", self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
+derivative("t", "TBackward0", self=lambda grad: aten.t.default(grad))
+derivative("unsqueeze", "UnsqueezeBackward0", self=lambda grad, dim: aten.squeeze.dim(grad, dim))
+derivative("squeeze", "SqueezeBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
+derivative("squeeze.dim", "SqueezeBackward1", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
+derivative("squeeze.dims", "SqueezeBackward2", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
+derivative("expand", "ExpandBackward0", self=lambda grad, self_sizes: _sum_to(grad, self_sizes))
+derivative("slice.Tensor", "SliceBackward0",
+           self=lambda grad, self_sizes, dim, start, end, step: _slice_backward(grad, self_sizes, dim, start, end, step))
+derivative("select.int", "SelectBackward0",
+           self=lambda grad, self_sizes, dim, index: _select_int_backward(grad, self_sizes, dim, index))
+derivative("as_strided", "AsStridedBackward0",
+           self=lambda grad, self_sizes, self_strides, self_offset, size, stride, storage_offset: _as_strided_backward(
+               grad, self_sizes, self_strides, self_offset, size, stride, storage_offset))
+derivative("alias", "AliasBackward0", self=lambda grad: grad)
+derivative("split.Tensor", "SplitBackward0", self=lambda grads, dim: aten.cat.default(list(grads), dim))
+derivative("split_with_sizes", "SplitWithSizesBackward0", self=lambda grads, dim: aten.cat.default(list(grads), dim))
+derivative("unbind.int", "UnbindBackward0", self=lambda grads, dim: aten.stack.default(list(grads), dim))
+
+
+def _inverse_perm(dims):
+    n = len(dims)
+    inv = [0] * n
+    for i, d in enumerate(dims):
+        inv[d % n] = i
+    return inv
+
+
+def _sum_to(grad, sizes):
+    from minitorch_nn.autograd.engine import sum_to_size
+
+    return sum_to_size(grad, tuple(sizes))
+
+
+# ---------------------------------------------------------------------------------------------
+# Joining, copying, padding
+# ---------------------------------------------------------------------------------------------
+
+
+def _cat_backward(grad, tensors_sizes, dim):
+    out, start = [], 0
+    ndim = max(len(s) for s in tensors_sizes)
+    d = dim % ndim if ndim else 0
+    for sizes in tensors_sizes:
+        if len(sizes) == 1 and sizes[0] == 0 and ndim > 1:   # legacy empty tensors in cat
+            out.append(None)
+            continue
+        out.append(aten.slice.Tensor(grad, d, start, start + sizes[d]))
+        start += sizes[d]
+    return out
+
+
+derivative("cat", "CatBackward0", tensors=lambda grad, tensors_sizes, dim: _cat_backward(grad, tensors_sizes, dim))
+derivative("stack", "StackBackward0", tensors=lambda grad, dim: list(aten.unbind.int(grad, dim)))
+derivative("clone", "CloneBackward0", self=lambda grad: grad)
+derivative("copy_", "torch::autograd::CopyBackwards", self=lambda grad: grad * 0, src=lambda grad: grad)
+derivative("_to_copy", "ToCopyBackward0",
+           self=lambda grad, self_dtype, self_device: grad.to(device=self_device, dtype=self_dtype))
+derivative("zero_", "ZeroBackward0", self=lambda grad: grad * 0)
+derivative("fill_.Scalar", "FillBackward0", self=lambda grad: grad * 0)
+derivative("fill_.Tensor", "FillBackward1", self=lambda grad: grad * 0, value=lambda grad: grad.sum())
+derivative("flip", "FlipBackward0", self=lambda grad, dims: aten.flip.default(grad, dims))
+derivative("roll", "RollBackward0",
+           self=lambda grad, shifts, dims: aten.roll.default(grad, [-s for s in shifts], dims))
+derivative("repeat", "RepeatBackward0", self=lambda grad, self_sizes, repeats: _repeat_backward(grad, self_sizes, repeats))
+derivative("constant_pad_nd", "ConstantPadNdBackward0",
+           self=lambda grad, pad: aten.constant_pad_nd.default(grad, [-p for p in pad]))
+
+# ---------------------------------------------------------------------------------------------
+# Indexing
+# ---------------------------------------------------------------------------------------------
+
+derivative("index.Tensor", "IndexBackward0",
+           self=lambda grad, self_sizes, indices: aten.index_put.default(_zeros(self_sizes, grad), indices, grad, True))
+derivative("index_put", "IndexPutBackward0",
+           self=lambda grad, indices, values, accumulate: grad if accumulate
+           else aten.index_put.default(grad, indices, values.new_zeros([]).to(grad.dtype), False),
+           values=lambda grad, indices: aten.index.Tensor(grad, indices))
+derivative("index_select", "IndexSelectBackward0",
+           self=lambda grad, self_sizes, dim, index: _zeros(self_sizes, grad).index_add(dim, index, grad))
+derivative("gather", "GatherBackward0",
+           self=lambda grad, self_sizes, dim, index: _zeros(self_sizes, grad).scatter_add(dim, index, grad))
+derivative("scatter.src", "ScatterBackward0",
+           self=lambda grad, dim, index: aten.scatter.value(grad, dim, index, 0),
+           src=lambda grad, dim, index: grad.gather(dim, index))
+derivative("scatter.value", "ScatterBackward1", self=lambda grad, dim, index: aten.scatter.value(grad, dim, index, 0))
+derivative("scatter_add", "ScatterAddBackward0", self=lambda grad: grad, src=lambda grad, dim, index: grad.gather(dim, index))
+derivative("masked_select", "MaskedSelectBackward0",
+           self=lambda grad, self_sizes, mask: aten.index_put.default(
+               _zeros(self_sizes, grad), [mask.expand(list(self_sizes))], grad, True))
+derivative("index_add", "IndexAddBackward0",
+           self=lambda grad: grad, source=lambda grad, dim, index, alpha: _scale(grad.index_select(dim, index), alpha))
+
+# The in-place twin of index_put is index_put_ (same arguments but the name differs by "_").
+_op("index_put_").derivative = Derivative(_op("index_put_"), "IndexPutBackward0", {
+    "self": lambda grad, indices, values, accumulate: grad if accumulate
+    else aten.index_put.default(grad, indices, values.new_zeros([]).to(grad.dtype), False),
+    "values": lambda grad, indices: aten.index.Tensor(grad, indices),
+})
+
+# ---------------------------------------------------------------------------------------------
+# Neural-network ops
+# ---------------------------------------------------------------------------------------------
+
+
+def _embedding_backward(grad, weight_sizes, indices, padding_idx):
+    flat = indices.reshape(-1)
+    g = grad.reshape(-1, weight_sizes[-1])
+    if padding_idx is not None and padding_idx >= 0:
+        g = _masked(g, (flat != padding_idx).unsqueeze(1))
+    return _zeros(weight_sizes, grad).index_add(0, flat, g)
+
+
+derivative("embedding", "EmbeddingBackward0",
+           weight=lambda grad, weight_sizes, indices, padding_idx: _embedding_backward(grad, weight_sizes, indices, padding_idx))
+derivative("native_dropout", "NativeDropoutBackward0",
+           input=lambda grads, p, result1: grads[0] * result1.to(grads[0].dtype) * (1.0 / (1 - p) if p < 1 else 0.0))
+derivative("mse_loss", "MseLossBackward0",
+           self=lambda grad, self, target, reduction: _reduction(2 * (self - target) * grad, reduction, self.numel()),
+           target=lambda grad, self, target, reduction: _reduction(-2 * (self - target) * grad, reduction, self.numel()))
+derivative("l1_loss", "L1LossBackward0",
+           self=lambda grad, self, target, reduction: _reduction((self - target).sign() * grad, reduction, self.numel()),
+           target=lambda grad, self, target, reduction: _reduction(-(self - target).sign() * grad, reduction, self.numel()))
+derivative("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
+           self=lambda grad, self, target, weight, pos_weight, reduction: _reduction(
+               _bce_logits_grad(self, target, weight, pos_weight) * grad, reduction, self.numel()),
+           target=lambda grad, self, weight, pos_weight, reduction: _reduction(
+               -self * (weight if weight is not None else 1) * grad, reduction, self.numel())
+           if pos_weight is None else None)
+derivative("binary_cross_entropy", "BinaryCrossEntropyBackward0",
+           self=lambda grad, self, target, weight, reduction: _reduction(
+               (self - target) / (self * (1 - self)).clamp_min(1e-12) * (weight if weight is not None else 1) * grad,
+               reduction, self.numel()))
+derivative("nll_loss_forward", "NllLossBackward0",
+           self=lambda grads, self, target, weight, reduction, ignore_index, result1: _nll_loss_backward(
+               grads[0], self, target, weight, reduction, ignore_index, result1))
+derivative("native_layer_norm", "NativeLayerNormBackward0",
+           input=lambda grads, input, normalized_shape, weight, result1, result2: _layer_norm_input_backward(
+               grads, input, normalized_shape, weight, result1, result2),
+           weight=lambda grads, input, normalized_shape, result1, result2: _layer_norm_weight_backward(
+               grads, input, normalized_shape, result1, result2),
+           bias=lambda grads, input_sizes, normalized_shape: _layer_norm_bias_backward(grads, input_sizes, normalized_shape))
+
+
+def _bce_logits_grad(self, target, weight, pos_weight):
+    sig = self.sigmoid()
+    if pos_weight is not None:
+        g = (pos_weight * target + 1 - target) * sig - pos_weight * target
+    else:
+        g = sig - target
+    return g * weight if weight is not None else g
+
+
+# ---------------------------------------------------------------------------------------------
+# Ops whose outputs never need a gradient
+# ---------------------------------------------------------------------------------------------
+
+nondifferentiable(
+    "detach", "lift_fresh", "_local_scalar_dense", "empty_like", "zeros_like", "ones_like", "full_like",
+    "rand_like", "randn_like", "bernoulli", "bernoulli.p", "multinomial", "uniform_", "normal_",
+    "bernoulli_.float", "bernoulli_.Tensor", "random_", "random_.from", "random_.to", "exponential_",
+    "set_.source_Tensor", "resize_", "view.dtype",
+)

@@ -1,0 +1,318 @@
+"""The backward engine: ``torch.autograd.backward`` and ``torch.autograd.grad``.
+
+Mirrors ``torch/autograd/__init__.py`` (argument handling, messages) and the idea of
+``torch/csrc/autograd/engine.cpp``, written the way micrograd writes it:
+
+1. **Order the graph.** Starting from the roots' ``grad_fn`` we do a depth-first walk over
+   ``next_functions`` and append a node *after* all the nodes it leads to (post-order). Reading
+   that list backwards gives an order in which every node comes after every node that consumes
+   its outputs. So when we reach a node, every gradient it will ever receive has already been
+   sent to it, and it can run exactly once.
+2. **Run the nodes in that order.** Each node has an input buffer (one slot per output of the
+   forward op). We call ``node.apply(buffer)``, which returns one gradient per edge in
+   ``next_functions``; each goes into the buffer of the node at the other end of the edge, and
+   gradients that meet in one slot are added (that is the chain rule's sum over paths).
+3. **Leaves.** The edges of leaves lead to ``AccumulateGrad`` nodes, which add into ``.grad``.
+   ``autograd.grad`` instead *captures* the gradient arriving at the inputs' edges and runs only
+   the nodes that lead to them.
+
+Before a gradient enters a buffer it is checked against the input it belongs to: a gradient of
+a broadcast shape is summed back to the input's shape (PyTorch's ``validate_outputs``), and one
+of another dtype is cast. This is why derivative formulas never worry about broadcasting.
+
+Where we differ from PyTorch: one thread, no streams; nodes run in the topological order above
+rather than by sequence number (both are valid orders; hooks may see a different order for
+independent branches).
+"""
+
+from __future__ import annotations
+
+from minitorch_nn._C import TensorBase
+from minitorch_nn.autograd import grad_mode as _gm
+from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, TensorBase):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    """The gradient to start from for each output: given, or ones for a scalar output."""
+    from minitorch_nn._functions.factories import ones_like
+
+    new = []
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(grad, TensorBase):
+            if tuple(grad.shape) != tuple(out.shape):
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and output[{i}] has a "
+                    f"shape of {out.shape}."
+                )
+            if out.dtype.is_floating_point != grad.dtype.is_floating_point:
+                raise RuntimeError(
+                    f"For complex Tensors, both grad_output and output are required to have the same dtype. "
+                    f"Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and output[{i}] has a "
+                    f"dtype of {out.dtype}."
+                )
+            new.append(grad)
+        elif grad is None:
+            if out.requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
+                    )
+                new.append(ones_like(out))
+            else:
+                new.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    return new
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """Add the gradients of ``tensors`` (w.r.t. graph leaves) into the leaves' ``.grad``."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    tensors = _as_tuple(tensors)
+    inputs = _as_tuple(inputs)
+    grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    grads = _make_grads(tensors, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    run_backward(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return the gradients of ``outputs`` w.r.t. ``inputs`` (nothing is written to ``.grad``)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad requires one gradient per output: got {len(grads)} gradients and {len(outputs)} outputs")
+    grads = _make_grads(outputs, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    results = run_backward(outputs, grads, retain_graph, create_graph, inputs, accumulate=False)
+    out = []
+    for i, (t, g) in enumerate(zip(inputs, results)):
+        if g is None:
+            if materialize_grads:
+                from minitorch_nn._functions.factories import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+        out.append(g)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine proper
+# ---------------------------------------------------------------------------------------------
+
+
+def topological_order(roots):
+    """Nodes reachable from ``roots``, each after every node that sends it gradients.
+
+    Iterative depth-first search (deep graphs would overflow Python's recursion): a node is
+    appended to ``post`` only when all nodes below it are in; ``post`` reversed is the order.
+    """
+    post, seen = [], set()
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                post.append(node)
+    post.reverse()
+    return post
+
+
+def sum_to_size(grad, sizes):
+    """Sum a broadcast gradient back to ``sizes`` (PyTorch's ``at::sum_to``)."""
+    from minitorch_nn._ops import aten
+
+    lead = grad.dim() - len(sizes)
+    dims = list(range(lead))
+    for i, s in enumerate(sizes):
+        if s == 1 and grad.shape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        grad = aten.sum.dim_IntList(grad, dims, True)
+    if lead or tuple(grad.shape) != tuple(sizes):
+        grad = aten.view.default(grad, list(sizes))
+    return grad
+
+
+def _expandable(sizes, target):
+    if len(sizes) > len(target):
+        return False
+    for s, t in zip(reversed(sizes), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _validate(node, i, grad, meta):
+    """Fit a gradient to the input it is for: sum away broadcasting, cast the dtype."""
+    if meta is None:
+        return grad
+    sizes, dtype, _device = meta
+    if grad._impl.sizes != sizes:
+        if not _expandable(sizes, grad._impl.sizes):
+            raise RuntimeError(
+                f"Function {node.name().rsplit('::', 1)[-1]} returned an invalid gradient at index {i} - got "
+                f"{list(grad.shape)} but expected shape compatible with {list(sizes)}"
+            )
+        grad = sum_to_size(grad, sizes)
+    if grad.dtype is not dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+def _run_tensor_hooks(node, nr, grad):
+    """Hooks registered with ``Tensor.register_hook`` / ``retain_grad`` on the tensor whose
+    gradient this is (kept on the leaf's payload, or on the non-leaf's ``grad_fn``)."""
+    if isinstance(node, AccumulateGrad):
+        meta = node._impl.autograd_meta if node._impl is not None else None
+        hooks = meta.get("hooks") if meta else None
+        retains = None
+    else:
+        hooks = node._tensor_pre_hooks.get(nr) if node._tensor_pre_hooks else None
+        retains = node._retains_grad.get(nr) if node._retains_grad else None
+    if hooks:
+        for hook in list(hooks.values()):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+    if retains is not None:
+        _store_grad(retains, grad)
+    return grad
+
+
+def _store_grad(impl, grad):
+    if impl.grad is None:
+        impl.grad = grad.clone() if _gm._enabled else grad.detach().clone()
+    else:
+        impl.grad = impl.grad + grad
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True):
+    """Push ``root_grads`` from ``roots`` through the graph (see the module docstring).
+
+    With ``inputs`` given, only the nodes that lead to those inputs run; with
+    ``accumulate=False`` (``autograd.grad``) their gradients are returned instead of being
+    added into ``.grad``.
+    """
+    buffers = {}   # node -> {output_nr: gradient so far}
+    root_nodes = []
+    for i, (t, g) in enumerate(zip(roots, root_grads)):
+        edge = gradient_edge(t)
+        if edge is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        node, nr = edge
+        slot = buffers.setdefault(node, {})
+        slot[nr] = g if nr not in slot else slot[nr] + g
+        root_nodes.append(node)
+
+    # Where to capture gradients: the edge of each input.
+    targets = None
+    if inputs is not None:
+        targets = {}
+        for j, t in enumerate(inputs):
+            if not isinstance(t, TensorBase):
+                raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
+            edge = gradient_edge(t)
+            if edge is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.setdefault(edge, []).append(j)
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    order = topological_order(root_nodes)
+    leads_to_target = None
+    if targets is not None:
+        target_nodes = {node for node, _ in targets}
+        leads_to_target = set()
+        for node in reversed(order):   # children before parents
+            if any(c is not None and (c in leads_to_target or c in target_nodes) for c, _ in node.next_functions):
+                leads_to_target.add(node)
+
+    prev_mode = _gm._enabled
+    _gm._enabled = bool(create_graph)
+    try:
+        for node in order:
+            buf = buffers.pop(node, None)
+            if buf is None:
+                continue
+            n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
+            grad_outputs = [buf.get(k) for k in range(n_out)]
+            for k, g in enumerate(grad_outputs):
+                if g is not None:
+                    grad_outputs[k] = _run_tensor_hooks(node, k, g)
+            if targets is not None:
+                for k, g in enumerate(grad_outputs):
+                    for j in targets.get((node, k), ()):
+                        captured[j] = g
+                        if accumulate and not isinstance(node, AccumulateGrad) and g is not None:
+                            _store_grad(_target_impl(inputs[j]), g)
+                if node not in leads_to_target and not (accumulate and isinstance(node, AccumulateGrad)
+                                                         and node in target_nodes):
+                    continue
+            elif not accumulate:
+                continue
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks.values()):
+                    new = hook(tuple(grad_outputs))
+                    if new is not None:
+                        grad_outputs = list(new)
+            grad_inputs = node.apply(tuple(grad_outputs))
+            if node._post_hooks:
+                for hook in list(node._post_hooks.values()):
+                    new = hook(grad_inputs, tuple(grad_outputs))
+                    if new is not None:
+                        grad_inputs = tuple(new)
+            if not retain_graph:
+                node.release_variables()
+            metas = node._input_metadata
+            for i, ((child, nr), g) in enumerate(zip(node.next_functions, grad_inputs)):
+                if child is None or g is None:
+                    continue
+                g = _validate(node, i, g, metas[i] if i < len(metas) else None)
+                slot = buffers.setdefault(child, {})
+                slot[nr] = g if nr not in slot else slot[nr] + g
+    finally:
+        _gm._enabled = prev_mode
+    return captured
+
+
+def _target_impl(t):
+    return t._impl

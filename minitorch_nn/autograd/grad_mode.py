@@ -1,0 +1,179 @@
+"""Grad mode: the switch that decides whether ops are recorded for backward.
+
+Mirrors ``torch/autograd/grad_mode.py``: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
+``inference_mode`` and ``is_grad_enabled``. Each works as a context manager and as a decorator
+(on plain functions and on generator functions, like PyTorch's ``_DecoratorContextManager``).
+
+The state is one module-level flag, ``_enabled``. The autograd layer of the dispatch chain reads
+it on every op (``recording.py``), so it is a plain global rather than anything fancier.
+
+Where we differ from PyTorch: ``inference_mode`` is ``no_grad`` plus the ``is_inference_mode_enabled``
+flag; tensors made under it are ordinary tensors (PyTorch marks them "inference tensors" and
+refuses to use them in autograd later). There is one grad-mode flag for the whole process, not
+one per thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+_enabled = True          # read by autograd/recording.py on every op
+_inference = False
+
+
+def is_grad_enabled() -> bool:
+    """True when ops on tensors that require grad are being recorded."""
+    return _enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return _inference
+
+
+def _set_enabled(mode: bool) -> None:
+    global _enabled
+    _enabled = bool(mode)
+
+
+class _DecoratorContextManager:
+    """A context manager that can also decorate a function (its body runs inside the context)."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("Cannot decorate classes with grad-mode context managers; decorate a method instead")
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return decorated
+
+    def _wrap_generator(self, func):
+        @functools.wraps(func)
+        def generator(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            # Each step of the generator runs inside the context; the caller's mode is
+            # restored between steps (as PyTorch does).
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return generator
+
+    def clone(self):
+        return self.__class__()
+
+
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable bare, as ``@torch.no_grad`` without parentheses."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
+    """Disable recording: results of ops inside have ``requires_grad=False``.
+
+    Example::
+
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> with torch.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
+
+    def __init__(self, orig_func=None) -> None:
+        self.prev = False
+
+    def __enter__(self) -> None:
+        self.prev = _enabled
+        _set_enabled(False)
+
+    def __exit__(self, *exc) -> None:
+        _set_enabled(self.prev)
+
+
+class enable_grad(_NoParamDecoratorContextManager):
+    """Enable recording inside a ``no_grad`` block (or a function decorated with it)."""
+
+    def __enter__(self) -> None:
+        self.prev = _enabled
+        _set_enabled(True)
+
+    def __exit__(self, *exc) -> None:
+        _set_enabled(self.prev)
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode to ``mode``. Unlike the others it takes effect when *called*, so
+    ``torch.set_grad_enabled(False)`` on its own line switches recording off for good; used in a
+    ``with`` statement the previous mode comes back at the end of the block."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _enabled
+        self.mode = bool(mode)
+        _set_enabled(mode)
+
+    def __call__(self, func):
+        # Used as a decorator: undo the eager switch, the function will switch itself.
+        _set_enabled(self.prev)
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        _set_enabled(self.mode)
+
+    def __exit__(self, *exc) -> None:
+        _set_enabled(self.prev)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """``no_grad`` for code that will never need gradients (see the module docstring)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+
+    def __new__(cls, mode=True):
+        # ``@inference_mode`` without parentheses: mode is the decorated function.
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
+
+    def __enter__(self) -> None:
+        global _inference
+        self.prev, self.prev_inference = _enabled, _inference
+        if self.mode:
+            _set_enabled(False)
+            _inference = True
+
+    def __exit__(self, *exc) -> None:
+        global _inference
+        _set_enabled(self.prev)
+        _inference = self.prev_inference
+
+    def clone(self):
+        return self.__class__(self.mode)

@@ -1,0 +1,142 @@
+"""``gradcheck`` and ``gradgradcheck``: check gradients against finite differences (mirrors
+``torch/autograd/gradcheck.py``, slow mode).
+
+For a function ``f`` and inputs ``x``, the *numerical* Jacobian perturbs one input element at a
+time by ``±eps`` and takes the central difference ``(f(x + eps) - f(x - eps)) / (2 eps)``; the
+*analytical* Jacobian asks autograd for one row per output element (a backward pass with a
+one-hot ``grad_output``). They must agree within ``atol + rtol * |numerical|``. Use float64
+inputs: in float32 the central difference is too noisy for the default tolerances.
+
+``gradgradcheck`` runs the same check on the function ``(x, v) -> grad(f(x), x, v,
+create_graph=True)``, which checks second derivatives (that the backward formulas are themselves
+differentiable).
+
+Where we differ from PyTorch: only the slow (full Jacobian) mode; no forward-mode, batched or
+sparse checks (their flags are accepted and ignored when False).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from minitorch_nn._C import TensorBase
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when the analytical and numerical gradients disagree."""
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,) if not isinstance(x, list) else tuple(x)
+
+
+def _differentiable_outputs(outputs):
+    return [o for o in outputs if isinstance(o, TensorBase) and o.requires_grad]
+
+
+def _numerical_jacobian(fn, inputs, index, eps):
+    """Columns of d(outputs)/d(inputs[index]) by central differences, one per input element."""
+    from minitorch_nn.autograd.grad_mode import no_grad
+
+    x = inputs[index]
+    arr = x._array
+    flat_idx = list(np.ndindex(arr.shape)) if arr.ndim else [()]
+    columns = []
+    with no_grad():
+        for idx in flat_idx:
+            orig = arr[idx].copy()
+            arr[idx] = orig + eps
+            plus = [np.array(o.detach()._array, dtype=np.float64).reshape(-1) for o in _outputs(fn, inputs)]
+            arr[idx] = orig - eps
+            minus = [np.array(o.detach()._array, dtype=np.float64).reshape(-1) for o in _outputs(fn, inputs)]
+            arr[idx] = orig
+            columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+    # jac[out][in_elem, out_elem]
+    return [np.stack([c[k] for c in columns]) if columns else np.zeros((0, 0)) for k in range(len(columns[0]) if columns else 0)]
+
+
+def _outputs(fn, inputs):
+    return [o for o in _as_tuple(fn(*inputs)) if isinstance(o, TensorBase)]
+
+
+def _analytical_jacobian(outputs, inputs, index):
+    from minitorch_nn._functions.factories import zeros_like
+    from minitorch_nn.autograd.engine import grad
+
+    x = inputs[index]
+    result = []
+    for out in outputs:
+        n_out, n_in = out.numel(), x.numel()
+        jac = np.zeros((n_in, n_out))
+        if not out.requires_grad:
+            result.append(jac)
+            continue
+        for k in range(n_out):
+            onehot = zeros_like(out)
+            onehot._array.reshape(-1)[k] = 1
+            (g,) = grad(out, x, onehot, retain_graph=True, allow_unused=True)
+            if g is not None:
+                jac[:, k] = np.array(g.detach()._array, dtype=np.float64).reshape(-1)
+        result.append(jac)
+    return result
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None):
+    """True when autograd's gradients of ``func`` at ``inputs`` match finite differences."""
+    inputs = _as_tuple(inputs)
+    for i, x in enumerate(inputs):
+        if isinstance(x, TensorBase) and x.requires_grad and x.dtype.name != "float64":
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                "This check will likely fail if all the inputs are not of double precision floating point or complex. ",
+                UserWarning, stacklevel=2,
+            )
+    tensor_indices = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+    if not tensor_indices:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have "
+                         "requires_grad=True.")
+    outputs = _outputs(func, inputs)
+    diff_outputs = [o for o in outputs if o.dtype.is_floating_point]
+    for i in tensor_indices:
+        numerical = _numerical_jacobian(func, inputs, i, eps)
+        analytical = _analytical_jacobian(diff_outputs, inputs, i)
+        for j, (a, n) in enumerate(zip(analytical, numerical)):
+            if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                    f"numerical:{n}\nanalytical:{a}\n"
+                )
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
+                  raise_exception=True, nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+                  check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """Check second derivatives: gradcheck of ``(inputs, v) -> grad(func(inputs), inputs, v)``."""
+    from minitorch_nn._functions.factories import randn_like
+    from minitorch_nn.autograd.engine import grad
+
+    inputs = _as_tuple(inputs)
+    outputs = [o for o in _outputs(func, inputs) if o.requires_grad]
+    if grad_outputs is None:
+        grad_outputs = tuple(randn_like(o).requires_grad_() for o in outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+    diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+
+    def first_derivative(*all_inputs):
+        xs, vs = all_inputs[:n_in], all_inputs[n_in:]
+        outs = [o for o in _outputs(func, xs) if o.requires_grad]
+        grads = grad(outs, [xs[i] for i in diff_idx], vs, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

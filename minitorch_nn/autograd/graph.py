@@ -1,0 +1,358 @@
+"""The autograd graph: nodes, edges, saved tensors and the leaves' ``AccumulateGrad``.
+
+Mirrors ``torch/csrc/autograd/function.h`` (``Node``), ``saved_variable.cpp`` (``SavedVariable``),
+``functions/accumulate_grad.cpp`` and the Python view ``torch.autograd.graph``.
+
+The picture to keep in mind: every tensor produced by a recorded op points at the node that made
+it (``t.grad_fn``, with ``t.output_nr`` saying which output of that node it is). A node points
+back at the nodes that made its inputs through ``next_functions``, a tuple of *edges*
+``(node, input_nr)``; an input that needs no gradient is the edge ``(None, 0)``. A leaf tensor
+that requires grad has no ``grad_fn``; its edge leads to an ``AccumulateGrad`` node, which adds the
+incoming gradient into ``leaf.grad``::
+
+    x (leaf) --> AccumulateGrad <-- MulBackward0 <-- SumBackward0 <-- loss.grad_fn
+                                     (next_functions)  (next_functions)
+
+``loss.backward()`` walks these edges from ``loss.grad_fn`` (see ``engine.py``).
+
+Where we differ from PyTorch: nodes are Python objects; a node class per op is made on demand
+(``node_class("MulBackward0")``) instead of being generated C++; there is no sequence number
+ordering (the engine uses a topological order instead).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+
+from minitorch_nn import _C
+from minitorch_nn._C import TensorImpl
+
+# ---------------------------------------------------------------------------------------------
+# Hook handles
+# ---------------------------------------------------------------------------------------------
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``handle.remove()`` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks_dict):
+        self.hooks_dict_ref = weakref.ref(hooks_dict) if hasattr(hooks_dict, "__weakref__") else (lambda: hooks_dict)
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        hooks = self.hooks_dict_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that weakrefs can point at (plain dicts cannot)."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _add_hook(hooks, fn):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+# ---------------------------------------------------------------------------------------------
+# Node
+# ---------------------------------------------------------------------------------------------
+
+
+class Node:
+    """One step of the backward pass (``torch.autograd.graph.Node``).
+
+    ``apply(grad_outputs)`` takes one gradient per output of the forward op and returns one
+    gradient per edge in ``next_functions`` (``None`` where there is nothing to send).
+    """
+
+    # Per instance: next_functions, _input_metadata, and the hook dicts (made on first use).
+    _pre_hooks = None        # fn(grad_outputs) -> new grad_outputs or None
+    _post_hooks = None       # fn(grad_inputs, grad_outputs) -> new grad_inputs or None
+    _tensor_pre_hooks = None  # output_nr -> hooks registered with Tensor.register_hook
+    _retains_grad = None     # output_nr -> TensorImpl whose .grad to fill (Tensor.retain_grad)
+
+    def __init__(self):
+        self.next_functions = ()
+        # For each edge: (sizes, dtype, device) of the input the gradient goes to, so the engine
+        # can sum a broadcast gradient back to the input's shape and cast it to its dtype.
+        self._input_metadata = ()
+        self.metadata = {}
+
+    # -- identity --------------------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    # -- the work --------------------------------------------------------------------------
+    def apply(self, grad_outputs):
+        raise NotImplementedError
+
+    def __call__(self, *grad_outputs):
+        return self.apply(grad_outputs)
+
+    def release_variables(self):
+        """Free saved tensors after a backward without ``retain_graph``."""
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = _HookDict()
+        return _add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = _HookDict()
+        return _add_hook(self._pre_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        hooks = self._tensor_pre_hooks.setdefault(output_nr, _HookDict())
+        return _add_hook(hooks, fn)
+
+    @property
+    def requires_grad(self):
+        return any(fn is not None for fn, _ in self.next_functions)
+
+
+_node_classes: dict = {}
+
+
+def node_class(name: str) -> type:
+    """The node class called ``name`` (``MulBackward0``...), made once and cached."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        from minitorch_nn.autograd.recording import OpNode
+
+        # A few of PyTorch's nodes are hand-written C++ classes whose name() carries the
+        # namespace ("torch::autograd::CopyBackwards"); the class is named by the last part.
+        short = name.rsplit("::", 1)[-1]
+        attrs = {"__module__": "minitorch_nn.autograd.graph"}
+        if short != name:
+            attrs["name"] = lambda self: name
+        cls = _node_classes[name] = type(short, (OpNode,), attrs)
+    return cls
+
+
+# ---------------------------------------------------------------------------------------------
+# Saved tensors
+# ---------------------------------------------------------------------------------------------
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+def _type_name(impl) -> str:
+    from minitorch_nn._tensor import _LEGACY_TYPE_NAMES
+
+    return _LEGACY_TYPE_NAMES.get(impl.dtype, "torch.Tensor")
+
+
+def _short_name(node) -> str:
+    # PyTorch's message names the producing op without the "Backward0" suffix: "output 0 of Mul".
+    return re.sub(r"Backward\d*$", "", node.name().rsplit("::", 1)[-1])
+
+
+def tensor_for(impl):
+    """The Python tensor that owns ``impl`` (the same object when it is alive), else a new handle.
+
+    Uses ``TensorBase._base``, which knows how to find a payload's owning handle.
+    """
+    from minitorch_nn._tensor import Tensor
+
+    probe = TensorImpl(None, (), (), 0, impl.dtype, impl.device, impl.version)
+    probe.base = impl
+    return _C._wrap(Tensor, probe)._base
+
+
+def _alias(impl):
+    """A new payload reading the same storage with the same version counter, no autograd state."""
+    return TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device, impl.version)
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had when saved (``SavedVariable``).
+
+    An input is saved as its payload itself, so it counts in ``t._use_count()`` exactly as
+    PyTorch's saved variables do. An output of the node is saved as a bare alias of its data
+    (no ``grad_fn``), because the output points at the node and the node must not point back.
+    """
+
+    __slots__ = ("impl", "version", "is_output", "output_nr", "released")
+
+    def __init__(self, tensor, is_output=False):
+        impl = tensor._impl
+        self.version = impl.version.value
+        self.is_output = is_output
+        self.output_nr = impl.output_nr
+        self.impl = _alias(impl) if is_output else impl
+        self.released = False
+
+    def unpack(self, node=None):
+        if self.released:
+            raise RuntimeError(_FREED_MESSAGE)
+        impl = self.impl
+        if impl.version.value != self.version:
+            grad_fn = node if self.is_output else impl.grad_fn
+            where = f", which is output {self.output_nr} of {_short_name(grad_fn)}," if grad_fn is not None else ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{_type_name(impl)} {list(impl.sizes)}]{where} is at version {impl.version.value}; "
+                f"expected version {self.version} instead. Hint: enable anomaly detection to find the "
+                "operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            )
+        if not self.is_output:
+            return tensor_for(impl)
+        # An output comes back with its grad_fn, so a double backward can go through it.
+        from minitorch_nn._tensor import Tensor
+
+        out = _alias(impl)
+        out.requires_grad = True
+        out.grad_fn = node
+        out.output_nr = self.output_nr
+        return _C._wrap(Tensor, out)
+
+    def release(self):
+        self.released = True
+        self.impl = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Leaves: AccumulateGrad
+# ---------------------------------------------------------------------------------------------
+
+
+class AccumulateGrad(Node):
+    """The node at the end of every path: adds the incoming gradient into ``leaf.grad``.
+
+    It holds the leaf's payload (so a leaf in a live graph has ``_use_count() == 2``) and is
+    cached *weakly* in the leaf's ``autograd_meta``: the graph keeps it alive, the leaf does not.
+    """
+
+    def __init__(self, impl):
+        super().__init__()
+        self._impl = impl
+        self._input_metadata = ((impl.sizes, impl.dtype, impl.device),)
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def variable(self):
+        return tensor_for(self._impl)
+
+    def apply(self, grad_outputs):
+        from minitorch_nn.autograd import grad_mode
+
+        (new_grad,) = grad_outputs
+        if new_grad is None:
+            return ()
+        impl = self._impl
+        if impl is None:
+            return ()
+        old = impl.grad
+        if old is None:
+            # Keep a fresh, contiguous tensor of our own: an expanded or borrowed gradient
+            # would alias memory that a later in-place update (optimizer, zero_) must not touch.
+            if not grad_mode._enabled:
+                new_grad = new_grad.detach()
+            if new_grad._impl.base is not None or not new_grad.is_contiguous() or new_grad._use_count() > 1:
+                new_grad = new_grad.clone()
+            impl.grad = new_grad
+        elif grad_mode._enabled:
+            impl.grad = old + new_grad       # create_graph: keep the history of the sum
+        else:
+            old.add_(new_grad)               # the usual case: accumulate in place
+        hooks = (impl.autograd_meta or {}).get("post_accumulate_grad_hooks")
+        if hooks:
+            tensor = tensor_for(impl)
+            for hook in list(hooks.values()):
+                hook(tensor)
+        return ()
+
+
+def grad_accumulator(impl):
+    """The ``AccumulateGrad`` node of a leaf payload, made on first use and cached weakly."""
+    meta = impl.autograd_meta
+    if meta is None:
+        meta = impl.autograd_meta = {}
+    ref = meta.get("grad_accumulator")
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(impl)
+        meta["grad_accumulator"] = weakref.ref(node)
+    return node
+
+
+def gradient_edge(tensor):
+    """The edge a gradient for ``tensor`` travels along: ``(grad_fn, output_nr)``, the leaf's
+    ``(AccumulateGrad, 0)``, or ``None`` when it does not require grad."""
+    impl = tensor._impl
+    fn = impl.grad_fn
+    if fn is not None:
+        return (fn, impl.output_nr)
+    if impl.requires_grad:
+        return (grad_accumulator(impl), 0)
+    return None
+
+
+def get_gradient_edge(tensor):
+    """``torch.autograd.graph.get_gradient_edge``: the (node, input_nr) pair of ``tensor``."""
+    edge = gradient_edge(tensor)
+    if edge is None:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    return edge
+
+
+# ---------------------------------------------------------------------------------------------
+# swap_tensors support
+# ---------------------------------------------------------------------------------------------
+
+_POISON_MESSAGE = (
+    "Trying to execute AccumulateGrad node that was poisoned by swap_tensors this can happen when you "
+    "try to run backward on a tensor that was swapped. For a module m with `torch.__future__.set_swap_"
+    "module_params_on_conversion(True)` you should not change the device or dtype of the module (e.g. "
+    "`m.cpu()` or `m.half()`) between running forward and backward. To resolve this, please only change "
+    "the device/dtype before running forward (or after both forward and backward)."
+)
+
+
+def poison_accumulate_grad_for_swap(tensor):
+    """Make a later backward through ``tensor``'s AccumulateGrad fail (``utils.swap_tensors``).
+
+    The node still holds the old payload, which after the swap belongs to the other tensor, so
+    running it would put a gradient on the wrong object. The node also leaves the payload's cache,
+    so a fresh graph built later gets a fresh, healthy node.
+    """
+    node, _ = get_gradient_edge(tensor)
+
+    def poisoned(grad_outputs):
+        raise RuntimeError(_POISON_MESSAGE)
+
+    node.register_prehook(poisoned)
+    meta = tensor._impl.autograd_meta
+    if meta is not None:
+        meta.pop("grad_accumulator", None)

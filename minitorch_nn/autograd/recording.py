@@ -1,0 +1,426 @@
+"""The autograd layer of the dispatch chain: records a graph node for each differentiable op.
+
+Mirrors PyTorch's generated ``VariableType`` kernels (``torch/csrc/autograd/generated/``) plus
+``variable.cpp``'s history rebasing for in-place ops and views. For one op call it:
+
+1. returns ``NotImplemented`` at once when grad mode is off or no tensor argument requires grad
+   (the fast path every op takes on plain tensors);
+2. finds the op's derivative (registered by ``derivatives.py`` on ``op.derivative``), makes its
+   node (``MulBackward0``...) with one edge per differentiable input, and saves what the
+   derivative formulas of the inputs that need a gradient will read (and nothing else, which is
+   why ``y = x * 2`` does not save ``x`` but ``x * x`` saves it twice);
+3. runs the op below autograd with grad mode off;
+4. wires the outputs: ``out.grad_fn = node``, ``out.output_nr = i``, ``requires_grad=True``.
+
+In-place ops rebase history instead: ``y.add_(z)`` makes ``y.grad_fn`` the new ``AddBackward0``,
+whose edge for ``self`` is ``y``'s old edge. When ``y`` is a view, the base gets a
+``CopySlices`` node (its gradient flows through the view's node for the part the view covers)
+and the view gets ``AsStridedBackward0`` pointing at it, as in PyTorch.
+
+Where we differ from PyTorch: other views of a base that is modified in place keep their old
+``grad_fn`` (PyTorch regenerates them lazily from the version counter).
+"""
+
+from __future__ import annotations
+
+from minitorch_nn import _dispatch
+from minitorch_nn._C import TensorBase
+from minitorch_nn.autograd import grad_mode as _gm
+from minitorch_nn.autograd.graph import Node, SavedTensor, gradient_edge, node_class
+
+# Marks ops whose outputs never require grad (detach, factories *_like, random fills...).
+NONDIFFERENTIABLE = object()
+
+
+# ---------------------------------------------------------------------------------------------
+# Derivative: what derivatives.py registers per op
+# ---------------------------------------------------------------------------------------------
+
+
+class Derivative:
+    """The derivative of one op: a formula per differentiable input, like derivatives.yaml.
+
+    Each formula is a function whose first parameter is ``grad`` (the output's gradient; for
+    ops with several outputs ``grads``, a tuple) and whose other parameter names say what it
+    reads: schema arguments (``self``, ``other``, ``dim``...) or outputs (``result``,
+    ``result0``, ``result1``...). The recorder saves exactly those, for the inputs that need a
+    gradient.
+    """
+
+    def __init__(self, op, node_name, formulas):
+        self.op = op
+        self.node_cls = node_class(node_name)
+        args = op._schema.arguments
+        self.arg_names = tuple(a.name for a in args)
+        self.defaults = {a.name: a.default for a in args if a.has_default}
+        self.list_args = {a.name for a in args if a.type.startswith("Tensor") and a.type.endswith("[]")}
+        order = {name: i for i, name in enumerate(self.arg_names)}
+        unknown = [n for n in formulas if n not in order]
+        if unknown:
+            raise ValueError(f"{op}: no argument named {unknown}")
+        self.inputs = tuple(sorted(formulas, key=order.__getitem__))
+        self.formulas = []
+        for name in self.inputs:
+            fn = formulas[name]
+            code = fn.__code__   # the formula's parameter names, without importing inspect
+            params = code.co_varnames[1:code.co_argcount]
+            self.formulas.append((name, fn, params, name in self.list_args))
+        self.multi_output = len(op._schema.returns) > 1 or op._schema.returns[:1] == ("Tensor[]",)
+
+    def bind(self, args, kwargs):
+        """The op's arguments by schema name, defaults filled in."""
+        bound = dict(zip(self.arg_names, args))
+        if kwargs:
+            bound.update(kwargs)
+        for name, default in self.defaults.items():
+            if name not in bound:
+                bound[name] = default
+        return bound
+
+
+# ---------------------------------------------------------------------------------------------
+# The node every formula-based op uses
+# ---------------------------------------------------------------------------------------------
+
+
+class OpNode(Node):
+    """A node made from a :class:`Derivative`: runs the formulas of the inputs that need grad."""
+
+    def __init__(self, derivative):
+        super().__init__()
+        self._derivative = derivative
+        self._saved = {}
+        self._needs = {}
+        self._output_meta = ()
+
+    def _value(self, name):
+        v = self._saved[name]
+        if isinstance(v, SavedTensor):
+            return v.unpack(self)
+        if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
+            return [s.unpack(self) for s in v]
+        return v
+
+    def __getattr__(self, attr):
+        # node._saved_self, node._saved_result ... as in PyTorch.
+        if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", ()):
+            return self._value(attr[7:])
+        if attr.startswith("_raw_saved_") and attr[11:] in self.__dict__.get("_saved", ()):
+            return self._saved[attr[11:]]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def apply(self, grad_outputs):
+        d = self._derivative
+        if all(g is None for g in grad_outputs):
+            return (None,) * len(self.next_functions)
+        if d.multi_output:
+            from minitorch_nn._functions.factories import zeros
+
+            grad = tuple(
+                g if g is not None else (zeros(meta[0], dtype=meta[1], device=meta[2]) if meta else None)
+                for g, meta in zip(grad_outputs, self._output_meta)
+            )
+        else:
+            grad = grad_outputs[0]
+        out = []
+        for name, fn, params, is_list in d.formulas:
+            n_edges = self._needs[name]
+            if not any(n_edges):
+                out.extend([None] * len(n_edges))
+                continue
+            result = fn(grad, *[self._value(p) for p in params])
+            if is_list:
+                out.extend(r if need else None for r, need in zip(result, n_edges))
+            else:
+                out.append(result)
+        return tuple(out)
+
+    def release_variables(self):
+        for v in self._saved.values():
+            if isinstance(v, SavedTensor):
+                v.release()
+            elif isinstance(v, list):
+                for s in v:
+                    if isinstance(s, SavedTensor):
+                        s.release()
+
+
+class NotImplementedNode(Node):
+    """Stands in for an op that has no derivative yet: fails only if backward reaches it."""
+
+    def __init__(self, op):
+        super().__init__()
+        self._op = op
+
+    def name(self):
+        return "NotImplemented"
+
+    def apply(self, grad_outputs):
+        raise RuntimeError(f"derivative for {self._op.name()} is not implemented")
+
+
+# ---------------------------------------------------------------------------------------------
+# The layer
+# ---------------------------------------------------------------------------------------------
+
+
+def _any_requires_grad(args, kwargs):
+    for a in args:
+        if isinstance(a, TensorBase):
+            if a._impl.requires_grad:
+                return True
+        elif type(a) in (list, tuple):
+            for b in a:
+                if isinstance(b, TensorBase) and b._impl.requires_grad:
+                    return True
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, TensorBase) and a._impl.requires_grad:
+                return True
+    return False
+
+
+def autograd_layer(op, args, kwargs):
+    """Installed as ``_dispatch.autograd_layer``; see the module docstring."""
+    if not _gm._enabled or not _any_requires_grad(args, kwargs):
+        return NotImplemented  # the fast path
+    d = op.derivative
+    if d is NONDIFFERENTIABLE:
+        if op.is_inplace:
+            _check_inplace(args[0])
+        return NotImplemented
+    if d is None:
+        return _record_without_formula(op, args, kwargs)
+    return _record(op, d, args, kwargs)
+
+
+def _run_below(op, args, kwargs):
+    _gm._enabled = False
+    try:
+        return _dispatch.below_autograd(op, args, kwargs)
+    finally:
+        _gm._enabled = True
+
+
+def _check_inplace(t):
+    impl = t._impl
+    if impl.requires_grad and impl.grad_fn is None:
+        if impl.base is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    base = impl.base
+    if base is not None and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _edge_and_meta(v):
+    if isinstance(v, TensorBase):
+        impl = v._impl
+        return gradient_edge(v), (impl.sizes, impl.dtype, impl.device)
+    return None, None
+
+
+def _record(op, d, args, kwargs):
+    bound = d.bind(args, kwargs)
+    node = d.node_cls(d)
+    edges, metas, needs = [], [], node._needs
+    for name in d.inputs:
+        v = bound[name]
+        flags = []
+        for item in (v if name in d.list_args else (v,)):
+            edge, meta = _edge_and_meta(item)
+            edges.append(edge if edge is not None else (None, 0))
+            metas.append(meta)
+            flags.append(edge is not None)
+        needs[name] = flags
+    inplace = op.is_inplace
+    if inplace:
+        _check_inplace(args[0])
+    elif not any(f for flags in needs.values() for f in flags):
+        return NotImplemented   # only non-differentiable arguments (an index, a mask) need grad
+    node.next_functions = tuple(edges)
+    node._input_metadata = tuple(metas)
+
+    # Save what the formulas of the inputs that need a gradient read.
+    wanted = []
+    for name, _fn, params, _is_list in d.formulas:
+        if any(needs[name]):
+            wanted.extend(p for p in params if p not in wanted)
+    saved = node._saved
+    for p in wanted:
+        if p.startswith("result"):
+            continue
+        if p not in bound:   # "self_sizes", "tensors_sizes", "self_dtype"...: metadata only, no tensor kept
+            owner, _, attr = p.rpartition("_")
+            saved[p] = _metadata(bound[owner], attr)
+            continue
+        v = bound[p]
+        if isinstance(v, TensorBase):
+            if inplace and p == "self":
+                # The original value is about to be overwritten: keep a copy, recorded like any
+                # op so that a double backward can differentiate through it.
+                v = _clone_op()(v)
+            saved[p] = SavedTensor(v)
+        elif type(v) in (list, tuple) and any(isinstance(t, TensorBase) for t in v):
+            saved[p] = [SavedTensor(t) if t is not None else None for t in v]
+        else:
+            saved[p] = v
+
+    out = _run_below(op, args, kwargs)
+
+    outs = out if type(out) in (tuple, list) else (out,)
+    if inplace:
+        _rebase_history(args[0], node)
+    else:
+        for i, o in enumerate(outs):
+            if isinstance(o, TensorBase) and (o.dtype.is_floating_point or o.dtype.is_complex):
+                if any(o is a for a in args):  # an op that handed back its input: give it its own handle
+                    raise RuntimeError(f"{op}: autograd expected a new tensor, not an input")
+                impl = o._impl
+                impl.grad_fn = node
+                impl.requires_grad = True
+                impl.output_nr = i
+    if d.multi_output:
+        node._output_meta = tuple(
+            (o._impl.sizes, o._impl.dtype, o._impl.device) if isinstance(o, TensorBase) else None for o in outs
+        )
+    for p in wanted:
+        if p.startswith("result"):
+            idx = int(p[6:]) if len(p) > 6 else 0
+            saved[p] = SavedTensor(outs[idx], is_output=True)
+    return out
+
+
+def _metadata(v, attr):
+    if type(v) in (list, tuple):
+        return [_metadata(t, attr) for t in v]
+    if not isinstance(v, TensorBase):
+        return None
+    impl = v._impl
+    if attr == "sizes":
+        return impl.sizes
+    if attr == "strides":
+        return impl.strides
+    if attr == "offset":
+        return impl.offset
+    if attr == "dtype":
+        return impl.dtype
+    if attr == "device":
+        return impl.device
+    if attr == "numel":
+        return v.numel()
+    raise ValueError(f"unknown tensor metadata '{attr}' in a derivative formula")
+
+
+def _clone_op():
+    from minitorch_nn._ops import aten
+
+    return aten.clone.default
+
+
+def _record_without_formula(op, args, kwargs):
+    if op.is_inplace:
+        _check_inplace(args[0])
+    out = _run_below(op, args, kwargs)
+    outs = out if type(out) in (tuple, list) else (out,)
+    node = None
+    for i, o in enumerate(outs):
+        if isinstance(o, TensorBase) and o.dtype.is_floating_point and not any(o is a for a in args):
+            if node is None:
+                node = NotImplementedNode(op)
+                tensors = [a for a in args if isinstance(a, TensorBase)]
+                node.next_functions = tuple(gradient_edge(t) or (None, 0) for t in tensors)
+            o._impl.grad_fn, o._impl.requires_grad, o._impl.output_nr = node, True, i
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# In-place ops: rebasing history, views and CopySlices
+# ---------------------------------------------------------------------------------------------
+
+
+def _rebase_history(t, node):
+    impl = t._impl
+    base = impl.base
+    if base is None:
+        impl.grad_fn, impl.requires_grad, impl.output_nr = node, True, 0
+        return
+    # t is a view: the base's history now goes through CopySlices, and t becomes a strided
+    # window of the base.
+    from minitorch_nn.autograd.graph import tensor_for
+
+    base_t = tensor_for(base)
+    copy_slices = CopySlices(base_t, impl, node)
+    base.grad_fn, base.requires_grad, base.output_nr = copy_slices, True, 0
+    view_node = AsStridedBackward0(base.sizes, base.strides, impl.sizes, impl.strides, impl.offset - base.offset)
+    view_node.next_functions = ((copy_slices, 0),)
+    view_node._input_metadata = ((base.sizes, base.dtype, base.device),)
+    impl.grad_fn, impl.requires_grad, impl.output_nr = view_node, True, 0
+
+
+def _window(result, sizes, strides, offset):
+    from minitorch_nn._ops import aten
+
+    return aten.as_strided.default(result, list(sizes), list(strides), offset)
+
+
+def _empty_like_base(grad, sizes, strides):
+    from minitorch_nn._ops import aten
+
+    return aten.empty_strided.default(list(sizes), list(strides), dtype=grad.dtype, device=grad.device)
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op on one of its views.
+
+    The gradient of the base is the incoming gradient, except on the window the view covers,
+    where it is whatever the in-place op's node sends to its ``self``.
+    """
+
+    def __init__(self, base_t, view_impl, fn):
+        super().__init__()
+        b = base_t._impl
+        self._base_geometry = (b.sizes, b.strides)
+        self._view_geometry = (view_impl.sizes, view_impl.strides, view_impl.offset - b.offset)
+        self.fn = fn
+        base_edge = gradient_edge(base_t) or (None, 0)
+        self.next_functions = (base_edge,) + tuple(fn.next_functions[1:])
+        self._input_metadata = ((b.sizes, b.dtype, b.device),) + tuple(fn._input_metadata[1:])
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def apply(self, grad_outputs):
+        (grad,) = grad_outputs
+        if grad is None:
+            return (None,) * len(self.next_functions)
+        sizes, strides = self._base_geometry
+        result = _empty_like_base(grad, sizes, strides)
+        result.copy_(grad)
+        grad_slice = _window(result, *self._view_geometry)
+        res = self.fn.apply((grad_slice.clone(),))
+        if res[0] is None:
+            grad_slice.zero_()
+        else:
+            grad_slice.copy_(res[0])
+        return (result,) + tuple(res[1:])
+
+    def release_variables(self):
+        self.fn.release_variables()
+
+
+class AsStridedBackward0(Node):
+    """A view's node after an in-place op through it: the view is a window of its base."""
+
+    def __init__(self, base_sizes, base_strides, sizes, strides, offset):
+        super().__init__()
+        self._geometry = (base_sizes, base_strides, sizes, strides, offset)
+
+    def apply(self, grad_outputs):
+        (grad,) = grad_outputs
+        if grad is None:
+            return (None,)
+        base_sizes, base_strides, sizes, strides, offset = self._geometry
+        result = _empty_like_base(grad, base_sizes, base_strides).zero_()
+        _window(result, sizes, strides, offset).copy_(grad)
+        return (result,)
