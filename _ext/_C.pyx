@@ -133,6 +133,10 @@ cdef class TensorImpl:
         if self.array is None:
             itemsize = self.dtype.itemsize
             byte_strides = [s * itemsize for s in self.strides]
+            if 0 in self.sizes:
+                # no elements to share; numpy would reject strides that reach past an empty buffer
+                self.array = np.empty(self.sizes, dtype=self.dtype.numpy_dtype)
+                return self.array
             self.array = np.ndarray(
                 self.sizes,
                 dtype=self.dtype.numpy_dtype,
@@ -155,10 +159,11 @@ cdef bint _is_contiguous(tuple sizes, tuple strides):
     # PyTorch's rule: dims of size 1 may have any stride; an empty tensor is contiguous.
     cdef Py_ssize_t expected = 1
     cdef Py_ssize_t i, size
-    for i in range(len(sizes) - 1, -1, -1):
-        size = sizes[i]
+    for size in sizes:
         if size == 0:
             return True
+    for i in range(len(sizes) - 1, -1, -1):
+        size = sizes[i]
         if size != 1:
             if strides[i] != expected:
                 return False

@@ -111,6 +111,8 @@ def squeeze(input, dim=None):
 
 @public
 def narrow(input, dim, start, length):
+    if input.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.dim())
     n = input.shape[d]
     if isinstance(start, TensorBase):
@@ -120,6 +122,12 @@ def narrow(input, dim, start, length):
     if start < 0 or start + length > n or length < 0:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return aten.slice.Tensor(input, dim, start, start + length)
+
+
+@public
+def unfold(input, dimension, size, step):
+    """Sliding windows of ``size`` with ``step`` along ``dimension``, as a new last dim (``Tensor.unfold``)."""
+    return aten.unfold.default(input, dimension, size, step)
 
 
 @public

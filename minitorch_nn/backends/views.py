@@ -29,11 +29,16 @@ def compute_view_strides(old_sizes, old_strides, new_sizes):
     Works chunk by chunk: a run of old dims that is contiguous in memory can be re-split into
     any new dims with the same element count (PyTorch's ``computeStride``).
     """
+    if not old_sizes:
+        # a 0-d tensor views as any shape of ones
+        return [1] * len(new_sizes)
     numel = 1
     for s in old_sizes:
         numel *= s
     if numel == 0:
-        return list(contiguous_strides(new_sizes)) if old_sizes == new_sizes else list(contiguous_strides(new_sizes))
+        if list(old_sizes) == list(new_sizes):
+            return list(old_strides)
+        return list(contiguous_strides(new_sizes))
     new_strides = [0] * len(new_sizes)
     view_d = len(new_sizes) - 1
     chunk_base_stride = old_strides[-1] if old_strides else 1

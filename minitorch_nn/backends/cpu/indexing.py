@@ -83,6 +83,11 @@ def gather(self, dim, index, *, sparse_grad=False):
 
 def _scatter(self, dim, index, src, op):
     d = wrap_dim(dim, self.dim())
+    if self.dim() == 0:
+        # a 0-d tensor scatters like a 1-element vector
+        out = _scatter(self.reshape(1), 0, index.reshape(-1),
+                       src.reshape(-1) if hasattr(src, "reshape") else src, op)
+        return out.reshape(())
     out = as_array(self).copy()
     idx = as_array(index)
     src_arr = as_array(src).astype(out.dtype) if hasattr(src, "dtype") and not isinstance(src, (int, float)) else np.full(idx.shape, src, dtype=out.dtype)
