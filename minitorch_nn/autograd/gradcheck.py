@@ -133,9 +133,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
 
     def first_derivative(*all_inputs):
+        from minitorch_nn.autograd.grad_mode import enable_grad
+
         xs, vs = all_inputs[:n_in], all_inputs[n_in:]
-        outs = [o for o in _outputs(func, xs) if o.requires_grad]
-        grads = grad(outs, [xs[i] for i in diff_idx], vs, create_graph=True, allow_unused=True)
+        with enable_grad():   # gradcheck's finite differences run this under no_grad
+            outs = [o for o in _outputs(func, xs) if o.requires_grad]
+            grads = grad(outs, [xs[i] for i in diff_idx], vs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
