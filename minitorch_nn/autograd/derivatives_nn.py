@@ -1,8 +1,8 @@
 """Derivatives of the neural-network ops that ``derivatives.py`` does not cover.
 
 Mirrors the ``convolution``, ``max_pool2d_with_indices``, ``avg_pool2d``, ``native_batch_norm``
-(and its ``_native_batch_norm_legit*`` forms) and ``native_group_norm`` entries of PyTorch's
-``tools/autograd/derivatives.yaml``. As there, each input's gradient is one call of the op's
+(and its ``_native_batch_norm_legit*`` forms), ``native_group_norm`` and ``nll_loss_forward``
+entries of PyTorch's ``tools/autograd/derivatives.yaml``. As there, each input's gradient is one call of the op's
 ``*_backward`` aten op (numpy kernels in ``backends/cpu/nn_ops.py``), asked through
 ``output_mask`` for that input's gradient only; bias gradients are plain sums of ``grad``.
 
