@@ -1180,3 +1180,34 @@ def custom_save_load(lib):
 @needs_autograd
 def test_custom_save_and_load_overrides_match():
     assert custom_save_load(mt) == custom_save_load(torch)
+
+
+def mutated_load(lib, seed):
+    """Load a randomly damaged state dict into a random tree: the error (or result) must match."""
+    rng = random.Random(seed)
+    spec = random_spec(rng)
+    m = build(lib, spec, seed)
+    sd = dict(m.state_dict())
+    keys = list(sd)
+    for k in keys:
+        r = rng.random()
+        if r < 0.15:
+            del sd[k]
+        elif r < 0.25:
+            sd[k] = lib.zeros(tuple(s + 1 for s in sd[k].shape) or (2,))
+        elif r < 0.3:
+            sd[k] = [1.0]
+    prefixes = sorted({k.rpartition(".")[0] for k in keys})
+    for i in range(rng.randint(0, 3)):
+        p = rng.choice(prefixes) if prefixes else ""
+        sd[(p + "." if p else "") + rng.choice(["junk", "x.y", "_extra_state"]) + str(i)] = (
+            lib.zeros(1)
+        )
+    strict = rng.random() < 0.7
+    assign = rng.random() < 0.3
+    return error_of(lambda: m.load_state_dict(sd, strict=strict, assign=assign))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_damaged_loads_match(seed):
+    assert_same_error(mutated_load(mt, seed), mutated_load(torch, seed))

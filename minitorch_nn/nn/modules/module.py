@@ -46,6 +46,15 @@ from minitorch_nn.nn.modules import _hooks
 from minitorch_nn.nn.modules._conversion import _ConversionMixin
 from minitorch_nn.nn.modules._helpers import addindent, typename
 from minitorch_nn.nn.modules._hooks import (  # noqa: F401  (re-exported, as torch.nn.modules.module has them)
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    _global_buffer_registration_hooks,
+    _global_forward_hooks,
+    _global_forward_hooks_always_called,
+    _global_forward_hooks_with_kwargs,
+    _global_forward_pre_hooks,
+    _global_module_registration_hooks,
+    _global_parameter_registration_hooks,
     _HooksMixin,
     _WrappedHook,
     register_module_backward_hook,
