@@ -369,6 +369,6 @@ Tensor.__lt__ = _binary_or_notimpl(Tensor.lt)
 Tensor.__le__ = _binary_or_notimpl(Tensor.le)
 Tensor.__gt__ = _binary_or_notimpl(Tensor.gt)
 Tensor.__ge__ = _binary_or_notimpl(Tensor.ge)
-Tensor.__getitem__ = _idx.getitem
-Tensor.__setitem__ = _idx.setitem
+Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
+Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)
