@@ -31,7 +31,8 @@ Beyond PyTorch (PyTorch's text comes first in every message):
 * **A failed load changes nothing.** PyTorch writes tensor by tensor and raises at the end, so a
   size mismatch in the last layer leaves the first layers already overwritten. Here every write
   is logged with a way to undo it, and when the load raises the log is replayed backwards.
-  (``set_extra_state`` calls and edits made by user hooks cannot be undone.)
+  (``set_extra_state`` calls and edits made by user hooks cannot be undone. The price is one
+  temporary copy of each tensor loaded in place, dropped when the load returns.)
 * **A hint when the keys differ only by a prefix**, e.g. a checkpoint saved from a
   ``DataParallel`` wrapper whose keys all start with ``module.``.
 * **A warning when ``strict=False`` loaded nothing at all** (every key missing), the usual
