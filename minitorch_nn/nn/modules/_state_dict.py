@@ -148,6 +148,38 @@ def _prefix_hint(missing, unexpected) -> str:
     return ""
 
 
+def _swap_in(param, value, assign, log):
+    """The ``__future__`` swap path: ``param`` keeps its identity and takes new contents."""
+    if log is not None and not assign:
+        log.before_copy(param)  # the default module_load copies into param first
+    new = param.module_load(value, assign=assign)
+    if id(new) == id(value) or id(new) == id(param):
+        raise RuntimeError(
+            "module_load returned one of self or other, please .detach() the result if "
+            "returning one of the inputs in module_load"
+        )
+    if isinstance(param, Parameter):
+        if not isinstance(new, Parameter):
+            new = Parameter(new, requires_grad=param.requires_grad)
+        else:
+            new.requires_grad_(param.requires_grad)
+    swap_tensors(param, new)
+    if log is not None:
+        log.after_swap(param, new)
+
+
+def _assign_in(module, name, param, value, log):
+    """The ``assign=True`` path: the checkpoint tensor itself becomes the module attribute."""
+    if isinstance(param, Parameter):
+        if not isinstance(value, Parameter):
+            value = Parameter(value, requires_grad=param.requires_grad)
+        else:
+            value.requires_grad_(param.requires_grad)
+    if log is not None:
+        log.before_assign(module)
+    setattr(module, name, value)
+
+
 def _load_tree(
     module, local_state_dict, prefix, metadata, assign, missing_keys, unexpected_keys, error_msgs
 ):
@@ -341,34 +373,9 @@ class _StateDictMixin:
             try:
                 with no_grad():
                     if use_swap:
-                        if log is not None and not assign:
-                            log.before_copy(
-                                param
-                            )  # the default module_load copies into param first
-                        new = param.module_load(value, assign=assign)
-                        if id(new) == id(value) or id(new) == id(param):
-                            raise RuntimeError(
-                                "module_load returned one of self or other, please .detach() the result if "
-                                "returning one of the inputs in module_load"
-                            )
-                        if isinstance(param, Parameter):
-                            if not isinstance(new, Parameter):
-                                new = Parameter(new, requires_grad=param.requires_grad)
-                            else:
-                                new.requires_grad_(param.requires_grad)
-                        swap_tensors(param, new)
-                        if log is not None:
-                            log.after_swap(param, new)
-                        del new
+                        _swap_in(param, value, assign, log)
                     elif assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(value, Parameter):
-                                value = Parameter(value, requires_grad=param.requires_grad)
-                            else:
-                                value.requires_grad_(param.requires_grad)
-                        if log is not None:
-                            log.before_assign(self)
-                        setattr(self, name, value)
+                        _assign_in(self, name, param, value, log)
                     else:
                         if log is not None:
                             log.before_copy(param)
