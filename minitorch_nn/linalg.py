@@ -7,6 +7,12 @@ with several tensors come back as named tuples that print like PyTorch's
 
 Only what the declared ops cover is here: ``qr``, ``solve``, ``matrix_exp``, ``svd``,
 ``svdvals``, ``vector_norm``, ``eigh``, ``inv`` and ``det``.
+
+The last section adds what ``nn.utils.parametrizations`` and the parametrizations tutorial
+need, written with the ops above rather than as new kernels: ``householder_product`` (a product
+of reflections, so it is differentiable for free), ``eigvalsh``, ``matrix_rank``, and the
+top-level ``torch.geqrf``, ``torch.matrix_exp``, ``torch.dist``, ``torch.vdot``,
+``torch.norm_except_dim`` and ``torch._weight_norm`` (re-exported by ``minitorch_nn``).
 """
 
 from __future__ import annotations
@@ -16,7 +22,10 @@ from collections import namedtuple
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import public
 
-__all__ = ["det", "eigh", "inv", "matrix_exp", "qr", "solve", "svd", "svdvals", "vector_norm"]
+__all__ = [
+    "det", "eigh", "eigvalsh", "householder_product", "inv", "matrix_exp", "matrix_rank", "qr", "solve",
+    "svd", "svdvals", "vector_norm",
+]
 
 
 def _named(name, fields):
@@ -89,3 +98,117 @@ def inv(A, *, out=None):
 def det(A, *, out=None):
     """The determinant of each square matrix in ``A``."""
     return aten.linalg_det.default(A)
+
+
+# ---------------------------------------------------------------------------------------------
+# For parametrizations (see the module docstring)
+# ---------------------------------------------------------------------------------------------
+
+
+@public
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues (ascending) of symmetric matrices."""
+    return aten.linalg_eigh.default(A, UPLO)[0]
+
+
+@public
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """The number of singular values above ``max(atol, rtol * largest)`` (int64).
+
+    PyTorch's default with neither tolerance given: ``rtol = eps(dtype) * max(m, n)``.
+    """
+    from minitorch_nn._dtype import finfo
+
+    S = svdvals(A)
+    if atol is None and rtol is None:
+        rtol = finfo(A.dtype).eps * max(A.shape[-2], A.shape[-1])
+    rtol = 0.0 if rtol is None else rtol
+    atol = 0.0 if atol is None else atol
+    tol = (S.amax(dim=-1, keepdim=True) * rtol).clamp_min(atol) if S.shape[-1] else S
+    return (S > tol).sum(dim=-1)
+
+
+@public
+def householder_product(A, tau, *, out=None):
+    """The first ``n`` columns of ``H_1 H_2 ... H_k`` with ``H_i = I - tau_i v_i v_i^H``.
+
+    ``v_i`` is column ``i`` of ``A`` below the diagonal with an implicit 1 on it (LAPACK's
+    ``orgqr`` format, the output of :func:`geqrf`). Built from ordinary ops, one reflection at
+    a time, so autograd differentiates it without a dedicated formula.
+    """
+    from minitorch_nn._functions.factories import eye
+
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if k > n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    below = A.tril(-1) + eye(m, n, dtype=A.dtype)  # the v_i as columns, unit diagonal
+    Q = eye(m, dtype=A.dtype).expand(*A.shape[:-2], m, m)
+    for i in range(k):
+        v = below[..., :, i : i + 1]  # (..., m, 1)
+        t = tau[..., i : i + 1].unsqueeze(-1)  # (..., 1, 1)
+        # Q H_i = Q - tau_i (Q v_i) v_i^H
+        Q = Q - t * (Q @ v) @ v.transpose(-2, -1)  # (real dtypes only: no conjugate needed)
+    return Q[..., :, :n]
+
+
+def geqrf(input, *, out=None):
+    """LAPACK's QR in compact form: ``(a, tau)``, R on and above the diagonal of ``a``, the
+    Householder vectors below it. Not differentiable (nor is PyTorch's)."""
+    import numpy as np
+
+    from minitorch_nn._tensor import _from_array
+
+    a = input.detach().numpy()
+    batch = a.shape[:-2]
+    flat = a.reshape(-1, *a.shape[-2:])
+    hs, taus = [], []
+    for mat in flat:
+        h, tau = np.linalg.qr(mat, mode="raw")  # h is the transpose of LAPACK's a
+        hs.append(h.T)
+        taus.append(tau)
+    m, n = a.shape[-2:]
+    h = np.stack(hs).reshape(*batch, m, n) if hs else np.zeros(a.shape, a.dtype)
+    tau = np.stack(taus).reshape(*batch, min(m, n)) if taus else np.zeros((*batch, min(m, n)), a.dtype)
+    GeqrfResult = _named("geqrf", ["a", "tau"])
+    return GeqrfResult(_from_array(np.ascontiguousarray(h).astype(a.dtype), input.dtype),
+                       _from_array(np.ascontiguousarray(tau).astype(a.dtype), input.dtype))
+
+
+def dist(input, other, p=2):
+    """``torch.dist``: the ``p``-norm of ``input - other``."""
+    return vector_norm(input - other, p)
+
+
+def vdot(input, other, *, out=None):
+    """``torch.vdot``: the dot product of two 1-D tensors, the first conjugated (real only here)."""
+    return aten.dot.default(input, other)  # real dtypes: conjugation is the identity
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """``torch.norm_except_dim``: the norm over every dim but ``dim``, kept as size-1 dims
+    (``dim=-1`` means the whole tensor, a 0-d result, as in PyTorch)."""
+    if dim == -1:
+        return vector_norm(v, pow)
+    dims = [d for d in range(v.dim()) if d != dim]
+    return vector_norm(v, pow, dims, keepdim=True)
+
+
+def _weight_norm(v, g, dim=0):
+    """``torch._weight_norm``: ``v`` rescaled so its norm over every dim but ``dim`` is ``g``."""
+    return v * (g / norm_except_dim(v, 2, dim))
+
+
+def _attach_tensor_methods():
+    # ``X.det()`` and ``X.matrix_exp()`` as methods (the tutorial calls ``X.det()``), only where
+    # the tensor-core method table has none.
+    from minitorch_nn._tensor import Tensor
+
+    for name, fn in (("det", det), ("matrix_exp", matrix_exp)):
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+
+
+_attach_tensor_methods()
