@@ -45,6 +45,7 @@ Beyond PyTorch (PyTorch's text comes first in every message):
 from __future__ import annotations
 
 import itertools
+import threading
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -116,8 +117,13 @@ class _LoadLog:
         self.undo.clear()
 
 
-# The log of the load in progress (a stack, since a hook could load another module).
-_active_logs: list = []
+class _ActiveLogs(threading.local):
+    # The logs of the loads in progress in this thread (a stack: a hook could load another module).
+    def __init__(self):
+        self.stack = []
+
+
+_active_logs = _ActiveLogs()
 
 
 def _prefix_hint(missing, unexpected) -> str:
@@ -338,7 +344,7 @@ class _StateDictMixin:
         }
         assign = local_metadata.get("assign_to_params_buffers", False)
         use_swap = future_flags.get_swap_module_params_on_conversion()
-        log = _active_logs[-1] if _active_logs else None
+        log = _active_logs.stack[-1] if _active_logs.stack else None
 
         for name, param in local_state.items():
             key = prefix + name
@@ -429,7 +435,7 @@ class _StateDictMixin:
             state_dict._metadata = metadata
 
         log = _LoadLog()
-        _active_logs.append(log)
+        _active_logs.stack.append(log)
         try:
             _load_tree(
                 self, state_dict, "", metadata, assign, missing_keys, unexpected_keys, error_msgs
@@ -438,7 +444,7 @@ class _StateDictMixin:
             log.rollback()
             raise
         finally:
-            _active_logs.pop()
+            _active_logs.stack.pop()
 
         if strict:
             if unexpected_keys:
