@@ -403,3 +403,19 @@ def test_load_state_dict_leaves_no_reference_cycles():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_float_checkpoint_into_integer_buffer_warns():
+    m = nn.Module()
+    m.register_buffer("steps", mt.zeros(1, dtype=mt.int64))
+    with pytest.warns(
+        UserWarning,
+        match="for steps: copying a torch.float32 value from the checkpoint into a torch.int64",
+    ):
+        m.load_state_dict({"steps": mt.tensor([2.7])})
+    assert m.steps.tolist() == [2]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.load_state_dict({"steps": mt.tensor([3])})

@@ -37,6 +37,8 @@ Beyond PyTorch (PyTorch's text comes first in every message):
   ``DataParallel`` wrapper whose keys all start with ``module.``.
 * **A warning when ``strict=False`` loaded nothing at all** (every key missing), the usual
   result of silencing a prefix mismatch with ``strict=False``.
+* **A warning when a floating-point checkpoint value is copied into an integer tensor**, which
+  truncates it.
 * **Linear time.** PyTorch filters the whole key set once per child module, which is
   quadratic for a wide ``ModuleList``; here the keys are grouped by child in one pass (same
   dicts, same order, so hooks see exactly what PyTorch's would).
@@ -374,6 +376,14 @@ class _StateDictMixin:
                     f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in the "
                     "current model, which is a no-op. (Did you mean to pass `assign=True` to assign items in the "
                     "state dictionary to their corresponding key in the module instead of copying them in place?)",
+                    stacklevel=2,
+                )
+            if not assign and value.dtype.is_floating_point and not param.dtype.is_floating_point:
+                # Beyond PyTorch: a float checkpoint value copied into an integer tensor is truncated.
+                warnings.warn(
+                    f"for {key}: copying a {value.dtype} value from the checkpoint into a {param.dtype} "
+                    "tensor of the model truncates it (PyTorch does this silently). Check that the "
+                    "checkpoint matches the model, or convert the value first.",
                     stacklevel=2,
                 )
             try:
