@@ -142,6 +142,38 @@ def from_numpy(ndarray):
     return _wrap(Tensor, impl)
 
 
+class _CapsuleHolder:
+    """Lets numpy import a bare DLPack capsule (the legacy ``to_dlpack`` form): numpy wants an object."""
+
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_dlpack(ext_tensor):
+    """A cpu tensor sharing memory with any DLPack producer (numpy, PyTorch, JAX, a capsule).
+
+    Mirrors ``torch.from_dlpack``. numpy does the import (``np.from_dlpack``) and the tensor wraps
+    its array without a copy, so writes through either side are seen by the other.
+    """
+    if isinstance(ext_tensor, TensorBase):
+        return ext_tensor
+    if not hasattr(ext_tensor, "__dlpack__"):
+        if type(ext_tensor).__name__ != "PyCapsule":
+            raise TypeError(f"from_dlpack() expects an object with __dlpack__ or a DLPack capsule, got {type(ext_tensor).__name__}")
+        ext_tensor = _CapsuleHolder(ext_tensor)
+    elif hasattr(ext_tensor, "__dlpack_device__"):
+        device_type, _ = ext_tensor.__dlpack_device__()
+        if int(device_type) != 1:
+            raise RuntimeError(f"minitorch_nn imports only cpu DLPack tensors (device type 1), got device type {int(device_type)}")
+    return from_numpy(np.from_dlpack(ext_tensor))
+
+
 # -- sized factories --------------------------------------------------------------------------------
 
 @public

@@ -67,8 +67,7 @@ _POINTWISE = {
     "clamp.Tensor clamp_min.default clamp_max.default floor.default ceil.default round.default "
     "round.decimals trunc.default frac.default fmod.Scalar bitwise_and.Tensor bitwise_or.Tensor "
     "bitwise_xor.Tensor bitwise_not.default relu.default leaky_relu.default hardtanh.default "
-    "threshold_backward.default where.self masked_fill.Scalar masked_fill.Tensor nan_to_num.default "
-    "div.Tensor_mode",
+    "threshold_backward.default where.self div.Tensor_mode",
     "float": "div.Tensor exp.default exp2.default expm1.default log.default log2.default log10.default "
     "log1p.default sqrt.default rsqrt.default sin.default cos.default tan.default asin.default "
     "acos.default atan.default atan2.default sinh.default cosh.default tanh.default sigmoid.default "
@@ -80,8 +79,7 @@ _POINTWISE = {
 }
 _POINTWISE_INPLACE = {
     "promote": "add_.Tensor sub_.Tensor mul_.Tensor div_.Tensor_mode pow_.Scalar neg_.default "
-    "abs_.default clamp_.default relu_.default addcmul_.default lerp_.Scalar masked_fill_.Scalar "
-    "masked_fill_.Tensor",
+    "abs_.default clamp_.default relu_.default addcmul_.default lerp_.Scalar",
     "float": "div_.Tensor exp_.default log_.default sqrt_.default tanh_.default sigmoid_.default "
     "erfinv_.default addcdiv_.default",
 }
@@ -322,7 +320,9 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
 @aten.var.correction.impl("meta")
 @aten.std.correction.impl("meta")
 def var(self, dim=None, *, correction=None, keepdim=False):
-    return _new_meta(_reduced(self, dim, keepdim), _mean_dtype(self, None, "var"))
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return _new_meta(_reduced(self, dim, keepdim), self.dtype)
 
 
 @aten.max.default.impl("meta")
@@ -433,3 +433,285 @@ def mv(self, vec):
 
 
 __all__ = ["can_cast"]
+
+
+# -- ops whose output shape is an input's shape (or a simple function of it) --------------------------
+
+@aten.var_mean.correction.impl("meta")
+@aten.std_mean.correction.impl("meta")
+def var_mean(self, dim=None, *, correction=None, keepdim=False):
+    out = var(self, dim, correction=correction, keepdim=keepdim)
+    return out, _new_meta(_shape(out), out.dtype)
+
+
+@aten.sort.default.impl("meta")
+def sort(self, dim=-1, descending=False):
+    wrap_dim(dim, self.dim())
+    return _new_meta(_shape(self), self.dtype), _new_meta(_shape(self), dt.int64)
+
+
+@aten.topk.default.impl("meta")
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    d = wrap_dim(dim, self.dim())
+    shape = list(_shape(self))
+    if k < 0 or k > (shape[d] if shape else 1):
+        raise RuntimeError("selected index k out of range")
+    if shape:
+        shape[d] = k
+    return _new_meta(shape, self.dtype), _new_meta(shape, dt.int64)
+
+
+def _triangle(name):
+    def kernel(self, diagonal=0):
+        if self.dim() < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return _new_meta(_shape(self), self.dtype)
+
+    return kernel
+
+
+aten.tril.default.impl("meta")(_triangle("tril"))
+aten.triu.default.impl("meta")(_triangle("triu"))
+
+
+@aten.masked_fill_.Scalar.impl("meta")
+@aten.masked_fill_.Tensor.impl("meta")
+def masked_fill_(self, mask, value):
+    if broadcast_shapes(_shape(self), _shape(mask)) != _shape(self):
+        raise RuntimeError(f"output with shape {list(_shape(self))} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(_shape(self), _shape(mask)))}")
+    self._impl.version.value += 1
+    return self
+
+
+@aten.masked_fill.Scalar.impl("meta")
+@aten.masked_fill.Tensor.impl("meta")
+def masked_fill(self, mask, value):
+    # the result keeps self's dtype whatever the value's type; the mask broadcasts
+    return _new_meta(broadcast_shapes(_shape(self), _shape(mask)), self.dtype)
+
+
+@aten.nan_to_num.default.impl("meta")
+@aten.flip.default.impl("meta")
+@aten.roll.default.impl("meta")
+def same_shape(self, *args, **kwargs):
+    return _new_meta(_shape(self), self.dtype)
+
+
+@aten.repeat.default.impl("meta")
+def repeat(self, repeats):
+    if len(repeats) < self.dim():
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    shape = (1,) * (len(repeats) - self.dim()) + _shape(self)
+    return _new_meta([s * r for s, r in zip(shape, repeats)], self.dtype)
+
+
+@aten.constant_pad_nd.default.impl("meta")
+def constant_pad_nd(self, pad, value=0):
+    shape = list(_shape(self))
+    for i in range(len(pad) // 2):
+        shape[-1 - i] += pad[2 * i] + pad[2 * i + 1]
+    return _new_meta(shape, self.dtype)
+
+
+@aten.diag_embed.default.impl("meta")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    n = (self.shape[-1] if self.dim() else 1) + abs(offset)
+    return _new_meta(_shape(self)[:-1] + (n, n), self.dtype)
+
+
+@aten.outer.default.impl("meta")
+def outer(self, vec2):
+    return _new_meta((self.numel(), vec2.numel()), result_type(self, vec2))
+
+
+@aten.baddbmm.default.impl("meta")
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    out = bmm(batch1, batch2)
+    broadcast_shapes(_shape(self), _shape(out))
+    return out
+
+
+@aten.addmm_.default.impl("meta")
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    out = mm(mat1, mat2)
+    if _shape(out) != _shape(self):
+        raise RuntimeError(f"output with shape {list(_shape(self))} doesn't match the broadcast shape {list(_shape(out))}")
+    self._impl.version.value += 1
+    return self
+
+
+# -- linear algebra: shapes of the factors ------------------------------------------------------------
+
+def _matrix_shapes(A, name):
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {type_name(A.dtype)}")
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    return _shape(A)[:-2], A.shape[-2], A.shape[-1]
+
+
+@aten.linalg_qr.default.impl("meta")
+def linalg_qr(A, mode="reduced"):
+    batch, m, n = _matrix_shapes(A, "linalg.qr")
+    k = min(m, n)
+    q = (0,) if mode == "r" else batch + ((m, m) if mode == "complete" else (m, k))
+    r = batch + ((m, n) if mode == "complete" else (k, n))
+    return _new_meta(q, A.dtype), _new_meta(r, A.dtype)
+
+
+@aten.linalg_svd.default.impl("meta")
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    batch, m, n = _matrix_shapes(A, "linalg.svd")
+    k = min(m, n)
+    u = batch + ((m, m) if full_matrices else (m, k))
+    vh = batch + ((n, n) if full_matrices else (k, n))
+    return _new_meta(u, A.dtype), _new_meta(batch + (k,), A.dtype), _new_meta(vh, A.dtype)
+
+
+@aten.linalg_svdvals.default.impl("meta")
+def linalg_svdvals(A, *, driver=None):
+    batch, m, n = _matrix_shapes(A, "linalg.svdvals")
+    return _new_meta(batch + (min(m, n),), A.dtype)
+
+
+@aten.linalg_solve.default.impl("meta")
+def linalg_solve(A, B, *, left=True):
+    _matrix_shapes(A, "linalg.solve")
+    return _new_meta(_shape(B) if B.dim() > 1 else _shape(B), A.dtype)
+
+
+@aten.linalg_matrix_exp.default.impl("meta")
+@aten.linalg_inv.default.impl("meta")
+def square_matrix(A):
+    _matrix_shapes(A, "linalg")
+    return _new_meta(_shape(A), A.dtype)
+
+
+@aten.linalg_eigh.default.impl("meta")
+def linalg_eigh(A, UPLO="L"):
+    batch, m, _ = _matrix_shapes(A, "linalg.eigh")
+    return _new_meta(batch + (m,), A.dtype), _new_meta(_shape(A), A.dtype)
+
+
+@aten.linalg_det.default.impl("meta")
+def linalg_det(A):
+    batch, _, _ = _matrix_shapes(A, "linalg.det")
+    return _new_meta(batch, A.dtype)
+
+
+# -- indexing --------------------------------------------------------------------------------------------
+
+@aten.index.Tensor.impl("meta")
+def index(self, indices):
+    # numpy's placement rules on a stand-in array of the right shape (zero-strided, no memory)
+    import numpy as np
+
+    stand_in = np.broadcast_to(np.empty((), dtype=np.int8), _shape(self))
+    key = []
+    for t in indices:
+        if t is None:
+            key.append(slice(None))
+        elif t.dtype in (dt.bool, dt.uint8):
+            raise NotImplementedError(
+                "aten::index with a boolean mask has a data-dependent output shape; the meta device "
+                "cannot compute it (PyTorch raises here too)"
+            )
+        else:
+            key.append(np.zeros(_shape(t), dtype=np.int64))
+    return _new_meta(stand_in[tuple(key)].shape, self.dtype)
+
+
+@aten.index_put_.default.impl("meta")
+@aten.scatter_.src.impl("meta")
+@aten.scatter_add_.default.impl("meta")
+def index_put_(self, *args, **kwargs):
+    self._impl.version.value += 1
+    return self
+
+
+@aten.index_put.default.impl("meta")
+@aten.scatter.src.impl("meta")
+@aten.scatter.value.impl("meta")
+@aten.scatter_add.default.impl("meta")
+@aten.index_add.default.impl("meta")
+def scatter(self, *args, **kwargs):
+    return _new_meta(_shape(self), self.dtype)
+
+
+@aten.index_add_.default.impl("meta")
+def index_add_(self, *args, **kwargs):
+    self._impl.version.value += 1
+    return self
+
+
+@aten.index_select.default.impl("meta")
+def index_select(self, dim, index):
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = wrap_dim(dim, self.dim())
+    shape = list(_shape(self))
+    if shape:
+        shape[d] = index.numel()
+    return _new_meta(shape, self.dtype)
+
+
+@aten.gather.default.impl("meta")
+def gather(self, dim, index, *, sparse_grad=False):
+    if index.dtype is not dt.int64:
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    wrap_dim(dim, self.dim())
+    return _new_meta(_shape(index), self.dtype)
+
+
+@aten.masked_select.default.impl("meta")
+@aten.nonzero.default.impl("meta")
+def data_dependent(self, *args):
+    raise NotImplementedError(
+        "this op's output shape depends on the data (how many elements are selected), which a meta "
+        "tensor does not have"
+    )
+
+
+# -- random ops: the shape of a sample ---------------------------------------------------------------------
+
+@aten.rand.generator.impl("meta")
+@aten.randn.generator.impl("meta")
+def rand_generator(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _factory(size, dtype)
+
+
+@aten.randint.generator.impl("meta")
+def randint_generator(high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta(tuple(size), dtype or dt.int64)
+
+
+@aten.randint.low_generator.impl("meta")
+def randint_low_generator(low, high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta(tuple(size), dtype or dt.int64)
+
+
+@aten.randperm.generator.impl("meta")
+def randperm_generator(n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new_meta((n,), dtype or dt.int64)
+
+
+@aten.bernoulli.default.impl("meta")
+@aten.bernoulli.p.impl("meta")
+def bernoulli(self, *args, generator=None):
+    return _new_meta(_shape(self), self.dtype)
+
+
+@aten.multinomial.default.impl("meta")
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    return _new_meta(_shape(self)[:-1] + (num_samples,), dt.int64)
+
+
+@aten.resize_.default.impl("meta")
+def resize_(self, size, *, memory_format=None):
+    from minitorch_nn._tensor import contiguous_strides
+
+    self._impl.set_metadata(tuple(size), contiguous_strides(size), self._impl.offset)
+    return self

@@ -257,6 +257,17 @@ def as_strided(self, size, stride, storage_offset=None):
     return _make_view(self, size, stride, offset)
 
 
+@aten.as_strided_.default.impl("any")
+def as_strided_(self, size, stride, storage_offset=None):
+    """Re-point this tensor at another window of its own storage (no data moves)."""
+    offset = self._impl.offset if storage_offset is None else storage_offset
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    _check_in_bounds(self, size, stride, offset)
+    self._impl.set_metadata(tuple(size), tuple(stride), offset)
+    return self
+
+
 def _check_in_bounds(self, size, stride, offset):
     storage = self._impl.storage
     if storage is None or any(s == 0 for s in size):

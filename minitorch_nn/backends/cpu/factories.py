@@ -266,6 +266,26 @@ def copy_(self, src, non_blocking=False):
     return write_into(self, r)
 
 
+@aten.resize_.default.impl("cpu")
+def resize_(self, size, *, memory_format=None):
+    """Give this tensor ``size`` with contiguous strides, growing its storage if it is too small.
+
+    As in PyTorch, the elements that were there keep their place in storage and new ones are
+    uninitialised (zeros here); views of the old storage stop seeing a grown tensor.
+    """
+    size = tuple(size)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    impl = self._impl
+    needed = impl.offset + int(np.prod(size, dtype=np.int64))
+    if needed > impl.storage.shape[0]:
+        grown = np.zeros(needed, dtype=impl.storage.dtype)
+        grown[: impl.storage.shape[0]] = impl.storage
+        impl.storage = grown
+    impl.set_metadata(size, contiguous_strides(size), impl.offset)
+    return self
+
+
 @aten._local_scalar_dense.default.impl("cpu")
 def _local_scalar_dense(self):
     v = as_array(self).reshape(-1)[0]

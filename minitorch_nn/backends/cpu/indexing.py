@@ -148,3 +148,8 @@ def index_add(self, dim, index, source, *, alpha=1):
     key[d] = as_array(index)
     np.add.at(out, tuple(key), as_array(source).astype(out.dtype) * alpha)
     return wrap(out, self.dtype)
+
+
+@aten.index_add_.default.impl("cpu")
+def index_add_(self, dim, index, source, *, alpha=1):
+    return write_into(self, as_array(index_add(self, dim, index, source, alpha=alpha)))

@@ -12,7 +12,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype, type_name
-from minitorch_nn.backends.cpu._numpy import as_array, wrap
+from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
 
 
 def _check_same_dtype(a, b, what="expected m1 and m2 to have the same dtype"):
@@ -70,6 +70,16 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     if beta != 0:
         r = r + (as_array(self, cd) * np.asarray(beta, cd.numpy_dtype) if beta != 1 else as_array(self, cd))
     return wrap(r, d)
+
+
+@aten.addmm_.default.impl("cpu")
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    result = addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+        )
+    return write_into(self, as_array(result))
 
 
 @aten.baddbmm.default.impl("cpu")
@@ -203,13 +213,20 @@ def linalg_det(A):
     return wrap(np.linalg.det(_float_input(A, "linalg.det")), A.dtype)
 
 
+def _check_matrix(self, name):
+    if self.dim() < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
 @aten.tril.default.impl("cpu")
 def tril(self, diagonal=0):
+    _check_matrix(self, "tril")
     return wrap(np.tril(as_array(self), diagonal), self.dtype)
 
 
 @aten.triu.default.impl("cpu")
 def triu(self, diagonal=0):
+    _check_matrix(self, "triu")
     return wrap(np.triu(as_array(self), diagonal), self.dtype)
 
 
