@@ -103,6 +103,26 @@ class Tensor(TensorBase):
             return arr.copy()
         return arr
 
+    # -- DLPack: zero-copy exchange with numpy, PyTorch, JAX, ... ---------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export this cpu tensor as a DLPack capsule (delegates to the numpy view of its memory)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.device.type != "cpu":
+            raise BufferError(f"minitorch_nn exports only cpu tensors through DLPack, not {self.device.type}")
+        kwargs = {"copy": copy} if copy is not None else {}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        return self._array.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        """``(device_type, device_id)`` in DLPack's numbering: ``(1, 0)`` is the cpu."""
+        if self.device.type != "cpu":
+            raise BufferError(f"minitorch_nn exports only cpu tensors through DLPack, not {self.device.type}")
+        return (1, 0)
+
     def __deepcopy__(self, memo):
         from minitorch_nn._serialization_helpers import deepcopy_tensor
 
@@ -116,12 +136,12 @@ class Tensor(TensorBase):
     # -- Python values -----------------------------------------------------------------------
     def item(self):
         """The single value of a one-element tensor as a Python number."""
-        if self.is_meta:
-            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
+        if self.is_meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         arr = self.cpu()._array if self.device.type != "cpu" else self._array
         value = arr.reshape(-1)[0]
         if self.dtype is dt.bool:
@@ -133,7 +153,7 @@ class Tensor(TensorBase):
     def tolist(self):
         """The data as nested Python lists of numbers."""
         if self.is_meta:
-            raise RuntimeError("Tensor.tolist() is not supported for meta tensors (they have no data)")
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         arr = self.cpu()._array if self.device.type != "cpu" else self._array
         if self.dtype in (dt.bfloat16, dt.float16):
             arr = arr.astype(np.float64)
