@@ -24,6 +24,7 @@ story with minitorch_nn, where you can read every line of the mechanism.
 * ``minitorch_nn/nn/modules/_conversion.py``: ``_ConversionMixin._apply``, which every
   ``Module.to``/``double``/``half`` goes through, and ``minitorch_nn/__future__.py``, the two
   flags that choose how it changes a parameter.
+* ``minitorch_nn/autograd/graph.py``: the ``AccumulateGrad`` node that a swap poisons.
 
 We start with tensors and a hand-written stand-in for a module, and end with a real
 ``nn.Linear``; the ``nn.Module`` tutorial covers the rest of the module machinery.
@@ -288,9 +289,39 @@ convert_with_a_view(True)
 # %%
 # With ``.data`` the conversion "succeeds" and the view silently reads memory the model no longer
 # uses. With the swap flag, the conversion is refused (the ``RuntimeError`` wraps the use-count
-# error from ``swap_tensors``) and nothing is left half-converted. When the other reference is
-# the parameter's own ``AccumulateGrad`` node, the swap goes through and poisons that node, so a
-# later ``backward()`` through the old graph fails loudly; the autograd tutorial shows this.
+# error from ``swap_tensors``) and nothing is left half-converted.
+#
+# Converting between forward and backward
+# ---------------------------------------
+# A forward pass records a graph, and the graph's leaf node for the weight, its
+# ``AccumulateGrad`` (``minitorch_nn/autograd/graph.py``), holds a reference to the weight's
+# payload: a use count of 2. That is the one case ``_check_use_count`` in ``_swap.py`` lets
+# through. It swaps, and marks the node as poisoned so the old graph cannot write a gradient of
+# the old dtype into the converted parameter.
+
+
+def convert_between_forward_and_backward(swap):
+    flags.set_swap_module_params_on_conversion(swap)
+    try:
+        model = nn.Linear(3, 2)
+        loss = model(torch.ones(1, 3)).sum()
+        print(f"swap={swap!s:5s} use count after forward: {model.weight._use_count()}")
+        model.double()
+        loss.backward()
+        print(f"{'':10s} backward ran: weight {model.weight.dtype}, grad {model.weight.grad.dtype}")
+    except RuntimeError as err:
+        print(f"{'':10s} RuntimeError: {err}")
+    finally:
+        flags.set_swap_module_params_on_conversion(False)
+
+
+convert_between_forward_and_backward(False)
+convert_between_forward_and_backward(True)
+
+# %%
+# Without the flag, backward "works": a gradient computed from the old float32 weights lands, as
+# float32, on the float64 weight, and an optimizer step would use it without complaint. With the
+# flag, the mistake is reported where it happens, with advice. Both are what PyTorch 2.13 does.
 #
 # Compare with PyTorch
 # --------------------
@@ -353,14 +384,32 @@ def conversions(lib):
     return out
 
 
+def forward_convert_backward(lib):
+    """What backward does after converting between forward and backward, per swap flag."""
+    out = []
+    for swap in (False, True):
+        lib.__future__.set_swap_module_params_on_conversion(swap)
+        try:
+            model = lib.nn.Linear(3, 2)
+            loss = model(lib.ones(1, 3)).sum()
+            model.double()
+            loss.backward()
+            out.append(f"swap={swap}: grad {model.weight.grad.dtype}, weight {model.weight.dtype}")
+        except RuntimeError as err:
+            out.append(f"swap={swap}: RuntimeError: {err}")
+        finally:
+            lib.__future__.set_swap_module_params_on_conversion(False)
+    return out
+
+
 if real_torch is None:
     print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
 else:
-    mine = refusals(torch) + conversions(torch)
-    theirs = refusals(real_torch) + conversions(real_torch)
+    mine = refusals(torch) + conversions(torch) + forward_convert_backward(torch)
+    theirs = refusals(real_torch) + conversions(real_torch) + forward_convert_backward(real_torch)
     for m, r in zip(mine, theirs):
         print("same as PyTorch:" if m == r else "DIFFERENT:", m[:70] + ("..." if len(m) > 70 else ""))
-    assert mine == theirs and len(mine) == 12
+    assert mine == theirs and len(mine) == 14
 
 # %%
 # Exercises
