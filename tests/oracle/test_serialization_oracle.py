@@ -507,3 +507,68 @@ def test_torch_legacy_files_load_here():
     assert_same(torch_legacy_to_ours(ckpt), ckpt)
     meta = torch_legacy_to_ours(views, map_location="meta")
     assert meta["cols"].is_meta and meta["cols"].stride() == views["cols"].stride()
+
+
+# -- resuming training across the libraries -----------------------------------------------------
+
+
+def _training_pair():
+    """The same MLP and Adam in both libraries, starting from the same weights."""
+    if not hasattr(mt, "optim") or not hasattr(getattr(mt.optim, "Adam", None), "state_dict"):
+        pytest.skip("minitorch_nn.optim.Adam with state_dict not available yet")
+    theirs = tutorial_models()["mlp"]
+    ours = _our_mlp()
+    ours.load_state_dict(torch_to_ours(theirs.state_dict()))
+    t_opt = torch.optim.Adam(theirs.parameters(), lr=1e-2, betas=(0.8, 0.95), foreach=False)
+    o_opt = mt.optim.Adam(ours.parameters(), lr=1e-2, betas=(0.8, 0.95))
+    return theirs, t_opt, ours, o_opt
+
+
+def _step(model, opt, x, y):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+
+
+def test_a_checkpoint_saved_mid_training_here_resumes_in_torch():
+    theirs, t_opt, ours, o_opt = _training_pair()
+    g = torch.Generator().manual_seed(1)
+    batches = [(torch.randn(8, 4, generator=g), torch.randn(8, 3, generator=g)) for _ in range(4)]
+    mine = [(mt.from_numpy(x.numpy()), mt.from_numpy(y.numpy())) for x, y in batches]
+    for x, y in mine[:2]:
+        _step(ours, o_opt, x, y)
+    buf = io.BytesIO()
+    mt.save({"model": ours.state_dict(), "optimizer": o_opt.state_dict(), "epoch": 2}, buf)
+    buf.seek(0)
+    ckpt = torch.load(buf, weights_only=True)
+    theirs.load_state_dict(ckpt["model"])
+    t_opt.load_state_dict(ckpt["optimizer"])
+    for (x, y), (tx, ty) in zip(mine[2:], batches[2:]):
+        _step(ours, o_opt, x, y)
+        _step(theirs, t_opt, tx, ty)
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(
+            p.detach()._array, q.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name
+        )
+
+
+def test_a_torch_checkpoint_resumes_training_here():
+    theirs, t_opt, ours, o_opt = _training_pair()
+    g = torch.Generator().manual_seed(2)
+    batches = [(torch.randn(8, 4, generator=g), torch.randn(8, 3, generator=g)) for _ in range(4)]
+    for tx, ty in batches[:2]:
+        _step(theirs, t_opt, tx, ty)
+    buf = io.BytesIO()
+    torch.save({"model": theirs.state_dict(), "optimizer": t_opt.state_dict()}, buf)
+    buf.seek(0)
+    ckpt = mt.load(buf)
+    ours.load_state_dict(ckpt["model"])
+    o_opt.load_state_dict(ckpt["optimizer"])
+    for tx, ty in batches[2:]:
+        _step(theirs, t_opt, tx, ty)
+        _step(ours, o_opt, mt.from_numpy(tx.numpy()), mt.from_numpy(ty.numpy()))
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(
+            p.detach()._array, q.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name
+        )
