@@ -153,6 +153,15 @@ for name, value in levels.items():
     print(f"{name:28s} {value.tolist() == expected.tolist()}")
 
 # %%
+# The autograd layer only acts when an input requires grad. Then the result carries the graph
+# node the layer recorded, under PyTorch's name; calling the chain below autograd gives the same
+# numbers with no node.
+
+w = torch.ones(3, requires_grad=True)
+print("through dispatch:", op(w, b).grad_fn.name())
+print("below autograd:  ", _dispatch.below_autograd(op, (w, b), {}).grad_fn)
+
+# %%
 # Watching the chain
 # ------------------
 # The ``python_layer`` hook sees every op that reaches the dispatcher, with PyTorch's names.
@@ -245,7 +254,10 @@ else:
     print("same schema:         ", str(real_torch.ops.aten.add.Tensor._schema) == str(op._schema))
     same = real_torch.ops.aten.add.Tensor(ra, rb, alpha=2).tolist() == op(a, b, alpha=2).tolist()
     print("same add result:     ", same)
-    assert theirs == seen and same
+    rw = real_torch.ones(3, requires_grad=True)
+    node = real_torch.ops.aten.add.Tensor(rw, rb).grad_fn.name()
+    print("same autograd node:  ", node == op(w, b).grad_fn.name())
+    assert theirs == seen and same and node == op(w, b).grad_fn.name()
 
 # %%
 # Exercises
