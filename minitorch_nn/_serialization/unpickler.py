@@ -506,7 +506,7 @@ class CheckpointUnpickler(pickle._Unpickler):
             raise UnpicklingError("REDUCE arguments must be a tuple")
         checked = _CALLS.get(func) if _hashable(func) else None
         if checked is None:
-            if _hashable(func) and func in USER_GLOBALS.values():
+            if _user_allowed(func):
                 return func(*args)
             raise UnpicklingError(f"Trying to call reduce for unrecognized function {func!r:.100}")
         return checked(*args)
@@ -536,11 +536,11 @@ class CheckpointUnpickler(pickle._Unpickler):
                     "an OrderedDict's saved state must be a dict of attribute names"
                 )
             inst.__dict__.update(state)
-        elif _hashable(type(inst)) and type(inst) in USER_GLOBALS.values():
+        elif _user_allowed(type(inst)):
             super().load_build()
         else:
             raise UnpicklingError(
-                f"Can only build Tensor, Parameter, OrderedDict or types allowlisted via `add_safe_globals`, "
+                "Can only build OrderedDict or types allowlisted via `add_safe_globals`, "
                 f"but got {type(inst)}"
             )
 
@@ -586,6 +586,11 @@ _OPCODE_NAMES = {
     for n in dir(pickle)
     if n.isupper() and isinstance(getattr(pickle, n), bytes) and len(getattr(pickle, n)) == 1
 }
+
+
+def _user_allowed(obj) -> bool:
+    # by identity: ``in`` would call __eq__ of whatever object the pickle put there
+    return any(obj is allowed for allowed in USER_GLOBALS.values())
 
 
 def _hashable(obj) -> bool:
