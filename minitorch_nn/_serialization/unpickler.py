@@ -14,6 +14,11 @@ The opcodes are restricted as in PyTorch: only calls of table entries (``REDUCE`
 on dicts, and no ``INST``/``OBJ``/extension codes/out-of-band buffers. The rebuild functions
 check every size, stride and offset against the storage before making a tensor.
 
+How: PyTorch writes its own small pickle machine; we subclass pickle's pure-Python
+``pickle._Unpickler`` instead and give it a ``dispatch`` table in which every opcode byte
+rejects unless listed in ``_SAFE_OPCODES`` or replaced by a checked method below, so the
+reading code stays Python's own and the policy fits on one screen.
+
 Where we differ from PyTorch: ``weights_only=False`` uses this same reader (PyTorch falls back
 to the full unpickler), so a checkpoint can never run code here. Quantized, sparse, nested and
 complex tensors, which PyTorch's table allows, are refused with a message saying so.
