@@ -90,7 +90,14 @@ class Node:
         # For each edge: (sizes, dtype, device) of the input the gradient goes to, so the engine
         # can sum a broadcast gradient back to the input's shape and cast it to its dtype.
         self._input_metadata = ()
-        self.metadata = {}
+
+    @property
+    def metadata(self):
+        """A dict for your own notes about this node (made on first use)."""
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self.__dict__["_metadata"] = {}
+        return meta
 
     # -- identity --------------------------------------------------------------------------
     def name(self) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn.autograd import grad_mode as _gm
-from minitorch_nn.autograd.graph import Node, SavedTensor, gradient_edge, node_class
+from minitorch_nn.autograd.graph import Node, SavedTensor, grad_accumulator, gradient_edge, node_class
 
 # Marks ops whose outputs never require grad (detach, factories *_like, random fills...).
 NONDIFFERENTIABLE = object()
@@ -65,17 +65,32 @@ class Derivative:
             code = fn.__code__   # the formula's parameter names, without importing inspect
             params = code.co_varnames[1:code.co_argcount]
             self.formulas.append((name, fn, params, name in self.list_args))
+        # (name, position in the schema, is a Tensor[] argument) of each differentiable input
+        self.input_slots = tuple((name, order[name], name in self.list_args) for name in self.inputs)
+        self.position = order
         self.multi_output = len(op._schema.returns) > 1 or op._schema.returns[:1] == ("Tensor[]",)
+        self._wanted_cache = {}
 
-    def bind(self, args, kwargs):
-        """The op's arguments by schema name, defaults filled in."""
-        bound = dict(zip(self.arg_names, args))
-        if kwargs:
-            bound.update(kwargs)
-        for name, default in self.defaults.items():
-            if name not in bound:
-                bound[name] = default
-        return bound
+    def arg(self, name, args, kwargs):
+        """The value of argument ``name`` in this call (its default when not passed)."""
+        i = self.position[name]
+        if i < len(args):
+            return args[i]
+        if kwargs and name in kwargs:
+            return kwargs[name]
+        return self.defaults.get(name)
+
+    def wanted(self, needed_inputs):
+        """What to save when the inputs in ``needed_inputs`` (a tuple of bools) need a gradient:
+        the union of the parameters their formulas read, computed once per combination."""
+        wanted = self._wanted_cache.get(needed_inputs)
+        if wanted is None:
+            wanted = []
+            for (_name, _fn, params, _is_list), needed in zip(self.formulas, needed_inputs):
+                if needed:
+                    wanted.extend(p for p in params if p not in wanted)
+            wanted = self._wanted_cache[needed_inputs] = tuple(wanted)
+        return wanted
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,48 +228,56 @@ def _check_inplace(t):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
-def _edge_and_meta(v):
-    if isinstance(v, TensorBase):
-        impl = v._impl
-        return gradient_edge(v), (impl.sizes, impl.dtype, impl.device)
-    return None, None
+def _edge(impl):
+    """``gradient_edge`` inlined for the hot path: (grad_fn, output_nr), the leaf's
+    AccumulateGrad, or None."""
+    fn = impl.grad_fn
+    if fn is not None:
+        return (fn, impl.output_nr)
+    if impl.requires_grad:
+        return (grad_accumulator(impl), 0)
+    return None
 
 
 def _record(op, d, args, kwargs):
-    bound = d.bind(args, kwargs)
     node = d.node_cls(d)
+    # 1. One edge per differentiable input (one per element of a Tensor[] input).
     edges, metas, needs = [], [], node._needs
-    for name in d.inputs:
-        v = bound[name]
+    for name, _pos, is_list in d.input_slots:
+        v = d.arg(name, args, kwargs)
         flags = []
-        for item in (v if name in d.list_args else (v,)):
-            edge, meta = _edge_and_meta(item)
-            edges.append(edge if edge is not None else (None, 0))
-            metas.append(meta)
+        for item in (v if is_list else (v,)):
+            if isinstance(item, TensorBase):
+                impl = item._impl
+                edge = _edge(impl)
+                metas.append((impl.sizes, impl.dtype, impl.device))
+            else:
+                edge = None
+                metas.append(None)
+            edges.append(edge or (None, 0))
             flags.append(edge is not None)
         needs[name] = flags
+    needed_inputs = tuple(any(f) for f in needs.values())
     inplace = op.is_inplace
     if inplace:
         _check_inplace(args[0])
-    elif not any(f for flags in needs.values() for f in flags):
+    elif not any(needed_inputs):
         return NotImplemented   # only non-differentiable arguments (an index, a mask) need grad
     node.next_functions = tuple(edges)
     node._input_metadata = tuple(metas)
 
-    # Save what the formulas of the inputs that need a gradient read.
-    wanted = []
-    for name, _fn, params, _is_list in d.formulas:
-        if any(needs[name]):
-            wanted.extend(p for p in params if p not in wanted)
+    # 2. Save what the formulas of the inputs that need a gradient read.
+    wanted = d.wanted(needed_inputs)
     saved = node._saved
     for p in wanted:
-        if p.startswith("result"):
-            continue
-        if p not in bound:   # "self_sizes", "tensors_sizes", "self_dtype"...: metadata only, no tensor kept
+        if p in d.position:
+            v = d.arg(p, args, kwargs)
+        elif p.startswith("result"):
+            continue     # outputs are saved after the op has run
+        else:            # "self_sizes", "tensors_sizes", "self_dtype"...: metadata, no tensor kept
             owner, _, attr = p.rpartition("_")
-            saved[p] = _metadata(bound[owner], attr)
+            saved[p] = _metadata(d.arg(owner, args, kwargs), attr)
             continue
-        v = bound[p]
         if isinstance(v, TensorBase):
             if inplace and p == "self":
                 # The original value is about to be overwritten: keep a copy, recorded like any
@@ -266,26 +289,30 @@ def _record(op, d, args, kwargs):
         else:
             saved[p] = v
 
+    # 3. Run the op below autograd.
     out = _run_below(op, args, kwargs)
 
+    # 4. Wire the outputs to the node (or, in place, rebase the history of self).
     outs = out if type(out) in (tuple, list) else (out,)
     if inplace:
         _rebase_history(args[0], node)
     else:
         for i, o in enumerate(outs):
-            if isinstance(o, TensorBase) and (o.dtype.is_floating_point or o.dtype.is_complex):
-                if any(o is a for a in args):  # an op that handed back its input: give it its own handle
-                    raise RuntimeError(f"{op}: autograd expected a new tensor, not an input")
+            if isinstance(o, TensorBase):
                 impl = o._impl
-                impl.grad_fn = node
-                impl.requires_grad = True
-                impl.output_nr = i
+                if impl.dtype.is_floating_point or impl.dtype.is_complex:
+                    for a in args:
+                        if o is a:  # an op must hand back a new tensor, or the input's history breaks
+                            raise RuntimeError(f"{op}: autograd expected a new tensor, not an input")
+                    impl.grad_fn = node
+                    impl.requires_grad = True
+                    impl.output_nr = i
     if d.multi_output:
         node._output_meta = tuple(
             (o._impl.sizes, o._impl.dtype, o._impl.device) if isinstance(o, TensorBase) else None for o in outs
         )
     for p in wanted:
-        if p.startswith("result"):
+        if p.startswith("result") and p not in d.position:
             idx = int(p[6:]) if len(p) > 6 else 0
             saved[p] = SavedTensor(outs[idx], is_output=True)
     return out
