@@ -11,6 +11,7 @@ import io
 import os
 import pickle
 import struct
+import time
 import zipfile
 
 import numpy as np
@@ -478,3 +479,27 @@ def test_safetensors_round_trip_keeps_dtypes_and_metadata(tmp_path):
         mt.safetensors_save({"a": base, "b": base[1:]}, tmp_path / "x.safetensors")
     with pytest.raises(ValueError, match="expected torch.Tensor"):
         mt.safetensors_save({"a": 1}, tmp_path / "x.safetensors")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_load_in_a_forked_child_does_not_hang(tmp_path):
+    # the CRC helper thread does not survive fork(); the child must start its own
+    path = tmp_path / "big.pt"
+    mt.save({"w": mt.zeros(1 << 19)}, path)  # 2 MiB: checked on the helper thread
+    mt.load(path)
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            ok = mt.load(path)["w"].shape == (1 << 19,)
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("load in a forked child hung")

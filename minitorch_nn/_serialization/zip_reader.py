@@ -23,21 +23,26 @@ archive errors) whose message starts like PyTorch's.
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import zipfile
 import zlib
 
 _ASYNC_CRC_BYTES = 1 << 20  # records this big are checksummed on a helper thread
-_POOL = []
+_POOL: dict[int, object] = {}  # process id -> executor
 
 
 def _crc_pool():
-    if not _POOL:
+    # One helper thread per process: a child made by fork() (a DataLoader worker) has the
+    # executor object but not its thread, and would wait forever on it.
+    pid = os.getpid()
+    if pid not in _POOL:
         from concurrent.futures import ThreadPoolExecutor
 
-        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="minitorch_nn-crc"))
-    return _POOL[0]
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minitorch_nn-crc")
+    return _POOL[pid]
 
 
 class CheckpointError(RuntimeError):
