@@ -16,10 +16,13 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import minitorch_nn as mt
 from minitorch_nn import serialization
 from minitorch_nn._serialization.zip_writer import CheckpointZipWriter
+from tests.strategies import build, tensor_specs
 
 ALL_DTYPES = [
     mt.bool,
@@ -503,3 +506,30 @@ def test_load_in_a_forked_child_does_not_hang(tmp_path):
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("load in a forked child hung")
+
+
+# -- random memory layouts (hypothesis) ----------------------------------------------------------
+
+
+def _sharing(tensors):
+    return [[a._storage is b._storage for b in tensors] for a in tensors]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs=st.lists(tensor_specs(), min_size=1, max_size=4), view_of=st.integers(0, 3))
+def test_random_layouts_round_trip_with_sharing(specs, view_of):
+    tensors = [build(mt, s) for s in specs]
+    base = tensors[view_of % len(tensors)]
+    if base.dim():
+        tensors.append(base[-1:])  # another view of the same storage
+    tensors.append(tensors[0])  # the same object twice
+    out = roundtrip(tensors)
+    assert out[-1] is out[0]
+    for a, b in zip(tensors, out):
+        assert b.dtype is a.dtype and b.shape == a.shape
+        assert b.stride() == a.stride() and b.storage_offset() == a.storage_offset()
+        np.testing.assert_array_equal(
+            np.ascontiguousarray(b._array).reshape(-1).view(np.uint8),
+            np.ascontiguousarray(a._array).reshape(-1).view(np.uint8),
+        )
+    assert _sharing(out) == _sharing(tensors)

@@ -17,10 +17,13 @@ import zipfile
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 
 torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")  # fmt: skip
 
 import minitorch_nn as mt  # noqa: E402
+from tests.strategies import build, tensor_specs  # noqa: E402
 
 DTYPES = [
     "bool",
@@ -572,3 +575,22 @@ def test_a_torch_checkpoint_resumes_training_here():
         np.testing.assert_allclose(
             p.detach()._array, q.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name
         )
+
+
+# -- random memory layouts (hypothesis) ----------------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(specs=hst.lists(tensor_specs(), min_size=1, max_size=4))
+def test_random_layouts_cross_both_ways(specs):
+    ours = {f"t{i}": build(mt, s) for i, s in enumerate(specs)}
+    theirs = {f"t{i}": build(torch, s) for i, s in enumerate(specs)}
+    for k, t in list(theirs.items()):
+        if t.dim():
+            ours[k + "_view"], theirs[k + "_view"] = ours[k][-1:], t[-1:]
+    from_ours = ours_to_torch(ours)
+    from_theirs = torch_to_ours(theirs)
+    assert_same(ours, from_ours)
+    assert_same(from_theirs, theirs)
+    assert storages_of(from_ours) == storages_of(ours)
+    assert storages_of(from_theirs) == storages_of(theirs)
