@@ -120,9 +120,24 @@ class _LoadLog:
 
 
 class _ActiveLogs(threading.local):
-    # The logs of the loads in progress in this thread (a stack: a hook could load another module).
+    """The logs of the loads in progress in this thread, used as a list (a stack: a hook could
+    load another module). Code that changes a module during a load in its own way (lazy modules
+    materialising their parameters) appends undo steps to ``_active_logs[-1].undo``."""
+
     def __init__(self):
         self.stack = []
+
+    def __len__(self):
+        return len(self.stack)
+
+    def __getitem__(self, i):
+        return self.stack[i]
+
+    def append(self, log):
+        self.stack.append(log)
+
+    def pop(self):
+        return self.stack.pop()
 
 
 _active_logs = _ActiveLogs()
@@ -346,7 +361,7 @@ class _StateDictMixin:
         }
         assign = local_metadata.get("assign_to_params_buffers", False)
         use_swap = future_flags.get_swap_module_params_on_conversion()
-        log = _active_logs.stack[-1] if _active_logs.stack else None
+        log = _active_logs[-1] if _active_logs else None
 
         for name, param in local_state.items():
             key = prefix + name
@@ -445,7 +460,7 @@ class _StateDictMixin:
             state_dict._metadata = metadata
 
         log = _LoadLog()
-        _active_logs.stack.append(log)
+        _active_logs.append(log)
         try:
             _load_tree(
                 self, state_dict, "", metadata, assign, missing_keys, unexpected_keys, error_msgs
@@ -454,7 +469,7 @@ class _StateDictMixin:
             log.rollback()
             raise
         finally:
-            _active_logs.stack.pop()
+            _active_logs.pop()
 
         if strict:
             if unexpected_keys:
