@@ -462,3 +462,56 @@ def test_gradcheck_catches_a_wrong_backward():
     with pytest.raises(autograd.gradcheck.__globals__["GradcheckError"], match="Jacobian mismatch"):
         autograd.gradcheck(Wrong.apply, (x,))
     assert autograd.gradcheck(Wrong.apply, (x,), raise_exception=False) is False
+
+
+# ---------------------------------------------------------------------------------------------
+# Views made under no_grad, saved-tensor hooks, retain_grad through in-place ops
+# ---------------------------------------------------------------------------------------------
+
+
+def test_inplace_on_view_made_under_no_grad_is_refused():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    with torch.no_grad():
+        v = y[:2]
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(2)
+    with torch.no_grad():
+        v.mul_(2)   # fine when both happen under no_grad
+
+
+def test_saved_tensors_hooks_pack_and_unpack():
+    x = leaf([0.5, 1.5])
+    log = []
+
+    def pack(t):
+        log.append("pack")
+        return t.clone()
+
+    def unpack(p):
+        log.append("unpack")
+        return p
+
+    with graph.saved_tensors_hooks(pack, unpack):
+        y = (x * x).exp()
+    assert log == ["pack", "pack", "pack"]   # x twice by mul, the result of exp once
+    y.sum().backward()
+    assert log.count("unpack") == 3
+    a = np.array([0.5, 1.5])
+    np.testing.assert_allclose(x.grad.numpy(), 2 * a * np.exp(a * a))
+
+
+def test_retain_grad_follows_in_place_ops():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    y.retain_grad()
+    y.mul_(3)
+    (y * y).sum().backward()
+    assert y.retains_grad
+    np.testing.assert_allclose(y.grad.numpy(), [12.0, 24.0])
+
+
+def test_saved_python_number_reads_back_as_tensor():
+    x = leaf([1.0])
+    saved = (x * 2).grad_fn._saved_other
+    assert isinstance(saved, torch.Tensor) and saved.item() == 2

@@ -199,6 +199,40 @@ def _alias(impl):
     return TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device, impl.version)
 
 
+_saved_tensors_hooks_stack: list = []   # (pack_hook, unpack_hook) pairs, innermost last
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside it are stored as ``pack_hook(tensor)``
+    and turned back with ``unpack_hook(packed)`` when backward needs them
+    (``torch.autograd.graph.saved_tensors_hooks``). With hooks, no version check is made."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _saved_tensors_hooks_stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _saved_tensors_hooks_stack.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep saved tensors on the cpu until backward needs them (a no-op for cpu tensors)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            return (t.device, t.cpu())
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
 class SavedTensor:
     """A tensor kept for backward, with the version it had when saved (``SavedVariable``).
 
@@ -207,19 +241,27 @@ class SavedTensor:
     (no ``grad_fn``), because the output points at the node and the node must not point back.
     """
 
-    __slots__ = ("impl", "version", "is_output", "output_nr", "released")
+    __slots__ = ("impl", "version", "is_output", "output_nr", "released", "packed", "unpack_hook")
 
     def __init__(self, tensor, is_output=False):
         impl = tensor._impl
         self.version = impl.version.value
         self.is_output = is_output
         self.output_nr = impl.output_nr
-        self.impl = _alias(impl) if is_output else impl
         self.released = False
+        self.unpack_hook = None
+        if _saved_tensors_hooks_stack:
+            pack, self.unpack_hook = _saved_tensors_hooks_stack[-1]
+            self.packed = pack(tensor)
+            self.impl = None
+            return
+        self.impl = _alias(impl) if is_output else impl
 
     def unpack(self, node=None):
         if self.released:
             raise RuntimeError(_FREED_MESSAGE)
+        if self.unpack_hook is not None:
+            return self._unpack_with_hook(node)
         impl = self.impl
         if impl.version.value != self.version:
             grad_fn = node if self.is_output else impl.grad_fn
@@ -242,9 +284,20 @@ class SavedTensor:
         out.output_nr = self.output_nr
         return _C._wrap(Tensor, out)
 
+    def _unpack_with_hook(self, node):
+        t = self.unpack_hook(self.packed)
+        if not self.is_output:
+            return t
+        from minitorch_nn._tensor import Tensor
+
+        out = _alias(t._impl)
+        out.requires_grad, out.grad_fn, out.output_nr = True, node, self.output_nr
+        return _C._wrap(Tensor, out)
+
     def release(self):
         self.released = True
         self.impl = None
+        self.packed = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -119,7 +119,13 @@ class OpNode(Node):
     def __getattr__(self, attr):
         # node._saved_self, node._saved_result ... as in PyTorch.
         if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", ()):
-            return self._value(attr[7:])
+            value = self._value(attr[7:])
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and attr[7:] in self._derivative.position \
+                    and self._derivative.op._schema.arguments[self._derivative.position[attr[7:]]].type == "Tensor":
+                from minitorch_nn._functions.factories import tensor
+
+                return tensor(value)   # a Python number in a Tensor argument is a wrapped 0-d tensor
+            return value
         if attr.startswith("_raw_saved_") and attr[11:] in self.__dict__.get("_saved", ()):
             return self._saved[attr[11:]]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
@@ -197,8 +203,12 @@ def _any_requires_grad(args, kwargs):
 
 def autograd_layer(op, args, kwargs):
     """Installed as ``_dispatch.autograd_layer``; see the module docstring."""
-    if not _gm._enabled or not _any_requires_grad(args, kwargs):
+    if not _gm._enabled:
         return NotImplemented  # the fast path
+    if not _any_requires_grad(args, kwargs):
+        if op.is_inplace and args and isinstance(args[0], TensorBase) and args[0]._impl.base is not None:
+            _check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
+        return NotImplemented
     d = op.derivative
     if d is NONDIFFERENTIABLE:
         if op.is_inplace:
@@ -217,13 +227,26 @@ def _run_below(op, args, kwargs):
         _gm._enabled = True
 
 
+_NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked)."
+)
+
+
 def _check_inplace(t):
+    """PyTorch's refusals before an in-place op is recorded."""
     impl = t._impl
+    base = impl.base
+    if base is not None and base.requires_grad and not impl.requires_grad:
+        # Views made with grad mode on share their base's requires_grad, so this view was made
+        # under no_grad: recording the in-place op now could not update the base's history.
+        raise RuntimeError(_NO_GRAD_VIEW_MESSAGE)
     if impl.requires_grad and impl.grad_fn is None:
         if impl.base is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    base = impl.base
     if base is not None and base.requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
@@ -369,6 +392,11 @@ def _record_without_formula(op, args, kwargs):
 def _rebase_history(t, node):
     impl = t._impl
     base = impl.base
+    old = impl.grad_fn
+    if old is not None and old._retains_grad and old._retains_grad.get(impl.output_nr) is impl:
+        # retain_grad() follows the tensor to its new node (hooks stay where they were, as in PyTorch)
+        del old._retains_grad[impl.output_nr]
+        node._retains_grad = {0: impl}
     if base is None:
         impl.grad_fn, impl.requires_grad, impl.output_nr = node, True, 0
         return

@@ -526,7 +526,15 @@ def _post_hook_non_leaf(L):
     (x * 2).register_post_accumulate_grad_hook(lambda t: None)
 
 
+def _no_grad_view_inplace(L):
+    y = L.randn(3, requires_grad=True) * 1
+    with L.no_grad():
+        v = y[:2]
+    v.mul_(2)
+
+
 ERRORS = {
+    "no_grad_view_inplace": _no_grad_view_inplace,
     "leaf_inplace": lambda L: L.randn(3, requires_grad=True).add_(1),
     "view_of_leaf_inplace": lambda L: L.randn(3, requires_grad=True)[0].add_(1),
     "non_scalar": lambda L: (L.randn(3, requires_grad=True) * 2).backward(),
