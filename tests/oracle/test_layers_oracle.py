@@ -678,3 +678,43 @@ def test_mlp_training_step_matches():
             opt.step()
         params.append([p.detach() for p in model.state_dict().values()])
     assert_same(params[0], params[1], 1e-4)
+
+
+EDGE = {
+    "ce_1d": lambda l: l.nn.functional.cross_entropy(l.tensor([1.0, 2.0, 3.0]), l.tensor(2)),
+    "ce_1d_none": lambda l: l.nn.functional.cross_entropy(l.tensor([1.0, 2.0, 3.0]), l.tensor(2), reduction="none"),
+    "ce_all_ignored": lambda l: l.nn.functional.cross_entropy(l.tensor([[1.0, 2.0, 3.0]]), l.tensor([-100])),
+    "ce_empty": lambda l: l.nn.functional.cross_entropy(l.zeros(0, 3), l.zeros(0, dtype=l.long)),
+    "nll_weight_ignore": lambda l: l.nn.functional.nll_loss(l.tensor([[1.0, 2.0, 3.0], [4, 5, 6]]), l.tensor([0, 2]),
+                                                            weight=l.tensor([1.0, 2.0, 3.0]), ignore_index=0),
+    "mse_empty": lambda l: l.nn.functional.mse_loss(l.zeros(0), l.zeros(0)),
+    "bn_3d": lambda l: l.nn.functional.batch_norm(l.arange(24.0).reshape(2, 3, 4), None, None, training=True),
+    "maxpool_indices_module": lambda l: l.nn.MaxPool2d(2, return_indices=True)(l.arange(16.0).reshape(1, 1, 4, 4))[1],
+    "conv_dtype_mismatch": lambda l: l.nn.functional.conv2d(l.zeros(1, 1, 3, 3), l.zeros(1, 1, 2, 2, dtype=l.float64)),
+    "conv_bias_dtype": lambda l: l.nn.functional.conv2d(l.ones(1, 3, 4, 4), l.ones(1, 3, 2, 2), l.ones(1, dtype=l.float64)),
+    "conv_bias_size": lambda l: l.nn.functional.conv2d(l.zeros(1, 1, 3, 3), l.zeros(2, 1, 2, 2), l.zeros(3)),
+    "linear_1d_nobias": lambda l: l.nn.functional.linear(l.arange(3.0), l.ones(2, 3)),
+    "embedding_float_idx": lambda l: l.nn.functional.embedding(l.tensor([1.0]), l.ones(3, 2)),
+    "layer_norm_bad_weight": lambda l: l.nn.functional.layer_norm(l.ones(2, 3), (3,), l.ones(2)),
+    "layer_norm_long": lambda l: l.nn.functional.layer_norm(l.ones(2, 3, dtype=l.long), (3,)),
+    "batch_norm_long": lambda l: l.nn.functional.batch_norm(l.ones(2, 3, dtype=l.long), None, None, training=True),
+    "mse_long": lambda l: l.nn.functional.mse_loss(l.ones(2, dtype=l.long), l.ones(2, dtype=l.long)),
+    "gelu_bad": lambda l: l.nn.functional.gelu(l.ones(2), approximate="foo"),
+    "softmax_dim_none_3d": lambda l: l.nn.functional.softmax(l.arange(8.0).reshape(2, 2, 2)),
+    "relu_int": lambda l: l.nn.functional.relu(l.tensor([-1, 2])),
+    "instance_norm1d_unbatched": lambda l: l.nn.InstanceNorm1d(3)(l.arange(12.0).reshape(3, 4)),
+    "bn_eval_without_stats": lambda l: l.nn.functional.batch_norm(l.ones(2, 3), None, None, training=False),
+    "avg_pool_3d_input": lambda l: l.nn.functional.avg_pool2d(l.arange(16.0).reshape(1, 4, 4), 2),
+    "bce_out_of_range": lambda l: l.nn.functional.binary_cross_entropy(l.tensor([1.5]), l.tensor([1.0])),
+    "conv3d": lambda l: l.nn.functional.conv3d(l.arange(128.0).reshape(1, 2, 4, 4, 4) / 100, l.ones(3, 2, 2, 2, 2), stride=2),
+    "conv_transpose1d": lambda l: l.nn.functional.conv_transpose1d(l.arange(8.0).reshape(1, 2, 4), l.ones(2, 3, 3), stride=2),
+    "max_pool1d_indices": lambda l: l.nn.functional.max_pool1d(l.arange(8.0).reshape(1, 1, 8), 3, 2, return_indices=True)[1],
+}
+
+
+@pytest.mark.parametrize("name", list(EDGE))
+def test_edge_cases(name):
+    """Edge inputs: values where both succeed, exception type and message start where both fail."""
+    _, e = run_both(Data(40), lambda lib, F, t: EDGE[name](lib))
+    if isinstance(_, Exception):
+        assert str(_).splitlines()[0][:50] in str(e)

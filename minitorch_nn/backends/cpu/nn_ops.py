@@ -46,6 +46,12 @@ def _arr(t, d=None):
     return as_array(t, compute_dtype(d or t.dtype))
 
 
+def _check_float(t, kernel):
+    """PyTorch's error for a kernel that has no integer version (``"mse_cpu" not implemented for 'Long'``)."""
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(t.dtype)}'")
+
+
 def _empty(d):
     return wrap(np.empty((0,), dtype=compute_dtype(d).numpy_dtype), d)
 
@@ -87,9 +93,9 @@ def _check_conv(input, weight, bias, stride, padding, dilation, transposed, grou
             f"of size: {list(input.shape)}"
         )
     if input.dtype is not weight.dtype:
-        raise RuntimeError(
-            f"Input type ({type_name(input.dtype)}) and weight type ({type_name(weight.dtype)}) should be the same"
-        )
+        raise RuntimeError(f"expected scalar type {type_name(input.dtype)} but found {type_name(weight.dtype)}")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({type_name(input.dtype).lower()}) and bias type ({type_name(bias.dtype).lower()}) should be the same")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if any(s <= 0 for s in stride):
@@ -382,6 +388,7 @@ def _affine(y, weight, bias, shape, d):
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     normalized_shape = tuple(normalized_shape)
     nn_ = len(normalized_shape)
+    _check_float(input, "LayerNormKernelImpl")
     if tuple(input.shape[input.dim() - nn_:]) != normalized_shape or nn_ == 0:
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
@@ -440,6 +447,7 @@ def _update_stat(t, value):
 
 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _check_float(input, "batch_norm")
     d = input.dtype
     x = _arr(input)
     shape = _bn_shape(x)
@@ -470,8 +478,9 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
 
 @aten.native_batch_norm.default.impl("cpu")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
-    if not training and (running_mean is None or running_var is None):
-        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if not training and t is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
     return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
@@ -515,6 +524,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
 
 @aten.native_group_norm.default.impl("cpu")
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    _check_float(input, "GroupNormKernelImpl")
     if C % group:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of shape {list(input.shape)} and num_groups={group}")
     d = input.dtype
@@ -616,6 +626,7 @@ def _check_same_size(input, target, name):
 
 @aten.mse_loss.default.impl("cpu")
 def mse_loss(self, target, reduction=MEAN):
+    _check_float(self, "mse_cpu")
     d = self.dtype
     a, b = np.broadcast_arrays(_arr(self), _arr(target, d))
     return wrap(_reduce((a - b) ** 2, reduction), d)
@@ -648,6 +659,7 @@ def _bce_logits_np(x, y, w, pw):
 
 @aten.binary_cross_entropy_with_logits.default.impl("cpu")
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
+    _check_float(self, "log_sigmoid_cpu")
     d = self.dtype
     x, y = _arr(self), _arr(target, d)
     w = _arr(weight, d) if weight is not None else None
@@ -684,6 +696,7 @@ def _nll_check(self, target, weight):
 @aten.nll_loss_forward.default.impl("cpu")
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
     _nll_check(self, target, weight)
+    _check_float(self, "nll_loss_out_frame")
     d = self.dtype
     x = _arr(self)
     t = as_array(target)
