@@ -42,6 +42,7 @@ from minitorch_nn.random import (  # noqa: F401
 from minitorch_nn import autograd  # noqa: F401  (installs the autograd layer; Tensor.backward)
 from minitorch_nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from minitorch_nn import nn, utils  # noqa: F401
+from minitorch_nn import optim  # noqa: F401,E402  (optimizers; above nn in the layering)
 from minitorch_nn.linalg import _weight_norm, dist, geqrf, matrix_exp, norm_except_dim, vdot  # noqa: F401,E402  (top-level helpers, see linalg.py)
 from minitorch_nn.serialization import load, save  # noqa: F401  (checkpoints in PyTorch's zip format)
 from minitorch_nn.safetensors_io import safetensors_load, safetensors_save  # noqa: F401
