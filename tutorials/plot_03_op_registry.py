@@ -22,7 +22,8 @@ turn before the kernel runs. minitorch_nn has the same pieces, in Python you can
 * ``minitorch_nn/_dispatch/__init__.py``: the chain ``dispatch`` -> ``autograd_layer`` ->
   ``below_autograd`` -> ``python_layer`` -> ``backend``.
 * ``minitorch_nn/utils/_python_dispatch.py``: ``TorchDispatchMode``, PyTorch's public way to
-  watch ops at the Python layer.
+  watch ops at the Python layer, and ``minitorch_nn/utils/_dispatch_trace.py``:
+  ``dispatch_trace()``, which shows every layer of a call at once.
 * ``minitorch_nn/backends/cpu/pointwise.py``, ``minitorch_nn/backends/meta.py`` and
   ``minitorch_nn/backends/views.py``: the kernels.
 """
@@ -165,8 +166,7 @@ print("below autograd:  ", _dispatch.below_autograd(op, (w, b), {}).grad_fn)
 # Watching the chain
 # ------------------
 # The ``python_layer`` hook sees every op that reaches the dispatcher, with PyTorch's names.
-# A few lines are enough to turn it into a tracer. (The dispatch tutorial builds the full
-# version, with ``__torch_dispatch__`` and modes; this one only records and passes on.)
+# A few lines are enough to turn it into a tracer that records each op and passes it on.
 
 
 @contextlib.contextmanager
@@ -234,6 +234,23 @@ def record_ops(lib, x):
 print("mode sees the same ops as our hook:", record_ops(torch, a) == seen)
 
 # %%
+# Every layer at once: ``dispatch_trace()``
+# -----------------------------------------
+# PyTorch has no single tool that shows one call passing through every layer; minitorch_nn adds
+# one, ``minitorch_nn.utils.dispatch_trace`` (``minitorch_nn/utils/_dispatch_trace.py``). It
+# prints a tree per call: the public function or method you called, the aten op it dispatched,
+# the graph node autograd recorded (if any) and the kernel that computed the result.
+
+with torch.utils.dispatch_trace() as trace:
+    a + b  # plain tensors: straight to the kernel
+    w + b  # an input requires grad: autograd records AddBackward0 on the way
+    a.t().reshape(6)  # a view op, then reshape's decomposition into clone + _unsafe_view
+print(trace)
+
+# %%
+# The tutorial on dispatch uses the same tool to follow ``__torch_function__`` and
+# ``__torch_dispatch__`` handlers of tensor subclasses, which appear as extra levels of the tree.
+#
 # Compare with PyTorch
 # --------------------
 # When PyTorch is installed, this block records the same expressions with PyTorch's own
