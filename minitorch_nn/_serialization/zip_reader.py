@@ -33,7 +33,7 @@ _ASYNC_CRC_BYTES = 1 << 20  # records this big are checksummed on a helper threa
 _POOL: dict[int, object] = {}  # process id -> executor
 
 
-def _crc_pool():
+def crc_pool():
     # One helper thread per process: a child made by fork() (a DataLoader worker) has the
     # executor object but not its thread, and would wait forever on it.
     pid = os.getpid()
@@ -204,7 +204,7 @@ class CheckpointZipReader:
                     )
                 got += n
             if defer_check and view.nbytes >= _ASYNC_CRC_BYTES:
-                self._pending.append((info, _crc_pool().submit(zlib.crc32, view)))
+                self._pending.append((info, crc_pool().submit(zlib.crc32, view)))
                 return
             crc = zlib.crc32(view)
         else:

@@ -18,6 +18,8 @@ import secrets
 import struct
 import zlib
 
+from minitorch_nn._serialization.zip_reader import _ASYNC_CRC_BYTES, crc_pool
+
 ALIGNMENT = 64
 _ZIP64_LIMIT = 0xFFFFFFFF
 _FLAGS = 0x0808  # bit 3: sizes in a data descriptor; bit 11: names are UTF-8
@@ -55,9 +57,16 @@ class CheckpointZipWriter:
             "<IHHHHHIIIHH", 0x04034B50, 0, _FLAGS, 0, 0, 0, 0, 0, 0, len(full), len(extra)
         )
         self._write(header + full + extra)
-        crc = zlib.crc32(buf)
-        if size:
+        if size >= _ASYNC_CRC_BYTES:
+            # the CRC goes in the descriptor *after* the data, so a helper thread can compute it
+            # while the data is written (both release the GIL)
+            pending = crc_pool().submit(zlib.crc32, buf)
             self._write(buf)
+            crc = pending.result()
+        else:
+            crc = zlib.crc32(buf)
+            if size:
+                self._write(buf)
         if size >= _ZIP64_LIMIT:
             descriptor = struct.pack("<IIQQ", 0x08074B50, crc, size, size)
         else:
