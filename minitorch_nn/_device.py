@@ -39,7 +39,8 @@ class device:
             index = int(idx)
         if type not in _VALID_TYPES:
             raise RuntimeError(
-                "Expected one of cpu, cuda, meta device type at start of device string: " + type
+                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
+                "lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: " + type
                 + "\n(minitorch_nn supports the cpu, meta and cuda devices.)"
             )
         if index is not None and index < 0:

@@ -79,15 +79,22 @@ def list_str(size) -> str:
     return "[" + ", ".join(str(s) for s in size) + "]"
 
 
-def normalize_size(args) -> tuple:
-    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` alike."""
+def normalize_size(args, fn_name=None) -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` alike.
+
+    ``fn_name`` names the function in PyTorch's argument-parser errors (``zeros(): argument ...``).
+    """
+    prefix = f"{fn_name}(): " if fn_name else ""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
+    elif len(args) == 1 and (isinstance(args[0], bool) or not hasattr(args[0], "__index__")):
+        raise TypeError(f"{prefix}argument 'size' (position 1) must be tuple of ints, not {type(args[0]).__name__}")
     out = []
     for a in args:
         if isinstance(a, bool) or not hasattr(a, "__index__"):
             raise TypeError(
-                f"argument 'size' must be tuple of ints, but found element of type {type(a).__name__} at pos {len(out)}"
+                f"{prefix}argument 'size' (position 1) must be tuple of ints, but found element of type "
+                f"{type(a).__name__} at pos {len(out)}"
             )
         out.append(a.__index__())
     return tuple(out)

@@ -70,7 +70,7 @@ class Tensor(TensorBase):
     def __bool__(self):
         if self.numel() != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with {'no' if self.numel() == 0 else 'more than one'} values is ambiguous"
+                f"Boolean value of Tensor with {'no values' if self.numel() == 0 else 'more than one value'} is ambiguous"
             )
         return bool(self.item())
 
@@ -218,7 +218,10 @@ class Tensor(TensorBase):
             if new_grad.device != self.device:
                 raise RuntimeError("assigned grad has data located on a different device")
             if tuple(new_grad.shape) != tuple(self.shape):
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(new_grad.shape)}' to a tensor of size "
+                    f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same size"
+                )
         self._impl.grad = new_grad
 
     @grad.deleter

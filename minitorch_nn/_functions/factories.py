@@ -70,10 +70,25 @@ def _to_numpy(data, dtype):
     try:
         arr = np.array(data, dtype=np.float64 if dtype.is_floating_point else None)
     except ValueError:
-        raise ValueError("expected sequence of length consistent across dimensions (ragged nested sequence)") from None
-    if arr.dtype == object:
-        raise ValueError("expected sequence of length consistent across dimensions (ragged nested sequence)")
+        arr = None
+    if arr is None or arr.dtype == object:
+        _raise_ragged(data)
     return arr.astype(dtype.numpy_dtype)
+
+
+def _raise_ragged(data, dim=0):
+    """PyTorch's message for nested lists of uneven lengths: where the first mismatch is."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return
+    first = data[0]
+    expected = len(first) if isinstance(first, (list, tuple)) else None
+    for item in data:
+        got = len(item) if isinstance(item, (list, tuple)) else None
+        if got != expected:
+            raise ValueError(f"expected sequence of length {expected} at dim {dim + 1} (got {got})")
+    for item in data:
+        _raise_ragged(item, dim + 1)
+    raise ValueError("expected sequence of length consistent across dimensions (ragged nested sequence)")
 
 
 @public
@@ -179,17 +194,17 @@ def from_dlpack(ext_tensor):
 @public
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
     """An uninitialised tensor (zero-filled here, which PyTorch does not promise)."""
-    return _finish(aten.empty.memory_format(normalize_size(size), **_factory_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.empty.memory_format(normalize_size(size, "empty"), **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(aten.zeros.default(normalize_size(size), **_factory_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.zeros.default(normalize_size(size, "zeros"), **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(aten.ones.default(normalize_size(size), **_factory_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.ones.default(normalize_size(size, "ones"), **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public

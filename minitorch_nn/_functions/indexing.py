@@ -20,6 +20,8 @@ def _as_index_tensor(idx):
     from minitorch_nn._functions.factories import tensor
 
     if isinstance(idx, TensorBase):
+        if idx.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return idx
     t = tensor(idx)
     if t.dtype.is_floating_point:

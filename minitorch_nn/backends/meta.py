@@ -400,7 +400,9 @@ def mm(self, mat2):
             f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})"
         )
     if self.dtype is not mat2.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {self.dtype.name} != {mat2.dtype.name}")
+        from minitorch_nn.backends.cpu.pointwise import _c_name
+
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c_name(self.dtype)} != {_c_name(mat2.dtype)}")
     return _new_meta((self.shape[0], mat2.shape[1]), self.dtype)
 
 
@@ -660,8 +662,10 @@ def index_select(self, dim, index):
 
 @aten.gather.default.impl("meta")
 def gather(self, dim, index, *, sparse_grad=False):
-    if index.dtype is not dt.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if index.dtype.is_floating_point or index.dtype is dt.bool:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if index.dim() != self.dim() and not (index.dim() <= 1 and self.dim() <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     wrap_dim(dim, self.dim())
     return _new_meta(_shape(index), self.dtype)
 

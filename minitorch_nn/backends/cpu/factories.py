@@ -144,7 +144,7 @@ def arange_values(start, end, step, dtype):
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = int(np.ceil((end - start) / step))
     if not dtype.is_floating_point:
         # the length comes from the real bounds, the values from start and step cast to integers
@@ -317,7 +317,7 @@ def fill_tensor_(self, value):
 
 def _check_cat(tensors, dim, name="torch.cat"):
     if len(tensors) == 0:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
     ref = next((t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)), tensors[0])
     d = wrap_dim(dim, ref.dim())
     if ref.dim() == 0:

@@ -72,8 +72,10 @@ def index_select(self, dim, index):
 
 @aten.gather.default.impl("cpu")
 def gather(self, dim, index, *, sparse_grad=False):
-    if index.dtype is not dt.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if index.dtype.is_floating_point or index.dtype is dt.bool:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if index.dim() != self.dim() and not (index.dim() <= 1 and self.dim() <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     d = wrap_dim(dim, self.dim())
     arr = as_array(self)
     idx = as_array(index)

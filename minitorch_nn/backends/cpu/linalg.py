@@ -15,9 +15,15 @@ from minitorch_nn.backends.common import compute_dtype, type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
 
 
+def _c_name(d):
+    from minitorch_nn.backends.cpu.pointwise import _c_name as c_name
+
+    return c_name(d)
+
+
 def _check_same_dtype(a, b, what="expected m1 and m2 to have the same dtype"):
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"{what}, but got: {a.dtype.name} != {b.dtype.name}")
+        raise RuntimeError(f"{what}, but got: {_c_name(a.dtype)} != {_c_name(b.dtype)}")
 
 
 def _mat(x, d):
