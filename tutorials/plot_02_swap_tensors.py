@@ -35,6 +35,7 @@ import weakref
 
 import minitorch_nn as torch
 from minitorch_nn.nn import Parameter
+from minitorch_nn.optim import SGD
 from minitorch_nn.utils import swap_tensors
 
 # %%
@@ -234,8 +235,6 @@ print("after deleting the views:", t)
 # (``minitorch_nn/optim/sgd.py``) built before the conversion, as in a typical training script,
 # under each setting. With the same seed the layer's initial weights are PyTorch's.
 
-from minitorch_nn.optim import SGD  # noqa: E402
-
 nn = torch.nn
 torch.manual_seed(0)
 print(nn.Linear(3, 2).weight)
@@ -275,8 +274,8 @@ def convert_with_a_view(swap):
         first_row = model.weight[0]
         model.half()
         shared = first_row._impl.storage is model.weight._impl.storage
-        print(f"swap={swap!s:5s} converted to {model.weight.dtype}; the view is still "
-              f"{first_row.dtype} and shares storage with the weight: {shared}")
+        print(f"swap={swap!s:5s} converted to {model.weight.dtype}")
+        print(f"{'':10s} the view is still {first_row.dtype}; shares the weight's storage: {shared}")
     except RuntimeError as err:
         print(f"swap={swap!s:5s} RuntimeError: {err}")
     finally:
