@@ -13,7 +13,9 @@ import pickle
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+torch = pytest.importorskip(
+    "torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0"
+)
 
 import numpy as np  # noqa: E402
 
@@ -273,8 +275,14 @@ print(sorted(linear_rank_one.state_dict()))
 print(linear_rank_one)
 """
 
-ALL = {"symmetric": SYMMETRIC, "caching": CACHING, "concat": CONCAT, "init": INIT, "removal": REMOVAL,
-       "docstring": DOCSTRING}
+ALL = {
+    "symmetric": SYMMETRIC,
+    "caching": CACHING,
+    "concat": CONCAT,
+    "init": INIT,
+    "removal": REMOVAL,
+    "docstring": DOCSTRING,
+}
 
 
 def _run_script(lib, name):
@@ -420,13 +428,22 @@ def test_registration_structure_and_identity():
         P(lib).register_parametrization(m, "weight", kit(lib)["Skew"]())
         other = P(lib).register_parametrization(linear(lib), "weight", kit(lib)["Skew"]())
         return [
-            type(m).__name__, [c.__name__ for c in type(m).__mro__[1:3]], type(m) is type(other),
-            type(m).__module__.split(".", 1)[1], m.parametrizations.weight.original is w,
+            type(m).__name__,
+            [c.__name__ for c in type(m).__mro__[1:3]],
+            type(m) is type(other),
+            type(m).__module__.split(".", 1)[1],
+            m.parametrizations.weight.original is w,
             opt.param_groups[0]["params"][0] is m.parametrizations.weight.original,
-            "weight" in m._parameters, type(m.parametrizations).__name__,
-            type(m.parametrizations.weight).__name__, [n for n, _ in m.named_parameters()],
-            list(m.state_dict()), [n for n, _ in m.named_modules()], repr(m),
-            type(m.weight).__name__, m.weight.grad_fn is not None, arr(m.weight),
+            "weight" in m._parameters,
+            type(m.parametrizations).__name__,
+            type(m.parametrizations.weight).__name__,
+            [n for n, _ in m.named_parameters()],
+            list(m.state_dict()),
+            [n for n, _ in m.named_modules()],
+            repr(m),
+            type(m.weight).__name__,
+            m.weight.grad_fn is not None,
+            arr(m.weight),
             arr(m.parametrizations.weight.original),
             sorted(k for k in m.state_dict()._metadata if k),
         ]
@@ -445,8 +462,20 @@ def test_chain_repr_collapses_like_module_list():
     assert_same(*both(scenario))
 
 
-@pytest.mark.parametrize("case", ["Resize", "ToBool", "ReturnsInt", "RightInvNone", "RightInvBool",
-                                  "SeqWithNone", "RightInvTuple", "missing", "meta"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "Resize",
+        "ToBool",
+        "ReturnsInt",
+        "RightInvNone",
+        "RightInvBool",
+        "SeqWithNone",
+        "RightInvTuple",
+        "missing",
+        "meta",
+    ],
+)
 def test_first_registration_errors_leave_module_unchanged(case):
     def scenario(lib):
         m = linear(lib)
@@ -455,6 +484,7 @@ def test_first_registration_errors_leave_module_unchanged(case):
         if case == "missing":
             res = outcome(lambda: P(lib).register_parametrization(m, "foo", k["Skew"]()))
         elif case == "meta":
+
             class ToMeta(lib.nn.Module):
                 def forward(self, X):
                     return X
@@ -465,13 +495,20 @@ def test_first_registration_errors_leave_module_unchanged(case):
             res = outcome(lambda: P(lib).register_parametrization(m, "weight", ToMeta()))
         else:
             res = outcome(lambda: P(lib).register_parametrization(m, "weight", k[case]()))
-        return [res[0], res[1] if res[0] != "TypeError" else "positional argument" in res[1],
-                type(m).__name__, m.weight is w, P(lib).is_parametrized(m)]
+        return [
+            res[0],
+            res[1] if res[0] != "TypeError" else "positional argument" in res[1],
+            type(m).__name__,
+            m.weight is w,
+            P(lib).is_parametrized(m),
+        ]
 
     assert_same(*both(scenario))
 
 
-@pytest.mark.parametrize("case", ["Resize", "ToBool", "ReturnsInt", "RightInvTuple", "RightInvBool"])
+@pytest.mark.parametrize(
+    "case", ["Resize", "ToBool", "ReturnsInt", "RightInvTuple", "RightInvBool"]
+)
 def test_errors_on_an_already_parametrized_tensor(case):
     def scenario(lib):
         m = linear(lib)
@@ -581,7 +618,7 @@ def test_caching_counts_nesting_and_per_module_keys():
                 inner_same = m.weight is a
             still = m.weight is a
         inside = c.calls
-        m.weight, m.weight
+        _ = m.weight, m.weight
         to = P(lib).transfer_parametrizations_and_params(m, linear(lib, seed=1))
         with P(lib).cached():
             distinct = to.weight is not m.weight
@@ -595,7 +632,7 @@ def test_cached_reports_saved_evaluations():
     P(mt).register_parametrization(m, "weight", kit(mt)["Double"]())
     with P(mt).cached() as stats:
         for _ in range(4):
-            m.weight
+            _ = m.weight
     assert (stats.computed, stats.saved) == (1, 3)
 
 
@@ -615,9 +652,17 @@ def test_remove_single_original(leave):
         P(lib).remove_parametrizations(m, "weight", leave_parametrized=leave)
         mid = [type(m).__name__, P(lib).is_parametrized(m), P(lib).is_parametrized(m, "weight")]
         P(lib).remove_parametrizations(m, "bias", leave_parametrized=leave)
-        return [before, mid, type(m).__name__, m.weight is w, w.requires_grad, arr(m.weight),
-                list(m.state_dict()), hasattr(m, "parametrizations"),
-                outcome(lambda: P(lib).remove_parametrizations(m, "weight"))[0]]
+        return [
+            before,
+            mid,
+            type(m).__name__,
+            m.weight is w,
+            w.requires_grad,
+            arr(m.weight),
+            list(m.state_dict()),
+            hasattr(m, "parametrizations"),
+            outcome(lambda: P(lib).remove_parametrizations(m, "weight"))[0],
+        ]
 
     assert_same(*both(scenario))
 
@@ -629,8 +674,15 @@ def test_remove_multi_original():
         keys = list(m.state_dict())
         err = outcome(lambda: P(lib).remove_parametrizations(m, "weight", leave_parametrized=False))
         P(lib).remove_parametrizations(m, "weight")
-        return [keys, err, type(m).__name__, type(m.weight).__name__, m.weight.requires_grad,
-                arr(m.weight), list(m._parameters)]
+        return [
+            keys,
+            err,
+            type(m).__name__,
+            type(m.weight).__name__,
+            m.weight.requires_grad,
+            arr(m.weight),
+            list(m._parameters),
+        ]
 
     assert_same(*both(scenario))
 
@@ -653,14 +705,22 @@ def test_transfer_parametrizations_and_params():
         dst = linear(lib, seed=1)
         P(lib).transfer_parametrizations_and_params(src, dst)
         shared = dst.parametrizations.weight.original is src.parametrizations.weight.original
-        shared_multi = dst.parametrizations.test_param.original1 is src.parametrizations.test_param.original1
+        shared_multi = (
+            dst.parametrizations.test_param.original1 is src.parametrizations.test_param.original1
+        )
         values = [arr(dst.weight), arr(dst.bias), arr(dst.test_param)]
         P(lib).remove_parametrizations(dst, "weight")
         single = linear(lib, seed=2)
         P(lib).transfer_parametrizations_and_params(src, single, "weight")
         noop = P(lib).transfer_parametrizations_and_params(linear(lib), single) is single
-        return [shared, shared_multi, values, P(lib).is_parametrized(src, "weight"),
-                list(single.parametrizations), noop]
+        return [
+            shared,
+            shared_multi,
+            values,
+            P(lib).is_parametrized(src, "weight"),
+            list(single.parametrizations),
+            noop,
+        ]
 
     assert_same(*both(scenario))
 
@@ -677,9 +737,14 @@ def test_pickle_refused_and_deepcopy_works():
         P(lib).register_parametrization(m, "weight", kit(lib)["Double"]())
         err = outcome(lambda: pickle.dumps(m))
         c = copy.deepcopy(m)
-        return [err, type(c).__name__, type(c) is type(m), arr(c.weight),
-                c.parametrizations.weight.original is not m.parametrizations.weight.original,
-                sorted(c.__dict__) == sorted(m.__dict__)]
+        return [
+            err,
+            type(c).__name__,
+            type(c) is type(m),
+            arr(c.weight),
+            c.parametrizations.weight.original is not m.parametrizations.weight.original,
+            sorted(c.__dict__) == sorted(m.__dict__),
+        ]
 
     assert_same(*both(scenario))
 
@@ -730,7 +795,11 @@ def test_orthogonal_errors():
             outcome(lambda: PZ(lib).orthogonal(m, orthogonal_map="foo")),
             outcome(lambda: PZ(lib).orthogonal(m, "bias")),
             outcome(lambda: PZ(lib).orthogonal(m, "nothing")),
-            outcome(lambda: setattr(PZ(lib).orthogonal(linear(lib), use_trivialization=False), "weight", lib.eye(3))),
+            outcome(
+                lambda: setattr(
+                    PZ(lib).orthogonal(linear(lib), use_trivialization=False), "weight", lib.eye(3)
+                )
+            ),
             outcome(lambda: setattr(PZ(lib).orthogonal(linear(lib, n=4)), "weight", lib.eye(5))),
         ]
 
@@ -747,10 +816,20 @@ def test_weight_norm(dim):
         sd = m.state_dict()
         y = m(x)
         y.sum().backward()
-        grads = [arr(m.parametrizations.weight.original0.grad), arr(m.parametrizations.weight.original1.grad)]
+        grads = [
+            arr(m.parametrizations.weight.original0.grad),
+            arr(m.parametrizations.weight.original1.grad),
+        ]
         after = arr(m(x))
         P(lib).remove_parametrizations(m, "weight")
-        return [before, after, [(k, list(v.shape)) for k, v in sd.items()], grads, arr(m(x)), repr(m)]
+        return [
+            before,
+            after,
+            [(k, list(v.shape)) for k, v in sd.items()],
+            grads,
+            arr(m(x)),
+            repr(m),
+        ]
 
     assert_same(*both(scenario))
 
@@ -798,13 +877,21 @@ def test_spectral_norm_conv_transpose_dim_and_errors():
         lib.manual_seed(0)
         c = lib.nn.ConvTranspose2d(3, 4, 2)
         PZ(lib).spectral_norm(c)
-        shapes = [list(c.parametrizations.weight[0]._u.shape), list(c.parametrizations.weight[0]._v.shape)]
+        shapes = [
+            list(c.parametrizations.weight[0]._u.shape),
+            list(c.parametrizations.weight[0]._v.shape),
+        ]
         m = linear(lib)
         PZ(lib).spectral_norm(m, "bias")
-        return [shapes, arr(c.weight), arr(m.bias), list(m.state_dict()),
-                outcome(lambda: PZ(lib).spectral_norm(linear(lib), dim=3)),
-                outcome(lambda: PZ(lib).spectral_norm(linear(lib), n_power_iterations=0)),
-                outcome(lambda: PZ(lib).spectral_norm(linear(lib), "foo"))]
+        return [
+            shapes,
+            arr(c.weight),
+            arr(m.bias),
+            list(m.state_dict()),
+            outcome(lambda: PZ(lib).spectral_norm(linear(lib), dim=3)),
+            outcome(lambda: PZ(lib).spectral_norm(linear(lib), n_power_iterations=0)),
+            outcome(lambda: PZ(lib).spectral_norm(linear(lib), "foo")),
+        ]
 
     assert_same(*both(scenario))
 
@@ -817,8 +904,11 @@ def test_spectral_norm_state_dict_reload():
         a(lib.ones(1, 4))
         b.load_state_dict(a.state_dict())
         a.eval(), b.eval()
-        return [arr(a(lib.ones(1, 4))), arr(b(lib.ones(1, 4))),
-                outcome(lambda: b.load_state_dict({**a.state_dict(), "nonsense": lib.ones(1)}))[0]]
+        return [
+            arr(a(lib.ones(1, 4))),
+            arr(b(lib.ones(1, 4))),
+            outcome(lambda: b.load_state_dict({**a.state_dict(), "nonsense": lib.ones(1)}))[0],
+        ]
 
     assert_same(*both(scenario))
 
@@ -829,7 +919,9 @@ def test_spectral_norm_state_dict_reload():
 
 
 @pytest.mark.parametrize("opt", ["SGD", "Adam"])
-@pytest.mark.parametrize("which", ["skew", "orthogonal", "weight_norm", "spectral_norm", "rank_one"])
+@pytest.mark.parametrize(
+    "which", ["skew", "orthogonal", "weight_norm", "spectral_norm", "rank_one"]
+)
 def test_optimizer_trajectory(opt, which):
     def scenario(lib):
         k = kit(lib)
@@ -861,3 +953,74 @@ def test_optimizer_trajectory(opt, which):
         return [np.array(traj), [arr(p) for p in m.parameters()], arr(m.weight)]
 
     assert_same(*both(scenario), atol=2e-4)
+
+
+# ---------------------------------------------------------------------------------------------
+# Under the swap flag (item 195), nesting (193) and requires_grad=False originals (194)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def swap_flag():
+    for lib in LIBS:
+        lib.__future__.set_swap_module_params_on_conversion(True)
+    yield
+    for lib in LIBS:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+
+
+def test_identities_under_swap_flag(swap_flag):
+    def scenario(lib):
+        k = kit(lib)
+        m = linear(lib)
+        w = m.weight
+        P(lib).register_parametrization(m, "weight", k["Skew"]())
+        orig = m.parametrizations.weight.original
+        X = lib.rand(3, 3)
+        m.weight = X - X.T
+        same_after_assign = m.parametrizations.weight.original is orig
+        P(lib).remove_parametrizations(m, "weight")
+        return [
+            orig is w,
+            same_after_assign,
+            m.weight is w,
+            type(m.weight).__name__,
+            m.weight.requires_grad,
+            arr(m.weight),
+        ]
+
+    assert_same(*both(scenario))
+
+
+def test_nested_parametrization():
+    def scenario(lib):
+        k = kit(lib)
+        m = linear(lib)
+        P(lib).register_parametrization(m, "weight", k["Double"]())
+        plist = m.parametrizations.weight
+        P(lib).register_parametrization(plist, "original", k["Skew"]())
+        names = [type(plist).__name__, list(m.state_dict()), arr(m.weight)]
+        P(lib).remove_parametrizations(plist, "original")
+        P(lib).remove_parametrizations(m, "weight")
+        return names + [type(plist).__name__, type(m).__name__, arr(m.weight)]
+
+    assert_same(*both(scenario))
+
+
+def test_requires_grad_false_originals():
+    def scenario(lib):
+        k = kit(lib)
+        m = linear(lib)
+        m.weight.requires_grad_(False)
+        P(lib).register_parametrization(m, "weight", k["Sum"]())
+        pl = m.parametrizations.weight
+        out = [
+            pl.original0.requires_grad,
+            pl.original1.requires_grad,
+            m.weight.requires_grad,
+            type(pl.original0).__name__,
+        ]
+        P(lib).remove_parametrizations(m, "weight")
+        return out + [type(m.weight).__name__, "weight" in m._buffers]
+
+    assert_same(*both(scenario))

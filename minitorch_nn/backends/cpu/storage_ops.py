@@ -23,8 +23,8 @@ def set_source_tensor(self, source):
         )
     if self.device != source.device:
         raise RuntimeError(
-            f"Attempted to set the storage of a tensor on device \"{self.device}\" to a storage on "
-            f"different device \"{source.device}\".  This is no longer allowed; the devices must match."
+            f'Attempted to set the storage of a tensor on device "{self.device}" to a storage on '
+            f'different device "{source.device}".  This is no longer allowed; the devices must match.'
         )
     mine, theirs = self._impl, source._impl
     mine.storage = theirs.storage

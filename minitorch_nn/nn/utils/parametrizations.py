@@ -143,7 +143,13 @@ class _Orthogonal(Module):
             return neg_Id
 
 
-def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *, use_trivialization: bool = True) -> Module:
+def orthogonal(
+    module: Module,
+    name: str = "weight",
+    orthogonal_map: str | None = None,
+    *,
+    use_trivialization: bool = True,
+) -> Module:
     """Constrain ``module.<name>`` to orthogonal (or semi-orthogonal) matrices; returns ``module``.
 
     ``orthogonal_map`` is ``"matrix_exp"`` (default for square matrices), ``"cayley"`` or
@@ -154,7 +160,9 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if weight.ndim < 2:
-        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+        raise ValueError(
+            f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
+        )
     if orthogonal_map is None:
         square = weight.size(-2) == weight.size(-1)
         orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
@@ -196,7 +204,9 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0):
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
 
-    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+    def _weight_norm_compat_hook(
+        state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
         if g_key in state_dict and v_key in state_dict:
             state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
@@ -214,7 +224,9 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0):
 class _SpectralNorm(Module):
     """``W / sigma(W)``, ``sigma`` estimated as ``u^T W v`` by power iteration on ``_u``, ``_v``."""
 
-    def __init__(self, weight, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12) -> None:
+    def __init__(
+        self, weight, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
+    ) -> None:
         super().__init__()
         ndim = weight.ndim
         if dim >= ndim or dim < -ndim:
@@ -274,7 +286,13 @@ class _SpectralNorm(Module):
         return value
 
 
-def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12, dim: int | None = None) -> Module:
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
     """Spectral normalization: ``module.<name>`` is divided by its estimated largest singular value.
 
     ``dim`` is the output dim (1 for ``ConvTranspose*d``, else 0). Each read in training mode
@@ -288,5 +306,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
-    parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    parametrize.register_parametrization(
+        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
+    )
     return module

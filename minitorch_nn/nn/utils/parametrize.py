@@ -309,8 +309,12 @@ class ParametrizationList(ModuleList):
             x = self[0](self.original)
         else:
             x = self[0](*(getattr(self, f"original{i}") for i in range(self.ntensors)))
-        for module in list(self)[1:]:
-            x = module(x)
+        # Walk the numbered children only: a nested parametrization adds a `parametrizations`
+        # child to this list, which is not a step of the chain.
+        i = 1
+        while hasattr(self, str(i)):
+            x = self[i](x)
+            i += 1
         return x
 
 
@@ -425,7 +429,9 @@ def _check_added_parametrization(module, tensor_name, parametrization) -> None:
     except NotImplementedError:
         return
     if not isinstance(Z, Tensor):
-        raise ValueError(f"parametrization.right_inverse must return a tensor. Got: {type(Z).__name__}")
+        raise ValueError(
+            f"parametrization.right_inverse must return a tensor. Got: {type(Z).__name__}"
+        )
     if Z.dtype != Y.dtype:
         raise ValueError(
             "The tensor returned by parametrization.right_inverse must have the same dtype "
@@ -442,7 +448,9 @@ def _check_added_parametrization(module, tensor_name, parametrization) -> None:
         )
 
 
-def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False) -> Module:
+def register_parametrization(
+    module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
+) -> Module:
     """Make ``module.<tensor_name>`` read as ``parametrization(original)``; returns ``module``.
 
     First registration on a tensor: the ParametrizationList is built (and checked) *before*
@@ -496,7 +504,9 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     return tensor_name in parametrizations
 
 
-def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized: bool = True) -> Module:
+def remove_parametrizations(
+    module: Module, tensor_name: str, leave_parametrized: bool = True
+) -> Module:
     """Turn ``module.<tensor_name>`` back into a plain parameter or buffer; returns ``module``.
 
     * ``leave_parametrized=True``: it keeps its current (parametrized) value. With a single
@@ -559,7 +569,9 @@ def type_before_parametrizations(module: Module) -> type:
     return type(module)
 
 
-def transfer_parametrizations_and_params(from_module: Module, to_module: Module, tensor_name: str | None = None) -> Module:
+def transfer_parametrizations_and_params(
+    from_module: Module, to_module: Module, tensor_name: str | None = None
+) -> Module:
     """Parametrize ``to_module`` like ``from_module``, *sharing* the parametrizations and originals.
 
     For each parametrized name (or only ``tensor_name``): create ``to_module.<name>`` from the
@@ -627,9 +639,15 @@ def describe_parametrizations(module: Module, prefix: str = "") -> str:
                 value = getattr(sub, tensor_name)
             lines.append(f"{full}: {start} -> {steps} -> {tensor_name} {list(value.shape)}")
             for i, p in enumerate(plist):
-                bufs = [f"{b} {list(t.shape)}" for b, t in p.named_buffers(recurse=False) if t is not None]
+                bufs = [
+                    f"{b} {list(t.shape)}"
+                    for b, t in p.named_buffers(recurse=False)
+                    if t is not None
+                ]
                 if bufs:
                     mode = "training" if p.training else "eval"
                     where = f"{name}.parametrizations" if name else "parametrizations"
-                    lines.append(f"  {where}.{tensor_name}.{i} has buffers {', '.join(bufs)} ({mode})")
+                    lines.append(
+                        f"  {where}.{tensor_name}.{i} has buffers {', '.join(bufs)} ({mode})"
+                    )
     return "\n".join(lines) if lines else f"{type(module).__name__} has no parametrized tensors"
