@@ -708,6 +708,9 @@ EDGE = {
     "bce_out_of_range": lambda l: l.nn.functional.binary_cross_entropy(l.tensor([1.5]), l.tensor([1.0])),
     "conv3d": lambda l: l.nn.functional.conv3d(l.arange(128.0).reshape(1, 2, 4, 4, 4) / 100, l.ones(3, 2, 2, 2, 2), stride=2),
     "conv_transpose1d": lambda l: l.nn.functional.conv_transpose1d(l.arange(8.0).reshape(1, 2, 4), l.ones(2, 3, 3), stride=2),
+    "max_pool_nan_and_ties": lambda l: l.nn.functional.max_pool2d(l.tensor(
+        [[[[1, float("nan"), 3, float("nan")], [5, 2, 2, 5], [0, 0, -1, 7], [float("nan"), 1, 1, 1]]]]), 2, 1,
+        return_indices=True),
     "max_pool1d_indices": lambda l: l.nn.functional.max_pool1d(l.arange(8.0).reshape(1, 1, 8), 3, 2, return_indices=True)[1],
 }
 

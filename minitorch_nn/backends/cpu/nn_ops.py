@@ -139,7 +139,12 @@ def _expand(v, nd):
 
 
 def conv_forward_np(x, w, stride, padding, dilation, groups):
-    """Plain convolution on numpy arrays: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out)."""
+    """Plain convolution on numpy arrays: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out).
+
+    The column array is laid out (N, G, Cg*K, P) so that one broadcast matmul
+    (G, Og, Cg*K) @ (N, G, Cg*K, P) -> (N, G, Og, P) gives the output in its final layout,
+    with no transposed copies.
+    """
     n, c = x.shape[:2]
     ksize = w.shape[2:]
     out_sizes = [_conv_out_size(s, k, st, p, d) for s, k, st, p, d in zip(x.shape[2:], ksize, stride, padding, dilation)]
@@ -148,15 +153,16 @@ def conv_forward_np(x, w, stride, padding, dilation, groups):
     kk = int(np.prod(ksize))
     cg, og = c // groups, w.shape[0] // groups
     npos = int(np.prod(out_sizes))
-    # (G, N*out, Cg*K) @ (G, Cg*K, Og) -> (G, N*out, Og)
-    cols = cols.reshape(n, groups, cg * kk, npos).transpose(1, 0, 3, 2).reshape(groups, n * npos, cg * kk)
-    wm = w.reshape(groups, og, cg * kk).transpose(0, 2, 1)
-    out = np.matmul(cols, wm)
-    return out.reshape(groups, n, npos, og).transpose(1, 0, 3, 2).reshape(n, groups * og, *out_sizes)
+    out = np.matmul(w.reshape(groups, og, cg * kk), cols.reshape(n, groups, cg * kk, npos))
+    return out.reshape(n, groups * og, *out_sizes)
 
 
 def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
-    """Transposed convolution: x (N, C, *S), w (C, O/groups, *k) -> (N, O, *out) (col2im)."""
+    """Transposed convolution: x (N, C, *S), w (C, O/groups, *k) -> (N, O, *out) (col2im).
+
+    One broadcast matmul (G, Og*K, Cg) @ (N, G, Cg, P) -> (N, G, Og*K, P) makes the columns;
+    col2im adds each kernel offset's column into its strided slice of the output.
+    """
     n, c = x.shape[:2]
     in_sizes = x.shape[2:]
     ksize = w.shape[2:]
@@ -164,12 +170,8 @@ def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
     kk = int(np.prod(ksize))
     full = [(s - 1) * st + d * (k - 1) + 1 + op for s, st, d, k, op in zip(in_sizes, stride, dilation, ksize, output_padding)]
     npos = int(np.prod(in_sizes))
-    # (G, N*S, Cg) @ (G, Cg, Og*K) -> (G, N*S, Og*K)
-    xm = x.reshape(n, groups, cg, npos).transpose(1, 0, 3, 2).reshape(groups, n * npos, cg)
-    wm = w.reshape(groups, cg, og * kk)
-    cols = np.matmul(xm, wm).reshape(groups, n, *in_sizes, og, kk)
-    cols = np.moveaxis(cols, (-2, -1), (2, 3)).transpose(1, 0, 2, 3, *range(4, 4 + len(in_sizes)))
-    cols = cols.reshape(n, groups * og, kk, *in_sizes)
+    wt = w.reshape(groups, cg, og * kk).transpose(0, 2, 1)
+    cols = np.matmul(wt, x.reshape(n, groups, cg, npos)).reshape(n, groups * og, kk, *in_sizes)
     out = _col2im(cols, (n, groups * og, *full), ksize, stride, dilation, in_sizes)
     crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
     return np.ascontiguousarray(out[(Ellipsis, *crop)])
@@ -192,7 +194,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 def _conv_weight_grad(x, gy, wshape, stride, padding, dilation, groups):
-    """d(loss)/d(weight) of a plain convolution: columns of x times grad_output."""
+    """d(loss)/d(weight) of a plain convolution: grad_output times the columns of x, summed over N."""
     n, c = x.shape[:2]
     ksize = wshape[2:]
     out_sizes = gy.shape[2:]
@@ -201,10 +203,9 @@ def _conv_weight_grad(x, gy, wshape, stride, padding, dilation, groups):
     kk = int(np.prod(ksize))
     cg, og = c // groups, wshape[0] // groups
     npos = int(np.prod(out_sizes))
-    cols = cols.reshape(n, groups, cg * kk, npos).transpose(1, 2, 0, 3).reshape(groups, cg * kk, n * npos)
-    g = gy.reshape(n, groups, og, npos).transpose(1, 0, 3, 2).reshape(groups, n * npos, og)
-    gw = np.matmul(cols, g)  # (G, Cg*K, Og)
-    return gw.transpose(0, 2, 1).reshape(wshape)
+    # (N, G, Og, P) @ (N, G, P, Cg*K) -> (N, G, Og, Cg*K), then the sum over the batch
+    gw = np.matmul(gy.reshape(n, groups, og, npos), cols.reshape(n, groups, cg * kk, npos).transpose(0, 1, 3, 2))
+    return gw.sum(axis=0).reshape(wshape)
 
 
 @aten.convolution_backward.default.impl("cpu")
@@ -298,12 +299,21 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     if min(out_sizes) <= 0:
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). Calculated output size: "
                            f"({x.shape[-3]}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    is_float = x.dtype.kind == "f"
+    fill = -np.inf if is_float else np.iinfo(x.dtype).min
     xp = _padded_for_pool(x, k, s, p, d, out_sizes, fill)
-    win = _windows(xp, k, s, d, out_sizes).reshape(*x.shape[:-2], *out_sizes, k[0] * k[1])
-    # NaN wins, as in PyTorch's kernel; argmax on isnan-first picks it.
-    arg = np.argmax(np.where(np.isnan(win), np.inf, win) if x.dtype.kind == "f" else win, axis=-1)
-    vals = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
+    # One pass per kernel offset over strided views (no window copies). Like PyTorch's kernel, a
+    # later element wins only if it is strictly larger -- or NaN, which always propagates.
+    vals = np.full((*x.shape[:-2], *out_sizes), fill, dtype=x.dtype)
+    arg = np.zeros(vals.shape, dtype=np.int64)
+    for j, (ki, kj) in enumerate(itertools.product(range(k[0]), range(k[1]))):
+        window = xp[..., ki * d[0]:ki * d[0] + s[0] * (out_sizes[0] - 1) + 1:s[0],
+                    kj * d[1]:kj * d[1] + s[1] * (out_sizes[1] - 1) + 1:s[1]]
+        better = window > vals
+        if is_float:
+            better |= np.isnan(window)
+        np.copyto(vals, window, where=better)
+        arg[better] = j
     # flat index into the unpadded input plane, as PyTorch returns it
     oy = np.arange(out_sizes[0]).reshape(-1, 1) * s[0] - p[0]
     ox = np.arange(out_sizes[1]).reshape(1, -1) * s[1] - p[1]
@@ -318,9 +328,10 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
     g = _arr(grad_output, d)
     h, w = self.shape[-2:]
     lead = int(np.prod(self.shape[:-2]))
-    out = np.zeros((lead, h * w), dtype=g.dtype)
     idx = as_array(indices).reshape(lead, -1)
-    np.add.at(out, (np.arange(lead)[:, None], idx), g.reshape(lead, -1))
+    # each output's gradient goes to the input element it came from (summed where windows overlap)
+    flat = (np.arange(lead)[:, None] * (h * w) + idx).reshape(-1)
+    out = np.bincount(flat, weights=g.reshape(-1), minlength=lead * h * w)
     return wrap(out.reshape(tuple(self.shape)), d)
 
 
