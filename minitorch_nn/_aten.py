@@ -174,6 +174,7 @@ SCHEMAS = {
         'dot(Tensor self, Tensor tensor) -> Tensor',
         'mv(Tensor self, Tensor vec) -> Tensor',
         'outer(Tensor self, Tensor vec2) -> Tensor',
+        'einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor',
         'linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)',
         'linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor',
         'linalg_matrix_exp(Tensor self) -> Tensor',

@@ -103,17 +103,43 @@ def matmul(input, other, *, out=None):
 
 @public
 def einsum(equation, *operands):
-    """Einstein summation (computed with numpy's einsum on cpu)."""
+    """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b`` (``aten.einsum``)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
-    return aten.einsum.default(equation, list(operands)) if "einsum" in aten._packets else _einsum_fallback(equation, operands)
+    if _needs_grad(operands) and _simple_equation(equation, operands):
+        # PyTorch's einsum is a composite of differentiable ops; ours is one numpy kernel with no
+        # derivative, so when a gradient is wanted we spell it out with broadcasting mul and sum.
+        return _einsum_by_mul_and_sum(equation, operands)
+    return aten.einsum.default(equation, list(operands))
 
 
-def _einsum_fallback(equation, operands):
-    import numpy as np
+def _needs_grad(operands):
+    import minitorch_nn
 
-    from minitorch_nn.backends.common import result_type
-    from minitorch_nn.backends.cpu._numpy import as_array, wrap
+    return minitorch_nn.is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in operands)
 
-    d = result_type(*operands)
-    return wrap(np.einsum(equation, *[as_array(o, d) for o in operands]), d)
+
+def _simple_equation(equation, operands):
+    if "..." in equation or "->" not in equation:
+        return False
+    inputs = equation.replace(" ", "").split("->")[0].split(",")
+    return len(inputs) == len(operands) and all(len(set(s)) == len(s) for s in inputs)
+
+
+def _einsum_by_mul_and_sum(equation, operands):
+    """``einsum`` as: line every operand up on all labels, multiply (broadcasting), sum the rest."""
+    lhs, out = equation.replace(" ", "").split("->")
+    inputs = lhs.split(",")
+    labels = list(out) + sorted({c for s in inputs for c in s} - set(out))
+    product = None
+    for spec, t in zip(inputs, operands):
+        # permute to the global label order, then insert size-1 dims for the labels it lacks
+        order = sorted(range(len(spec)), key=lambda i: labels.index(spec[i]))
+        t = aten.permute.default(t, order)
+        present = sorted(labels.index(c) for c in spec)
+        for pos in range(len(labels)):
+            if pos not in present:
+                t = aten.unsqueeze.default(t, pos)
+        product = t if product is None else aten.mul.Tensor(product, t)
+    summed = list(range(len(out), len(labels)))
+    return aten.sum.dim_IntList(product, summed) if summed else product

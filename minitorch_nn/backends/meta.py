@@ -719,3 +719,16 @@ def resize_(self, size, *, memory_format=None):
 
     self._impl.set_metadata(tuple(size), contiguous_strides(size), self._impl.offset)
     return self
+
+
+@aten.einsum.default.impl("meta")
+def einsum(equation, tensors, *, path=None):
+    """The output shape from the equation: the labels after ``->`` (or the sorted once-seen labels)."""
+    import numpy as np
+
+    from minitorch_nn.backends.cpu.linalg import _einsum_check
+
+    d = _einsum_check(equation, tensors)
+    # numpy works the shape out on zero-strided stand-ins, which hold no memory
+    stand_ins = [np.broadcast_to(np.zeros((), np.int8), _shape(t)) for t in tensors]
+    return _new_meta(np.einsum(equation, *stand_ins).shape, d)

@@ -11,7 +11,7 @@ import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
-from minitorch_nn.backends.common import compute_dtype, type_name
+from minitorch_nn.backends.common import compute_dtype, result_type, type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
 
 
@@ -130,6 +130,31 @@ def mv(self, vec):
 @aten.outer.default.impl("cpu")
 def outer(self, vec2):
     return wrap(np.outer(_mat(self, self.dtype), _mat(vec2, self.dtype)), self.dtype)
+
+
+def _einsum_check(equation, tensors):
+    if not tensors:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    lhs = equation.split("->")[0]
+    if lhs.count(",") + 1 != len(tensors):
+        raise RuntimeError(
+            f"einsum(): more operands were provided than specified in the equation"
+            if lhs.count(",") + 1 < len(tensors) else
+            "einsum(): fewer operands were provided than specified in the equation"
+        )
+    return result_type(*tensors)
+
+
+@aten.einsum.default.impl("cpu")
+def einsum(equation, tensors, *, path=None):
+    """Einstein summation with numpy's einsum (PyTorch contracts pairwise with bmm; same values)."""
+    d = _einsum_check(equation, tensors)
+    cd = compute_dtype(d)
+    try:
+        r = np.einsum(equation, *[as_array(t, cd) for t in tensors], optimize=len(tensors) > 2)
+    except ValueError as e:
+        raise RuntimeError(f"einsum(): {e}") from None
+    return wrap(r, d)
 
 
 # -- decompositions -------------------------------------------------------------------------------
