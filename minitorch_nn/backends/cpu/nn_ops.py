@@ -284,6 +284,8 @@ def _padded_for_pool(x, k, s, p, d, out_sizes, fill):
     # right side padding also covers windows that ceil_mode lets run past the end
     need = [(o - 1) * ss + dd * (kk - 1) + 1 for o, ss, dd, kk in zip(out_sizes, s, d, k)]
     right = [max(0, n - (size + pp)) for n, size, pp in zip(need, x.shape[-2:], p)]
+    if not any(p) and not any(right):
+        return x
     pads = [(0, 0)] * (x.ndim - 2) + [(p[0], right[0]), (p[1], right[1])]
     return np.pad(x, pads, constant_values=fill)
 
@@ -313,7 +315,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
         if is_float:
             better |= np.isnan(window)
         np.copyto(vals, window, where=better)
-        arg[better] = j
+        np.copyto(arg, j, where=better)
     # flat index into the unpadded input plane, as PyTorch returns it
     oy = np.arange(out_sizes[0]).reshape(-1, 1) * s[0] - p[0]
     ox = np.arange(out_sizes[1]).reshape(1, -1) * s[1] - p[1]
