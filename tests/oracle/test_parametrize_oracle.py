@@ -1024,3 +1024,67 @@ def test_requires_grad_false_originals():
         return out + [type(m.weight).__name__, "weight" in m._buffers]
 
     assert_same(*both(scenario))
+
+
+def test_right_inverse_may_keep_state_and_errors_propagate():
+    def scenario(lib):
+        class StoresBase(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("B", lib.eye(3))
+
+            def forward(self, X):
+                return self.B @ (X + lib.eye(3))
+
+            def right_inverse(self, X):
+                self.B = X.detach().clone()  # a plain tensor: B stays a buffer
+                return lib.zeros_like(X)
+
+        class StrictSkew(lib.nn.Module):
+            def forward(self, X):
+                A = X.triu(1)
+                return A - A.T
+
+            def right_inverse(self, X):
+                if not lib.allclose(X, -X.T):
+                    raise ValueError("The matrix is not skew-symmetric.")
+                return X.triu(1)
+
+        m = linear(lib)
+        P(lib).register_parametrization(m, "weight", StoresBase())
+        Q = lib.linalg.qr(lib.rand(3, 3)).Q
+        m.weight = Q
+        m2 = linear(lib)
+        with lib.no_grad():
+            m2.weight.copy_(m2.weight - m2.weight.T)  # skew, so registration's right_inverse passes
+        P(lib).register_parametrization(m2, "weight", StrictSkew())
+        return [
+            arr(m.weight),
+            arr(m.parametrizations.weight.original),
+            outcome(lambda: setattr(m2, "weight", lib.ones(3, 3))),
+        ]
+
+    assert_same(*both(scenario))
+
+
+def test_spectral_norm_twice_diagonal_value_and_copies():
+    def scenario(lib):
+        m = linear(lib, n=4, m=4)
+        PZ(lib).spectral_norm(m)
+        PZ(lib).spectral_norm(m)
+        PZ(lib).spectral_norm(m, "bias")
+        twice = [arr(m.weight), arr(m.bias), repr(m)]
+        d = linear(lib, n=4, m=4)
+        with lib.no_grad():
+            d.weight.copy_(lib.eye(4) * lib.tensor([1.0, -3.0, 2.0, 0.5]))
+        PZ(lib).spectral_norm(d)
+        wn = PZ(lib).weight_norm(linear(lib, n=5, m=4))
+        c = copy.deepcopy(wn)
+        return twice + [
+            arr(d.weight),
+            arr(c(lib.ones(1, 4))),
+            arr(wn(lib.ones(1, 4))),
+            outcome(lambda: pickle.dumps(wn))[0],
+        ]
+
+    assert_same(*both(scenario))
