@@ -539,6 +539,29 @@ def test_multihead_attention_forward():
     run_both(d, fn)
 
 
+def test_multihead_attention_gradients():
+    d = Data(24)
+    d.randn("q", 5, 2, 8)
+
+    def fn(lib, F, t):
+        lib.manual_seed(0)
+        m = lib.nn.MultiheadAttention(8, 2)
+        x = t["q"].requires_grad_(True)
+        out, w = m(x, x, x, attn_mask=lib.ones(5, 5, dtype=lib.bool).triu(1))
+        (out.sum() + (w * w).sum()).backward()
+        return [x.grad] + [p.grad for p in m.parameters()]
+
+    run_both(d, fn)
+
+
+def test_instance_norm_channel_mismatch():
+    for lib in (torch, mt):
+        with pytest.warns(UserWarning, match="does not match num_features"):
+            lib.nn.InstanceNorm2d(3)(lib.ones(2, 4, 3, 3))
+        with pytest.raises(ValueError, match=r"expected input's size at dim=1 to match num_features \(3\)"):
+            lib.nn.InstanceNorm2d(3, affine=True)(lib.ones(2, 4, 3, 3))
+
+
 def test_losses_as_modules():
     d = Data(23)
     d.randn("x", 5, 7)

@@ -7,6 +7,8 @@ Unbatched input (one dim fewer) is accepted and given a batch dim of 1.
 
 from __future__ import annotations
 
+import warnings
+
 from minitorch_nn.nn import functional as F
 from minitorch_nn.nn.modules.batchnorm import _NormBase
 
@@ -29,10 +31,17 @@ class _InstanceNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         feature_dim = input.dim() - self._ndim - 1
-        if input.size(feature_dim) != self.num_features and self.affine:
-            raise ValueError(
-                f"expected input's size at dim={feature_dim} to match num_features ({self.num_features}), "
-                f"but got: {input.size(feature_dim)}."
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match num_features ({self.num_features}), "
+                    f"but got: {input.size(feature_dim)}."
+                )
+            # without affine parameters num_features is unused, so PyTorch only warns
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can silence this warning by "
+                "not passing in num_features, which is not used because affine=False",
+                stacklevel=2,
             )
         if input.dim() == self._ndim + 1:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
