@@ -681,3 +681,66 @@ nondifferentiable(
     "bernoulli_.float", "bernoulli_.Tensor", "random_", "random_.from", "random_.to", "exponential_",
     "set_.source_Tensor", "resize_", "view.dtype",
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Late additions: unfold, eigh, svdvals
+# ---------------------------------------------------------------------------------------------
+
+
+def _unfold_backward(grad, self_sizes, dimension, size, step):
+    # Window i, position j of the output reads input element i * step + j along ``dimension``.
+    from minitorch_nn._functions.factories import arange
+
+    d = dimension % len(self_sizes) if self_sizes else 0
+    n_windows = grad.shape[d]
+    out = _zeros(self_sizes, grad)
+    for j in range(size):
+        index = arange(n_windows, device=grad.device) * step + j
+        out = out.index_add(d, index, aten.select.int(grad, -1, j))
+    return out
+
+
+def _eigh_backward(grads, result0, result1):
+    # A = V diag(L) V^T.  gA = V (diag(gL) + (V^T gV) / E) V^T,  E_ij = L_j - L_i (1 on the diagonal).
+    g_l, g_v = grads
+    lam, v = result0, result1
+    vt = v.transpose(-2, -1)
+    inner = lam.new_zeros(list(v.shape))
+    if g_v is not None:
+        e = lam.unsqueeze(-2) - lam.unsqueeze(-1)
+        e = e + aten.diag_embed.default(lam.new_ones(list(lam.shape)))
+        inner = (vt @ g_v) / e
+        inner = inner - aten.diag_embed.default(inner.diagonal(0, -2, -1))
+    if g_l is not None:
+        inner = inner + aten.diag_embed.default(g_l)
+    return v @ inner @ vt
+
+
+def _svdvals_backward(grad, A):
+    u, _s, vh = aten.linalg_svd.default(A, False)
+    return (u * grad.unsqueeze(-2)) @ vh
+
+
+derivative("unfold", "UnfoldBackward0",
+           self=lambda grad, self_sizes, dimension, size, step: _unfold_backward(grad, self_sizes, dimension, size, step))
+derivative("linalg_eigh", "LinalgEighBackward0", self=lambda grads, result0, result1: _eigh_backward(grads, result0, result1))
+derivative("linalg_svdvals", "LinalgSvdBackward0", A=lambda grad, A: _svdvals_backward(grad, A))
+
+
+def _svd_backward(grads, A, result0, result2):
+    g_u, g_s, g_vh = grads
+    if bool((g_u != 0).any()) or bool((g_vh != 0).any()):
+        raise RuntimeError(
+            "derivative for aten::linalg_svd through U or Vh is not implemented in minitorch_nn "
+            "(only the singular values are differentiable here). Hint: use torch.linalg.svdvals."
+        )
+    u, vh = result0, result2
+    k = g_s.shape[-1]
+    u = aten.slice.Tensor(u, -1, 0, k)
+    vh = aten.slice.Tensor(vh, -2, 0, k)
+    return (u * g_s.unsqueeze(-2)) @ vh
+
+
+derivative("linalg_svd", "LinalgSvdBackward0",
+           A=lambda grads, A, result0, result2: _svd_backward(grads, A, result0, result2))

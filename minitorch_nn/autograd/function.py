@@ -211,7 +211,11 @@ def _wire(node, args, outputs):
             metas.append(None)
             continue
         if id(o) in dirty:
+            impl = o._impl
+            if impl.requires_grad and impl.grad_fn is None and impl.base is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
             _check_inplace(o)
+            impl.version.value += 1   # PyTorch counts mark_dirty as one more write
         elif any(o is a for a in tensors_in):
             # Returning an input unchanged: hand back a view of it, with its own history.
             o = outs[i] = _view_of(o)

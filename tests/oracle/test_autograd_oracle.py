@@ -276,10 +276,12 @@ def _compare_second_order(tl, tg, ml, mg, msg):
 def _la(L, name):
     if L is torch:
         return {"solve": torch.linalg.solve, "matrix_exp": torch.linalg.matrix_exp, "qr": torch.linalg.qr,
-                "inv": torch.linalg.inv, "det": torch.linalg.det}[name]
+                "inv": torch.linalg.inv, "det": torch.linalg.det, "eigh": torch.linalg.eigh,
+                "svdvals": torch.linalg.svdvals, "svd": torch.linalg.svd}[name]
     a = mt.ops.aten
     return {"solve": a.linalg_solve.default, "matrix_exp": a.linalg_matrix_exp.default, "qr": a.linalg_qr.default,
-            "inv": a.linalg_inv.default, "det": a.linalg_det.default}[name]
+            "inv": a.linalg_inv.default, "det": a.linalg_det.default, "eigh": a.linalg_eigh.default,
+            "svdvals": a.linalg_svdvals.default, "svd": a.linalg_svd.default}[name]
 
 
 def _well_conditioned(L, a):
@@ -341,7 +343,17 @@ SINGLE = {
     "as_strided": (lambda L, a: a.as_strided((2, 2), (1, 3), 1), [(3, 4)]),
     "to_float32": (lambda L, a: a.float().double() * 2, [(3,)]),
     "cumprod": (lambda L, a: (a.tanh() + 2).cumprod(1), [(3, 4)]),
+    "unfold": (lambda L, a: a.unfold(1, 3, 2), [(2, 7)]),
+    "eigh": (lambda L, a: _eigh(L, a), [(3, 3)]),
+    "svdvals": (lambda L, a: _la(L, "svdvals")(a), [(4, 3)]),
+    "svd_values_only": (lambda L, a: _la(L, "svd")(a, full_matrices=False)[1], [(3, 4)]),
 }
+
+
+def _eigh(L, a):
+    lam, v = _la(L, "eigh")(a + a.transpose(-1, -2))
+    v = v * v[..., :1, :].sign()     # eigenvectors are defined up to sign: fix it
+    return v + 0.3 * lam
 
 
 def _grads(L, fn, arrays, create_graph=False):
@@ -373,9 +385,10 @@ def test_single_op_gradients_and_second_order(name):
 # torch implements these as compositions, so the last node has another name.
 _DECOMPOSED_IN_TORCH = {"outer", "matmul_broadcast", "gelu_silu", "leaky_elu", "var_mean", "min_all", "mse",
                         "bce_logits", "roll_pad", "to_float32", "rpow", "lerp", "masked_select", "erf_atan",
-                        "expm1_log1p", "solve", "solve_vector", "solve_batched", "inv", "qr", "qr_square"}
+                        "expm1_log1p", "solve", "solve_vector", "solve_batched", "inv", "qr", "qr_square", "eigh",
+                        "svd_values_only"}
 # torch's own second derivative goes through kernels we do not differentiate twice.
-_NO_SECOND_ORDER = {"qr", "qr_square", "det", "matrix_exp"}
+_NO_SECOND_ORDER = {"qr", "qr_square", "det", "matrix_exp", "eigh", "svdvals", "svd_values_only"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -533,7 +546,43 @@ def _no_grad_view_inplace(L):
     v.mul_(2)
 
 
+class _AddOne:
+    """An in-place custom Function (mark_dirty), built for either library."""
+
+    @staticmethod
+    def make(L):
+        class AddOne(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        return AddOne
+
+
+def _mark_dirty_leaf(L):
+    _AddOne.make(L).apply(L.randn(2, requires_grad=True))
+
+
+def _mark_dirty_outcome(L):
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    z = _AddOne.make(L).apply(y)
+    (z * 3).sum().backward()
+    return z is y, type(y.grad_fn).__name__, y._version, x.grad.tolist()
+
+
+def test_function_mark_dirty_matches_torch():
+    assert _mark_dirty_outcome(mt) == _mark_dirty_outcome(torch)
+
+
 ERRORS = {
+    "mark_dirty_leaf": _mark_dirty_leaf,
     "no_grad_view_inplace": _no_grad_view_inplace,
     "leaf_inplace": lambda L: L.randn(3, requires_grad=True).add_(1),
     "view_of_leaf_inplace": lambda L: L.randn(3, requires_grad=True)[0].add_(1),
