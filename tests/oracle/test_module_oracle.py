@@ -20,6 +20,16 @@ import minitorch_nn as mt  # noqa: E402
 LIBS = (torch, mt)
 
 
+@pytest.fixture(autouse=True)
+def keep_global_rng_state():
+    # Layers initialise from the global generators; leave them as we found them so that other
+    # test files do not depend on whether these tests ran first.
+    states = torch.get_rng_state(), mt.get_rng_state()
+    yield
+    torch.set_rng_state(states[0])
+    mt.set_rng_state(states[1])
+
+
 # -- building the same random module tree in both libraries ---------------------------------------
 def random_spec(rng, depth=0, n_built=None):
     """A tree description: a list of registration ops in order, plus an extra_repr string."""
