@@ -36,6 +36,7 @@ TorchScript, ``DataParallel`` replication and ``torch.compile`` support are abse
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections import OrderedDict
 
@@ -94,11 +95,12 @@ def _unregistered_warning(name, value):
     if name.startswith("_"):
         return  # private bookkeeping (a container renumbering its own _modules, say)
     if isinstance(value, dict):
-        items = list(value.values())
+        items = value.values()
     elif isinstance(value, (list, tuple)):
-        items = list(value)
+        items = value
     else:
         return
+    items = list(itertools.islice(items, 64))  # a look at the first items is enough (and cheap)
     kinds = {"nn.Module" for v in items if isinstance(v, Module)} | {
         "nn.Parameter" for v in items if isinstance(v, Parameter)
     }
