@@ -249,7 +249,7 @@ def test_saved_tensor_accessors():
     assert isinstance(y.grad_fn._raw_saved_other, graph.SavedTensor)
     y.sum().backward()
     with pytest.raises(RuntimeError, match="after they have already been freed"):
-        y.grad_fn._saved_self
+        _ = y.grad_fn._saved_self
 
 
 def test_detach_and_detach_():

@@ -19,14 +19,22 @@ from __future__ import annotations
 import contextlib
 
 from minitorch_nn import _dispatch
+from minitorch_nn.autograd import (
+    _tensor_api,  # noqa: F401  (Tensor.backward, hooks, ...)
+    functional,
+    graph,
+)
 from minitorch_nn.autograd import derivatives as _derivatives  # noqa: F401  (registers the formulas)
 from minitorch_nn.autograd import derivatives_nn as _derivatives_nn  # noqa: F401  (conv, pooling, batch/group norm)
-from minitorch_nn.autograd import _tensor_api  # noqa: F401  (Tensor.backward, hooks, ...)
-from minitorch_nn.autograd import graph
 from minitorch_nn.autograd.engine import backward, grad
 from minitorch_nn.autograd.function import Function, FunctionCtx, once_differentiable
 from minitorch_nn.autograd.grad_mode import (
-    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
 )
 from minitorch_nn.autograd.gradcheck import gradcheck, gradgradcheck
 from minitorch_nn.autograd.recording import autograd_layer as _autograd_layer
@@ -63,6 +71,6 @@ def is_anomaly_enabled() -> bool:
 
 __all__ = [
     "Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
-    "graph", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
+    "functional", "graph", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
     "set_grad_enabled", "is_inference_mode_enabled",
 ]

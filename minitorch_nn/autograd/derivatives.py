@@ -158,7 +158,7 @@ def _repeat_backward(grad, sizes, repeats):
     lead = len(repeats) - len(sizes)
     full = [1] * lead + list(sizes)
     shape, sum_dims = [], []
-    for i, (r, s) in enumerate(zip(repeats, full)):
+    for r, s in zip(repeats, full):
         sum_dims.append(len(shape))
         shape += [r, s]
     g = grad.reshape(shape).sum(sum_dims)

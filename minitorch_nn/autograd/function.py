@@ -102,7 +102,7 @@ class BackwardCFunction(Node, FunctionCtx):
             raise RuntimeError(
                 f"function {self.name()} returned an incorrect number of gradients (expected {n_inputs}, got {len(result)})"
             )
-        for i, g in enumerate(result[n_inputs:]):
+        for g in result[n_inputs:]:
             if g is not None:
                 raise RuntimeError(
                     f"function {self.name()} returned an incorrect number of gradients (expected {n_inputs}, "

@@ -26,7 +26,13 @@ from __future__ import annotations
 from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn.autograd import grad_mode as _gm
-from minitorch_nn.autograd.graph import Node, SavedTensor, grad_accumulator, gradient_edge, node_class
+from minitorch_nn.autograd.graph import (
+    Node,
+    SavedTensor,
+    grad_accumulator,
+    gradient_edge,
+    node_class,
+)
 
 # Marks ops whose outputs never require grad (detach, factories *_like, random fills...).
 NONDIFFERENTIABLE = object()
