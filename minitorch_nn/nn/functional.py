@@ -7,7 +7,8 @@ and then calls the same aten ops PyTorch's would, so ``__torch_dispatch__`` and
 ``F.cross_entropy`` is ``aten._log_softmax`` + ``aten.nll_loss_forward``, ``F.dropout`` on cpu is
 ``bernoulli_`` + ``div_`` + ``mul`` (PyTorch's cpu path, which draws the same random numbers).
 
-Differences from PyTorch: only ``mode="constant"`` for :func:`pad`; no ``max_norm`` in
+Differences from PyTorch: :func:`pad`'s reflect/replicate/circular modes and the uneven case of
+:func:`adaptive_avg_pool2d` are composed from ``index_select``/slices; no ``max_norm`` in
 :func:`embedding`; :func:`nll_loss` on inputs with more than two dims moves the class dim last
 and calls ``nll_loss_forward`` (PyTorch calls ``nll_loss2d_forward`` for 4-d inputs); the
 attention helpers are written with plain tensor ops (PyTorch picks a fused kernel).
@@ -242,15 +243,26 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 @public
 def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed output size; here only sizes that divide the input evenly."""
+    """Average pooling to a fixed output size: bin ``i`` of ``n`` covers ``[floor(i*H/n), ceil((i+1)*H/n))``.
+
+    When the output size divides the input this is one ``avg_pool2d``; otherwise each bin is a
+    slice mean (PyTorch calls one ``aten._adaptive_avg_pool2d`` kernel instead).
+    """
     oh, ow = _tuple(output_size, 2)
     h, w = input.shape[-2:]
     oh, ow = oh or h, ow or w
-    if h % oh or w % ow:
-        raise NotImplementedError(
-            f"adaptive_avg_pool2d: minitorch_nn supports output sizes that divide the input ({h}x{w}) evenly, got ({oh}x{ow})"
-        )
-    return avg_pool2d(input, (h // oh, w // ow))
+    if h % oh == 0 and w % ow == 0:
+        return avg_pool2d(input, (h // oh, w // ow))
+    rows = []
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        band = input.narrow(-2, h0, h1 - h0)
+        cells = []
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            cells.append(band.narrow(-1, w0, w1 - w0).mean((-2, -1)))
+        rows.append(_t.stack(cells, -1))
+    return _t.stack(rows, -2)
 
 
 # =================================================================================================
@@ -511,17 +523,61 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 # padding, attention
 # =================================================================================================
 
+_PAD_COMBINATIONS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}
+
+
 @public
 def pad(input, pad, mode="constant", value=None):
-    """Pad the last dims: ``pad = (left, right, top, bottom, ...)`` (``aten.constant_pad_nd``)."""
+    """Pad the last dims: ``pad = (left, right, top, bottom, ...)``.
+
+    ``mode="constant"`` is ``aten.constant_pad_nd``. ``"reflect"``, ``"replicate"`` and
+    ``"circular"`` are written as an ``index_select`` per padded dim with the source index of
+    every output position (mirrored, clamped or wrapped), so autograd needs nothing new; PyTorch
+    calls dedicated ``reflection_pad*``/``replication_pad*`` kernels instead.
+    """
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
         raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
-    if mode != "constant":
-        raise NotImplementedError(f"pad(mode={mode!r}): minitorch_nn supports only mode='constant'")
-    return aten.constant_pad_nd.default(input, list(pad), 0 if value is None else value)
+    if mode == "constant":
+        return aten.constant_pad_nd.default(input, list(pad), 0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    npad = len(pad) // 2
+    if input.dim() not in _PAD_COMBINATIONS.get(npad, ()):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    out = input
+    for i in range(npad):
+        dim = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        n = input.shape[dim]
+        if mode == "reflect" and (left >= n or right >= n):
+            raise RuntimeError(
+                "Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+                f"padding ({left}, {right}) at dimension {dim} of input {list(input.shape)}"
+            )
+        if mode == "circular" and (left > n or right > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        src = _pad_source_index(n, left, right, mode)
+        out = out.index_select(dim, _t.tensor(src, dtype=_t.int64, device=input.device))
+    return out
+
+
+def _pad_source_index(n, left, right, mode):
+    """For each output position along one dim, the input position it copies."""
+    idx = list(range(-left, n + right))
+    if mode == "reflect":  # mirror about the edge elements: -1 -> 1, n -> n-2
+        return [abs(i) if i < n else 2 * (n - 1) - i for i in idx]
+    if mode == "replicate":  # repeat the edge elements
+        return [min(max(i, 0), n - 1) for i in idx]
+    return [i % n for i in idx]  # circular: wrap around
 
 
 @public

@@ -6,8 +6,7 @@
 subclasses only say how many spatial dims they have and which ``F.conv*`` they call; all of
 those end in the single ``aten.convolution`` op (``backends/cpu/nn_ops.py``: im2col + matmul).
 
-Differences from PyTorch: only ``padding_mode="zeros"`` runs (the others raise
-``NotImplementedError`` in ``forward``); ``ConvTranspose*d.forward`` has no ``output_size``.
+Differences from PyTorch: ``ConvTranspose*d.forward`` has no ``output_size``.
 """
 
 from __future__ import annotations
@@ -100,11 +99,19 @@ class _ConvNd(Module):
         if not hasattr(self, "padding_mode"):
             self.padding_mode = "zeros"
 
-    def _check_padding_mode(self):
-        if self.padding_mode != "zeros":
-            raise NotImplementedError(
-                f"padding_mode={self.padding_mode!r}: minitorch_nn's convolutions support only padding_mode='zeros'"
-            )
+    def _reversed_padding_repeated_twice(self):
+        """The ``F.pad`` argument for ``padding``: last dim first, each side given (left, right)."""
+        out = []
+        if isinstance(self.padding, str):
+            if self.padding == "valid":
+                return [0, 0] * len(self.kernel_size)
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                out += [total // 2, total - total // 2]
+            return out
+        for p in reversed(self.padding):
+            out += [p, p]
+        return out
 
 
 class _Conv(_ConvNd):
@@ -120,7 +127,10 @@ class _Conv(_ConvNd):
         )
 
     def _conv_forward(self, input, weight, bias):
-        self._check_padding_mode()
+        if self.padding_mode != "zeros":
+            # pad with the mode first, then convolve without padding (what PyTorch does)
+            padded = F.pad(input, self._reversed_padding_repeated_twice(), mode=self.padding_mode)
+            return type(self)._fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
         return type(self)._fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
