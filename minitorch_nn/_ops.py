@@ -153,6 +153,8 @@ class OpOverload:
         # An op whose result aliases an input without writing to it is a view op.
         self.is_view = bool(re.search(r"Tensor\([a-z]( -> \*)?\)", schema.text.partition(" -> ")[0])) and not self.is_inplace and "!" not in schema.text
         self.mutated_args = tuple(a.name for a in schema.arguments if a.is_write)
+        # zeros_like & co. take their device from the device= argument, not from the input
+        self.is_like_factory = schema.name.endswith("_like")
 
     # -- identity --------------------------------------------------------------------------
     def name(self) -> str:

@@ -44,6 +44,9 @@ def _first_device_type(args, kwargs):
 
 def backend(op, args, kwargs):
     """Run the kernel registered for the inputs' device."""
+    if op.is_like_factory and kwargs.get("device") is not None:
+        # empty_like(x, device="meta") makes a meta tensor whatever x's device is
+        return op.kernel_for(canonical(kwargs["device"]).type)(*args, **kwargs)
     return op.kernel_for(_first_device_type(args, kwargs))(*args, **kwargs)
 
 
