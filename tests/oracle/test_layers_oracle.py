@@ -441,6 +441,20 @@ def test_layer_repr_init_forward(name, args, kw, shape):
     assert_same(tv, mv)
 
 
+def test_conv_transpose_output_size():
+    d = Data(25)
+    d.randn("x", 2, 4, 5, 4)
+
+    def fn(lib, F, t):
+        lib.manual_seed(0)
+        m = lib.nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1)
+        return m(t["x"], output_size=[10, 8]), m(t["x"], output_size=(2, 3, 9, 7)), m(t["x"][0], output_size=[10, 7])
+
+    run_both(d, fn)
+    _, e = run_both(d, lambda lib, F, t: lib.nn.ConvTranspose2d(4, 3, 3, stride=2)(t["x"], output_size=[20, 8]))
+    assert "requested an output size of [20, 8], but valid sizes range from [11, 9] to [12, 10]" in str(e)
+
+
 def test_initial_weights_bit_identical():
     """After the same seed, a stack of layers holds exactly PyTorch's numbers (no tolerance)."""
     def build(lib):

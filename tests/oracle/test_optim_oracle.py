@@ -104,6 +104,9 @@ def test_trajectory_float64_groups_and_missing_grads(name, kwargs):
 SCHEDULES = {
     "step": lambda lib, opt: lib.optim.lr_scheduler.StepLR(opt, step_size=7, gamma=0.5),
     "cosine": lambda lib, opt: lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=12, eta_min=0.001),
+    "multistep": lambda lib, opt: lib.optim.lr_scheduler.MultiStepLR(opt, milestones=[5, 20, 20, 31], gamma=0.3),
+    "exponential": lambda lib, opt: lib.optim.lr_scheduler.ExponentialLR(opt, gamma=0.93),
+    "lambda": lambda lib, opt: lib.optim.lr_scheduler.LambdaLR(opt, [lambda e: 1 / (1 + e), lambda e: 0.97**e]),
 }
 
 

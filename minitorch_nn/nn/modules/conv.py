@@ -5,8 +5,6 @@
 *kernel_size) for the transposed ones --, PyTorch's initialisation and its ``repr``. The
 subclasses only say how many spatial dims they have and which ``F.conv*`` they call; all of
 those end in the single ``aten.convolution`` op (``backends/cpu/nn_ops.py``: im2col + matmul).
-
-Differences from PyTorch: ``ConvTranspose*d.forward`` has no ``output_size``.
 """
 
 from __future__ import annotations
@@ -171,10 +169,37 @@ class _ConvTranspose(_ConvNd):
             _ntuple(dilation, n), True, _ntuple(output_padding, n), groups, bias, padding_mode, device, dtype,
         )
 
+    def _output_padding(self, input, output_size):
+        """The output padding that makes the result ``output_size`` (a stride > 1 leaves a choice)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        non_spatial = 2 if input.dim() == n + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == non_spatial + n:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != n:
+            raise ValueError(
+                f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or {non_spatial + n} "
+                f"elements (got {len(output_size)})"
+            )
+        min_sizes = [
+            (input.size(d + non_spatial) - 1) * self.stride[d] - 2 * self.padding[d]
+            + self.dilation[d] * (self.kernel_size[d] - 1) + 1
+            for d in range(n)
+        ]
+        max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
+        for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+            if size < lo or size > hi:
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from {min_sizes} to "
+                    f"{max_sizes} (for an input of {input.size()[2:]})"
+                )
+        return tuple(size - lo for size, lo in zip(output_size, min_sizes))
+
     def forward(self, input, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose forward(output_size=...) is not supported by minitorch_nn yet")
-        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+        output_padding = self._output_padding(input, output_size)
+        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                               self.groups, self.dilation)
 
 
