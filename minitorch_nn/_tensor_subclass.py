@@ -86,6 +86,7 @@ def __torch_function__(cls, func, types, args=(), kwargs=None):
 Tensor.__torch_function__ = classmethod(__torch_function__)
 Tensor.__torch_dispatch__ = _DISABLED_TD
 overrides._TENSOR[0] = Tensor
+overrides._NO_OVERRIDE.update({Tensor, _C.Size, dt.dtype, type(canonical("cpu"))})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,6 +330,10 @@ def _register_subclass(cls):
         _install_members(cls)
     if getattr(cls, "__torch_dispatch__", _DISABLED_TD) is not _DISABLED_TD:
         python_dispatch.register_dispatch_class(cls)
+    if cls.__module__ == "minitorch_nn.nn.parameter" and cls.__name__ == "Parameter":
+        # Parameter never overrides (its handler is the disabled one): keep it on the fast path.
+        # (Reassigning Parameter.__torch_function__ later is not supported.)
+        overrides._NO_OVERRIDE.add(cls)
 
 
 def _on_new_overloaded_type(t):

@@ -53,6 +53,9 @@ _seen_types: set = set()
 _tracer = None
 
 _PLAIN = frozenset({int, float, bool, type(None), str, complex, slice, type(Ellipsis)})
+# Argument types that can never bring a handler: the plain ones, plus Tensor, Parameter, dtype,
+# device and Size (added by _tensor_subclass.py). The fast path of public() tests membership here.
+_NO_OVERRIDE: set = set(_PLAIN)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,11 +241,26 @@ def public(fn):
     holds); the undecorated function is kept as ``__wrapped_impl__``.
     """
     state = _state
+    skip = _NO_OVERRIDE
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if state.quiet:
             return fn(*args, **kwargs)
+        if not state.modes:
+            # The common case once any subclass exists somewhere: all arguments are plain
+            # tensors, numbers, dtypes... one set lookup each.
+            for a in args:
+                if type(a) not in skip:
+                    break
+            else:
+                if not kwargs:
+                    return fn(*args)
+                for a in kwargs.values():
+                    if type(a) not in skip:
+                        break
+                else:
+                    return fn(*args, **kwargs)
         overloaded = _get_overloaded_types(args, kwargs)
         if overloaded or (state.modes and not state.all_disabled):
             return _dispatch(wrapper, overloaded, args, kwargs or None)
