@@ -541,6 +541,25 @@ def test_unsafe_and_notimplemented_right_inverse_and_training_mode():
     assert_same(*both(scenario))
 
 
+@pytest.mark.parametrize("swap", [False, True])
+def test_version_of_original_after_registration(swap):
+    def scenario(lib):
+        lib.__future__.set_swap_module_params_on_conversion(swap)
+        try:
+            out = []
+            for p in (lib.nn.Identity(), kit(lib)["Double"]()):
+                m = linear(lib)
+                w = m.weight
+                v0 = w._version
+                P(lib).register_parametrization(m, "weight", p)
+                out.append([w._version - v0, m.parametrizations.weight.original is w])
+            return out
+        finally:
+            lib.__future__.set_swap_module_params_on_conversion(False)
+
+    assert_same(*both(scenario))
+
+
 def test_forward_runs_once_at_registration():
     def scenario(lib):
         m = linear(lib)

@@ -234,7 +234,12 @@ class ParametrizationList(ModuleList):
                 f"original.device: {original.device}\n"
                 f"right_inverse(original).device: {new.device}"
             )
-        if new is not original:
+        # (set_ even onto itself, which bumps the version as PyTorch does; a swap with itself
+        # would be a no-op, so it is skipped.)
+        if (
+            new is not original
+            or not minitorch_nn.__future__.get_swap_module_params_on_conversion()
+        ):
             with no_grad():
                 _maybe_set(original, new)
         _register_parameter_or_buffer(self, "original", original)
