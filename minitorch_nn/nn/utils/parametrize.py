@@ -34,7 +34,9 @@ Differences from PyTorch (PyTorch's behaviour and messages are kept; these are a
 * :func:`describe_parametrizations` renders each chain as
   ``original -> Symmetric -> MatrixExponential -> weight`` with shapes and modes; the module repr
   stays PyTorch's (consecutive identical parametrizations collapse to ``(0-1): 2 x Id()``).
-* TorchScript and tracing checks are absent (there is no scripting here).
+* the pickling refusal adds a ``Hint:`` line after PyTorch's message saying what to save.
+* TorchScript and tracing checks are absent (there is no scripting here), and ``right_inverse``
+  may return tensors only (PyTorch also accepts its opaque reference objects).
 """
 
 from __future__ import annotations
