@@ -77,8 +77,13 @@ def test_param_groups_defaults_and_errors():
     assert opt.param_groups[1]["params"] == [b] and opt.param_groups[1]["momentum"] == 0.9
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
         opt.add_param_group({"params": [a]})
-    with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
+    with pytest.raises(ValueError, match="optimizer got an empty parameter list") as info:
         optim.Adam([])
+    assert "Hint:" in str(info.value) and "ModuleList" in str(info.value)
+    gen = (p for p in [a])
+    list(gen)
+    with pytest.raises(ValueError, match="empty parameter list"):
+        optim.SGD(gen)  # an exhausted generator
     with pytest.raises(TypeError, match="should be an iterable of Tensors or dicts"):
         optim.SGD(a)
     with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):

@@ -13,7 +13,8 @@ checkpoint does not depend on object identity; ``load_state_dict()`` maps the in
 this optimizer's parameters and casts floating state to each parameter's dtype and device
 (``"step"`` is kept as it is), as PyTorch does.
 
-Differences from PyTorch: no optimizer hooks (``register_step_pre_hook``...), no
+Differences from PyTorch: the two errors learners meet most (an empty parameter list, a non-leaf
+tensor) add a ``Hint:`` line after PyTorch's message; no optimizer hooks (``register_step_pre_hook``...), no
 ``foreach``/``fused`` implementations (each optimizer runs PyTorch's single-tensor algorithm,
 op for op, so results match ``foreach=False``), no sparse gradients.
 """
@@ -74,7 +75,12 @@ class Optimizer:
         self.param_groups = []
         param_groups = list(params)
         if len(param_groups) == 0:
-            raise ValueError("optimizer got an empty parameter list")
+            raise ValueError(
+                "optimizer got an empty parameter list\n"
+                "Hint: nothing to optimize was passed. Common causes: a parameters() generator that was already "
+                "used up (pass list(model.parameters()) if you need it twice), layers kept in a plain Python list "
+                "instead of nn.ModuleList (they are not registered), or `_init_` written instead of `__init__`."
+            )
         if not isinstance(param_groups[0], dict):
             param_groups = [{"params": param_groups}]
         for param_group in param_groups:
@@ -130,7 +136,12 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
             if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
-                raise ValueError("can't optimize a non-leaf Tensor")
+                raise ValueError(
+                    "can't optimize a non-leaf Tensor\n"
+                    "Hint: this tensor was computed from another one (it has a grad_fn), so updating it would not "
+                    "change what it came from; e.g. nn.Parameter(t).to(device) returns such a copy. Pass the leaf "
+                    "itself, or create it where it belongs: nn.Parameter(torch.randn(3, device=device))."
+                )
         # Beyond PyTorch: refuse lazy modules' placeholders, which have no shape yet (nn/modules/lazy.py).
         from minitorch_nn.nn.modules.lazy import check_initialized
 
