@@ -93,7 +93,7 @@ def matmul(input, other, *, out=None):
         nb *= s
     a3 = aten.expand.default(a, batch + [n, k]).reshape(nb, n, k)
     b3 = aten.expand.default(b, batch + [k2, m]).reshape(nb, k2, m)
-    out = aten.view.default(aten.bmm.default(a3, b3), batch + [n, m])
+    out = aten._unsafe_view.default(aten.bmm.default(a3, b3), batch + [n, m])  # as torch: UnsafeViewBackward0
     if da == 1:
         out = aten.squeeze.dim(out, -2)
     if db == 1:
