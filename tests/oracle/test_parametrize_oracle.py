@@ -1107,3 +1107,15 @@ def test_spectral_norm_twice_diagonal_value_and_copies():
         ]
 
     assert_same(*both(scenario))
+
+
+def test_larger_shapes_match():
+    # Sizes of 16 and more take PyTorch's vectorised normal_ path; a conv weight is 4-D.
+    def scenario(lib):
+        lib.manual_seed(0)
+        conv = PZ(lib).spectral_norm(lib.nn.Conv2d(20, 24, 3))
+        lin = PZ(lib).spectral_norm(lib.nn.Linear(40, 33))
+        orth = PZ(lib).orthogonal(lib.nn.Linear(40, 33))
+        return [arr(conv.weight), arr(conv.parametrizations.weight[0]._v), arr(lin.weight), arr(orth.weight)]
+
+    assert_same(*both(scenario), atol=1e-5)
