@@ -772,3 +772,38 @@ def test_edge_cases(name):
     _, e = run_both(Data(40), lambda lib, F, t: EDGE[name](lib))
     if isinstance(_, Exception):
         assert str(_).splitlines()[0][:50] in str(e)
+
+
+def test_transformer_encoder():
+    """Same seed -> same weights, repr, warning, outputs and gradients; pre-norm, gelu, eval mode."""
+    d = Data(26)
+    d.randn("src", 6, 3, 8)
+    d.values("kpm", np.array([[False] * 4 + [True] * 2, [False] * 6, [False] * 6]))
+
+    def fn(lib, F, t):
+        lib.manual_seed(0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            layer = lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+            enc = lib.nn.TransformerEncoder(layer, 2, norm=lib.nn.LayerNorm(8))
+        causal = lib.ones(6, 6, dtype=lib.bool).triu(1)
+        x = t["src"].requires_grad_(True)
+        y = enc(x, mask=causal, src_key_padding_mask=t["kpm"])
+        y.sum().backward()
+        pre = lib.nn.TransformerEncoderLayer(8, 4, 16, 0.0, activation="gelu", norm_first=True, batch_first=True)
+        z = pre(t["src"].detach().transpose(0, 1))
+        enc.eval()
+        with lib.no_grad():
+            e = enc(t["src"].detach())
+        messages = [str(w.message) for w in caught]
+        return [repr(enc) == repr(enc), y, x.grad, z, e] + [p.grad for p in enc.parameters()], repr(enc), messages
+
+    outs = []
+    for lib, F in ((torch, TF), (mt, MF)):
+        outs.append(fn(lib, F, d.tensors(lib)))
+    (tv, tr, tw), (mv, mr, mw) = outs
+    assert mr == tr
+    assert mw == tw
+    assert_same(tv[1:], mv[1:], 1e-4)
+    with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
+        mt.nn.MultiheadAttention(8, 2)(mt.ones(3, 1, 8), mt.ones(3, 1, 8), mt.ones(3, 1, 8), is_causal=True)

@@ -27,6 +27,10 @@ from minitorch_nn.nn.modules.sparse import *  # noqa: E402,F403
 for _m in (activation, batchnorm, conv, dropout, flatten, instancenorm, linear, loss, normalization, pooling, sparse):
     __all__ += _m.__all__
 del _m
+from minitorch_nn.nn.modules import transformer  # noqa: E402
+from minitorch_nn.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
+
+__all__ += transformer.__all__
 
 # lazy modules (lazy.py: the mixin; lazy_layers.py: the 13 Lazy* layers; conv_extra/norm_extra: the
 # regular ConvTranspose3d and InstanceNorm3d they become)

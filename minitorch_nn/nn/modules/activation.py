@@ -228,6 +228,11 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:
+            raise RuntimeError(
+                "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method "
+                "`generate_square_subsequent_mask` to create this mask."
+            )
         batched = query.dim() == 3
         if not batched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -245,10 +250,8 @@ class MultiheadAttention(Module):
         v = v.reshape(S, N * h, hd).transpose(0, 1)
         scores = _t.matmul(q / math.sqrt(hd), k.transpose(-2, -1))  # (N*h, L, S)
         mask = None
-        if attn_mask is not None:
+        if attn_mask is not None:  # (is_causal is only a hint that attn_mask is causal)
             mask = attn_mask if attn_mask.dim() == 3 else attn_mask.unsqueeze(0)
-        elif is_causal:
-            mask = _t.ones(L, S, dtype=_t.bool).triu(1).unsqueeze(0)
         if mask is not None:
             scores = scores.masked_fill(mask, float("-inf")) if mask.dtype is _t.bool else scores + mask
         if key_padding_mask is not None:
