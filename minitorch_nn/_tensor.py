@@ -316,11 +316,23 @@ _LEGACY_TYPE_NAMES = {
 
 def contiguous_strides(sizes) -> tuple:
     """Row-major strides (in elements) for ``sizes``."""
+    try:
+        return _STRIDES_CACHE[sizes]  # every op result needs these; most shapes repeat
+    except (KeyError, TypeError):
+        pass
     strides, acc = [], 1
     for s in reversed(sizes):
         strides.append(acc)
         acc *= max(s, 1)
-    return tuple(reversed(strides))
+    strides = tuple(reversed(strides))
+    if type(sizes) is tuple:
+        if len(_STRIDES_CACHE) > 4096:
+            _STRIDES_CACHE.clear()
+        _STRIDES_CACHE[sizes] = strides
+    return strides
+
+
+_STRIDES_CACHE: dict = {}
 
 
 def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False, device=CPU) -> Tensor:

@@ -12,14 +12,13 @@ from minitorch_nn._C import TensorBase
 
 def result_type(*operands) -> dt.dtype:
     """PyTorch's ``result_type`` over tensors and Python numbers (None operands are ignored)."""
-    # fast path: tensors of one dtype, all with dims
-    first = operands[0]
-    if isinstance(first, TensorBase):
-        d = first._impl.dtype
-        if len(first._impl.sizes) and all(
-            isinstance(o, TensorBase) and o._impl.dtype is d and len(o._impl.sizes) for o in operands[1:]
-        ):
-            return d
+    # fast path, the common case of a binary op: two tensors with dims and one dtype
+    if len(operands) == 2:
+        a, b = operands
+        if isinstance(a, TensorBase) and isinstance(b, TensorBase):
+            ia, ib = a._impl, b._impl
+            if ia.dtype is ib.dtype and ia.sizes and ib.sizes:
+                return ia.dtype
     dims, zeros, scalars = [], [], []
     for o in operands:
         if o is None:
@@ -33,7 +32,10 @@ def result_type(*operands) -> dt.dtype:
 
 def compute_dtype(d: dt.dtype) -> dt.dtype:
     """16-bit floats are computed in float32 and rounded back, as PyTorch's cpu kernels do."""
-    return dt.float32 if d is dt.float16 or d is dt.bfloat16 else d
+    return _COMPUTE.get(d, d)
+
+
+_COMPUTE = {dt.float16: dt.float32, dt.bfloat16: dt.float32}
 
 
 def can_cast(src: dt.dtype, dst: dt.dtype) -> bool:

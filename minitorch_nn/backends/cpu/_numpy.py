@@ -16,11 +16,42 @@ from minitorch_nn._tensor import _from_array
 from minitorch_nn.backends.common import compute_dtype
 
 
+# -- floating-point error flags --------------------------------------------------------------------
+# PyTorch computes 1/0, inf - inf, overflow... silently; numpy warns unless told not to. The usual
+# ``with np.errstate(all="ignore"):`` costs several microseconds per op (it builds its settings on
+# every entry), which is most of a tiny op's kernel time, so we build the "ignore" settings once
+# and switch numpy's context variable to them directly. Older/newer numpy without that variable
+# falls back to errstate.
+try:
+    from numpy._core.umath import _extobj_contextvar, _make_extobj
+
+    _IGNORE_FP_ERRORS = _make_extobj(all="ignore")
+except ImportError:  # pragma: no cover - depends on the numpy version
+    _extobj_contextvar = None
+
+
+def fp_errors_off():
+    """Silence numpy's floating-point warnings until :func:`fp_errors_restore` (PyTorch never warns)."""
+    if _extobj_contextvar is not None:
+        return _extobj_contextvar.set(_IGNORE_FP_ERRORS)
+    state = np.errstate(all="ignore")
+    state.__enter__()
+    return state
+
+
+def fp_errors_restore(token):
+    if _extobj_contextvar is not None:
+        _extobj_contextvar.reset(token)
+    else:
+        token.__exit__(None, None, None)
+
+
 def as_array(x, cdt: dt.dtype | None = None):
     """``x`` (tensor or Python number) as a numpy array/scalar in compute dtype ``cdt``."""
     if isinstance(x, TensorBase):
-        arr = x._impl.numpy_view()
-        if cdt is not None and arr.dtype != cdt.numpy_dtype:
+        impl = x._impl
+        arr = impl.numpy_view()
+        if cdt is not None and impl.dtype is not cdt:
             arr = arr.astype(cdt.numpy_dtype)
         return arr
     if cdt is None:
@@ -35,7 +66,8 @@ def as_array(x, cdt: dt.dtype | None = None):
 
 def wrap(result, dtype: dt.dtype):
     """A fresh numpy result as a cpu tensor of ``dtype`` (casting back from compute dtype)."""
-    result = np.asarray(result)
+    if type(result) is not np.ndarray:
+        result = np.asarray(result)
     if result.dtype != dtype.numpy_dtype:
         result = result.astype(dtype.numpy_dtype)
     return _from_array(result, dtype)
@@ -64,4 +96,5 @@ def numpy_broadcast_error(*operands):
     broadcast_shapes(*shapes)  # raises PyTorch's RuntimeError when they do not broadcast
 
 
-__all__ = ["as_array", "wrap", "write_into", "compute_dtype", "numpy_broadcast_error"]
+__all__ = ["as_array", "wrap", "write_into", "compute_dtype", "numpy_broadcast_error", "fp_errors_off",
+           "fp_errors_restore"]

@@ -19,7 +19,9 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, not_implemented, result_type
-from minitorch_nn.backends.cpu._numpy import as_array, numpy_broadcast_error, wrap, write_into
+from minitorch_nn.backends.cpu._numpy import (
+    as_array, fp_errors_off, fp_errors_restore, numpy_broadcast_error, wrap, write_into,
+)
 
 
 def _float_result(d: dt.dtype) -> dt.dtype:
@@ -29,23 +31,31 @@ def _float_result(d: dt.dtype) -> dt.dtype:
 def binary(fn, a, b, kind="promote"):
     """Apply numpy ``fn`` to two operands with PyTorch's dtype rule ``kind``; returns (array, dtype)."""
     dtype = result_type(a, b)
-    if kind == "float":
-        dtype = _float_result(dtype)
+    if kind == "float" and not dtype.is_floating_point:
+        dtype = dt.get_default_dtype()
     cdt = compute_dtype(dtype)
+    x, y = as_array(a, cdt), as_array(b, cdt)
+    token = fp_errors_off()
     try:
-        with np.errstate(all="ignore"):
-            r = fn(as_array(a, cdt), as_array(b, cdt))
+        r = fn(x, y)
     except ValueError:
         numpy_broadcast_error(a, b)
         raise
+    finally:
+        fp_errors_restore(token)
     return r, (dt.bool if kind == "bool" else dtype)
 
 
 def unary(fn, a, kind="promote"):
-    dtype = a.dtype if kind != "float" else _float_result(a.dtype)
-    cdt = compute_dtype(dtype)
-    with np.errstate(all="ignore"):
-        r = fn(as_array(a, cdt))
+    dtype = a._impl.dtype
+    if kind == "float" and not dtype.is_floating_point:
+        dtype = dt.get_default_dtype()
+    x = as_array(a, compute_dtype(dtype))
+    token = fp_errors_off()
+    try:
+        r = fn(x)
+    finally:
+        fp_errors_restore(token)
     return r, (dt.bool if kind == "bool" else dtype)
 
 
