@@ -53,6 +53,7 @@ def _check_use_count(t, name):
 
 def swap_tensors(t1, t2):
     """Swap the contents of tensor objects ``t1`` and ``t2`` in place (see module docstring)."""
+    # BEGIN SOLUTION swap-tensors
     if weakref.getweakrefcount(t1):
         raise RuntimeError("Cannot swap t1 because it has weakref associated with it")
     if weakref.getweakrefcount(t2):
@@ -77,3 +78,4 @@ def swap_tensors(t1, t2):
             elif hasattr(obj, name):
                 delattr(obj, name)
     _C._swap_payload(t1, t2)
+    # END SOLUTION

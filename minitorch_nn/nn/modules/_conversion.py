@@ -173,6 +173,7 @@ class _ConversionMixin:
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)`` or ``to(tensor)``. Only floating tensors change dtype."""
+        # BEGIN SOLUTION module-to
         device, dtype, non_blocking, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or getattr(dtype, "is_complex", False)):
@@ -207,6 +208,7 @@ class _ConversionMixin:
                 raise
 
         return self._apply(convert)
+        # END SOLUTION
 
     def to_empty(self, *, device, recurse=True):
         """Move to ``device`` without copying values (storage is uninitialised): the way to

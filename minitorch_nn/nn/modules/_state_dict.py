@@ -254,6 +254,7 @@ class _StateDictMixin:
     # -- saving -----------------------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         """Put this module's own state (no children) into ``destination`` under ``prefix``."""
+        # BEGIN SOLUTION module-state-dict
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -265,6 +266,7 @@ class _StateDictMixin:
             is not _StateDictMixin.get_extra_state
         ):
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+        # END SOLUTION
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """An ordered dict of every parameter and persistent buffer, keyed by dotted name.

@@ -312,6 +312,7 @@ class ParametrizationList(ModuleList):
 
     def forward(self) -> Tensor:
         """Evaluate the chain: the first parametrization on the original(s), then each next one."""
+        # BEGIN SOLUTION parametrize-forward
         if self.is_tensor:
             x = self[0](self.original)
         else:
@@ -323,6 +324,7 @@ class ParametrizationList(ModuleList):
             x = self[i](x)
             i += 1
         return x
+        # END SOLUTION
 
 
 # ---------------------------------------------------------------------------------------------
