@@ -1,0 +1,296 @@
+"""Tracing a module's forward into a :class:`~minitorch_nn.export.graph.Graph` (mirrors ``torch/export/_trace.py``).
+
+How it works, in order:
+
+1. **Lift the state.** Every parameter (``named_parameters(remove_duplicate=False)``), then
+   every buffer (``named_buffers(remove_duplicate=False)``) becomes a graph input named
+   ``p_<fqn>`` / ``b_<fqn>`` (dots become underscores). Tied parameters get one input per name,
+   and, as in PyTorch, the ops use the input of the *last* name. Using the runtime names here
+   (not ``state_dict()``) is the point of PyTorch PR #137609: state-dict hooks cannot change them.
+2. **Name the user inputs** after ``forward``'s parameters (``x``; ``xs_0``, ``xs_1`` for the
+   tensors inside a list or tuple argument). Non-tensor arguments are baked into the graph.
+3. **Run ``forward`` once** under :class:`_ExportTracer`, a ``TorchDispatchMode``. Every aten op
+   that reaches the dispatcher runs for real (over real or meta tensors: meta tensors give
+   shapes without computing) and is recorded as a node: its arguments (tensors replaced by
+   references to earlier nodes), the shapes and dtypes it produced, and the user's source line.
+4. **Lift constants.** A tensor that an op reads but that is neither a graph input nor an
+   op's output is a constant: a plain tensor attribute of a submodule becomes ``c_<fqn>``,
+   anything else (``torch.tensor(2.0)`` inside ``forward``) ``c_lifted_tensor_<n>``.
+5. **Refuse data-dependent control flow.** Reading a traced tensor's value (``item()``,
+   ``bool()``, ``int()``, ``tolist()``; PyTorch's ``aten._local_scalar_dense``) means the graph
+   would depend on the data, so export stops with :class:`GuardOnDataDependentSymNode` naming
+   the user's line.
+
+Differences from PyTorch: no symbolic shapes (every shape is static, checked when the program
+runs), no FakeTensor (tracing runs the real kernels, or the meta ones for meta tensors), no
+strict mode (no TorchDynamo), mutations of buffers stay in the graph as in-place ops (PyTorch's
+training IR does the same for ``batch_norm``; ``buffers_to_mutate`` is always empty here).
+``Tensor.item`` in minitorch_nn reads the array directly instead of dispatching, so the tracer
+routes it through ``aten._local_scalar_dense`` for the duration of the trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import linecache
+import os
+import sys
+
+from minitorch_nn._tensor import Tensor
+from minitorch_nn.export.graph import Graph, Node, Ref, flatten
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class GuardOnDataDependentSymNode(RuntimeError):
+    """Export read the value of a traced tensor (PyTorch raises a class of this name too)."""
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def _sanitize(fqn: str) -> str:
+    return "".join(c if (c.isalnum() or c == "_") else "_" for c in fqn)
+
+
+def _user_frame():
+    """The innermost frame outside the minitorch_nn package (the user's code), or None."""
+    f = sys._getframe(1)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_PACKAGE_DIR + os.sep):
+            return f
+        f = f.f_back
+    return None
+
+
+class _ExportTracer(TorchDispatchMode):
+    """Records every aten op as a graph node; see the module docstring."""
+
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+        self.values: dict[int, Ref] = {}      # id(tensor) -> the node that produced it
+        self.alive: list = []                 # keeps traced tensors alive so ids stay unique
+        self.names: set[str] = set()
+        self.counts: dict[str, int] = {}
+        self.nodes: list[Node] = []
+        self.constant_placeholders: list[Node] = []
+        self.constants: dict[str, Tensor] = {}   # constant fqn -> tensor
+        self.attr_constants: dict[int, str] = {}  # id(plain tensor attribute) -> fqn
+        self.module_names = {id(m): name for name, m in module.named_modules(remove_duplicate=False)}
+        for prefix, m in module.named_modules(remove_duplicate=False):
+            for attr, value in vars(m).items():
+                if _is_tensor(value) and not attr.startswith("__"):
+                    self.attr_constants.setdefault(id(value), f"{prefix}.{attr}" if prefix else attr)
+        self.lifted = 0
+
+    # -- naming ---------------------------------------------------------------------------------
+    def unique(self, base: str) -> str:
+        base = base or "v"
+        if base not in self.names:
+            self.names.add(base)
+            return base
+        n = self.counts.get(base, 0)
+        while True:
+            n += 1
+            name = f"{base}_{n}"
+            if name not in self.names:
+                self.counts[base] = n
+                self.names.add(name)
+                return name
+
+    def bind(self, t, ref: Ref):
+        self.values[id(t)] = ref
+        self.alive.append(t)
+
+    # -- where in the user's code ---------------------------------------------------------------
+    def where(self) -> dict | None:
+        frame = _user_frame()
+        if frame is None:
+            return None
+        info = {
+            "file": os.path.basename(frame.f_code.co_filename),
+            "path": frame.f_code.co_filename,
+            "line": frame.f_lineno,
+            "code": linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip(),
+            "function": frame.f_code.co_name,
+        }
+        f = sys._getframe(1)
+        while f is not None:  # the innermost submodule whose forward is running
+            if f.f_code.co_name == "forward":
+                owner = f.f_locals.get("self")
+                if owner is not None and id(owner) in self.module_names:
+                    info["module"] = self.module_names[id(owner)]
+                    info["module_type"] = type(owner).__name__
+                    break
+            f = f.f_back
+        return info
+
+    # -- tensors as node arguments --------------------------------------------------------------
+    def ref_for(self, t) -> Ref:
+        ref = self.values.get(id(t))
+        if ref is not None:
+            return ref
+        fqn = self.attr_constants.get(id(t))
+        if fqn is None:
+            fqn = f"lifted_tensor_{self.lifted}"
+            self.lifted += 1
+        name = self.unique("c_" + _sanitize(fqn))
+        node = Node("placeholder", name, meta={"val": (tuple(t.shape), t.dtype), "kind": "CONSTANT_TENSOR",
+                                               "target": fqn})
+        self.constant_placeholders.append(node)
+        self.constants[fqn] = t
+        ref = Ref(name)
+        self.bind(t, ref)
+        return ref
+
+    def encode(self, a):
+        if _is_tensor(a):
+            return self.ref_for(a)
+        if isinstance(a, list):
+            return [self.encode(x) for x in a]
+        if isinstance(a, tuple):
+            return tuple(self.encode(x) for x in a)
+        return a
+
+    # -- the mode -------------------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.__name__.startswith("_local_scalar_dense") and args and id(args[0]) in self.values:
+            raise_data_dependent(self.where(), "Tensor.item()")
+        out = func(*args, **kwargs)
+        node = Node("call_function", self.unique(func.__name__.split(".")[0]), target=func,
+                    args=self.encode(tuple(args)), kwargs={k: self.encode(v) for k, v in kwargs.items()})
+        stack = self.where()
+        if stack:
+            node.meta["stack"] = stack
+        if _is_tensor(out):
+            node.meta["val"] = (tuple(out.shape), out.dtype)
+            self.bind(out, Ref(node.name))
+        elif isinstance(out, (tuple, list)) and any(_is_tensor(o) for o in out):
+            node.meta["val"] = [(tuple(o.shape), o.dtype) if _is_tensor(o) else None for o in out]
+            for i, o in enumerate(out):
+                if _is_tensor(o):
+                    self.bind(o, Ref(node.name, i))
+        self.nodes.append(node)
+        return out
+
+
+def raise_data_dependent(where: dict | None, what: str):
+    loc = ""
+    if where:
+        loc = (f"\n\nThe following call raised this error:\n  File \"{where['path']}\", line {where['line']}, "
+               f"in {where['function']}\n    {where['code']}")
+    raise GuardOnDataDependentSymNode(
+        f"Could not guard on data-dependent expression: {what} reads the value of a tensor that "
+        f"export is tracing, so the graph would depend on the input data.{loc}\n"
+        "Hint: an exported graph is one fixed sequence of ops. Compute both branches and pick with "
+        "torch.where(cond, a, b) instead of `if tensor:`, or move the check out of forward()."
+    )
+
+
+@contextlib.contextmanager
+def _route_scalar_reads(tracer: _ExportTracer):
+    """Make ``item()`` (hence ``bool()``, ``int()``, ``float()``) and ``tolist()`` visible to the tracer."""
+    from minitorch_nn._ops import ops
+
+    orig_item, orig_tolist = Tensor.item, Tensor.tolist
+
+    def item(self):
+        if self.numel() == 1 and id(self) in tracer.values:
+            return ops.aten._local_scalar_dense.default(self)
+        return orig_item(self)
+
+    def tolist(self):
+        if id(self) in tracer.values:
+            raise_data_dependent(tracer.where(), "Tensor.tolist()")
+        return orig_tolist(self)
+
+    Tensor.item, Tensor.tolist = item, tolist
+    try:
+        yield
+    finally:
+        Tensor.item, Tensor.tolist = orig_item, orig_tolist
+
+
+def _non_persistent_fqns(module) -> set:
+    out = set()
+    for prefix, m in module.named_modules(remove_duplicate=False):
+        for name in m._non_persistent_buffers_set:
+            out.add(f"{prefix}.{name}" if prefix else name)
+    return out
+
+
+def _forward_params(module, args, kwargs):
+    """``[(name, kind, value)]`` for the arguments given, in ``forward``'s order."""
+    sig = inspect.signature(module.forward)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"export: the example inputs do not match {type(module).__name__}.forward{sig}: {e}") from None
+    return [(name, sig.parameters[name].kind.name, value) for name, value in bound.arguments.items()]
+
+
+def trace(module, args, kwargs):
+    """Run ``module(*args, **kwargs)`` once and return the pieces of an ExportedProgram."""
+    from minitorch_nn.export.exported_program import (
+        ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec, TensorArgument,
+    )
+
+    tracer = _ExportTracer(module)
+    param_nodes, buffer_nodes, input_specs = [], [], []
+    params = list(module.named_parameters(remove_duplicate=False))
+    buffers = list(module.named_buffers(remove_duplicate=False))
+    non_persistent = _non_persistent_fqns(module)
+    for fqn, p in params:
+        node = Node("placeholder", tracer.unique("p_" + _sanitize(fqn)), meta={"val": (tuple(p.shape), p.dtype)})
+        param_nodes.append(node)
+        tracer.bind(p, Ref(node.name))
+        input_specs.append(InputSpec(InputKind.PARAMETER, TensorArgument(node.name), fqn))
+    for fqn, b in buffers:
+        node = Node("placeholder", tracer.unique("b_" + _sanitize(fqn)), meta={"val": (tuple(b.shape), b.dtype)})
+        buffer_nodes.append(node)
+        tracer.bind(b, Ref(node.name))
+        input_specs.append(InputSpec(InputKind.BUFFER, TensorArgument(node.name), fqn, fqn not in non_persistent))
+
+    forward_params, user_nodes, user_names = [], [], []
+    for name, kind, value in _forward_params(module, args, kwargs):
+        spec, leaves = flatten(value, _is_tensor)
+        forward_params.append({"name": name, "kind": kind, "spec": spec})
+        for i, t in enumerate(leaves):
+            node_name = tracer.unique(_sanitize(name) if spec == "*" else f"{_sanitize(name)}_{i}")
+            node = Node("placeholder", node_name, meta={"val": (tuple(t.shape), t.dtype)})
+            user_nodes.append(node)
+            user_names.append(node_name)
+            tracer.bind(t, Ref(node_name))
+
+    with _route_scalar_reads(tracer), tracer:
+        result = module(*args, **(kwargs or {}))
+
+    out_spec, out_leaves = flatten(result, _is_tensor)
+    out_refs = [tracer.ref_for(t) for t in out_leaves]
+
+    constant_specs = [InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(n.name), n.meta["target"])
+                      for n in tracer.constant_placeholders]
+    input_specs += constant_specs
+    input_specs += [InputSpec(InputKind.USER_INPUT, TensorArgument(n), None) for n in user_names]
+    output_specs = [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(str(r)), None) for r in out_refs]
+
+    graph = Graph(param_nodes + buffer_nodes + tracer.constant_placeholders + user_nodes + tracer.nodes
+                  + [Node("output", "output", args=((out_spec, out_refs),))])
+    signature = ExportGraphSignature(input_specs, output_specs)
+    state_dict = {}
+    for fqn, p in params:
+        state_dict[fqn] = p
+    for fqn, b in buffers:
+        if fqn not in non_persistent:
+            state_dict[fqn] = b
+    constants = dict(tracer.constants)  # lifted constants first, then non-persistent buffers (PyTorch's order)
+    for fqn, b in buffers:
+        if fqn in non_persistent:
+            constants[fqn] = b
+    return graph, signature, state_dict, constants, forward_params
