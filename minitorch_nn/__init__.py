@@ -78,3 +78,12 @@ def can_cast(from_, to):
 
 __version__ = "0.1.0"
 from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
+
+
+def __getattr__(name):
+    # Submodules imported on first use (``torch.export``), keeping ``import minitorch_nn`` fast.
+    if name == "export":
+        import importlib
+
+        return importlib.import_module("minitorch_nn.export")
+    raise AttributeError(f"module 'minitorch_nn' has no attribute '{name}'")
