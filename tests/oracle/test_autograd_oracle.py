@@ -106,6 +106,12 @@ VIEW = {
     "cumsum": lambda L, t, k: t.cumsum(_dim(t, k)),
     "repeat": lambda L, t, k: t.repeat(*([2] + [1] * (t.dim() - 1))),
     "double_to": lambda L, t, k: t.to(L.float32).to(L.float64),
+    "chunk": lambda L, t, k: t.chunk(2, -1)[0],
+    "movedim": lambda L, t, k: t.movedim(0, -1),
+    "diagonal": lambda L, t, k: t.diagonal(0, 0, -1),
+    "expand_as": lambda L, t, k: t[..., :1].expand_as(t),
+    "roll": lambda L, t, k: t.roll(1, 0),
+    "tril": lambda L, t, k: t.tril(),
 }
 
 
@@ -135,7 +141,31 @@ def _inplace_chain(L, t, b):
     return u
 
 
-INPLACE = {"mul_": _inplace_mul, "view_mul_": _inplace_add_view, "setitem": _inplace_setitem, "chain": _inplace_chain}
+def _inplace_pointwise(L, t, b):
+    u = t * 1
+    u.sigmoid_()
+    u.sub_(b, alpha=0.5).div_(b * b + 1)
+    u.clamp_(-0.8, 0.9)
+    return u
+
+
+def _inplace_slices(L, t, b):
+    u = t.clone()
+    u[..., :1].zero_()
+    u[-1:].copy_(b[-1:] * 3)
+    u.masked_fill_(u > 0.7, 0.25)
+    return u
+
+
+def _inplace_index_put(L, t, b):
+    u = t.clone()
+    u.index_put_((L.tensor([0, 0]),), b[:1].sum(0) * 2, accumulate=True)
+    u[0].fill_(b.mean())
+    return u
+
+
+INPLACE = {"mul_": _inplace_mul, "view_mul_": _inplace_add_view, "setitem": _inplace_setitem, "chain": _inplace_chain,
+           "pointwise_": _inplace_pointwise, "slices_": _inplace_slices, "index_put_": _inplace_index_put}
 
 
 def _leaf_shapes():
@@ -227,6 +257,9 @@ def test_random_programs_match_torch(data):
         np.testing.assert_allclose(_np(b), _np(a), rtol=1e-7, atol=1e-9, err_msg=str(step))
         ta = type(a.grad_fn).__name__ if a.grad_fn is not None else None
         mb = type(b.grad_fn).__name__ if b.grad_fn is not None else None
+        # torch reshapes a viewable non-contiguous tensor with _reshape_alias; minitorch_nn's
+        # reshape (in _functions/shape.py) uses view for every viewable tensor.
+        ta = "ViewBackward0" if ta == "ReshapeAliasBackward0" else ta
         assert (mb, b.requires_grad) == (ta, a.requires_grad), step
     if not isinstance(tloss, torch.Tensor) or not tloss.requires_grad:
         return
