@@ -44,7 +44,7 @@ class device:
                 + "\n(minitorch_nn supports the cpu, meta and cuda devices.)"
             )
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative")
+            raise RuntimeError("Device index must not be negative")
         self.type = type
         self.index = index
 

@@ -98,7 +98,7 @@ def set_default_dtype(d: dtype) -> None:
     """Change the default floating dtype. Like PyTorch, only floating dtypes are allowed."""
     global _default_dtype
     if not isinstance(d, dtype):
-        raise TypeError(f"invalid dtype object: only floating-point types are supported as the default type")
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default_dtype = d

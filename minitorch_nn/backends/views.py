@@ -254,7 +254,7 @@ def select(self, dim, index):
 def as_strided(self, size, stride, storage_offset=None):
     offset = self._impl.offset if storage_offset is None else storage_offset
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got strides: " + str(list(stride)))
     _check_in_bounds(self, size, stride, offset)

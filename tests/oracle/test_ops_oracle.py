@@ -13,9 +13,16 @@ import numpy as np  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-import minitorch_nn as mt  # noqa: E402
 from tests.strategies import (  # noqa: E402
-    DTYPE_NAMES, FLOAT_NAMES, TensorSpec, broadcastable_to, python_scalars, run_both, shapes, tensor_specs, values,
+    DTYPE_NAMES,
+    FLOAT_NAMES,
+    TensorSpec,
+    broadcastable_to,
+    python_scalars,
+    run_both,
+    shapes,
+    tensor_specs,
+    values,
 )
 
 SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
@@ -177,69 +184,6 @@ def test_lerp_addcmul_addcdiv(a, b, w):
     run_both(lambda lib, x, y: lib.lerp(x, y.to(x.dtype), w), a, b)
     run_both(lambda lib, x, y: lib.addcmul(x, y, y, value=0.5), a, b)
     run_both(lambda lib, x, y: lib.addcdiv(x, y, y + 3, value=2), a, b, rtol=1e-2 if "16" in a.dtype + b.dtype else None)
-
-
-# -- type promotion ---------------------------------------------------------------------------------------
-
-DTYPES = [getattr(torch, n) for n in DTYPE_NAMES]
-
-
-@pytest.mark.parametrize("d1", DTYPE_NAMES)
-@pytest.mark.parametrize("d2", DTYPE_NAMES)
-def test_promote_types_table(d1, d2):
-    assert str(mt.promote_types(getattr(mt, d1), getattr(mt, d2))) == str(torch.promote_types(getattr(torch, d1), getattr(torch, d2)))
-
-
-@pytest.mark.parametrize("d1", DTYPE_NAMES)
-@pytest.mark.parametrize("kind", ["tensor", "zero_dim", "bool", "int", "float"])
-@pytest.mark.parametrize("d2", DTYPE_NAMES)
-def test_result_type_tiers(d1, kind, d2):
-    def make(lib, name, shape):
-        return lib.zeros(shape, dtype=getattr(lib, name))
-
-    scalar = {"bool": True, "int": 3, "float": 2.5}.get(kind)
-
-    def other(lib):
-        if kind == "tensor":
-            return make(lib, d2, (2,))
-        if kind == "zero_dim":
-            return make(lib, d2, ())
-        return scalar
-
-    for lhs_shape in ((2,), ()):
-        expected = torch.result_type(make(torch, d1, lhs_shape), other(torch))
-        got = mt.result_type(make(mt, d1, lhs_shape), other(mt))
-        assert str(got) == str(expected), (d1, lhs_shape, kind, d2)
-    if kind not in ("tensor", "zero_dim") and d2 != DTYPE_NAMES[0]:
-        return
-    # the scalar can also come first
-    if kind in ("bool", "int", "float"):
-        assert str(mt.result_type(scalar, make(mt, d1, (2,)))) == str(torch.result_type(scalar, make(torch, d1, (2,))))
-
-
-@pytest.mark.parametrize("d", ["float32", "float64", "float16", "bfloat16"])
-def test_default_dtype_changes_promotion(d):
-    old_t, old_m = torch.get_default_dtype(), mt.get_default_dtype()
-    try:
-        if d in ("float32", "float64"):
-            torch.set_default_dtype(getattr(torch, d))
-            mt.set_default_dtype(getattr(mt, d))
-        for x in (1, 2.5, True):
-            for src in ("int64", "int8", "bool"):
-                got = (mt.zeros(2, dtype=getattr(mt, src)) + x).dtype
-                expected = (torch.zeros(2, dtype=getattr(torch, src)) + x).dtype
-                assert str(got) == str(expected)
-        assert str(mt.tensor([1.5]).dtype) == str(torch.tensor([1.5]).dtype)
-        assert str(mt.arange(3.0).dtype) == str(torch.arange(3.0).dtype)
-    finally:
-        torch.set_default_dtype(old_t)
-        mt.set_default_dtype(old_m)
-
-
-def test_can_cast_table():
-    for a in DTYPE_NAMES:
-        for b in DTYPE_NAMES:
-            assert mt.can_cast(getattr(mt, a), getattr(mt, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b)), (a, b)
 
 
 # -- in-place -------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import minitorch_nn as mt  # noqa: E402
-from tests.strategies import TensorSpec, assert_same, build, run_both, shapes, tensor_specs  # noqa: E402
+from tests.strategies import TensorSpec, build, run_both, tensor_specs  # noqa: E402
 
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 

@@ -15,7 +15,6 @@ from minitorch_nn._shape import broadcast_shapes
 from minitorch_nn._tensor import _from_array
 from minitorch_nn.backends.common import compute_dtype
 
-
 # -- floating-point error flags --------------------------------------------------------------------
 # PyTorch computes 1/0, inf - inf, overflow... silently; numpy warns unless told not to. The usual
 # ``with np.errstate(all="ignore"):`` costs several microseconds per op (it builds its settings on

@@ -321,7 +321,7 @@ def _check_cat(tensors, dim, name="torch.cat"):
     ref = next((t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)), tensors[0])
     d = wrap_dim(dim, ref.dim())
     if ref.dim() == 0:
-        raise RuntimeError(f"zero-dimensional tensor (at position 0) cannot be concatenated")
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     for i, t in enumerate(tensors):
         if t.dim() == 1 and t.shape[0] == 0:
             continue

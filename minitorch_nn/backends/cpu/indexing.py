@@ -65,7 +65,7 @@ def index_select(self, dim, index):
     idx = as_array(index).reshape(-1)
     n = self.shape[d] if self.dim() else 1
     if idx.size and (idx.max() >= n or idx.min() < 0):
-        raise IndexError(f"index out of range in self")
+        raise IndexError("index out of range in self")
     arr = as_array(self)
     return wrap(np.take(arr, idx, axis=d) if self.dim() else arr.reshape(1)[idx].reshape(()), self.dtype)
 

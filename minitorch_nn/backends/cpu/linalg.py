@@ -33,9 +33,9 @@ def _mat(x, d):
 @aten.mm.default.impl("cpu")
 def mm(self, mat2):
     if self.dim() != 2:
-        raise RuntimeError(f"self must be a matrix")
+        raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:
-        raise RuntimeError(f"mat2 must be a matrix")
+        raise RuntimeError("mat2 must be a matrix")
     if self.shape[1] != mat2.shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})"
@@ -50,9 +50,9 @@ def mm(self, mat2):
 @aten.bmm.default.impl("cpu")
 def bmm(self, mat2):
     if self.dim() != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.dim() != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor")
+        raise RuntimeError("batch2 must be a 3D tensor")
     if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
@@ -138,7 +138,7 @@ def _einsum_check(equation, tensors):
     lhs = equation.split("->")[0]
     if lhs.count(",") + 1 != len(tensors):
         raise RuntimeError(
-            f"einsum(): more operands were provided than specified in the equation"
+            "einsum(): more operands were provided than specified in the equation"
             if lhs.count(",") + 1 < len(tensors) else
             "einsum(): fewer operands were provided than specified in the equation"
         )

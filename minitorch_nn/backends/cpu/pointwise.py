@@ -18,9 +18,19 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
-from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, not_implemented, result_type
+from minitorch_nn.backends.common import (
+    check_inplace_cast,
+    compute_dtype,
+    not_implemented,
+    result_type,
+)
 from minitorch_nn.backends.cpu._numpy import (
-    as_array, fp_errors_off, fp_errors_restore, numpy_broadcast_error, wrap, write_into,
+    as_array,
+    fp_errors_off,
+    fp_errors_restore,
+    numpy_broadcast_error,
+    wrap,
+    write_into,
 )
 
 
