@@ -74,6 +74,7 @@ class _ExportTracer(TorchDispatchMode):
         super().__init__()
         self.module = module
         self.values: dict[int, Ref] = {}      # id(tensor) -> the node that produced it
+        self.dependent: set[int] = set()      # ids of tensors computed from graph inputs (not constants only)
         self.alive: list = []                 # keeps traced tensors alive so ids stay unique
         self.names: set[str] = set()
         self.counts: dict[str, int] = {}
@@ -160,9 +161,10 @@ class _ExportTracer(TorchDispatchMode):
     # -- the mode -------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func.__name__.startswith("_local_scalar_dense") and args and id(args[0]) in self.values:
+        if func.__name__.startswith("_local_scalar_dense") and args and id(args[0]) in self.dependent:
             raise_data_dependent(self.where(), "Tensor.item()")
         out = func(*args, **kwargs)
+        dependent = any(id(t) in self.dependent for t in _tensors_in(args, kwargs))
         node = Node("call_function", self.unique(func.__name__.split(".")[0]), target=func,
                     args=self.encode(tuple(args)), kwargs={k: self.encode(v) for k, v in kwargs.items()})
         stack = self.where()
@@ -171,13 +173,25 @@ class _ExportTracer(TorchDispatchMode):
         if _is_tensor(out):
             node.meta["val"] = (tuple(out.shape), out.dtype)
             self.bind(out, Ref(node.name))
+            if dependent:
+                self.dependent.add(id(out))
         elif isinstance(out, (tuple, list)) and any(_is_tensor(o) for o in out):
             node.meta["val"] = [(tuple(o.shape), o.dtype) if _is_tensor(o) else None for o in out]
             for i, o in enumerate(out):
                 if _is_tensor(o):
                     self.bind(o, Ref(node.name, i))
+                    if dependent:
+                        self.dependent.add(id(o))
         self.nodes.append(node)
         return out
+
+
+def _tensors_in(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if _is_tensor(a):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (b for b in a if _is_tensor(b))
 
 
 def raise_data_dependent(where: dict | None, what: str):
@@ -201,12 +215,12 @@ def _route_scalar_reads(tracer: _ExportTracer):
     orig_item, orig_tolist = Tensor.item, Tensor.tolist
 
     def item(self):
-        if self.numel() == 1 and id(self) in tracer.values:
+        if self.numel() == 1 and id(self) in tracer.dependent:
             return ops.aten._local_scalar_dense.default(self)
         return orig_item(self)
 
     def tolist(self):
-        if id(self) in tracer.values:
+        if id(self) in tracer.dependent:
             raise_data_dependent(tracer.where(), "Tensor.tolist()")
         return orig_tolist(self)
 
@@ -250,11 +264,13 @@ def trace(module, args, kwargs):
         node = Node("placeholder", tracer.unique("p_" + _sanitize(fqn)), meta={"val": (tuple(p.shape), p.dtype)})
         param_nodes.append(node)
         tracer.bind(p, Ref(node.name))
+        tracer.dependent.add(id(p))
         input_specs.append(InputSpec(InputKind.PARAMETER, TensorArgument(node.name), fqn))
     for fqn, b in buffers:
         node = Node("placeholder", tracer.unique("b_" + _sanitize(fqn)), meta={"val": (tuple(b.shape), b.dtype)})
         buffer_nodes.append(node)
         tracer.bind(b, Ref(node.name))
+        tracer.dependent.add(id(b))
         input_specs.append(InputSpec(InputKind.BUFFER, TensorArgument(node.name), fqn, fqn not in non_persistent))
 
     forward_params, user_nodes, user_names = [], [], []
@@ -267,6 +283,7 @@ def trace(module, args, kwargs):
             user_nodes.append(node)
             user_names.append(node_name)
             tracer.bind(t, Ref(node_name))
+            tracer.dependent.add(id(t))
 
     with _route_scalar_reads(tracer), tracer:
         result = module(*args, **(kwargs or {}))
