@@ -515,3 +515,13 @@ def test_saved_python_number_reads_back_as_tensor():
     x = leaf([1.0])
     saved = (x * 2).grad_fn._saved_other
     assert isinstance(saved, torch.Tensor) and saved.item() == 2
+
+
+def test_views_see_later_in_place_changes_of_their_base():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x.clone()
+    v = y[0:2]
+    y.mul_(2)                       # v was made before: its history is refreshed
+    assert v.grad_fn.name() == "AsStridedBackward0"
+    (v * torch.tensor([1.0, 10.0], dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 20.0, 0.0])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 
 from minitorch_nn._tensor import Tensor
-from minitorch_nn.autograd.graph import RemovableHandle, _add_hook, _HookDict
+from minitorch_nn.autograd.graph import RemovableHandle, _add_hook, _HookDict, current_grad_fn
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -121,6 +121,12 @@ def requires_grad_(self, requires_grad=True):
     return self
 
 
+def _grad_fn(self):
+    """The node that produced this tensor (``None`` for leaves); a view whose base was changed in
+    place since it was made gets a fresh node first (see ``graph.current_grad_fn``)."""
+    return current_grad_fn(self._impl)
+
+
 def is_inference(self):
     return False
 
@@ -135,5 +141,6 @@ Tensor.retains_grad = property(_retains_grad)
 Tensor.detach_ = detach_
 Tensor.requires_grad_ = requires_grad_
 Tensor.is_inference = is_inference
+Tensor.grad_fn = property(_grad_fn)
 
 __all__ = ["RemovableHandle"]

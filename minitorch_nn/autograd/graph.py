@@ -367,11 +367,29 @@ def grad_accumulator(impl):
     return node
 
 
+def current_grad_fn(impl):
+    """``impl.grad_fn``, first brought up to date if ``impl`` is a stale view.
+
+    A view's node leads to its base's node *as it was when the view was made*. If the base has
+    since been changed in place (directly or through another view), that path would miss the
+    change, so the view gets a fresh ``AsStridedBackward0`` leading to the base's current node,
+    as PyTorch does when it sees the base's version move on.
+    """
+    fn = impl.grad_fn
+    if fn is not None and impl.base is not None and impl.autograd_meta:
+        made_from = impl.autograd_meta.get("view_base_fn")
+        if made_from is not None and made_from is not impl.base.grad_fn:
+            from minitorch_nn.autograd.recording import regenerate_view_node
+
+            fn = regenerate_view_node(impl)
+    return fn
+
+
 def gradient_edge(tensor):
     """The edge a gradient for ``tensor`` travels along: ``(grad_fn, output_nr)``, the leaf's
     ``(AccumulateGrad, 0)``, or ``None`` when it does not require grad."""
     impl = tensor._impl
-    fn = impl.grad_fn
+    fn = current_grad_fn(impl)
     if fn is not None:
         return (fn, impl.output_nr)
     if impl.requires_grad:

@@ -29,6 +29,7 @@ from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.graph import (
     Node,
     SavedTensor,
+    current_grad_fn,
     grad_accumulator,
     gradient_edge,
     node_class,
@@ -262,6 +263,8 @@ def _edge(impl):
     AccumulateGrad, or None."""
     fn = impl.grad_fn
     if fn is not None:
+        if impl.base is not None and impl.autograd_meta:
+            fn = current_grad_fn(impl)   # a view whose base changed in place since
         return (fn, impl.output_nr)
     if impl.requires_grad:
         return (grad_accumulator(impl), 0)
@@ -336,6 +339,10 @@ def _record(op, d, args, kwargs):
                     impl.grad_fn = node
                     impl.requires_grad = True
                     impl.output_nr = i
+                    base = impl.base
+                    if base is not None and base.grad_fn is not None:
+                        # remember which history of the base this view was made from
+                        impl.autograd_meta = {"view_base_fn": base.grad_fn}
     if d.multi_output:
         node._output_meta = tuple(
             (o._impl.sizes, o._impl.dtype, o._impl.device) if isinstance(o, TensorBase) else None for o in outs
@@ -413,10 +420,21 @@ def _rebase_history(t, node):
     base_t = tensor_for(base)
     copy_slices = CopySlices(base_t, impl, node)
     base.grad_fn, base.requires_grad, base.output_nr = copy_slices, True, 0
-    view_node = AsStridedBackward0(base.sizes, base.strides, impl.sizes, impl.strides, impl.offset - base.offset)
-    view_node.next_functions = ((copy_slices, 0),)
-    view_node._input_metadata = ((base.sizes, base.dtype, base.device),)
-    impl.grad_fn, impl.requires_grad, impl.output_nr = view_node, True, 0
+    impl.requires_grad = True
+    regenerate_view_node(impl)
+
+
+def regenerate_view_node(impl):
+    """Make ``impl`` (a view) a strided window of its base's *current* history."""
+    base = impl.base
+    node = AsStridedBackward0(base.sizes, base.strides, impl.sizes, impl.strides, impl.offset - base.offset)
+    node.next_functions = ((base.grad_fn, base.output_nr),)
+    node._input_metadata = ((base.sizes, base.dtype, base.device),)
+    impl.grad_fn, impl.output_nr = node, 0
+    if impl.autograd_meta is None:
+        impl.autograd_meta = {}
+    impl.autograd_meta["view_base_fn"] = base.grad_fn
+    return node
 
 
 def _window(result, sizes, strides, offset):

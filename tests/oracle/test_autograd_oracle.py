@@ -164,7 +164,15 @@ def _inplace_index_put(L, t, b):
     return u
 
 
-INPLACE = {"mul_": _inplace_mul, "view_mul_": _inplace_add_view, "setitem": _inplace_setitem, "chain": _inplace_chain,
+def _inplace_stale_views(L, t, b):
+    u = t * 1
+    first, rest = u[:1], u[-1:]
+    u.mul_(b.tanh() + 2)          # other views of u must see this change
+    first.add_(1)
+    return (first * 2 + rest).expand_as(u) + u
+
+
+INPLACE = {"stale_views": _inplace_stale_views, "mul_": _inplace_mul, "view_mul_": _inplace_add_view, "setitem": _inplace_setitem, "chain": _inplace_chain,
            "pointwise_": _inplace_pointwise, "slices_": _inplace_slices, "index_put_": _inplace_index_put}
 
 
