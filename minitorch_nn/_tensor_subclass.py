@@ -262,7 +262,11 @@ def _wrapper_for(name):
 
 
 def _collect_originals():
+    # Idempotent: run before each install, so members attached after this module was imported
+    # (autograd adds ``backward``, ``register_hook``...) are picked up too.
     for name in _PROPERTIES + _METHODS:
+        if name in _originals:
+            continue
         owner, original = _find_original(name)
         if original is None or hasattr(original, "__wrapped_impl__"):
             continue  # missing, or already a public function (it dispatches by itself)
@@ -275,8 +279,7 @@ def _install_members(cls):
     """Give ``cls`` the dispatching members it would otherwise inherit from Tensor/TensorBase."""
     if cls.__dict__.get("_mt_members_installed"):
         return
-    if not _originals:
-        _collect_originals()
+    _collect_originals()
     for name in _originals:
         for klass in cls.__mro__:
             if name in klass.__dict__:
@@ -293,8 +296,7 @@ def _patch_tensor_for_modes():
     """First mode entered: make plain tensors' members dispatch too."""
     if _patched_on_tensor:
         return
-    if not _originals:
-        _collect_originals()
+    _collect_originals()
     for name, (owner, original) in _originals.items():
         _patched_on_tensor[name] = Tensor.__dict__.get(name)
         setattr(Tensor, name, _wrapper_for(name))

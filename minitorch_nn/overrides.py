@@ -196,11 +196,15 @@ def _dispatch(func, overloaded, args, kwargs, *, python_style=False):
         if out is not NotImplemented:
             return out
     for t in overloaded:
-        if _tracer is None:
-            out = t.__torch_function__(func, types, args, kwargs)
-        else:
-            out = _tracer._torch_function_handler(
-                t.__name__, "subclass", lambda t=t: t.__torch_function__(func, types, args, kwargs))
+        try:
+            if _tracer is None:
+                out = t.__torch_function__(func, types, args, kwargs)
+            else:
+                out = _tracer._torch_function_handler(
+                    t.__name__, "subclass", lambda t=t: t.__torch_function__(func, types, args, kwargs))
+        except RecursionError as e:
+            _explain_recursion(e, t, func)
+            raise
         if out is not NotImplemented:
             return out
     if python_style:
@@ -216,6 +220,21 @@ def _dispatch(func, overloaded, args, kwargs, *, python_style=False):
         f"Multiple dispatch failed for '{_torch_name(func)}'; all __torch_function__ handlers "
         "returned NotImplemented:\n\n" + "\n".join(lines) + "\n\n"
         "For more information, try re-running with TORCH_LOGS=not_implemented"
+    )
+
+
+def _explain_recursion(err, cls, func):
+    # Ours, not PyTorch's: the classic trap is a handler that calls func (or prints a tensor,
+    # which calls Tensor.__repr__) on its own subclass, re-entering itself. Say so once.
+    if getattr(err, "_mt_explained", False):
+        return
+    err._mt_explained = True
+    err.add_note(
+        f"hint: {cls.__name__}.__torch_function__ was re-entered while handling {_torch_name(func)}: "
+        "calls it makes on instances of its own class (including printing one, which runs "
+        "Tensor.__repr__) come back to it. Run them inside "
+        "`with minitorch_nn._C.DisableTorchFunctionSubclass():` or end the handler with "
+        "super().__torch_function__(func, types, args, kwargs)."
     )
 
 

@@ -247,3 +247,28 @@ def test_handler_assigned_after_class_creation_gets_property_dispatch():
     x.add(1)
     x.shape
     assert seen[0] is mt.Tensor.add and seen[1] == mt.Tensor.shape.__get__
+
+
+def test_recursing_handler_gets_a_hint():
+    class Loud(mt.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            str(args[0])  # prints its own instance: re-enters through Tensor.__repr__
+            return super().__torch_function__(func, types, args, kwargs)
+
+    t = mt.ones(2).as_subclass(Loud)
+    with pytest.raises(RecursionError) as err:
+        t + 1
+    notes = err.value.__notes__
+    assert len(notes) == 1 and "Loud.__torch_function__ was re-entered" in notes[0]
+    assert "torch.Tensor.__repr__" in notes[0]
+
+
+def test_dispatch_trace_shows_subclass_handlers(t):
+    with mt.utils.dispatch_trace() as trace:
+        t * 2
+    assert trace.render().splitlines()[:3] == [
+        "Tensor.mul(Logged:f32[2], 2)",
+        "  __torch_function__: Logged",
+        "    aten.mul.Tensor(Logged:f32[2], 2)",
+    ]
