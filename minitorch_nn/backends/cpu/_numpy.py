@@ -68,8 +68,17 @@ def wrap(result, dtype: dt.dtype):
     if type(result) is not np.ndarray:
         result = np.asarray(result)
     if result.dtype != dtype.numpy_dtype:
-        result = result.astype(dtype.numpy_dtype)
+        result = cast(result, dtype)
     return _from_array(result, dtype)
+
+
+def cast(arr, dtype: dt.dtype):
+    """``arr`` converted to ``dtype``'s numpy type, silently (overflow to inf, nan to int), as PyTorch casts."""
+    token = fp_errors_off()
+    try:
+        return arr.astype(dtype.numpy_dtype)
+    finally:
+        fp_errors_restore(token)
 
 
 def write_into(out, result):

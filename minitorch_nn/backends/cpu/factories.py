@@ -14,7 +14,7 @@ from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
 from minitorch_nn.backends.common import compute_dtype, result_type, tensors_in
-from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
+from minitorch_nn.backends.cpu._numpy import as_array, cast, wrap, write_into
 
 
 def _dtype_or_default(dtype, fallback=None):
@@ -242,7 +242,9 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
 
         return transfer.to_device(self, dev, target)
     arr = as_array(src)
-    return _from_array(arr.astype(target.numpy_dtype, copy=True, order="C"), target)
+    if arr.dtype == target.numpy_dtype:
+        return _from_array(np.array(arr, copy=True, order="C"), target)
+    return _from_array(np.ascontiguousarray(cast(arr, target)) if arr.ndim else cast(arr, target), target)
 
 
 @aten.copy_.default.impl("cpu")

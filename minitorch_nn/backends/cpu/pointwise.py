@@ -38,12 +38,19 @@ def _float_result(d: dt.dtype) -> dt.dtype:
     return d if d.is_floating_point else dt.get_default_dtype()
 
 
-def binary(fn, a, b, kind="promote"):
-    """Apply numpy ``fn`` to two operands with PyTorch's dtype rule ``kind``; returns (array, dtype)."""
+def binary(fn, a, b, kind="promote", *, exact_scalar=False):
+    """Apply numpy ``fn`` to two operands with PyTorch's dtype rule ``kind``; returns (array, dtype).
+
+    With a 16-bit float result, PyTorch first rounds a Python-number operand to that dtype (so
+    ``half_tensor == 0.1`` compares with ``half(0.1)``), except in ``mul`` and ``div``, whose
+    kernels read the number in float32 (``exact_scalar=True``).
+    """
     dtype = result_type(a, b)
     if kind == "float" and not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
     cdt = compute_dtype(dtype)
+    if cdt is not dtype and not exact_scalar:
+        a, b = _round_scalar(a, dtype), _round_scalar(b, dtype)
     x, y = as_array(a, cdt), as_array(b, cdt)
     token = fp_errors_off()
     try:
@@ -54,6 +61,12 @@ def binary(fn, a, b, kind="promote"):
     finally:
         fp_errors_restore(token)
     return r, (dt.bool if kind == "bool" else dtype)
+
+
+def _round_scalar(x, dtype):
+    if isinstance(x, TensorBase):
+        return x
+    return float(np.asarray(x).astype(dtype.numpy_dtype))
 
 
 def unary(fn, a, kind="promote"):
@@ -169,12 +182,12 @@ def rsub(self, other, alpha=1):
 
 @aten.mul.Tensor.impl("cpu")
 def mul(self, other):
-    return _out(binary(np.multiply, self, other))
+    return _out(binary(np.multiply, self, other, exact_scalar=True))
 
 
 @aten.mul_.Tensor.impl("cpu")
 def mul_(self, other):
-    return _inplace(self, binary(np.multiply, self, other))
+    return _inplace(self, binary(np.multiply, self, other, exact_scalar=True))
 
 
 def _check_int_divisor(name):
@@ -220,13 +233,13 @@ def _reject_bool(a, b, kernel):
 
 def _div(a, b, rounding_mode=None):
     if rounding_mode is None:
-        return binary(np.true_divide, a, b, "float")
+        return binary(np.true_divide, a, b, "float", exact_scalar=True)
     if rounding_mode == "trunc":
         _reject_bool(a, b, "div_trunc_cpu")
-        return binary(_check_int_divisor(_trunc_divide), a, b)
+        return binary(_check_int_divisor(_trunc_divide), a, b, exact_scalar=True)
     if rounding_mode == "floor":
         _reject_bool(a, b, "div_floor_cpu")
-        return binary(_check_int_divisor(_floor_divide), a, b)
+        return binary(_check_int_divisor(_floor_divide), a, b, exact_scalar=True)
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
     )
@@ -276,7 +289,7 @@ def fmod(self, other):
 @aten.floor_divide.default.impl("cpu")
 def floor_divide(self, other):
     _reject_bool(self, other, "div_floor_cpu")
-    return _out(binary(_check_int_divisor(_floor_divide), self, other))
+    return _out(binary(_check_int_divisor(_floor_divide), self, other, exact_scalar=True))
 
 
 def _int_power(x, y):
