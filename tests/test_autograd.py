@@ -525,3 +525,15 @@ def test_views_see_later_in_place_changes_of_their_base():
     assert v.grad_fn.name() == "AsStridedBackward0"
     (v * torch.tensor([1.0, 10.0], dtype=torch.float64)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 20.0, 0.0])
+
+
+def test_leaf_grads_never_alias_each_other_or_the_callers_gradient():
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    g = torch.tensor([1.0, 1.0], dtype=torch.float64)
+    (a + b).backward(g)            # AddBackward0 sends the same tensor to both inputs
+    a.grad.add_(5)
+    np.testing.assert_allclose(b.grad.numpy(), [1.0, 1.0])
+    np.testing.assert_allclose(g.numpy(), [1.0, 1.0])
+    x = leaf([1.0, 2.0])
+    x.sum().backward()             # the incoming gradient is an expanded view
+    assert x.grad.is_contiguous() and x.grad._base is None

@@ -335,13 +335,14 @@ class AccumulateGrad(Node):
             return ()
         old = impl.grad
         if old is None:
-            # Keep a fresh, contiguous tensor of our own: an expanded or borrowed gradient
-            # would alias memory that a later in-place update (optimizer, zero_) must not touch.
-            if not grad_mode._enabled:
-                new_grad = new_grad.detach()
-            if new_grad._impl.base is not None or not new_grad.is_contiguous() or new_grad._use_count() > 1:
-                new_grad = new_grad.clone()
-            impl.grad = new_grad
+            # Keep a fresh, contiguous copy of our own: the incoming gradient may be expanded,
+            # or shared with another leaf (AddBackward0 sends one tensor to both inputs) or with
+            # the caller (``x.backward(g)``), and a later in-place update (optimizer, zero_) must
+            # not write through to them. (PyTorch "steals" the tensor when it can prove it is
+            # unshared; copying always is simpler and costs one copy per leaf.)
+            from minitorch_nn._dtype import contiguous_format
+
+            impl.grad = new_grad.clone(memory_format=contiguous_format)
         elif grad_mode._enabled:
             impl.grad = old + new_grad       # create_graph: keep the history of the sum
         else:

@@ -17,8 +17,13 @@ whose edge for ``self`` is ``y``'s old edge. When ``y`` is a view, the base gets
 ``CopySlices`` node (its gradient flows through the view's node for the part the view covers)
 and the view gets ``AsStridedBackward0`` pointing at it, as in PyTorch.
 
-Where we differ from PyTorch: other views of a base that is modified in place keep their old
-``grad_fn`` (PyTorch regenerates them lazily from the version counter).
+Other views of a base that is later modified in place are brought up to date lazily: each view
+remembers the base node it was made from, and ``graph.current_grad_fn`` gives it a fresh
+``AsStridedBackward0`` once the base's node has changed (PyTorch keys this on the version counter).
+
+Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad has
+``requires_grad=False`` here (PyTorch reports True with no ``grad_fn``); an in-place op on it
+with grad mode on is refused with PyTorch's message either way.
 """
 
 from __future__ import annotations
