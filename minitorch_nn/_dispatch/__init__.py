@@ -42,12 +42,66 @@ def _first_device_type(args, kwargs):
     return get_default_device().type
 
 
+# Set by backends/cuda when it loads: until a cuda tensor exists, devices cannot be mixed, so
+# the cpu fast path skips the check below.
+cuda_loaded = False
+# copy_ copies between devices; a cuda tensor may be indexed with cpu index tensors
+_CROSS_DEVICE_OK = frozenset({"copy_.default", "index.Tensor", "index_put_.default", "index_put.default"})
+
+
+def _check_same_device(args):
+    """PyTorch's TensorIterator check: one device per op (0-d cpu tensors count as scalars)."""
+    first = None
+    for a in args:
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for t in items:
+            if not isinstance(t, TensorBase):
+                continue
+            impl = t._impl
+            dev = impl.device
+            if dev.type == "meta" or (dev.type == "cpu" and not impl.sizes):
+                continue
+            if first is None:
+                first = dev
+            elif dev != first:
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device, but found at least two devices, {first} and {dev}!"
+                )
+
+
 def backend(op, args, kwargs):
     """Run the kernel registered for the inputs' device."""
     if op.is_like_factory and kwargs.get("device") is not None:
         # empty_like(x, device="meta") makes a meta tensor whatever x's device is
-        return op.kernel_for(canonical(kwargs["device"]).type)(*args, **kwargs)
-    return op.kernel_for(_first_device_type(args, kwargs))(*args, **kwargs)
+        dev = canonical(kwargs["device"]).type
+        if dev == "cuda" and not cuda_loaded:
+            _load_cuda()
+        return op.kernel_for(dev)(*args, **kwargs)
+    if cuda_loaded and op.__name__ not in _CROSS_DEVICE_OK:
+        _check_same_device(args)
+        if "cuda" in {t._impl.device.type for t in _tensors(args)}:
+            return op.kernel_for("cuda")(*args, **kwargs)  # a cuda op may take 0-d cpu tensors
+    dev = _first_device_type(args, kwargs)
+    if dev == "cuda" and not cuda_loaded:
+        _load_cuda()
+    return op.kernel_for(dev)(*args, **kwargs)
+
+
+def _load_cuda():
+    """First CUDA use: import the cuda backend (numba), which registers its kernels."""
+    from minitorch_nn.cuda import _lazy_backend
+
+    _lazy_backend()
+
+
+def _tensors(args):
+    for a in args:
+        if isinstance(a, TensorBase):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, TensorBase):
+                    yield b
 
 
 def dispatch(op, args, kwargs):

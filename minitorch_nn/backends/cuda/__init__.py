@@ -1,0 +1,33 @@
+"""The cuda backend: numba CUDA kernels, on a real GPU or numba's CUDA simulator.
+
+Importing this package imports numba, so nothing imports it until the first CUDA use:
+``minitorch_nn.cuda._lazy_backend()`` does, and registers the kernels then. One file per kernel
+family, each readable on its own:
+
+* ``_numba.py``: GPU or simulator (``MINITORCH_NN_CUDA=sim``), and the error when neither;
+* ``storage.py``: device arrays as tensor storage; host <-> device copies;
+* ``elementwise.py`` (+ ``pointwise_ops.py``, the registrations): strided map/zip with broadcasting;
+* ``reduction.py``: shared-memory tree reductions over any dims;
+* ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm``;
+* ``softmax.py``: ``softmax``/``log_softmax``, one block per row;
+* ``copy.py``: strided copies, dtype casts (bfloat16 words), ``_to_copy``/``copy_``/``clone``;
+* ``random.py``: Philox counter-based random fills;
+* ``fallback.py``: every other op runs its cpu kernel on host copies (``host_ops()`` lists them).
+
+View ops need no kernel: ``backends/views.py`` only changes sizes/strides/offset.
+"""
+
+from minitorch_nn.backends.cuda import _numba
+
+if _numba.available():  # without a GPU or the simulator there is nothing to register
+    from minitorch_nn.backends.cuda import copy, matmul, pointwise_ops, random, reduction, softmax  # noqa: F401
+    from minitorch_nn.backends.cuda import fallback as _fallback
+    from minitorch_nn.backends.cuda.copy import to_device  # noqa: F401
+    from minitorch_nn.backends.cuda.fallback import host_ops  # noqa: F401
+    from minitorch_nn.backends.cuda.storage import memory_allocated  # noqa: F401
+
+    _fallback.install()  # after the real kernels: only ops still without a cuda kernel get the host path
+
+    from minitorch_nn import _dispatch as _d
+
+    _d.cuda_loaded = True  # from now on, ops check that their tensors share a device

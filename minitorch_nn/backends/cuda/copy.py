@@ -1,0 +1,176 @@
+"""Copies on the GPU: strided -> contiguous, dtype casts (incl. 16-bit floats), cpu <-> cuda.
+
+Mirrors PyTorch's ``Copy.cu`` / ``copy_`` / ``_to_copy`` for the cuda device. One strided copy
+kernel does all the work: it reads any (sizes, strides, offset) layout and writes another, casting
+on the way (numba converts on the store). Two small kernels convert bfloat16, which we store as raw
+16-bit words (see ``storage.py``): a bfloat16 is the top half of a float32, so widening is a shift
+and narrowing is a shift with round-to-nearest-even.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn._shape import broadcast_shapes
+from minitorch_nn.backends.cuda import storage
+from minitorch_nn.backends.cuda._numba import cuda
+from minitorch_nn.backends.cuda.elementwise import (
+    THREADS, blocks_for, device_meta, index_to_position, to_index, broadcast_index, MAX_DIMS,
+)
+
+_cuda = cuda()
+
+
+@_cuda.jit
+def _strided_copy(out, out_shape, out_strides, out_offset, src, src_shape, src_strides, src_offset, n):
+    """out[i] = src[i] for every element i of out's shape; src broadcasts to it."""
+    i = _cuda.grid(1)
+    if i < n:
+        out_index = _cuda.local.array(MAX_DIMS, np.int64)
+        src_index = _cuda.local.array(MAX_DIMS, np.int64)
+        to_index(i, out_shape, out_index)
+        broadcast_index(out_index, out_shape, src_shape, src_index)
+        out[index_to_position(out_index, out_strides, out_offset)] = src[
+            index_to_position(src_index, src_strides, src_offset)
+        ]
+
+
+@_cuda.jit
+def _bf16_to_f32_bits(out_bits, words, n):
+    """float32 bit pattern of each bfloat16 word: the word becomes the high 16 bits."""
+    i = _cuda.grid(1)
+    if i < n:
+        out_bits[i] = np.uint32(words[i]) << np.uint32(16)
+
+
+@_cuda.jit
+def _f32_bits_to_bf16(words, bits, n):
+    """Round each float32 (as uint32 bits) to the nearest bfloat16, ties to even; NaN stays NaN."""
+    i = _cuda.grid(1)
+    if i < n:
+        b = bits[i]
+        if (b & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
+            words[i] = np.uint16((b >> np.uint32(16)) | np.uint32(0x40))  # quiet NaN
+        else:
+            lsb = (b >> np.uint32(16)) & np.uint32(1)
+            words[i] = np.uint16((b + np.uint32(0x7FFF) + lsb) >> np.uint32(16))
+
+
+def copy_into(out, src) -> None:
+    """Write ``src`` (a cuda tensor broadcastable to ``out``) into ``out``'s memory, casting."""
+    o, s = out._impl, src._impl
+    n = out.numel()
+    if n == 0:
+        return
+    if (o.dtype is dt.bfloat16) != (s.dtype is dt.bfloat16) or (o.dtype is dt.bfloat16 and s.dtype is not o.dtype):
+        # bfloat16 words need the bit conversion: go through float32
+        src = cast_contiguous(src, o.dtype) if o.dtype is dt.bfloat16 else cast_contiguous(src, dt.float32)
+        s = src._impl
+    os_, ost, oo = device_meta(o)
+    ss, sst, so = device_meta(s)
+    _strided_copy[blocks_for(n), THREADS](o.storage, os_, ost, oo, s.storage, ss, sst, so, n)
+
+
+def contiguous(t) -> TensorBase:
+    """``t`` itself if it is contiguous from offset 0, else a contiguous copy."""
+    if t.is_contiguous():
+        return t
+    out = storage.empty(t.shape, t.dtype)
+    copy_into(out, t)
+    return out
+
+
+def cast_contiguous(t, dtype) -> TensorBase:
+    """A contiguous copy of ``t`` with ``dtype`` (always a new tensor)."""
+    src = t._impl
+    if dtype is src.dtype:
+        out = storage.empty(t.shape, dtype)
+        copy_into(out, t)
+        return out
+    n = t.numel()
+    if src.dtype is dt.bfloat16:
+        c = contiguous(t)._impl
+        bits = storage.device_array(n, np.uint32)
+        if n:
+            _bf16_to_f32_bits[blocks_for(n), THREADS](bits, c.storage[c.offset : c.offset + n], n)
+        f = storage.wrap(bits.view(np.float32), t.shape, dt.float32)
+        return f if dtype is dt.float32 else cast_contiguous(f, dtype)
+    if dtype is dt.bfloat16:
+        f = t if src.dtype is dt.float32 else cast_contiguous(t, dt.float32)
+        f = contiguous(f)._impl
+        out = storage.empty(t.shape, dt.bfloat16)
+        if n:
+            _f32_bits_to_bf16[blocks_for(n), THREADS](
+                out._impl.storage, f.storage[f.offset : f.offset + n].view(np.uint32), n
+            )
+        return out
+    out = storage.empty(t.shape, dtype)
+    copy_into(out, t)
+    return out
+
+
+# -- registered kernels ----------------------------------------------------------------------------
+
+
+def to_device(t, device, dtype):
+    """cpu (or cuda) tensor ``t`` -> a new cuda tensor of ``dtype`` (``backends/transfer.py`` calls this)."""
+    if t.device.type == "cuda":
+        return cast_contiguous(t, dtype)
+    from minitorch_nn.backends.cpu._numpy import as_array
+
+    arr = as_array(t)
+    return storage.from_host(np.ascontiguousarray(arr).astype(dtype.numpy_dtype, copy=False), dtype)
+
+
+@aten._to_copy.default.impl("cuda")
+def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    from minitorch_nn._device import canonical
+    from minitorch_nn._tensor import _from_array, _new_meta
+
+    target = self.dtype if dtype is None else dtype
+    dev = self.device if device is None else canonical(device)
+    if dev.type == "cuda":
+        return cast_contiguous(self, target)
+    if dev.type == "meta":
+        return _new_meta(tuple(self.shape), target)
+    host = storage.to_host(self)
+    return _from_array(host.astype(target.numpy_dtype, copy=False), target)
+
+
+@aten.clone.default.impl("cuda")
+def clone(self, *, memory_format=None):
+    return cast_contiguous(self, self.dtype)
+
+
+@aten.copy_.default.impl("cuda")
+def copy_(self, src, non_blocking=False):
+    if not isinstance(src, TensorBase):
+        from minitorch_nn.backends.cuda.elementwise import scalar_operand
+
+        src = scalar_operand(src, self.dtype)
+    if src.device.type == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    if src.device.type == "cpu":
+        src = to_device(src, None, src.dtype)
+    if tuple(src.shape) != tuple(self.shape):
+        if broadcast_shapes(tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(broadcast_shapes(tuple(self.shape), tuple(src.shape)))}"
+            )
+    if src._impl.storage is self._impl.storage:
+        src = cast_contiguous(src, src.dtype)  # overlapping memory: read everything first
+    copy_into(self, src)
+    self._impl.version.value += 1
+    return self
+
+
+@aten._local_scalar_dense.default.impl("cuda")
+def _local_scalar_dense(self):
+    v = storage.to_host(self).reshape(-1)[0]
+    if self.dtype is dt.bool:
+        return bool(v)
+    return float(v) if self.dtype.is_floating_point else int(v)

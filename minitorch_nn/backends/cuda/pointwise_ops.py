@@ -1,0 +1,182 @@
+"""Registers the elementwise kernels of ``elementwise.py`` for the cuda device.
+
+Each registration picks the device function and PyTorch's dtype rule (``promote``, ``float``,
+``bool``), exactly like ``backends/cpu/pointwise.py`` does with numpy ufuncs. Rare argument
+combinations whose rules and errors are intricate (bool tensors in arithmetic, ``alpha`` that is
+not 1, rounding modes) go to the host path (``fallback.py``) so that they behave exactly as on cpu.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
+from minitorch_nn._ops import aten
+from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, result_type
+from minitorch_nn.backends.cuda import elementwise as ew
+from minitorch_nn.backends.cuda.copy import copy_into
+from minitorch_nn.backends.cuda.fallback import host_kernel
+
+
+def _is_bool(x):
+    return x._impl.dtype is dt.bool if isinstance(x, TensorBase) else isinstance(x, bool)
+
+
+def _inplace(self, result):
+    """Write an out-of-place result into ``self`` (PyTorch's in-place variants), after the cast check."""
+    check_inplace_cast(result.dtype, self.dtype)
+    copy_into(self, result)
+    self._impl.version.value += 1
+    return self
+
+
+def _binary(op, fn, kind="promote", inplace_of=None):
+    host = host_kernel(op)
+
+    def kernel(self, other, *, alpha=1):
+        if _is_bool(self) or _is_bool(other) or not (type(alpha) is int and alpha == 1):
+            return host(self, other, alpha=alpha) if "alpha" in op._schema.text else host(self, other)
+        r = ew.pointwise(fn, self, other, kind=kind)
+        return _inplace(self, r) if inplace_of else r
+
+    op.impl("cuda")(kernel)
+
+
+_binary(aten.add.Tensor, ew.f_add)
+_binary(aten.add_.Tensor, ew.f_add, inplace_of=True)
+_binary(aten.sub.Tensor, ew.f_sub)
+_binary(aten.sub_.Tensor, ew.f_sub, inplace_of=True)
+_binary(aten.mul.Tensor, ew.f_mul)
+_binary(aten.mul_.Tensor, ew.f_mul, inplace_of=True)
+_binary(aten.div.Tensor, ew.f_div, "float")
+_binary(aten.div_.Tensor, ew.f_div, "float", inplace_of=True)
+_binary(aten.maximum.default, ew.f_maximum)
+_binary(aten.minimum.default, ew.f_minimum)
+_binary(aten.atan2.default, ew.f_atan2, "float")
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _f = getattr(ew, "f_" + _name)
+    for _op in (getattr(aten, _name).Tensor, getattr(aten, _name).Scalar):
+        _op.impl("cuda")(lambda self, other, _f=_f: ew.pointwise(_f, self, other, kind="bool"))
+
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    getattr(aten, _name).default.impl("cuda")(
+        lambda self, other, _f=getattr(ew, "f_" + _name): ew.pointwise(_f, self, other, kind="bool")
+    )
+
+
+@aten.logical_not.default.impl("cuda")
+def logical_not(self):
+    return ew.pointwise(ew.f_logical_not, self, kind="bool")
+
+
+@aten.isnan.default.impl("cuda")
+def isnan(self):
+    return ew.pointwise(ew.f_isnan, self, kind="bool")
+
+
+# -- pow -----------------------------------------------------------------------------------------
+
+_host_pow = host_kernel(aten.pow.Tensor_Scalar)
+
+
+@aten.pow.Tensor_Scalar.impl("cuda")
+def pow_ts(self, exponent):
+    if not self.dtype.is_floating_point or isinstance(exponent, bool):
+        return _host_pow(self, exponent)  # integer powers have their own rules (negative exponents)
+    if exponent == 2:
+        return ew.pointwise(ew.f_mul, self, self)
+    return ew.pointwise(ew.f_pow, self, exponent)
+
+
+# -- unary ----------------------------------------------------------------------------------------
+
+_FLOAT_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+                "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "reciprocal")
+_SAME_UNARY = ("neg", "abs", "floor", "ceil", "trunc", "relu", "sign", "silu")
+
+
+def _unary(op, fn, kind, inplace=False):
+    host = host_kernel(op)
+
+    def kernel(self):
+        if self.dtype is dt.bool or (kind == "promote" and not self.dtype.is_floating_point and op.__name__.split(".")[0].rstrip("_") in ("floor", "ceil", "trunc", "sign")):
+            return host(self)
+        r = ew.pointwise(fn, self, kind=kind)
+        return _inplace(self, r) if inplace else r
+
+    op.impl("cuda")(kernel)
+
+
+for _name in _FLOAT_UNARY + _SAME_UNARY:
+    _kind = "float" if _name in _FLOAT_UNARY else "promote"
+    if _name == "silu":
+        _kind = "float"
+    _unary(getattr(aten, _name).default, getattr(ew, "f_" + _name), _kind)
+    if _name + "_" in aten._packets:
+        _unary(getattr(aten, _name + "_").default, getattr(ew, "f_" + _name), _kind, inplace=True)
+
+
+# -- three operands ---------------------------------------------------------------------------------
+
+
+_host_where = host_kernel(aten.where.self)
+
+
+@aten.where.self.impl("cuda")
+def where(condition, self, other):
+    if condition.dtype is not dt.bool:
+        return _host_where(condition, self, other)  # PyTorch's error for a non-bool condition
+    dtype = result_type(self, other)
+    cdt = compute_dtype(dtype)
+    # the condition is read as bool; self and other are cast to the result's compute dtype
+    return ew.launch(ew.f_where, [condition, ew._as_compute(self, cdt), ew._as_compute(other, cdt)], dtype, cdt, cast=False)
+
+
+@aten.threshold_backward.default.impl("cuda")
+def threshold_backward(grad_output, self, threshold):
+    return ew.pointwise(lambda_threshold_backward(threshold), grad_output, self)
+
+
+_TB_CACHE: dict = {}
+
+
+def lambda_threshold_backward(threshold):
+    # the threshold is part of the device function (a constant); relu's backward always uses 0
+    if threshold not in _TB_CACHE:
+        t = threshold
+
+        def f(g, x):
+            return g * 0 if x <= t else g
+
+        _TB_CACHE[threshold] = f
+    return _TB_CACHE[threshold]
+
+
+_host_clamp = host_kernel(aten.clamp.default)
+
+
+@aten.clamp.default.impl("cuda")
+def clamp(self, min=None, max=None):
+    if min is None or max is None or self.dtype is dt.bool or isinstance(min, TensorBase) or isinstance(max, TensorBase):
+        return _host_clamp(self, min, max)
+    return ew.pointwise(ew.f_clamp, self, min, max)
+
+
+@aten.mse_loss.default.impl("cuda")
+def mse_loss(self, target, reduction=1):
+    sq = ew.pointwise(ew.f_mse, self, target)
+    if reduction == 0:
+        return sq
+    from minitorch_nn.backends.cuda.reduction import sum_all
+
+    total = sum_all(sq)
+    return ew.pointwise(ew.f_div, total, sq.numel()) if reduction == 1 else total
+
+
+@aten.mse_loss_backward.default.impl("cuda")
+def mse_loss_backward(grad_output, self, target, reduction):
+    # d/dx mean((x - y)^2) = 2 (x - y) / n * grad
+    diff = ew.pointwise(ew.f_sub, self, target)
+    scale = 2.0 / self.numel() if reduction == 1 else 2.0
+    g = ew.pointwise(ew.f_mul, diff, grad_output)
+    return ew.pointwise(ew.f_mul, g, scale)

@@ -1,0 +1,149 @@
+"""Random fills on the GPU from a counter-based generator (Philox-2x32-10).
+
+PyTorch's CUDA generator is Philox-4x32-10 ("Random123", Salmon et al. 2011): a random number is
+a *pure function* of (key, counter), so every GPU thread can compute its own without sharing
+state. We use the smaller Philox-2x32 variant with the same idea:
+
+* key = the seed (``minitorch_nn.cuda.manual_seed``), counter = (element index, call offset);
+* each call (``uniform_``, ``normal_``...) uses a new offset, so calls never repeat numbers;
+* one Philox round multiplies a 32-bit word by a constant, keeping the 64-bit product's two
+  halves; ten rounds mix the bits well enough for simulation (not for cryptography).
+
+The numbers are **not** PyTorch's CUDA numbers (those depend on its kernel launch geometry too);
+they are reproducible from the seed, the same on a GPU and in the simulator. Ops given an explicit
+``generator=`` (a cpu ``Generator``), and the other random ops, take the host path (cpu stream).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._ops import aten
+from minitorch_nn.backends.common import compute_dtype
+from minitorch_nn.backends.cuda import storage
+from minitorch_nn.backends.cuda._numba import cuda
+from minitorch_nn.backends.cuda.elementwise import THREADS, blocks_for
+from minitorch_nn.backends.cuda.fallback import host_kernel
+
+_cuda = cuda()
+
+# the generator's state: key and the offset of the next call
+STATE = {"seed": 0x853C49E6748FEA9B & 0xFFFFFFFF, "offset": 0}
+
+_MUL = np.uint64(0xD256D193)   # Philox-2x32 multiplier
+_WEYL = np.uint64(0x9E3779B9)  # key increment per round (the golden ratio)
+_MASK = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+
+
+def manual_seed(seed: int) -> None:
+    STATE["seed"] = int(seed) & 0xFFFFFFFF
+    STATE["offset"] = (int(seed) >> 32) & 0xFFFFFFFF  # keep the high bits of a 64-bit seed
+    STATE["calls"] = 0
+
+
+def _next_offset() -> np.uint64:
+    STATE["calls"] = STATE.get("calls", 0) + 1
+    return np.uint64((STATE["offset"] + STATE["calls"]) & 0xFFFFFFFF)
+
+
+@_cuda.jit(device=True)
+def philox2x32(c0, c1, key):
+    """Ten Philox rounds on the counter (c0, c1) with ``key``; returns two random 32-bit words."""
+    for _ in range(10):
+        prod = _MUL * c0  # < 2**64: no overflow
+        hi = prod >> _SHIFT
+        lo = prod & _MASK
+        c0 = hi ^ key ^ c1
+        c1 = lo
+        key = (key + _WEYL) & _MASK
+    return c0, c1
+
+
+@_cuda.jit
+def _fill(out, n, key, offset, kind, a, b):
+    """kind 0: uniform in [a, b); 1: normal(mean a, std b) by Box-Muller; 2: bernoulli(p=a)."""
+    i = _cuda.grid(1)
+    if i < n:
+        w0, w1 = philox2x32(np.uint64(i) & _MASK, offset, key)
+        u = (w0 >> np.uint64(8)) * (1.0 / 16777216.0)  # 24 random bits -> [0, 1)
+        if kind == 0:
+            out[i] = a + (b - a) * u
+        elif kind == 1:
+            u1 = (w0 + 1.0) * (1.0 / 4294967297.0)  # (0, 1): log(0) never happens
+            u2 = w1 * (1.0 / 4294967296.0)
+            out[i] = a + b * math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+        else:
+            out[i] = 1.0 if u < a else 0.0
+
+
+def _fill_tensor(self, kind, a, b):
+    from minitorch_nn.backends.cuda.copy import copy_into
+
+    n = self.numel()
+    cdt = compute_dtype(self.dtype)
+    tmp = storage.empty(self.shape, cdt if self.dtype.is_floating_point else dt.float64)
+    if n:
+        _fill[blocks_for(n), THREADS](tmp._impl.storage, n, np.uint64(STATE["seed"]), _next_offset(), kind,
+                                      float(a), float(b))
+    copy_into(self, tmp)
+    self._impl.version.value += 1
+    return self
+
+
+_host_uniform = host_kernel(aten.uniform_.default)
+_host_normal = host_kernel(aten.normal_.default)
+_host_bernoulli = host_kernel(aten.bernoulli_.float)
+
+
+@aten.uniform_.default.impl("cuda")
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    lo = kw.pop("from", from_)
+    if generator is not None or not self.dtype.is_floating_point:
+        return _host_uniform(self, lo, to, generator=generator)
+    return _fill_tensor(self, 0, lo, to)
+
+
+@aten.normal_.default.impl("cuda")
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if generator is not None or not self.dtype.is_floating_point or std < 0:
+        return _host_normal(self, mean, std, generator=generator)  # PyTorch's checks
+    return _fill_tensor(self, 1, mean, std)
+
+
+@aten.bernoulli_.float.impl("cuda")
+def bernoulli_(self, p=0.5, *, generator=None):
+    if generator is not None or not 0 <= p <= 1:
+        return _host_bernoulli(self, p, generator=generator)
+    return _fill_tensor(self, 2, p, 0.0)
+
+
+def _factory(kind):
+    def kernel(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+        d = dtype if dtype is not None else dt.get_default_dtype()
+        t = storage.empty(tuple(size), d)
+        return _fill_tensor(t, kind, 0.0, 1.0)
+
+    return kernel
+
+
+for _op, _kind in ((aten.rand.default, 0), (aten.randn.default, 1)):
+    _host = host_kernel(_op)
+    _k = _factory(_kind)
+    _op.impl("cuda")(lambda size, *, dtype=None, _k=_k, _host=_host, **kw: _host(size, dtype=dtype, **kw)
+                     if dtype is not None and not dtype.is_floating_point else _k(size, dtype=dtype, **kw))
+
+
+def _like(kind):
+    def kernel(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        t = storage.empty(tuple(self.shape), dtype if dtype is not None else self.dtype)
+        return _fill_tensor(t, kind, 0.0, 1.0)
+
+    return kernel
+
+
+aten.rand_like.default.impl("cuda")(_like(0))
+aten.randn_like.default.impl("cuda")(_like(1))

@@ -1,0 +1,28 @@
+"""Shared helpers: run the same thing on cpu and cuda, compare."""
+
+import numpy as np
+
+import minitorch_nn as mt
+
+
+def cpu_and_cuda(*tensors):
+    return tensors, tuple(t.cuda() for t in tensors)
+
+
+def assert_same(cuda_result, cpu_result, rtol=1e-5, atol=1e-6):
+    """A cuda result equals the cpu one: device, dtype, shape and values within tolerance."""
+    if isinstance(cpu_result, (tuple, list)):
+        assert len(cuda_result) == len(cpu_result)
+        for a, b in zip(cuda_result, cpu_result):
+            assert_same(a, b, rtol, atol)
+        return
+    assert cuda_result.device == mt.device("cuda", 0), cuda_result.device
+    assert cuda_result.dtype == cpu_result.dtype, (cuda_result.dtype, cpu_result.dtype)
+    assert tuple(cuda_result.shape) == tuple(cpu_result.shape)
+    got = cuda_result.cpu()
+    assert got.device.type == "cpu"
+    np.testing.assert_allclose(
+        got.float().numpy() if got.dtype in (mt.bfloat16,) else got.numpy(),
+        cpu_result.float().numpy() if cpu_result.dtype in (mt.bfloat16,) else cpu_result.numpy(),
+        rtol=rtol, atol=atol,
+    )
