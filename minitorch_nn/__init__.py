@@ -1,0 +1,90 @@
+"""minitorch_nn: a readable re-implementation of PyTorch's tensor and ``torch.nn`` internals.
+
+``import minitorch_nn as torch`` gives the familiar names: dtypes (``torch.float32``), devices,
+factories (``torch.tensor``, ``torch.randn``), functions (``torch.add``, ``torch.matmul``), the
+op registry (``torch.ops.aten``), ``torch.nn`` and ``torch.utils.swap_tensors``.
+
+Where to read next: ``_ext/_C.pyx`` (the tensor object), ``_tensor.py`` (its methods),
+``_ops.py`` and ``_aten.py`` (the op registry), ``_dispatch/`` (the path of one op) and
+``backends/`` (the kernels).
+"""
+
+from minitorch_nn import _C  # noqa: I001  (the compiled tensor object comes first)
+from minitorch_nn._C import Size
+from minitorch_nn._dtype import (
+    bfloat16, bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
+    int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+    contiguous_format, preserve_format, channels_last, strided, layout, memory_format,
+)
+from minitorch_nn._device import device, get_default_device, set_default_device
+from minitorch_nn import _aten  # noqa: F401  (declares every op)
+from minitorch_nn._ops import ops
+from minitorch_nn import _dispatch  # noqa: F401  (installs the dispatch chain)
+from minitorch_nn._tensor import Tensor
+from minitorch_nn import overrides
+from minitorch_nn.overrides import _BASE_TYPES as _tf_base_types
+from minitorch_nn import backends  # noqa: F401  (registers the kernels)
+from minitorch_nn._functions.factories import (
+    arange, as_tensor, empty, empty_like, empty_strided, eye, from_numpy, full, full_like, linspace, ones,
+    ones_like, rand, rand_like, randint, randn, randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like,
+)
+from minitorch_nn._functions.pointwise import *  # noqa: F403
+from minitorch_nn._functions.pointwise import abs, pow, round  # noqa: A004
+from minitorch_nn._functions.reductions import *  # noqa: F403
+from minitorch_nn._functions.reductions import all, any, max, min, sum, return_types  # noqa: A004
+from minitorch_nn._functions.shape import *  # noqa: F403
+from minitorch_nn._functions.linalg import *  # noqa: F403
+from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add
+from minitorch_nn._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: F401
+from minitorch_nn.random import (  # noqa: F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
+from minitorch_nn import autograd  # noqa: F401  (installs the autograd layer; Tensor.backward)
+from minitorch_nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from minitorch_nn import nn, utils  # noqa: F401
+from minitorch_nn import optim  # noqa: F401,E402  (optimizers; above nn in the layering)
+from minitorch_nn.linalg import _weight_norm, dist, geqrf, matrix_exp, norm_except_dim, vdot  # noqa: F401,E402  (top-level helpers, see linalg.py)
+from minitorch_nn import cuda  # noqa: F401,E402  (torch.cuda; its kernels load on first CUDA use)
+from minitorch_nn.serialization import load, save  # noqa: F401  (checkpoints in PyTorch's zip format)
+from minitorch_nn.safetensors_io import safetensors_load, safetensors_save  # noqa: F401
+from minitorch_nn.nn.parameter import Parameter as _Parameter
+
+_tf_base_types.update({Tensor, _Parameter})
+
+
+def is_tensor(obj):
+    """True for minitorch_nn tensors (and subclasses)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def result_type(tensor1, tensor2):
+    from minitorch_nn.backends.common import result_type as _rt
+
+    return _rt(tensor1, tensor2)
+
+
+def can_cast(from_, to):
+    from minitorch_nn.backends.common import can_cast as _cc
+
+    return _cc(from_, to)
+
+
+__version__ = "0.1.0"
+from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
+
+
+def __getattr__(name):
+    # Submodules imported on first use (``torch.export``), keeping ``import minitorch_nn`` fast.
+    if name == "export":
+        import importlib
+
+        return importlib.import_module("minitorch_nn.export")
+    raise AttributeError(f"module 'minitorch_nn' has no attribute '{name}'")
