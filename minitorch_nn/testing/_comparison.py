@@ -193,7 +193,9 @@ def _recurse(a, e, where, *args):
 
 def _compare_one(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg):
     if type(actual) is not type(expected) and not (_is_tensor_like(actual) and _is_tensor_like(expected)):
-        both_numbers = all(isinstance(x, (bool, int, float, np.ndarray, np.generic)) for x in (actual, expected))
+        # a tensor may be compared with a numpy array (an oracle's result), numbers with numbers
+        both_numbers = all(_is_tensor_like(x) or isinstance(x, (bool, int, float, np.ndarray, np.generic))
+                           for x in (actual, expected))
         if not both_numbers:
             raise TypeError(
                 f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}."

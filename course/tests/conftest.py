@@ -1,0 +1,199 @@
+"""Fixtures and the grading recorder for the course tests (see minitorch_nn/course/grade.py).
+
+* ``mt``: the implementation under test, imported by name at test time: the student's copy when
+  ``grade --impl`` put it first on ``sys.path``. Tests use this fixture rather than a top-level
+  import, so an import error in a student's file fails that task's tests instead of collection.
+* ``ref``: calls a *probe* (a module-level function ``probe(torch_like, *args)`` returning
+  plain data) on the reference implementation, in a separate Python process, so the student's
+  and the reference's packages never mix. Differential tests compare ``probe(mt, ...)`` with
+  ``ref(probe, ...)``.
+* ``assert_close``: the grader's own copy of ``minitorch_nn.testing.assert_close``, loaded from
+  the reference by file path (so a change in a student's copy cannot weaken the check).
+* ``--task ID``: run only that task's tests (students: ``pytest course/tests --task views-transpose``).
+
+Every test outcome goes into the JSON report named by ``MINITORCH_COURSE_REPORT``: a failure in
+setup (a fixture error) or a skip counts as a failed test of its task.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import pickle
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+COURSE_TESTS = Path(__file__).resolve().parent
+REFERENCE = Path(os.environ.get("MINITORCH_COURSE_REFERENCE", COURSE_TESTS.parents[1]))
+
+try:
+    from hypothesis import settings
+
+    # Repeatable grading: the same examples every run, no example database, no deadlines, and one
+    # failure per test (no exception groups in the student's output).
+    settings.register_profile("grading", derandomize=True, database=None, deadline=None,
+                              report_multiple_bugs=False, max_examples=20)
+    settings.register_profile("quick", parent=settings.get_profile("grading"), max_examples=4)  # harness tests
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "grading"))
+except ImportError:  # pragma: no cover
+    pass
+
+
+def pytest_addoption(parser):
+    parser.addoption("--task", action="append", default=[], help="run only the tests of this task id")
+
+
+def pytest_configure(config):
+    config._course_records = {}
+    config._course_collect_errors = []
+
+
+def _task_of(item):
+    mark = item.get_closest_marker("task")
+    return mark.args[0] if mark and mark.args else None
+
+
+def pytest_collection_modifyitems(config, items):
+    wanted = set(config.getoption("--task")) | {t for t in os.environ.get("MINITORCH_COURSE_TASKS", "").split(",") if t}
+    if not wanted:
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if _task_of(item) in wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    rec = item.config._course_records.setdefault(item.nodeid, {
+        "name": item.nodeid.split("::", 1)[-1],
+        "file": Path(str(item.fspath)).name,
+        "task": _task_of(item),
+        "hidden": "hidden" in Path(str(item.fspath)).parts,
+        "status": "passed",
+        "output": "",
+    })
+    if rep.failed or (rep.skipped and rep.when != "teardown"):
+        rec["status"] = "failed"
+        where = {"setup": "in a fixture (setup)", "call": "", "teardown": "in teardown"}[rep.when]
+        if call.excinfo is not None and not rep.skipped:
+            text = call.excinfo.exconly()
+            crash = getattr(rep.longrepr, "reprcrash", None)
+            loc = f"\n  at {Path(crash.path).name}:{crash.lineno}" if crash else ""
+            rec["output"] += f"{'Error ' + where + ': ' if where else ''}{text[:3000]}{loc}\n"
+            notes = [s for s in rep.longreprtext.splitlines() if s.startswith(("Falsifying example", "E   "))]
+            if notes and "Falsifying" in "".join(notes):
+                rec["output"] += "\n".join(n for n in notes if n.startswith("Falsifying"))[:1000] + "\n"
+        else:
+            rec["output"] += f"skipped: {rep.longrepr[-1] if isinstance(rep.longrepr, tuple) else rep.longreprtext}\n"
+    return rep
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        pytest_collectreport.errors.append({"path": str(report.nodeid), "output": report.longreprtext[-3000:]})
+
+
+pytest_collectreport.errors = []
+
+
+def pytest_sessionfinish(session):
+    path = os.environ.get("MINITORCH_COURSE_REPORT")
+    if path:
+        data = {"tests": list(session.config._course_records.values()),
+                "collect_errors": pytest_collectreport.errors}
+        Path(path).write_text(json.dumps(data, indent=1))
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def mt():
+    """The implementation under test (``import minitorch_nn``)."""
+    return importlib.import_module("minitorch_nn")
+
+
+def _load_by_path(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def assert_close():
+    """The reference's ``assert_close`` (PyTorch's tolerances and messages)."""
+    return _load_by_path("_course_comparison", REFERENCE / "minitorch_nn" / "testing" / "_comparison.py").assert_close
+
+
+_WORKER = r"""
+import importlib.util, pickle, struct, sys, traceback
+sys.path.insert(0, sys.argv[1])
+import minitorch_nn
+modules = {}
+def read(n):
+    data = b""
+    while len(data) < n:
+        chunk = sys.stdin.buffer.read(n - len(data))
+        if not chunk:
+            raise SystemExit(0)
+        data += chunk
+    return data
+while True:
+    path, name, args = pickle.loads(read(struct.unpack("<Q", read(8))[0]))
+    try:
+        if path not in modules:
+            spec = importlib.util.spec_from_file_location(f"_probe{len(modules)}", path)
+            modules[path] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(modules[path])
+        reply = ("ok", getattr(modules[path], name)(minitorch_nn, *args))
+    except Exception as err:
+        reply = ("error", f"{type(err).__name__}: {err}")
+    out = pickle.dumps(reply)
+    sys.stdout.buffer.write(struct.pack("<Q", len(out)) + out)
+    sys.stdout.buffer.flush()
+"""
+
+
+class Reference:
+    """Runs probes on the reference implementation in a worker process."""
+
+    def __init__(self, root: Path):
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)
+        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(root)], cwd=root, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def __call__(self, probe, *args):
+        path = sys.modules[probe.__module__].__file__
+        data = pickle.dumps((path, probe.__name__, args))
+        self.proc.stdin.write(struct.pack("<Q", len(data)) + data)
+        self.proc.stdin.flush()
+        size = self.proc.stdout.read(8)
+        if len(size) < 8:
+            raise RuntimeError("the reference worker stopped")
+        status, value = pickle.loads(self.proc.stdout.read(struct.unpack("<Q", size)[0]))
+        if status == "error":
+            raise RuntimeError(f"the reference implementation raised {value}")
+        return value
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def ref():
+    """``ref(probe, *args)``: ``probe(reference_minitorch_nn, *args)``, run in the worker."""
+    worker = Reference(REFERENCE)
+    yield worker
+    worker.close()

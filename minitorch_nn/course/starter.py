@@ -1,0 +1,90 @@
+"""``python -m minitorch_nn.course starter OUTDIR [--tasks ID ...]``: write a student copy.
+
+The copy holds the repository's git-tracked files (as they are in the working tree), minus the
+``[starter] exclude`` paths of ``course/tasks.toml`` (hidden tests, answer material). In it,
+each solution block of a chosen task becomes::
+
+    raise NotImplementedError("views-transpose: <description>; see tutorial <tutorial>")
+
+Blocks of other tasks stay as they are (their code is the working implementation), so the
+tests of unchosen tasks pass in the copy. ``course/assignment.toml`` in the copy records the
+chosen tasks; grading reads it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from minitorch_nn.course.markers import find_blocks, replace_blocks, stub_line
+from minitorch_nn.course.tasks import ASSIGNMENT_FILE, load_course
+
+
+def tracked_files(root: Path) -> list[str]:
+    """Paths git tracks under ``root`` (relative, POSIX style)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise SystemExit(f"cannot list the files of {root} with git ({err}); the starter copies git-tracked files only")
+    return [p for p in out.decode().split("\0") if p]
+
+
+def _excluded(path: str, exclude) -> bool:
+    return any(path == e.rstrip("/") or path.startswith(e.rstrip("/") + "/") for e in exclude)
+
+
+def write_starter(root, outdir, task_ids=None) -> dict:
+    """Write the student copy of ``root`` into ``outdir`` (new or empty) for ``task_ids``
+    (all tasks when None). Returns ``{"files": n, "tasks": {id: [paths]}}``."""
+    root, outdir = Path(root).resolve(), Path(outdir).resolve()
+    course = load_course(root)
+    chosen = course.select(task_ids)
+    if outdir.exists() and any(outdir.iterdir()):
+        raise SystemExit(f"{outdir} is not empty: choose a new folder for the student copy")
+    if outdir == root or root in outdir.parents:
+        raise SystemExit("write the student copy outside the repository")
+    stubs = {t.id: stub_line("", t.id, t.description, t.tutorial) for t in chosen}
+    where: dict[str, list[str]] = {t.id: [] for t in chosen}
+    sources = {t.source for t in course.tasks.values()}
+    count = 0
+    for rel in tracked_files(root):
+        src = root / rel
+        if _excluded(rel, course.exclude) or not src.is_file():
+            continue
+        dst = outdir / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if rel in sources:  # only the course's source files are rewritten
+            text = src.read_text()
+            text, replaced = replace_blocks(text, stubs, rel)
+            for task_id in replaced:
+                where[task_id].append(rel)
+            dst.write_text(text)
+            shutil.copymode(src, dst)
+            count += 1
+            continue
+        shutil.copy2(src, dst)
+        count += 1
+    missing = [t for t, paths in where.items() if not paths]
+    if missing:
+        raise SystemExit(f"no solution block found for task(s) {', '.join(missing)}: "
+                         "check the '# BEGIN SOLUTION <id>' markers and that their files are tracked by git")
+    (outdir / ASSIGNMENT_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (outdir / ASSIGNMENT_FILE).write_text(
+        "# The tasks of this assignment (written by `python -m minitorch_nn.course starter`).\n"
+        f"tasks = [{', '.join(repr(t.id).replace(chr(39), chr(34)) for t in chosen)}]\n"
+    )
+    return {"files": count + 1, "tasks": where}
+
+
+def check_markers(root) -> dict[str, list[str]]:
+    """Every task id that has a block in a tracked ``.py`` file of ``root``, with its files."""
+    root = Path(root)
+    found: dict[str, list[str]] = {}
+    for rel in tracked_files(root):
+        if rel.endswith(".py") and not rel.startswith("minitorch_nn/course/") and (root / rel).is_file():
+            text = (root / rel).read_text()
+            if "# BEGIN SOLUTION" in text:
+                for block in find_blocks(text, rel):
+                    found.setdefault(block.task, []).append(rel)
+    return found

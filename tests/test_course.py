@@ -1,0 +1,111 @@
+"""End to end: the course harness (minitorch_nn/course, course/) on a real student copy.
+
+Generates a starter copy with two tasks left out, checks that their graded tests fail with the
+NotImplementedError stubs, puts the reference solution back for one task, grades again, and
+checks the table and Gradescope's results.json. The copy is not pip-installed: the grader puts
+it first on sys.path, and the already-built extension is copied in (students run `make test`).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from minitorch_nn.course.markers import MarkerError, find_blocks, replace_blocks, stub_line
+from minitorch_nn.course.tasks import load_course
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ["views-transpose", "swap-tensors"]
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(),
+                                reason="the starter copies git-tracked files")
+
+
+def _course(*args, cwd=ROOT):
+    env = dict(os.environ, HYPOTHESIS_PROFILE="quick")  # few examples: this tests the harness
+    proc = subprocess.run([sys.executable, "-m", "minitorch_nn.course", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_markers_replace_with_indented_stub():
+    src = "def f(x):\n    '''doc'''\n    # BEGIN SOLUTION t1\n    y = x + 1\n    return y\n    # END SOLUTION\n"
+    (block,) = find_blocks(src)
+    assert (block.task, block.begin, block.end, block.indent) == ("t1", 2, 5, "    ")
+    out, replaced = replace_blocks(src, {"t1": stub_line("", "t1", 'add "one"', "plot_01")})
+    assert replaced == ["t1"]
+    assert out == "def f(x):\n    '''doc'''\n    raise NotImplementedError(\"t1: add \\\"one\\\"; see tutorial plot_01\")\n"
+    ns = {}
+    exec(out, ns)
+    with pytest.raises(NotImplementedError, match='t1: add "one"; see tutorial plot_01'):
+        ns["f"](1)
+    with pytest.raises(MarkerError, match="never closed"):
+        find_blocks("# BEGIN SOLUTION a\nx = 1\n")
+    with pytest.raises(MarkerError, match="without a BEGIN"):
+        find_blocks("x = 1\n# END SOLUTION\n")
+
+
+def test_every_task_is_marked_and_listed():
+    out = _course("check")
+    assert "NO SOLUTION BLOCK" not in out
+    course = load_course(ROOT)
+    assert {"views-transpose", "swap-tensors", "autograd-toposort", "module-state-dict", "module-to",
+            "lazy-infer"} <= set(course.tasks)
+
+
+def test_starter_and_grade_end_to_end(tmp_path):
+    copy = tmp_path / "student"
+    out = _course("starter", str(copy), "--tasks", *TASKS)
+    assert "views-transpose: minitorch_nn/backends/views.py" in out
+    # the copy: stubs in place, hidden tests and unchosen solutions handled
+    views = (copy / "minitorch_nn/backends/views.py").read_text()
+    assert 'raise NotImplementedError("views-transpose: return a view with two dims' in views
+    assert "# BEGIN SOLUTION views-strides" in views  # unchosen task: its code stays
+    assert not (copy / "course/tests/hidden").exists()
+    assert (copy / "course/tests/public/test_views.py").exists()
+    assert 'tasks = ["views-transpose", "swap-tensors"]' in (copy / "course/assignment.toml").read_text()
+    for so in ROOT.glob("minitorch_nn/_C*.so"):
+        shutil.copy2(so, copy / "minitorch_nn" / so.name)
+
+    # the stub raises its message in the copy
+    probe = subprocess.run([sys.executable, "-c", "import minitorch_nn as t; t.zeros(2, 3).transpose(0, 1)"],
+                           cwd=copy, capture_output=True, text=True, timeout=120)
+    assert "NotImplementedError: views-transpose: return a view with two dims" in probe.stderr
+    assert "see tutorial plot_01_tensor_object" in probe.stderr
+
+    # grade the untouched starter: both tasks score 0, with the stub's message in each output
+    results = tmp_path / "results.json"
+    table = _course("grade", "--impl", str(copy), "--results", str(results))
+    data = json.loads(results.read_text())
+    assert {e["tags"][0] for e in data["tests"]} == set(TASKS), "only the assignment's tasks are graded"
+    assert data["score"] == 0
+    for entry in data["tests"]:
+        assert entry["status"] == "failed" and entry["score"] == 0 and entry["max_score"] > 0
+        assert entry["tags"][0] + ": " in entry["output"] and "see tutorial plot_0" in entry["output"], entry["output"]
+        assert "Read the tutorial" in entry["output"]
+    hidden = [e for e in data["tests"] if e["visibility"] == "after_due_date"]
+    assert hidden, "hidden tests run at grading"
+    assert "views-transpose" in table and "0/2" in table
+
+    # put the reference solution back for one task, grade again
+    shutil.copy2(ROOT / "minitorch_nn/backends/views.py", copy / "minitorch_nn/backends/views.py")
+    table = _course("grade", "--impl", str(copy), "--results", str(results))
+    data = json.loads(results.read_text())
+    by_task = {}
+    for e in data["tests"]:
+        by_task.setdefault(e["tags"][0], []).append(e)
+    assert all(e["status"] == "passed" and e["score"] == e["max_score"] for e in by_task["views-transpose"])
+    assert all(e["status"] == "failed" for e in by_task["swap-tensors"])
+    course = load_course(ROOT)
+    assert data["score"] == pytest.approx(course.tasks["views-transpose"].points)
+    assert sum(e["max_score"] for e in data["tests"]) == pytest.approx(
+        sum(course.tasks[t].points for t in TASKS), abs=1e-3)
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[1:] if line.strip()}
+    assert rows["views-transpose"][3] == "2/2" and rows["views-transpose"][2] == "0"
+    assert rows["swap-tensors"][1] == "0" and rows["swap-tensors"][3] == "0/2"
+    assert "First failures:" in table and "Test: test_swap" in table
