@@ -293,13 +293,16 @@ def _rewrite(entries, program=None):
     return buf
 
 
-@pytest.mark.parametrize("damage", ["not_zip", "version", "format", "op", "forward_ref", "weights", "missing_entry"])
+@pytest.mark.parametrize("damage", ["not_zip", "version", "format", "op", "forward_ref", "weights", "missing_entry",
+                                    "out_spec", "in_spec", "not_json"])
 def test_load_refuses_bad_files(damage):
     ep = export(nn.Linear(3, 2), (torch.randn(2, 3),))
     entries = _saved(ep)
     program = json.loads(entries["program.json"])
     if damage == "not_zip":
         f = io.BytesIO(b"hello")
+    elif damage == "not_json":
+        f = _rewrite(dict(entries, **{"program.json": b"{not json"}))
     elif damage == "missing_entry":
         f = _rewrite({k: v for k, v in entries.items() if k != "weights.safetensors"})
     else:
@@ -311,6 +314,10 @@ def test_load_refuses_bad_files(damage):
             program["graph"][-2]["target"] = "os.system.default"
         elif damage == "forward_ref":
             program["graph"][-2]["args"][0] = {"ref": "later_node", "index": None}
+        elif damage == "out_spec":
+            program["graph"][-1]["out_spec"] = {"tuple": ["*", "*"]}
+        elif damage == "in_spec":
+            program["forward_params"][0]["spec"] = {"list": ["*", "*"]}
         elif damage == "weights":
             from minitorch_nn import safetensors_io
 

@@ -56,12 +56,19 @@ def _sanitize(fqn: str) -> str:
     return "".join(c if (c.isalnum() or c == "_") else "_" for c in fqn)
 
 
-def _user_frame():
-    """The innermost frame outside the minitorch_nn package (the user's code), or None."""
+def _in_package(frame) -> bool:
+    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def _user_frame(stop=None):
+    """The innermost frame outside the minitorch_nn package (the user's code), or None.
+
+    Only frames inside the traced call (below ``stop``) count, so a model made only of
+    library layers (``nn.Sequential``) is not attributed to the line that called export.
+    """
     f = sys._getframe(1)
-    while f is not None:
-        path = os.path.abspath(f.f_code.co_filename)
-        if not path.startswith(_PACKAGE_DIR + os.sep):
+    while f is not None and f is not stop:
+        if not _in_package(f):
             return f
         f = f.f_back
     return None
@@ -88,6 +95,7 @@ class _ExportTracer(TorchDispatchMode):
                 if _is_tensor(value) and not attr.startswith("__"):
                     self.attr_constants.setdefault(id(value), f"{prefix}.{attr}" if prefix else attr)
         self.lifted = 0
+        self.outer_frame = None  # the frame of trace(): user frames above it are not in forward
 
     # -- naming ---------------------------------------------------------------------------------
     def unique(self, base: str) -> str:
@@ -110,7 +118,16 @@ class _ExportTracer(TorchDispatchMode):
 
     # -- where in the user's code ---------------------------------------------------------------
     def where(self) -> dict | None:
-        frame = _user_frame()
+        frame = _user_frame(self.outer_frame)
+        owner_frame = None
+        f = sys._getframe(1)
+        while f is not None:  # the innermost submodule whose forward is running
+            if f.f_code.co_name == "forward" and id(f.f_locals.get("self")) in self.module_names:
+                owner_frame = f
+                break
+            f = f.f_back
+        if frame is None:
+            frame = owner_frame  # library code only: show the layer's own line
         if frame is None:
             return None
         info = {
@@ -120,15 +137,10 @@ class _ExportTracer(TorchDispatchMode):
             "code": linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip(),
             "function": frame.f_code.co_name,
         }
-        f = sys._getframe(1)
-        while f is not None:  # the innermost submodule whose forward is running
-            if f.f_code.co_name == "forward":
-                owner = f.f_locals.get("self")
-                if owner is not None and id(owner) in self.module_names:
-                    info["module"] = self.module_names[id(owner)]
-                    info["module_type"] = type(owner).__name__
-                    break
-            f = f.f_back
+        if owner_frame is not None:
+            owner = owner_frame.f_locals["self"]
+            info["module"] = self.module_names[id(owner)]
+            info["module_type"] = type(owner).__name__
         return info
 
     # -- tensors as node arguments --------------------------------------------------------------
@@ -285,6 +297,7 @@ def trace(module, args, kwargs):
             tracer.bind(t, Ref(node_name))
             tracer.dependent.add(id(t))
 
+    tracer.outer_frame = sys._getframe()
     with _route_scalar_reads(tracer), tracer:
         result = module(*args, **(kwargs or {}))
 

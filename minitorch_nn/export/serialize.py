@@ -122,6 +122,24 @@ def _lookup_op(target):
     return op
 
 
+def _count_leaves(spec) -> int:
+    """How many tensors a flatten() structure holds; -1 when it is malformed."""
+    if spec == "*":
+        return 1
+    if not isinstance(spec, dict) or len(spec) != 1:
+        return -1
+    (kind, body), = spec.items()
+    if kind == "const":
+        return 0 if body is None or isinstance(body, (bool, int, float, str)) else -1
+    if kind in ("tuple", "list") and isinstance(body, list):
+        counts = [_count_leaves(x) for x in body]
+    elif kind == "dict" and isinstance(body, list) and all(isinstance(kv, list) and len(kv) == 2 for kv in body):
+        counts = [_count_leaves(v) for _, v in body]
+    else:
+        return -1
+    return -1 if -1 in counts else sum(counts)
+
+
 def _check_refs(a, known, where):
     if isinstance(a, Ref):
         _expect(a.name in known, f"node {where!r} uses {a.name!r} before it is defined")
@@ -158,6 +176,8 @@ def _graph_from_json(nodes_json) -> Graph:
                 _expect(i == len(nodes_json) - 1, "the output node must be the last node")
                 leaves = [decode_arg(x) for x in nj.get("out_leaves", [])]
                 _check_refs(leaves, known, name)
+                _expect(_count_leaves(nj.get("out_spec")) == len(leaves), "the output structure does not match "
+                        "the number of outputs")
                 node = Node("output", name, args=((nj.get("out_spec"), leaves),))
         except ValueError as e:
             _fail(f"node {name!r}: {e}")
@@ -209,6 +229,9 @@ def load(f):
         isinstance(p, dict) and isinstance(p.get("name"), str) and p.get("kind") in
         ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY", "VAR_KEYWORD")
         for p in forward_params), "'forward_params' is malformed")
+    n_user = sum(s.kind is InputKind.USER_INPUT for s in input_specs)
+    counts = [_count_leaves(p.get("spec")) for p in forward_params]
+    _expect(-1 not in counts and sum(counts) == n_user, "'forward_params' does not match the user inputs")
 
     weights = safetensors_io.load(z.read("weights.safetensors"))
     constants = safetensors_io.load(z.read("constants.safetensors"))
