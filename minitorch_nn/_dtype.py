@@ -235,7 +235,8 @@ class finfo:
         self.min = _builtins.float(info.min)
         self.tiny = _builtins.float(info.tiny)
         self.smallest_normal = self.tiny
-        self.resolution = _builtins.float(info.resolution)
+        # PyTorch reports 10 ** -precision as a Python float (numpy rounds it to the dtype)
+        self.resolution = 10.0 ** -_builtins.int(info.precision)
         self.dtype = d.name
 
 
