@@ -55,7 +55,7 @@ def test_every_task_is_marked_and_listed():
     assert "NO SOLUTION BLOCK" not in out
     course = load_course(ROOT)
     assert {"views-transpose", "swap-tensors", "autograd-toposort", "module-state-dict", "module-to",
-            "lazy-infer"} <= set(course.tasks)
+            "lazy-infer", "parametrize-forward", "export-replay"} <= set(course.tasks)
 
 
 def test_starter_and_grade_end_to_end(tmp_path):
@@ -109,3 +109,35 @@ def test_starter_and_grade_end_to_end(tmp_path):
     assert rows["views-transpose"][3] == "2/2" and rows["views-transpose"][2] == "0"
     assert rows["swap-tensors"][1] == "0" and rows["swap-tensors"][3] == "0/2"
     assert "First failures:" in table and "Test: test_swap" in table
+
+
+def test_fixture_errors_and_collection_errors_count(tmp_path):
+    """A test whose fixture errors, and a task whose test file does not import, still lose points."""
+    from minitorch_nn.course.grade import grade
+
+    tests = tmp_path / "course" / "tests"
+    (tests / "public").mkdir(parents=True)
+    shutil.copy2(ROOT / "course/tests/conftest.py", tests / "conftest.py")
+    shutil.copy2(ROOT / "course/tests/pytest.ini", tests / "pytest.ini")
+    (tmp_path / "course" / "tasks.toml").write_text(
+        '[[task]]\nid = "a"\ndescription = "task a"\ntutorial = "plot_01_tensor_object"\npoints = 4\n'
+        'source = "x.py"\ntests = ["public/test_a.py"]\n\n'
+        '[[task]]\nid = "b"\ndescription = "task b"\ntutorial = "plot_02_swap_tensors"\npoints = 1\n'
+        'source = "y.py"\ntests = ["public/test_b.py"]\n'
+    )
+    (tests / "public" / "test_a.py").write_text(
+        "import pytest\n\n@pytest.fixture\ndef broken(mt):\n    raise ValueError('setup went wrong')\n\n"
+        "@pytest.mark.task('a')\ndef test_ok(mt):\n    assert mt.ones(2).sum().item() == 2\n\n"
+        "@pytest.mark.task('a')\ndef test_broken(broken):\n    pass\n"
+    )
+    (tests / "public" / "test_b.py").write_text("import does_not_exist_anywhere\n")
+    result = grade(tmp_path, impl=ROOT, results=tmp_path / "results.json")
+    entries = {e["name"]: e for e in json.loads((tmp_path / "results.json").read_text())["tests"]}
+    assert entries["[a] test_ok"]["score"] == 2.0
+    broken = entries["[a] test_broken"]
+    assert broken["score"] == 0 and broken["max_score"] == 2.0
+    assert "in a fixture" in broken["output"] and "setup went wrong" in broken["output"]
+    collected = entries["[b] b (collection)"]
+    assert collected["max_score"] == 1.0 and collected["score"] == 0
+    assert "does_not_exist_anywhere" in collected["output"]
+    assert result["score"] == 2.0

@@ -33,13 +33,15 @@ COURSE_TESTS = Path(__file__).resolve().parent
 REFERENCE = Path(os.environ.get("MINITORCH_COURSE_REFERENCE", COURSE_TESTS.parents[1]))
 
 try:
-    from hypothesis import settings
+    from hypothesis import Phase, settings
 
     # Repeatable grading: the same examples every run, no example database, no deadlines, and one
     # failure per test (no exception groups in the student's output).
     settings.register_profile("grading", derandomize=True, database=None, deadline=None,
-                              report_multiple_bugs=False, max_examples=20)
-    settings.register_profile("quick", parent=settings.get_profile("grading"), max_examples=4)  # harness tests
+                              report_multiple_bugs=False, max_examples=20,
+                              phases=[p for p in Phase if p.name != "explain"])
+    settings.register_profile("quick", parent=settings.get_profile("grading"), max_examples=4,
+                              phases=[Phase.explicit, Phase.generate])  # harness tests
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "grading"))
 except ImportError:  # pragma: no cover
     pass
@@ -188,6 +190,7 @@ class Reference:
 
     def close(self):
         self.proc.stdin.close()
+        self.proc.kill()  # it may still be importing; nothing it does now matters
         self.proc.wait(timeout=10)
 
 

@@ -43,7 +43,7 @@ def run_tests(root: Path, impl: Path, task_ids, *, hidden=True, timeout=600, ver
         env[TASKS_ENV] = ",".join(task_ids)
         env[REFERENCE_ENV] = str(root)
         env.setdefault("HYPOTHESIS_PROFILE", "grading")
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short",
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short", "--continue-on-collection-errors",
                "--rootdir", str(tests), "-c", str(tests / "pytest.ini"), *paths]
         # cwd=impl: `python -m` puts the working directory first on sys.path
         proc = subprocess.run(cmd, cwd=impl, env=env, capture_output=True, text=True, timeout=timeout)

@@ -26,7 +26,7 @@ def tracked_files(root: Path) -> list[str]:
     try:
         out = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True).stdout
     except (OSError, subprocess.CalledProcessError) as err:
-        raise SystemExit(f"cannot list the files of {root} with git ({err}); the starter copies git-tracked files only")
+        raise SystemExit(f"cannot list the files of {root} with git ({err}); the starter copies git-tracked files only") from None
     return [p for p in out.decode().split("\0") if p]
 
 

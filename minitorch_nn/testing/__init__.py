@@ -13,7 +13,12 @@ Where we differ from PyTorch: ``strategies`` and ``check_gradients`` have no PyT
 counterpart; ``make_tensor`` draws from numpy's generator.
 """
 
-from minitorch_nn.testing._comparison import DTYPE_PRECISIONS, assert_close, default_tolerances, make_tensor
+from minitorch_nn.testing._comparison import (
+    DTYPE_PRECISIONS,
+    assert_close,
+    default_tolerances,
+    make_tensor,
+)
 from minitorch_nn.testing._gradcheck import check_gradients, gradcheck, gradgradcheck, make_leaves
 
 __all__ = [

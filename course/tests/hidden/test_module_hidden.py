@@ -1,8 +1,7 @@
 """Hidden graded tests (kept out of student copies): differential checks against the reference."""
 
-import pytest
-
 import probes
+import pytest
 
 
 @pytest.mark.task("module-state-dict")

@@ -1,10 +1,10 @@
 """Hidden graded tests (kept out of student copies): differential checks against the reference."""
 
+import probes
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import probes
 from minitorch_nn.testing import strategies as mts
 
 
