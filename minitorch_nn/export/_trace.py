@@ -23,7 +23,8 @@ How it works, in order:
 
 Differences from PyTorch: no symbolic shapes (every shape is static, checked when the program
 runs), no FakeTensor (tracing runs the real kernels, or the meta ones for meta tensors), no
-strict mode (no TorchDynamo), mutations of buffers stay in the graph as in-place ops (PyTorch's
+strict mode (no TorchDynamo); as with PyTorch the model is left unchanged (its tensors are
+copied back after the real run), mutations of buffers stay in the graph as in-place ops (PyTorch's
 training IR does the same for ``batch_norm``; ``buffers_to_mutate`` is always empty here).
 ``Tensor.item`` in minitorch_nn reads the array directly instead of dispatching, so the tracer
 routes it through ``aten._local_scalar_dense`` for the duration of the trace.
@@ -243,6 +244,29 @@ def _route_scalar_reads(tracer: _ExportTracer):
         Tensor.item, Tensor.tolist = orig_item, orig_tolist
 
 
+@contextlib.contextmanager
+def _state_restored(module):
+    """Undo what tracing did to the module's tensors (batch norm's running stats, ``add_`` on buffers).
+
+    PyTorch traces with fake tensors, so ``export`` never changes the model; here forward runs
+    for real, so the values are copied back afterwards, even when tracing fails.
+    """
+    from minitorch_nn.autograd import no_grad
+
+    saved = []
+    seen = set()
+    for _, t in list(module.named_parameters(remove_duplicate=False)) + list(module.named_buffers(remove_duplicate=False)):
+        if id(t) not in seen and not t.is_meta:
+            seen.add(id(t))
+            saved.append((t, t.detach().clone()))
+    try:
+        yield
+    finally:
+        with no_grad():
+            for t, copy in saved:
+                t.copy_(copy)
+
+
 def _non_persistent_fqns(module) -> set:
     out = set()
     for prefix, m in module.named_modules(remove_duplicate=False):
@@ -298,7 +322,7 @@ def trace(module, args, kwargs):
             tracer.dependent.add(id(t))
 
     tracer.outer_frame = sys._getframe()
-    with _route_scalar_reads(tracer), tracer:
+    with _route_scalar_reads(tracer), _state_restored(module), tracer:
         result = module(*args, **(kwargs or {}))
 
     out_spec, out_leaves = flatten(result, _is_tensor)

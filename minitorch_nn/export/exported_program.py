@@ -20,6 +20,7 @@ Beyond PyTorch:
 * ``ep(*args)`` / ``ep.run(*args)`` run the program directly (PyTorch's ``ExportedProgram``
   refuses ``__call__`` and asks for ``ep.module()``; both work here).
 * ``ep.module()`` is a plain ``nn.Module`` (not an fx ``GraphModule``) that replays the graph.
+  As in PyTorch its ``train()``/``eval()`` raise: the mode was fixed when the graph was traced.
 """
 
 from __future__ import annotations
@@ -405,3 +406,14 @@ class _ExportedModule(Module):
 
     def _get_name(self):
         return "ExportedModule"
+
+    # As in PyTorch, the mode is part of the traced graph (batch norm's ``training`` flag,
+    # dropout ops), so switching it afterwards cannot work.
+    def train(self, mode: bool = True):
+        raise NotImplementedError("Calling train() is not supported yet.\n"
+                                  "Hint: call model.train() or model.eval() before export(); the graph "
+                                  "records the mode the model was in.")
+
+    def eval(self):
+        raise NotImplementedError("Calling eval() is not supported yet.\n"
+                                  "Hint: call model.eval() before export() to get an inference graph.")

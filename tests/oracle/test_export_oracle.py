@@ -224,3 +224,62 @@ def test_weight_swap_matches_torch_eager_with_new_weights():
     new_sd = {k: mt.tensor(v.detach().numpy().copy()) for k, v in t_new.state_dict().items()}
     mep.swap_weights(new_sd)
     np.testing.assert_allclose(to_np(mep.module()(mt.tensor(x))), to_np(t_new(torch.tensor(x))), rtol=1e-4, atol=1e-5)
+
+
+def test_module_train_eval_refused_like_torch():
+    tm, mm = pair(mlp)
+    tmod = torch.export.export(tm, (torch.randn(2, 4),)).module()
+    mmod = mt.export.export(mm, (mt.randn(2, 4),)).module()
+    for call in (lambda m: m.eval(), lambda m: m.train()):
+        with pytest.raises(NotImplementedError) as t_err:
+            call(tmod)
+        with pytest.raises(NotImplementedError) as m_err:
+            call(mmod)
+        assert str(m_err.value).splitlines()[0] == str(t_err.value)
+
+
+def test_training_mode_batchnorm_updates_running_stats_like_torch():
+    tm, mm = pair(cnn)
+    x = np.random.default_rng(5).standard_normal((4, 3, 8, 8)).astype(np.float32)
+    tep = torch.export.export(tm, (torch.tensor(x),))
+    mep = mt.export.export(mm, (mt.tensor(x),))
+    # export leaves the model as it was (PyTorch traces fake tensors; we copy the state back)
+    np.testing.assert_array_equal(to_np(mm[1].running_mean), to_np(tm[1].running_mean))
+    assert int(mm[1].num_batches_tracked) == int(tm[1].num_batches_tracked) == 0
+    x2 = np.random.default_rng(6).standard_normal((4, 3, 8, 8)).astype(np.float32)
+    t_out = to_np(tep.module()(torch.tensor(x2)))
+    m_out = to_np(mep.module()(mt.tensor(x2)))
+    np.testing.assert_allclose(m_out, t_out, rtol=1e-4, atol=1e-5)
+    # the program's buffers are the module's: both updated them in place
+    np.testing.assert_allclose(to_np(mm[1].running_var), to_np(tm[1].running_var), rtol=1e-5, atol=1e-6)
+    assert int(mm[1].num_batches_tracked) == int(tm[1].num_batches_tracked)
+
+
+def test_data_dependent_branch_raises_runtime_error_subclass_like_torch():
+    def build(lib):
+        class Branchy(lib.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x + 1
+                return x - 1
+
+        return Branchy()
+
+    with pytest.raises(RuntimeError) as t_err:
+        torch.export.export(build(torch), (torch.ones(3),))
+    with pytest.raises(RuntimeError) as m_err:
+        mt.export.export(build(mt), (mt.ones(3),))
+    assert type(m_err.value).__name__ == type(t_err.value).__name__
+    assert "Could not guard on data-dependent expression" in str(t_err.value)
+    assert "Could not guard on data-dependent expression" in str(m_err.value)
+    assert "if x.sum() > 0:" in str(t_err.value) and "if x.sum() > 0:" in str(m_err.value)
+
+
+def test_constants_values_and_identity():
+    tm, mm = pair(full_model)
+    tep = torch.export.export(tm, (torch.randn(2, 3),))
+    mep = mt.export.export(mm, (mt.randn(2, 3),))
+    for k in tep.constants:
+        np.testing.assert_array_equal(to_np(mep.constants[k]), to_np(tep.constants[k]))
+    assert mep.constants["scale"] is mm.scale
+    assert (tep.constants["scale"] is tm.scale) == (mep.constants["scale"] is mm.scale)
