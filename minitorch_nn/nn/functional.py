@@ -486,6 +486,82 @@ def logsigmoid(input):
     return -softplus(-input)
 
 
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _maybe_inplace(input, out, inplace):
+    return input.copy_(out) if inplace else out
+
+
+@public
+def selu(input, inplace=False):
+    """``scale * elu(x, alpha)`` with the self-normalizing constants (``aten.elu``)."""
+    return _maybe_inplace(input, aten.elu.default(input, _SELU_ALPHA, _SELU_SCALE, 1), inplace)
+
+
+@public
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``aten.elu`` with ``input_scale=1/alpha``)."""
+    return _maybe_inplace(input, aten.elu.default(input, alpha, 1, 1 / alpha), inplace)
+
+
+@public
+def mish(input, inplace=False):
+    """``x * tanh(softplus(x))``."""
+    return _maybe_inplace(input, input * softplus(input).tanh(), inplace)
+
+
+@public
+def hardsigmoid(input, inplace=False):
+    """``relu6(x + 3) / 6``: a piecewise-linear sigmoid."""
+    return _maybe_inplace(input, aten.hardtanh.default(input + 3, 0.0, 6.0) / 6, inplace)
+
+
+@public
+def hardswish(input, inplace=False):
+    """``x * relu6(x + 3) / 6``."""
+    return _maybe_inplace(input, input * aten.hardtanh.default(input + 3, 0.0, 6.0) / 6, inplace)
+
+
+@public
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+@public
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+@public
+def threshold(input, threshold, value, inplace=False):
+    """``x`` where ``x > threshold``, else ``value``."""
+    out = _t.where(input > threshold, input, _t.full_like(input, value))
+    return _maybe_inplace(input, out, inplace)
+
+
+@public
+def glu(input, dim=-1):
+    """Gated linear unit: split ``dim`` in halves ``a, b`` and return ``a * sigmoid(b)``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+@public
+def prelu(input, weight):
+    """``x`` if ``x >= 0`` else ``weight * x``, one learnable slope per channel (dim 1) or one for all."""
+    w = weight
+    if weight.numel() > 1 and input.dim() >= 2:
+        w = weight.reshape([1, -1] + [1] * (input.dim() - 2))
+    return _t.where(input >= 0, input, w * input)
+
+
 def _softmax_dim(name, ndim):
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
@@ -745,6 +821,43 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     d = (input - target).abs()
     loss = _t.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
     return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
+
+
+@public
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Quadratic for ``|d| < delta``, linear beyond: ``delta * (|d| - delta / 2)``."""
+    _warn_size(input, target, "huber_loss")
+    _reduction_enum(reduction)
+    d = (input - target).abs()
+    loss = _t.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
+
+
+@public
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """``KL(target || exp(input))`` pointwise, with ``input`` given as log-probabilities."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+            stacklevel=3,
+        )
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # target * log(target) taken as 0 where target == 0 (xlogy)
+        safe = _t.where(target > 0, target, _t.ones_like(target))
+        loss = _t.where(target > 0, target * safe.log(), _t.zeros_like(target)) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    if reduction == "none":
+        return loss
+    _reduction_enum(reduction)
+    return loss.mean() if reduction == "mean" else loss.sum()
 
 
 @public

@@ -248,6 +248,18 @@ ACTS = {
     "adaptive_avg_pool2d_even": lambda F, x: F.adaptive_avg_pool2d(x.unsqueeze(0), (1, 3)),
     "normalize": lambda F, x: F.normalize(x, dim=-1),
     "sdpa_causal": lambda F, x: F.scaled_dot_product_attention(x, x, x, is_causal=True),
+    "selu": lambda F, x: F.selu(x),
+    "celu": lambda F, x: F.celu(x, 0.7),
+    "mish": lambda F, x: F.mish(x),
+    "hardswish": lambda F, x: F.hardswish(x * 3),
+    "hardsigmoid": lambda F, x: F.hardsigmoid(x * 3),
+    "logsigmoid": lambda F, x: F.logsigmoid(x),
+    "softsign": lambda F, x: F.softsign(x),
+    "tanhshrink": lambda F, x: F.tanhshrink(x),
+    "threshold": lambda F, x: F.threshold(x, 0.1, 20.0),
+    "glu": lambda F, x: F.glu(x, 1),
+    "glu_odd": lambda F, x: F.glu(x, 1 if x.shape[1] % 2 else 0),
+    "softmin": lambda F, x: F.softmin(x, 1),
 }
 
 
@@ -358,6 +370,11 @@ def test_other_losses():
         run_both(d, lambda lib, F, t: F.binary_cross_entropy_with_logits(t["x"] * 30, t["t"], pos_weight=t["pw"], reduction=red))
         run_both(d, lambda lib, F, t: F.binary_cross_entropy(t["t"], t["t"].round(), reduction=red))
         run_both(d, lambda lib, F, t: F.smooth_l1_loss(t["x"], t["t"], reduction=red, beta=0.5))
+        run_both(d, lambda lib, F, t: F.huber_loss(t["x"], t["t"], reduction=red, delta=0.7))
+        run_both(d, lambda lib, F, t: F.kl_div(F.log_softmax(t["x"], 1), t["t"] * (t["t"] > 0.3), reduction=red))
+    for red in ("batchmean", "sum"):
+        run_both(d, lambda lib, F, t: F.kl_div(F.log_softmax(t["x"], 1), F.log_softmax(t["t"], 1), reduction=red,
+                                               log_target=True))
     run_both(d, lambda lib, F, t: F.mse_loss(t["x"], t["t1"]))  # broadcasts, with a warning
     with pytest.warns(UserWarning, match="Using a target size"):
         MF.mse_loss(mt.randn(5, 7), mt.randn(5, 1))
@@ -412,6 +429,20 @@ LAYERS = [
     ("Softplus", (), {}, (3, 4)),
     ("Hardtanh", (), {}, (3, 4)),
     ("ReLU6", (), {}, (3, 4)),
+    ("SELU", (True,), {}, (3, 4)),
+    ("CELU", (0.5,), {}, (3, 4)),
+    ("Mish", (), {}, (3, 4)),
+    ("Hardswish", (), {}, (3, 4)),
+    ("Hardsigmoid", (True,), {}, (3, 4)),
+    ("LogSigmoid", (), {}, (3, 4)),
+    ("Softsign", (), {}, (3, 4)),
+    ("Tanhshrink", (), {}, (3, 4)),
+    ("GLU", (), {}, (3, 4)),
+    ("PReLU", (), {}, (3, 4)),
+    ("PReLU", (4, 0.1), {}, (2, 4, 3)),
+    ("Threshold", (0.1, 20.0), {}, (3, 4)),
+    ("Softmin", (1,), {}, (3, 4)),
+    ("Softmax2d", (), {}, (2, 3, 4, 5)),
 ]
 
 
@@ -679,6 +710,9 @@ GRAD_CASES = {
     "bce_logits": (["logits"], lambda lib, F, t: F.binary_cross_entropy_with_logits(t["logits"], t["p"])),
     "pad_reflect_conv": (["x", "cw"], lambda lib, F, t: F.conv2d(F.pad(t["x"], (1, 1, 2, 0), mode="reflect"), t["cw"])),
     "adaptive_avg_pool2d": (["x"], lambda lib, F, t: F.adaptive_avg_pool2d(t["x"], (2, 4))),
+    "prelu": (["x", "g"], lambda lib, F, t: F.prelu(t["x"], t["g"])),
+    "kl_div": (["logits"], lambda lib, F, t: F.kl_div(F.log_softmax(t["logits"], 1), t["p"], reduction="batchmean")),
+    "mish_hardswish": (["logits"], lambda lib, F, t: F.mish(t["logits"]) + F.hardswish(t["logits"] * 3)),
     "gelu_softmax": (["logits"], lambda lib, F, t: F.softmax(F.gelu(t["logits"]), -1)),
 }
 
