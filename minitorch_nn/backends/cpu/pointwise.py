@@ -41,16 +41,17 @@ def _float_result(d: dt.dtype) -> dt.dtype:
 def binary(fn, a, b, kind="promote", *, exact_scalar=False):
     """Apply numpy ``fn`` to two operands with PyTorch's dtype rule ``kind``; returns (array, dtype).
 
-    With a 16-bit float result, PyTorch first rounds a Python-number operand to that dtype (so
-    ``half_tensor == 0.1`` compares with ``half(0.1)``), except in ``mul`` and ``div``, whose
-    kernels read the number in float32 (``exact_scalar=True``).
+    With a 16-bit float result, PyTorch first converts every operand to that dtype (so
+    ``half_tensor == 0.1`` compares with ``half(0.1)``) and computes in float32. ``mul`` and
+    ``div`` are the exception for a Python number or 0-d tensor, which their kernels read in
+    float32 as it is (``exact_scalar=True``).
     """
     dtype = result_type(a, b)
     if kind == "float" and not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
     cdt = compute_dtype(dtype)
-    if cdt is not dtype and not exact_scalar:
-        a, b = _round_scalar(a, dtype), _round_scalar(b, dtype)
+    if cdt is not dtype:
+        a, b = _to_result_dtype(a, dtype, exact_scalar), _to_result_dtype(b, dtype, exact_scalar)
     x, y = as_array(a, cdt), as_array(b, cdt)
     token = fp_errors_off()
     try:
@@ -63,8 +64,13 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
     return r, (dt.bool if kind == "bool" else dtype)
 
 
-def _round_scalar(x, dtype):
+def _to_result_dtype(x, dtype, exact_scalar):
+    """An operand rounded to the (16-bit) result dtype, unless it already has it or stays exact."""
     if isinstance(x, TensorBase):
+        if x._impl.dtype is dtype or (exact_scalar and not x._impl.sizes):
+            return x
+        return as_array(x, dtype)
+    if exact_scalar:
         return x
     return float(np.asarray(x).astype(dtype.numpy_dtype))
 
