@@ -277,19 +277,24 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 continue
             n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
             grad_outputs = [buf.get(k) for k in range(n_out)]
+            runs = targets is None or node in leads_to_target or (
+                accumulate and isinstance(node, AccumulateGrad) and node in target_nodes)
+            if targets is not None and not accumulate and runs:
+                # PyTorch's ordering: a node that will run captures its gradient *before* the
+                # tensor hooks (they run when the node runs); one that only captures runs the
+                # hooks first.
+                _capture(node, grad_outputs, targets, captured)
             for k, g in enumerate(grad_outputs):
                 if g is not None:
                     grad_outputs[k] = _run_tensor_hooks(node, k, g)
-            if targets is not None:
-                for k, g in enumerate(grad_outputs):
-                    for j in targets.get((node, k), ()):
-                        captured[j] = g
-                        if accumulate and not isinstance(node, AccumulateGrad) and g is not None:
-                            _store_grad(_target_impl(inputs[j]), g)
-                if node not in leads_to_target and not (accumulate and isinstance(node, AccumulateGrad)
-                                                         and node in target_nodes):
-                    continue
-            elif not accumulate:
+            if targets is not None and (accumulate or not runs):
+                _capture(node, grad_outputs, targets, captured)
+                if accumulate and not isinstance(node, AccumulateGrad):
+                    for k, g in enumerate(grad_outputs):   # backward(inputs=[non_leaf]) fills .grad
+                        for j in targets.get((node, k), ()):
+                            if g is not None:
+                                _store_grad(inputs[j]._impl, g)
+            if not runs or (targets is None and not accumulate):
                 continue
             if node._pre_hooks:
                 for hook in list(node._pre_hooks.values()):
@@ -316,5 +321,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     return captured
 
 
-def _target_impl(t):
-    return t._impl
+def _capture(node, grad_outputs, targets, captured):
+    for k, g in enumerate(grad_outputs):
+        for j in targets.get((node, k), ()):
+            captured[j] = g

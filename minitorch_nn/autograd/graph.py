@@ -300,6 +300,26 @@ class SavedTensor:
         self.packed = None
 
 
+class SavedScalar(SavedTensor):
+    """A Python number passed where the schema says ``Tensor`` (``x * 2``): PyTorch wraps it in a
+    0-d tensor and saves that like any tensor, so it too is freed after backward."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+        self.released = False
+        self.unpack_hook = None
+
+    def unpack(self, node=None):
+        if self.released:
+            raise RuntimeError(_FREED_MESSAGE)
+        return self.value
+
+    def release(self):
+        self.released = True
+
+
 # ---------------------------------------------------------------------------------------------
 # Leaves: AccumulateGrad
 # ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.graph import (
     Node,
+    SavedScalar,
     SavedTensor,
     current_grad_fn,
     grad_accumulator,
@@ -66,6 +67,7 @@ class Derivative:
         self.arg_names = tuple(a.name for a in args)
         self.defaults = {a.name: a.default for a in args if a.has_default}
         self.list_args = {a.name for a in args if a.type.startswith("Tensor") and a.type.endswith("[]")}
+        self.tensor_args = {a.name for a in args if a.type in ("Tensor", "Tensor?")}
         order = {name: i for i, name in enumerate(self.arg_names)}
         unknown = [n for n in formulas if n not in order]
         if unknown:
@@ -323,6 +325,8 @@ def _record(op, d, args, kwargs):
             saved[p] = SavedTensor(v)
         elif type(v) in (list, tuple) and any(isinstance(t, TensorBase) for t in v):
             saved[p] = [SavedTensor(t) if t is not None else None for t in v]
+        elif p in d.tensor_args and isinstance(v, (int, float)):
+            saved[p] = SavedScalar(v)
         else:
             saved[p] = v
 

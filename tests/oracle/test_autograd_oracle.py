@@ -622,7 +622,35 @@ def test_function_mark_dirty_matches_torch():
     assert _mark_dirty_outcome(mt) == _mark_dirty_outcome(torch)
 
 
+def _scalar_saved_backward_twice(L):
+    a = L.randn(2, requires_grad=True)
+    o = (a * 2).sum()     # the 2 is saved as a wrapped 0-d tensor, freed by the first backward
+    o.backward()
+    o.backward()
+
+
+def _hook_capture_order(L):
+    """What autograd.grad captures when the tensor has hooks (PyTorch's ordering rules)."""
+    out = []
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    z = (y * y).sum()
+    y.register_hook(lambda g: g + 1)
+    out.append([g.tolist() for g in L.autograd.grad(z, [y, x], retain_graph=True)])
+    out.append([g.tolist() for g in L.autograd.grad(z, [y], retain_graph=True)])
+    z.backward(inputs=[y])
+    out.append((y.grad.tolist(), x.grad))
+    x.register_hook(lambda g: g * 100)
+    out.append(L.autograd.grad((x * 3).sum(), x)[0].tolist())
+    return out
+
+
+def test_grad_capture_and_tensor_hook_order_matches_torch():
+    assert _hook_capture_order(mt) == _hook_capture_order(torch)
+
+
 ERRORS = {
+    "scalar_saved_backward_twice": _scalar_saved_backward_twice,
     "mark_dirty_leaf": _mark_dirty_leaf,
     "no_grad_view_inplace": _no_grad_view_inplace,
     "leaf_inplace": lambda L: L.randn(3, requires_grad=True).add_(1),
