@@ -162,6 +162,16 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         raise ValueError(
             f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {'rtol' if rtol is None else 'atol'}."
         )
+    opts = (rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg)
+    _assert_close(actual, expected, "", opts)
+
+
+def _is_seq(x):
+    return isinstance(x, Sequence) and not isinstance(x, str) and not _is_tensor_like(x)
+
+
+def _assert_close(actual, expected, path, opts):
+    """Compare recursively; ``path`` (e.g. ``"[0]['w']"``) names the item in the failure message."""
     if isinstance(actual, Mapping) and isinstance(expected, Mapping):
         if set(actual) != set(expected):
             raise AssertionError(
@@ -170,25 +180,20 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
                 f"{sorted(map(str, set(actual) - set(expected)))}"
             )
         for key in expected:
-            _recurse(actual[key], expected[key], f"item [{key!r}]", rtol, atol, equal_nan, check_device,
-                     check_dtype, check_stride, msg)
+            _assert_close(actual[key], expected[key], f"{path}[{key!r}]", opts)
         return
-    seq = lambda x: isinstance(x, Sequence) and not isinstance(x, str) and not _is_tensor_like(x)
-    if seq(actual) and seq(expected):
+    if _is_seq(actual) and _is_seq(expected):
         if len(actual) != len(expected):
             raise AssertionError(f"The length of the sequences mismatch: {len(actual)} != {len(expected)}")
         for i, (a, e) in enumerate(zip(actual, expected)):
-            _recurse(a, e, f"item [{i}]", rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg)
+            _assert_close(a, e, f"{path}[{i}]", opts)
         return
-    _compare_one(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg)
-
-
-def _recurse(a, e, where, *args):
     try:
-        assert_close(a, e, rtol=args[0], atol=args[1], equal_nan=args[2], check_device=args[3],
-                     check_dtype=args[4], check_stride=args[5], msg=args[6])
+        _compare_one(actual, expected, *opts)
     except AssertionError as err:
-        raise AssertionError(f"{err}\n\nThe failure occurred for {where}.") from None
+        if not path:
+            raise
+        raise AssertionError(f"{err}\n\nThe failure occurred for item {path}") from None
 
 
 def _compare_one(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, check_stride, msg):
