@@ -7,11 +7,12 @@ and then calls the same aten ops PyTorch's would, so ``__torch_dispatch__`` and
 ``F.cross_entropy`` is ``aten._log_softmax`` + ``aten.nll_loss_forward``, ``F.dropout`` on cpu is
 ``bernoulli_`` + ``div_`` + ``mul`` (PyTorch's cpu path, which draws the same random numbers).
 
+The losses live in ``_functional/loss.py`` and are re-exported here.
+
 Differences from PyTorch: :func:`pad`'s reflect/replicate/circular modes and the uneven case of
 :func:`adaptive_avg_pool2d` are composed from ``index_select``/slices; no ``max_norm`` in
-:func:`embedding`; :func:`nll_loss` on inputs with more than two dims moves the class dim last
-and calls ``nll_loss_forward`` (PyTorch calls ``nll_loss2d_forward`` for 4-d inputs); the
-attention helpers are written with plain tensor ops (PyTorch picks a fused kernel).
+:func:`embedding`; the attention helpers are written with plain tensor ops (PyTorch picks a fused
+kernel).
 """
 
 from __future__ import annotations
@@ -28,29 +29,6 @@ from minitorch_nn.overrides import public
 # helpers
 # =================================================================================================
 
-_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
-
-
-def _reduction_enum(reduction: str) -> int:
-    try:
-        return _REDUCTIONS[reduction]
-    except KeyError:
-        raise ValueError(f"{reduction} is not a valid value for reduction") from None
-
-
-def _legacy_reduction(size_average, reduce, reduction):
-    """The deprecated ``size_average``/``reduce`` pair, turned into a ``reduction`` string."""
-    if size_average is None and reduce is None:
-        return reduction
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
-        "none" if reduce is False else ("mean" if size_average in (None, True) else "sum")), stacklevel=3)
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
-
-
 def _tuple(v, n):
     return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
 
@@ -59,6 +37,23 @@ def _check_tensor(x, fname, argname="input", pos=1):
     if not isinstance(x, TensorBase):
         raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
+
+# the losses live in _functional/loss.py (re-exported here)
+from minitorch_nn.nn._functional.loss import (  # noqa: E402,F401
+    _REDUCTIONS,
+    _legacy_reduction,
+    _reduction_enum,
+    _warn_size,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 
 # =================================================================================================
 # linear layers
@@ -675,189 +670,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return _t.matmul(weights, value)
-
-
-# =================================================================================================
-# losses
-# =================================================================================================
-
-def _warn_size(input, target, name):
-    if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(
-            f"Using a target size ({target.shape!r}) that is different to the input size ({input.shape!r}). "
-            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=3,
-        )
-
-
-@public
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error (``aten.mse_loss``)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _warn_size(input, target, "mse_loss")
-    if weight is not None:
-        loss = (input - target) ** 2 * weight
-        return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
-    input, target = _t.broadcast_tensors(input, target)
-    return aten.mse_loss.default(input, target, _reduction_enum(reduction))
-
-
-@public
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean absolute error; like PyTorch 2.13 this is ``sub`` + ``abs`` + ``mean``/``sum``."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _warn_size(input, target, "l1_loss")
-    _reduction_enum(reduction)
-    loss = (input - target).abs()
-    if weight is not None:
-        loss = loss * weight
-    if reduction == "none":
-        return loss
-    return loss.mean() if reduction == "mean" else loss.sum()
-
-
-@public
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    """Negative log likelihood of the target class (``aten.nll_loss_forward``)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    red = _reduction_enum(reduction)
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() != 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]}).")
-    if input.dim() <= 2:
-        return aten.nll_loss_forward.default(input, target, weight, red, ignore_index)[0]
-    # (N, C, d1, ...) -> (N*d1*..., C): classes last, one row per position
-    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
-    c = input.shape[1]
-    flat = _t.movedim(input, 1, -1).reshape(-1, c)
-    out = aten.nll_loss_forward.default(flat, target.reshape(-1), weight, red, ignore_index)[0]
-    return out.reshape(target.shape) if red == 0 else out
-
-
-@public
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
-                  label_smoothing=0.0):
-    """``nll_loss(log_softmax(input, 1), target)``; also probability targets and label smoothing."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    logp = log_softmax(input, class_dim)
-    n_classes = input.shape[class_dim]
-    if tuple(input.shape) == tuple(target.shape) and target.dtype.is_floating_point:
-        return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes, input)
-    loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
-    if label_smoothing == 0.0:
-        return loss
-    # the smoothed part: the mean over classes of -log p, masked where target == ignore_index
-    if weight is not None:
-        shape = [1] * logp.dim()
-        shape[class_dim] = n_classes
-        smooth = -(logp * weight.reshape(shape)).sum(class_dim)
-    else:
-        smooth = -logp.sum(class_dim)
-    ignore = target == ignore_index
-    smooth = smooth.masked_fill(ignore, 0.0)
-    if reduction == "mean":
-        if weight is not None:
-            smooth = smooth.sum() / weight.gather(0, target.masked_select(ignore.logical_not()).flatten()).sum()
-        else:
-            smooth = smooth.sum() / ignore.logical_not().sum()
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
-
-
-def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes, input):
-    if label_smoothing > 0:
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes
-    prod = logp * target
-    if weight is not None:
-        shape = [1] * logp.dim()
-        shape[class_dim] = n_classes
-        prod = prod * weight.reshape(shape)
-    if reduction == "none":
-        return -prod.sum(class_dim)
-    if reduction == "sum":
-        return -prod.sum()
-    _reduction_enum(reduction)
-    if input.numel() == 0:
-        return -prod.sum() * float("nan")
-    return -prod.sum() / (input.numel() / n_classes)
-
-
-@public
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
-                                     pos_weight=None):
-    """Sigmoid + binary cross entropy in one stable step (``aten.binary_cross_entropy_with_logits``)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    red = _reduction_enum(reduction)
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Target size ({target.shape!r}) must be the same as input size ({input.shape!r})")
-    return aten.binary_cross_entropy_with_logits.default(input, target, weight, pos_weight, red)
-
-
-@public
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
-    """Binary cross entropy of probabilities (``aten.binary_cross_entropy``); logs clamped at -100."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    red = _reduction_enum(reduction)
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(
-            f"Using a target size ({target.shape!r}) that is different to the input size ({input.shape!r}) is deprecated. "
-            "Please ensure they have the same size."
-        )
-    if weight is not None:
-        weight = weight.expand(input.shape)
-    return aten.binary_cross_entropy.default(input, target, weight, red)
-
-
-@public
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _warn_size(input, target, "smooth_l1_loss")
-    d = (input - target).abs()
-    loss = _t.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
-    return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
-
-
-@public
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """Quadratic for ``|d| < delta``, linear beyond: ``delta * (|d| - delta / 2)``."""
-    _warn_size(input, target, "huber_loss")
-    _reduction_enum(reduction)
-    d = (input - target).abs()
-    loss = _t.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    if weight is not None:
-        loss = loss * weight
-    return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
-
-
-@public
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """``KL(target || exp(input))`` pointwise, with ``input`` given as log-probabilities."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    if reduction == "mean":
-        warnings.warn(
-            "reduction: 'mean' divides the total loss by both the batch size and the support size."
-            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-            stacklevel=3,
-        )
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        # target * log(target) taken as 0 where target == 0 (xlogy)
-        safe = _t.where(target > 0, target, _t.ones_like(target))
-        loss = _t.where(target > 0, target * safe.log(), _t.zeros_like(target)) - target * input
-    if reduction == "batchmean":
-        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
-    if reduction == "none":
-        return loss
-    _reduction_enum(reduction)
-    return loss.mean() if reduction == "mean" else loss.sum()
 
 
 @public

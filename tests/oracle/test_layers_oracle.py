@@ -364,16 +364,16 @@ def test_other_losses():
     d.rand("t1", 5, 1)
     d.values("pw", np.arange(7.0, dtype=np.float32))
     for red in ("mean", "sum", "none"):
-        run_both(d, lambda lib, F, t: F.mse_loss(t["x"], t["t"], reduction=red))
-        run_both(d, lambda lib, F, t: F.l1_loss(t["x"], t["t"], reduction=red))
-        run_both(d, lambda lib, F, t: F.binary_cross_entropy_with_logits(t["x"], t["t"], reduction=red))
-        run_both(d, lambda lib, F, t: F.binary_cross_entropy_with_logits(t["x"] * 30, t["t"], pos_weight=t["pw"], reduction=red))
-        run_both(d, lambda lib, F, t: F.binary_cross_entropy(t["t"], t["t"].round(), reduction=red))
-        run_both(d, lambda lib, F, t: F.smooth_l1_loss(t["x"], t["t"], reduction=red, beta=0.5))
-        run_both(d, lambda lib, F, t: F.huber_loss(t["x"], t["t"], reduction=red, delta=0.7))
-        run_both(d, lambda lib, F, t: F.kl_div(F.log_softmax(t["x"], 1), t["t"] * (t["t"] > 0.3), reduction=red))
+        run_both(d, lambda lib, F, t, red=red: F.mse_loss(t["x"], t["t"], reduction=red))
+        run_both(d, lambda lib, F, t, red=red: F.l1_loss(t["x"], t["t"], reduction=red))
+        run_both(d, lambda lib, F, t, red=red: F.binary_cross_entropy_with_logits(t["x"], t["t"], reduction=red))
+        run_both(d, lambda lib, F, t, red=red: F.binary_cross_entropy_with_logits(t["x"] * 30, t["t"], pos_weight=t["pw"], reduction=red))
+        run_both(d, lambda lib, F, t, red=red: F.binary_cross_entropy(t["t"], t["t"].round(), reduction=red))
+        run_both(d, lambda lib, F, t, red=red: F.smooth_l1_loss(t["x"], t["t"], reduction=red, beta=0.5))
+        run_both(d, lambda lib, F, t, red=red: F.huber_loss(t["x"], t["t"], reduction=red, delta=0.7))
+        run_both(d, lambda lib, F, t, red=red: F.kl_div(F.log_softmax(t["x"], 1), t["t"] * (t["t"] > 0.3), reduction=red))
     for red in ("batchmean", "sum"):
-        run_both(d, lambda lib, F, t: F.kl_div(F.log_softmax(t["x"], 1), F.log_softmax(t["t"], 1), reduction=red,
+        run_both(d, lambda lib, F, t, red=red: F.kl_div(F.log_softmax(t["x"], 1), F.log_softmax(t["t"], 1), reduction=red,
                                                log_target=True))
     run_both(d, lambda lib, F, t: F.mse_loss(t["x"], t["t1"]))  # broadcasts, with a warning
     with pytest.warns(UserWarning, match="Using a target size"):

@@ -265,7 +265,7 @@ def _pool_out(size, k, s, p, d, ceil_mode):
 
 def _check_pool(self, k, s, p, name):
     if self.dim() not in (3, 4):
-        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     for kk, pp in zip(k, p):
         if pp > kk // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, kernel_size={kk} and dilation=1"

@@ -1,0 +1,1 @@
+"""Parts of ``nn.functional`` kept in their own files (re-exported by ``nn/functional.py``)."""
