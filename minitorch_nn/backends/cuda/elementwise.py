@@ -17,8 +17,8 @@ cached. Python numbers become 0-d device tensors, so ``x + 1`` is a zip that bro
 
 Dtypes follow PyTorch (``backends/common.py``): operands are cast to the compute dtype first
 (float16/bfloat16 compute in float32), the kernel runs, and the result is cast to the result dtype.
-Under the simulator the device functions run as plain Python, so ``math.log(0.0)`` raises there
-where a GPU returns ``-inf``; keep simulator inputs inside each function's domain.
+Under the simulator the device functions run as plain Python, where ``math.log(0.0)`` would raise
+instead of returning ``-inf``: the math functions guard their domain edges so that both agree.
 """
 
 from __future__ import annotations
@@ -333,6 +333,10 @@ def f_reciprocal(x):
 
 
 def f_exp(x):
+    # the guards in these math functions give a GPU's IEEE answers (inf, -inf, nan) also on the
+    # simulator, where Python's math module would raise OverflowError / ValueError instead
+    if x > 709.0:
+        return math.inf
     return math.exp(x)
 
 
@@ -341,31 +345,45 @@ def f_exp2(x):
 
 
 def f_expm1(x):
+    if x > 709.0:
+        return math.inf
     return math.expm1(x)
 
 
 def f_log(x):
-    return math.log(x)
+    if x > 0:
+        return math.log(x)
+    return -math.inf if x == 0 else math.nan
 
 
 def f_log2(x):
-    return math.log2(x)
+    if x > 0:
+        return math.log2(x)
+    return -math.inf if x == 0 else math.nan
 
 
 def f_log10(x):
-    return math.log10(x)
+    if x > 0:
+        return math.log10(x)
+    return -math.inf if x == 0 else math.nan
 
 
 def f_log1p(x):
-    return math.log1p(x)
+    if x > -1:
+        return math.log1p(x)
+    return -math.inf if x == -1 else math.nan
 
 
 def f_sqrt(x):
-    return math.sqrt(x)
+    if x >= 0:
+        return math.sqrt(x)
+    return math.nan
 
 
 def f_rsqrt(x):
-    return 1.0 / math.sqrt(x)
+    if x > 0:
+        return 1.0 / math.sqrt(x)
+    return math.inf if x == 0 else math.nan
 
 
 def f_sin(x):
