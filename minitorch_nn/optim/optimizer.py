@@ -13,8 +13,12 @@ checkpoint does not depend on object identity; ``load_state_dict()`` maps the in
 this optimizer's parameters and casts floating state to each parameter's dtype and device
 (``"step"`` is kept as it is), as PyTorch does.
 
+``step()`` of every subclass is wrapped (in ``__init_subclass__``) to run the step hooks:
+global ones (``register_optimizer_step_pre_hook``) and this optimizer's
+(``register_step_pre_hook``/``register_step_post_hook``), in PyTorch's order.
+
 Differences from PyTorch: the two errors learners meet most (an empty parameter list, a non-leaf
-tensor) add a ``Hint:`` line after PyTorch's message; no optimizer hooks (``register_step_pre_hook``...), no
+tensor) add a ``Hint:`` line after PyTorch's message; no state-dict hooks; no
 ``foreach``/``fused`` implementations (each optimizer runs PyTorch's single-tensor algorithm,
 op for op, so results match ``foreach=False``), no sparse gradients.
 """
@@ -23,14 +27,62 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
 import minitorch_nn as _t
 from minitorch_nn._tensor import Tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+# Hooks that run around every optimizer's step() (torch.optim.optimizer's global hooks).
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step()``; returns a handle."""
+    from minitorch_nn.utils.hooks import RemovableHandle
+
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step()``; returns a handle."""
+    from minitorch_nn.utils.hooks import RemovableHandle
+
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _with_step_hooks(step):
+    """Wrap a subclass's ``step`` so the pre-hooks (global, then this optimizer's) run before it
+    and the post-hooks (this optimizer's, then global) after it, in PyTorch's order. A pre-hook
+    may return ``(new_args, new_kwargs)`` to change what ``step`` receives."""
+
+    @functools.wraps(step)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for pre_hook in (*_global_optimizer_pre_hooks.values(), *self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+        out = step(*args, **kwargs)
+        for post_hook in (*self._optimizer_step_post_hooks.values(), *_global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    wrapper._hooked = True
+    return wrapper
 
 
 class _RequiredParameter:
@@ -64,7 +116,15 @@ def _use_grad_for_differentiable(step):
 class Optimizer:
     """Base class: owns ``param_groups`` and ``state``; subclasses implement ``step()``."""
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_hooked", False):
+            cls.step = _with_step_hooks(step)
+
     def __init__(self, params, defaults):
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
         self.defaults = defaults
         if isinstance(params, Tensor):
             raise TypeError(
@@ -91,6 +151,24 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+
+    def register_step_pre_hook(self, hook):
+        """Run ``hook(optimizer, args, kwargs)`` before this optimizer's ``step()``."""
+        from minitorch_nn.utils.hooks import RemovableHandle
+
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook):
+        """Run ``hook(optimizer, args, kwargs)`` after this optimizer's ``step()``."""
+        from minitorch_nn.utils.hooks import RemovableHandle
+
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
 
     def __repr__(self):
         lines = [self.__class__.__name__ + " ("]

@@ -6,6 +6,7 @@ match PyTorch's. Also state_dict round trips, param groups, reprs, errors and th
 """
 
 import copy
+import importlib
 import warnings
 
 import pytest
@@ -237,3 +238,28 @@ def test_training_with_autograd_matches():
         finals.append([p.detach().numpy().copy() for p in model.parameters()] + [loss.item()])
     for a, b in zip(*finals):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+def test_step_hooks_order_and_arguments():
+    logs = []
+    for lib in (torch, mt):
+        log = []
+        p = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([p], lr=0.5)
+        module = importlib.import_module(lib.optim.__name__ + ".optimizer")
+        h1 = module.register_optimizer_step_pre_hook(lambda o, a, k: log.append(("global pre", len(a))))
+        h2 = module.register_optimizer_step_post_hook(lambda o, a, k: log.append(("global post", len(a))))
+        opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", type(o).__name__, sorted(k))))
+        handle = opt.register_step_post_hook(lambda o, a, k: log.append(("post", o is opt)))
+        try:
+            p.grad = lib.ones(2)
+            opt.step()
+            handle.remove()
+            opt.step(closure=None)
+        finally:
+            h1.remove()
+            h2.remove()
+        opt.step()
+        log.append(p.detach().numpy().tolist())
+        logs.append(log)
+    assert logs[0] == logs[1]
