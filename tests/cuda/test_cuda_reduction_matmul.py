@@ -88,3 +88,13 @@ def test_bmm_matmul_addmm_linear():
 def test_mm_errors_are_pytorchs():
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         mt.ones(2, 3).cuda() @ mt.ones(2, 3).cuda()
+
+
+@pytest.mark.parametrize("kernel", ["tiled", "blocked"])
+def test_both_matmul_kernels(kernel, monkeypatch):
+    from minitorch_nn.backends.cuda import matmul
+
+    monkeypatch.setattr(matmul, "KERNEL", kernel)
+    a, b = mt.randn(2, 9, 7), mt.randn(2, 7, 10)
+    assert_same(mt.bmm(a.cuda(), b.cuda()), mt.bmm(a, b), atol=1e-5)
+    assert_same(a[1].cuda().t() @ a[0].cuda(), a[1].t() @ a[0], atol=1e-5)  # strided (transposed) input

@@ -10,6 +10,13 @@ global memory K/TPB times fewer than in the naive kernel.
 Inputs are read through their strides (a transposed weight, ``x @ w.t()``, needs no copy); the
 batch dimension is the grid's z axis. 16-bit floats are multiplied in float32 and rounded once at
 the end. ``dot``, ``mv``, ``outer``, ``baddbmm`` and the linalg functions take the host path.
+
+A second kernel, ``bmm_blocked``, is what makes large products fast (read ``bmm_tiled`` first):
+each block computes a BM x BN tile with BM*BN/(TM*TN) threads, and each thread computes a TM x TN
+patch of it, keeping its accumulators in registers (``cuda.local.array``). Per step along K, a
+thread reads TM values of A and TN of B from shared memory and does TM*TN multiply-adds, so it
+does TM*TN/(TM+TN) times more arithmetic per shared-memory read than ``bmm_tiled``. Large
+matrices use it; ``KERNEL`` can force one or the other (the tests run both).
 """
 
 from __future__ import annotations
@@ -74,6 +81,83 @@ def make_matmul(np_dtype):
     return bmm_tiled
 
 
+# bmm_blocked's shape: BM x BN output tile per block, BK along K per step, TM x TN per thread
+if simulator():
+    BM, BN, BK, TM, TN = 8, 8, 4, 2, 2
+else:
+    BM, BN, BK, TM, TN = 64, 64, 16, 4, 4
+BLOCK_THREADS = (BM // TM) * (BN // TN)
+A_LOADS = BM * BK // BLOCK_THREADS  # elements of the A tile each thread loads
+B_LOADS = BK * BN // BLOCK_THREADS
+BLOCKED_MIN = 0 if simulator() else 128 * 128  # outputs from which bmm_blocked is used
+KERNEL = "auto"  # "auto", "tiled" or "blocked"
+
+_BLOCKED: dict = {}
+
+
+def make_matmul_blocked(np_dtype):
+    """The register-blocked batched-matmul kernel for one element dtype."""
+    key = np.dtype(np_dtype)
+    if key in _BLOCKED:
+        return _BLOCKED[key]
+    elem = numba.from_dtype(key)
+
+    @_cuda.jit
+    def bmm_blocked(out, a, as0, as1, as2, a_off, b, bs0, bs1, bs2, b_off, M, K, N, zero):
+        a_tile = _cuda.shared.array((BK, BM), elem)  # A's tile stored transposed: a column is a row
+        b_tile = _cuda.shared.array((BK, BN), elem)
+        acc = _cuda.local.array((TM, TN), elem)     # this thread's TM x TN outputs, in registers
+        a_reg = _cuda.local.array(TM, elem)
+        b_reg = _cuda.local.array(TN, elem)
+        z = _cuda.blockIdx.z
+        tx = _cuda.threadIdx.x  # which TN-wide column strip
+        ty = _cuda.threadIdx.y  # which TM-high row strip
+        tid = ty * (BN // TN) + tx
+        row0 = _cuda.blockIdx.y * BM
+        col0 = _cuda.blockIdx.x * BN
+        for i in range(TM):
+            for j in range(TN):
+                acc[i, j] = zero
+        for k0 in range(0, K, BK):
+            # the block loads A[row0:row0+BM, k0:k0+BK] and B[k0:k0+BK, col0:col0+BN] together
+            for l in range(A_LOADS):
+                e = tid + l * BLOCK_THREADS
+                r = e // BK
+                c = e % BK
+                if row0 + r < M and k0 + c < K:
+                    a_tile[c, r] = a[a_off + z * as0 + (row0 + r) * as1 + (k0 + c) * as2]
+                else:
+                    a_tile[c, r] = zero
+            for l in range(B_LOADS):
+                e = tid + l * BLOCK_THREADS
+                r = e // BN
+                c = e % BN
+                if k0 + r < K and col0 + c < N:
+                    b_tile[r, c] = b[b_off + z * bs0 + (k0 + r) * bs1 + (col0 + c) * bs2]
+                else:
+                    b_tile[r, c] = zero
+            _cuda.syncthreads()
+            for kk in range(BK):
+                for i in range(TM):
+                    a_reg[i] = a_tile[kk, ty * TM + i]
+                for j in range(TN):
+                    b_reg[j] = b_tile[kk, tx * TN + j]
+                for i in range(TM):
+                    for j in range(TN):
+                        acc[i, j] += a_reg[i] * b_reg[j]
+            _cuda.syncthreads()
+        for i in range(TM):
+            r = row0 + ty * TM + i
+            if r < M:
+                for j in range(TN):
+                    c = col0 + tx * TN + j
+                    if c < N:
+                        out[(z * M + r) * N + c] = acc[i, j]
+
+    _BLOCKED[key] = bmm_blocked
+    return bmm_blocked
+
+
 def bmm3(a, b, out_dtype):
     """(B, M, K) @ (B, K, N) for cuda tensors of one dtype; any strides; result contiguous."""
     cdt = compute_dtype(out_dtype)
@@ -89,11 +173,14 @@ def bmm3(a, b, out_dtype):
         if K == 0:
             return ew.launch(ew.f_mul, [out, 0], out_dtype, cdt)  # an empty sum is 0
         np_dt = storage.storage_dtype(cdt)
-        grid = ((N + TPB - 1) // TPB, (M + TPB - 1) // TPB, B)
-        make_matmul(np_dt)[grid, (TPB, TPB)](
-            out._impl.storage, ai.storage, *ai.strides, ai.offset, bi.storage, *bi.strides, bi.offset,
-            M, K, N, np.dtype(np_dt).type(0),
-        )
+        args = (out._impl.storage, ai.storage, *ai.strides, ai.offset, bi.storage, *bi.strides, bi.offset,
+                M, K, N, np.dtype(np_dt).type(0))
+        if KERNEL == "blocked" or (KERNEL == "auto" and M * N >= BLOCKED_MIN):
+            grid = ((N + BN - 1) // BN, (M + BM - 1) // BM, B)
+            make_matmul_blocked(np_dt)[grid, (BN // TN, BM // TM)](*args)
+        else:
+            grid = ((N + TPB - 1) // TPB, (M + TPB - 1) // TPB, B)
+            make_matmul(np_dt)[grid, (TPB, TPB)](*args)
     if out_dtype is not cdt:
         from minitorch_nn.backends.cuda.copy import cast_contiguous
 
