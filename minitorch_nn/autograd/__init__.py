@@ -8,7 +8,8 @@ Read in this order:
 * ``derivatives.py`` -- the derivative formula of every op (PyTorch's derivatives.yaml);
 * ``engine.py``      -- ``backward()`` and ``grad()``: run the graph in topological order;
 * ``function.py``    -- ``autograd.Function``: a node whose forward and backward you write;
-* ``gradcheck.py``   -- compare gradients against finite differences.
+* ``gradcheck.py``   -- compare gradients against finite differences;
+* ``functional.py``  -- ``jacobian``, ``hessian``, ``vjp``, ``jvp``... built on ``grad``.
 
 Importing this package installs the autograd layer in ``minitorch_nn._dispatch`` and attaches
 ``backward``, ``register_hook``, ``retain_grad``... to ``Tensor`` (``_tensor_api.py``).

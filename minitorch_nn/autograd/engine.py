@@ -27,6 +27,8 @@ independent branches).
 
 from __future__ import annotations
 
+import warnings
+
 from minitorch_nn._C import TensorBase
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
@@ -89,7 +91,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _make_grads(tensors, grads)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
     run_backward(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
+
+
+_CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
+    "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
+    "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
+    "the cycle and avoid the leak."
+)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
