@@ -17,13 +17,19 @@ spec records, :func:`save` / :func:`load` (``serialize.py``) and, for learners,
 
 from __future__ import annotations
 
+from minitorch_nn.export._trace import GuardOnDataDependentSymNode
 from minitorch_nn.export.describe import describe_state
 from minitorch_nn.export.exported_program import (
-    ExportedProgram, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec, TensorArgument,
+    ExportedProgram,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
 )
 from minitorch_nn.export.graph import Graph, Node
 from minitorch_nn.export.serialize import load, save
-from minitorch_nn.export._trace import GuardOnDataDependentSymNode
 
 __all__ = [
     "export", "save", "load", "ExportedProgram", "ExportGraphSignature", "InputKind", "InputSpec",

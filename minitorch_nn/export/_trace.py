@@ -288,7 +288,12 @@ def _forward_params(module, args, kwargs):
 def trace(module, args, kwargs):
     """Run ``module(*args, **kwargs)`` once and return the pieces of an ExportedProgram."""
     from minitorch_nn.export.exported_program import (
-        ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec, TensorArgument,
+        ExportGraphSignature,
+        InputKind,
+        InputSpec,
+        OutputKind,
+        OutputSpec,
+        TensorArgument,
     )
 
     tracer = _ExportTracer(module)

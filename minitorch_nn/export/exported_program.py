@@ -146,7 +146,7 @@ class ExportGraphSignature:
     __repr__ = __str__
 
 
-def _guard_failed(name, t, expected):
+def _check_input(name, t, expected):
     shape, dtype = expected
     if not isinstance(t, Tensor):
         raise TypeError(f"Expected input {name} to be a tensor, but got {type(t).__name__}")
@@ -237,7 +237,7 @@ class ExportedProgram:
         for spec, node in zip(self.graph_signature.input_specs, placeholders):
             if spec.kind is InputKind.USER_INPUT:
                 t = next(users)
-                _guard_failed(spec.arg.name, t, node.meta["val"])
+                _check_input(spec.arg.name, t, node.meta["val"])
                 values.append(t)
             else:
                 values.append(state(spec))

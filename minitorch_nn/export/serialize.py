@@ -26,7 +26,14 @@ import os
 import zipfile
 
 from minitorch_nn.export.graph import (
-    SCHEMA_VERSION, Graph, Node, Ref, decode_arg, decode_val, encode_arg, encode_val,
+    SCHEMA_VERSION,
+    Graph,
+    Node,
+    Ref,
+    decode_arg,
+    decode_val,
+    encode_arg,
+    encode_val,
 )
 
 FORMAT = "minitorch_nn.export"
@@ -191,7 +198,13 @@ def load(f):
     """Read an exported program written by :func:`save` (a path or a binary file object)."""
     from minitorch_nn import safetensors_io
     from minitorch_nn.export.exported_program import (
-        ExportedProgram, ExportGraphSignature, InputKind, InputSpec, OutputKind, OutputSpec, TensorArgument,
+        ExportedProgram,
+        ExportGraphSignature,
+        InputKind,
+        InputSpec,
+        OutputKind,
+        OutputSpec,
+        TensorArgument,
     )
 
     data = open(f, "rb").read() if isinstance(f, (str, os.PathLike)) else f.read()

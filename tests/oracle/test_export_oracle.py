@@ -11,7 +11,10 @@ import pytest
 torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
 
 import minitorch_nn as mt  # noqa: E402
-from minitorch_nn._export.utils import _disable_load_state_dict_hooks, _disabled_load_state_dict_hooks  # noqa: E402
+from minitorch_nn._export.utils import (  # noqa: E402
+    _disable_load_state_dict_hooks,
+    _disabled_load_state_dict_hooks,
+)
 
 
 def rename_linear_hook(mod, state_dict, prefix, local_metadata):
