@@ -69,3 +69,23 @@ def test_mlp_training_steps_match_cpu():
     for p, q in zip(cu_params, cpu_params):
         assert p.is_cuda
         assert_same(p.detach(), q.detach(), atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_kernels_and_gradient(reduction):
+    t = mt.tensor([1, -100, 4])  # -100: the default ignore_index
+    xc, xp = X.cuda().requires_grad_(), X.clone().requires_grad_()
+    a = F.cross_entropy(xc, t.cuda(), reduction=reduction)
+    b = F.cross_entropy(xp, t, reduction=reduction)
+    assert_same(a.detach(), b.detach(), atol=1e-6)
+    a.sum().backward()
+    b.sum().backward()
+    assert_same(xc.grad, xp.grad, atol=1e-6)
+
+
+def test_nll_loss_errors_and_weights_match_cpu():
+    with pytest.raises(IndexError, match="Target 9 is out of bounds."):
+        F.nll_loss(X.cuda(), mt.tensor([9, 0, 0]).cuda())
+    w = mt.tensor([1.0, 2.0, 0.5, 1.0, 3.0])
+    t = mt.tensor([1, 2, 4])
+    assert_same(F.cross_entropy(X.cuda(), t.cuda(), weight=w.cuda()), F.cross_entropy(X, t, weight=w), atol=1e-6)

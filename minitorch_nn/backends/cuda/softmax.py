@@ -7,8 +7,13 @@ Mirrors PyTorch's ``SoftMax.cu`` (its "one block per row" kernel). For each row 
 3. y = exp(x - m) / s   or   y = x - m - log(s) for log_softmax.
 
 The softmax dim is moved last and made contiguous first (``copy.py``), and the result is put back
-in the input's dim order. float16/bfloat16 compute in float32. The cross-entropy pieces
-(``nll_loss_forward`` and its backward) take the host path (``fallback.py``).
+in the input's dim order. float16/bfloat16 compute in float32.
+
+Cross-entropy is ``log_softmax`` then ``nll_loss``: ``nll_loss_forward`` picks ``-x[i, target[i]]``
+for each sample with one thread per sample (ignored targets count 0) and reduces with
+``reduction.py``; its backward writes ``-grad`` (divided by the count for a mean) at the same
+places of a zero gradient. Class weights, inputs with more than two dims and out-of-range targets
+take the host path (``fallback.py``), which raises PyTorch's errors.
 """
 
 from __future__ import annotations
@@ -138,3 +143,105 @@ def softmax(self, dim, half_to_float):
 @aten._log_softmax.default.impl("cuda")
 def log_softmax(self, dim, half_to_float):
     return _softmax(self, dim, half_to_float, log=True)
+
+
+# -- nll_loss (the second half of cross_entropy) ---------------------------------------------------
+
+
+@_cuda.jit
+def _nll_pick(losses, weights, x, xs0, xs1, x_off, target, ts0, t_off, n, ignore_index):
+    """losses[i] = -x[i, target[i]] and weights[i] = 1, or 0 and 0 for an ignored target."""
+    i = _cuda.grid(1)
+    if i < n:
+        t = target[t_off + i * ts0]
+        if t == ignore_index:
+            losses[i] = 0
+            weights[i] = 0
+        else:
+            losses[i] = -x[x_off + i * xs0 + t * xs1]
+            weights[i] = 1
+
+
+@_cuda.jit
+def _nll_grad(g, n_classes, target, ts0, t_off, go, gos0, go_off, total, total_off, mean, n, ignore_index):
+    """Row i of the gradient: zeros, and -grad_output (/ total for a mean) at the target class."""
+    i = _cuda.grid(1)
+    if i < n:
+        for c in range(n_classes):
+            g[i * n_classes + c] = 0
+        t = target[t_off + i * ts0]
+        if t != ignore_index:
+            v = -go[go_off + i * gos0]
+            if mean:
+                v = v / total[total_off]
+            g[i * n_classes + t] = v
+
+
+def _nll_simple(self, target, weight):
+    """True when the kernels handle it: (N, C) float input, no class weights, targets in range."""
+    if self.dim() != 2 or weight is not None or self.dtype not in (dt.float32, dt.float64):
+        return False
+    if target.dim() != 1 or target.shape[0] != self.shape[0] or target.dtype is not dt.int64 or target.device.type != "cuda":
+        return False
+    return True
+
+
+def _targets_in_range(target, n_classes, ignore_index):
+    t = storage.to_host(target)  # N integers: a small copy, and the check PyTorch does with a device assert
+    t = t[t != ignore_index]
+    return t.size == 0 or (t.min() >= 0 and t.max() < n_classes)
+
+
+def _host(op):
+    from minitorch_nn.backends.cuda.fallback import host_kernel
+
+    return host_kernel(op)
+
+
+@aten.nll_loss_forward.default.impl("cuda")
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    if not _nll_simple(self, target, weight) or not _targets_in_range(target, self.shape[1], ignore_index):
+        return _host(aten.nll_loss_forward.default)(self, target, weight, reduction, ignore_index)
+    from minitorch_nn.backends.cuda import elementwise as ew
+    from minitorch_nn.backends.cuda.reduction import reduce
+
+    d = self.dtype
+    n = self.shape[0]
+    losses, weights = storage.empty((n,), d), storage.empty((n,), d)
+    xi, ti = self._impl, target._impl
+    if n:
+        _nll_pick[ew.blocks_for(n), ew.THREADS](losses._impl.storage, weights._impl.storage, xi.storage,
+                                                 xi.strides[0], xi.strides[1], xi.offset, ti.storage,
+                                                 ti.strides[0], ti.offset, n, ignore_index)
+    if reduction == 0:
+        return losses, ew.scalar_operand(0.0, d)
+    total = reduce(weights, None, False, "sum", d)
+    summed = reduce(losses, None, False, "sum", d)
+    if reduction == 2:
+        return summed, total
+    return ew.launch(ew.f_div, [summed, total], d, d), total
+
+
+@aten.nll_loss_backward.default.impl("cuda")
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    if not _nll_simple(self, target, weight) or grad_output.dtype is not self.dtype or grad_output.device.type != "cuda":
+        return _host(aten.nll_loss_backward.default)(grad_output, self, target, weight, reduction, ignore_index,
+                                                     total_weight)
+    from minitorch_nn.backends.cuda import elementwise as ew
+    from minitorch_nn.backends.cuda.copy import cast_contiguous as _cc
+
+    n, c = self.shape
+    g = storage.empty((n, c), self.dtype)
+    go = grad_output._impl
+    gos0 = go.strides[0] if (reduction == 0 and go.sizes) else 0
+    tw = _cc(total_weight, self.dtype)._impl if total_weight.device.type == "cuda" else None
+    if tw is None:
+        from minitorch_nn.backends.cuda.copy import to_device
+
+        tw = to_device(total_weight, None, self.dtype)._impl
+    ti = target._impl
+    if n:
+        _nll_grad[ew.blocks_for(n), ew.THREADS](g._impl.storage, c, ti.storage, ti.strides[0], ti.offset, go.storage,
+                                                 gos0, go.offset, tw.storage, tw.offset, reduction == 1, n,
+                                                 ignore_index)
+    return g
