@@ -21,7 +21,8 @@ dispatch. We make them dispatch only where it matters, so plain tensors pay noth
 * when a subclass with a live ``__torch_function__`` is created, the members are overridden *on
   that subclass* by small wrappers (:func:`_install_members`);
 * while a ``TorchFunctionMode`` is active they are overridden on ``Tensor`` itself, and restored
-  when the last mode exits.
+  when the last mode exits. Meanwhile kernels run under ``DisableTorchFunction`` so that their
+  own ``.shape`` reads stay invisible, as C++ kernels are in PyTorch.
 
 The ``func`` a handler receives is always the original member (``Tensor.dim``, or
 ``Tensor.shape.__get__`` of the original descriptor), so ``func is Tensor.dim`` and
@@ -35,7 +36,7 @@ _C._disabled_torch_function_impl``, so its results are not re-wrapped twice.
 
 from __future__ import annotations
 
-from minitorch_nn import _C, overrides
+from minitorch_nn import _C, _dispatch, overrides
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
@@ -290,6 +291,7 @@ def _install_members(cls):
 
 
 _patched_on_tensor: dict = {}
+_backend_below_modes: list = []
 
 
 def _patch_tensor_for_modes():
@@ -300,10 +302,20 @@ def _patch_tensor_for_modes():
     for name, (owner, original) in _originals.items():
         _patched_on_tensor[name] = Tensor.__dict__.get(name)
         setattr(Tensor, name, _wrapper_for(name))
+    # Kernels are C++ in PyTorch and never reach __torch_function__; ours read ``.shape`` and
+    # friends in Python, so while a mode is active they run with the protocol switched off.
+    previous = _dispatch.backend
+    _backend_below_modes.append(previous)
+
+    def backend(op, args, kwargs):
+        with _tfc.DisableTorchFunction():
+            return previous(op, args, kwargs)
+
+    _dispatch.backend = backend
 
 
 def _unpatch_tensor_after_modes():
-    """Last mode exited: put Tensor's own members back."""
+    """Last mode exited: put Tensor's own members (and the plain kernel call) back."""
     if _state.modes or not _patched_on_tensor:
         return
     for name, previous in _patched_on_tensor.items():
@@ -312,6 +324,7 @@ def _unpatch_tensor_after_modes():
         else:
             setattr(Tensor, name, previous)
     _patched_on_tensor.clear()
+    _dispatch.backend = _backend_below_modes.pop()
 
 
 overrides._mode_hooks[0] = _patch_tensor_for_modes

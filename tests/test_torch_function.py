@@ -272,3 +272,15 @@ def test_dispatch_trace_shows_subclass_handlers(t):
         "  __torch_function__: Logged",
         "    aten.mul.Tensor(Logged:f32[2], 2)",
     ]
+
+
+def test_kernels_stay_invisible_to_modes():
+    x = mt.ones(2, 3)
+    backend = mt._dispatch.backend
+    aten = mt.ops.aten
+    with Recorder() as mode:
+        # ops called directly: no public function, and the kernels' own .shape/.dim() reads hidden
+        aten.sum.dim_IntList(x, [1])
+        aten.max.dim(x, 0)
+        aten.view.default(x, [6])
+    assert mode.log == [] and mt._dispatch.backend is backend
