@@ -651,6 +651,67 @@ def _pad_source_index(n, left, right, mode):
     return [i % n for i in idx]  # circular: wrap around
 
 
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+@public
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims (``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``trilinear``).
+
+    Separable: each spatial dim is resized on its own with an ``index_select`` of source rows
+    (nearest) or two ``index_select``\ s blended by their distance (linear), the same sample
+    positions PyTorch's kernels use; PyTorch calls ``upsample_*`` kernels instead.
+    """
+    nd = input.dim() - 2
+    if nd < 1:
+        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: "
+                         "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
+                         f"{mode})")
+    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if mode not in ("nearest", "nearest-exact") and _INTERP_DIMS.get(mode) != nd:
+        if mode in _INTERP_DIMS:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERP_DIMS[mode] + 2}D input")
+        raise NotImplementedError(f"interpolate(mode={mode!r}) is not supported by minitorch_nn")
+    in_sizes = list(input.shape[2:])
+    if size is not None:
+        out_sizes = list(_tuple(size, nd))
+        scales = [None] * nd
+    else:
+        factors = list(_tuple(scale_factor, nd))
+        out_sizes = [int(math.floor(s * f)) for s, f in zip(in_sizes, factors)]
+        scales = [None] * nd if recompute_scale_factor else factors
+    align = bool(align_corners)
+    out = input
+    for i in range(nd):
+        dim = 2 + i
+        n_in, n_out = in_sizes[i], out_sizes[i]
+        # the ratio PyTorch's kernels use: 1/scale_factor when given, else in/out
+        ratio = (1.0 / scales[i]) if scales[i] else n_in / n_out
+        if mode in ("nearest", "nearest-exact"):
+            shift = 0.5 if mode == "nearest-exact" else 0.0
+            src = [min(int(math.floor((o + shift) * ratio)), n_in - 1) for o in range(n_out)]
+            out = out.index_select(dim, _t.tensor(src, dtype=_t.int64, device=input.device))
+            continue
+        if align:
+            pos = [o * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0 for o in range(n_out)]
+        else:
+            pos = [max((o + 0.5) * ratio - 0.5, 0.0) for o in range(n_out)]
+        lo = [min(int(math.floor(p)), n_in - 1) for p in pos]
+        hi = [min(i0 + 1, n_in - 1) for i0 in lo]
+        shape = [1] * input.dim()
+        shape[dim] = n_out
+        lam = _t.tensor([p - i0 for p, i0 in zip(pos, lo)], dtype=input.dtype, device=input.device).reshape(shape)
+        a = out.index_select(dim, _t.tensor(lo, dtype=_t.int64, device=input.device))
+        b = out.index_select(dim, _t.tensor(hi, dtype=_t.int64, device=input.device))
+        out = a + (b - a) * lam
+    return out
+
+
 @public
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):

@@ -82,6 +82,8 @@ GRAD_CASES = {
     "prelu": (["x", "g"], lambda lib, F, t: F.prelu(t["x"], t["g"])),
     "kl_div": (["logits"], lambda lib, F, t: F.kl_div(F.log_softmax(t["logits"], 1), t["p"], reduction="batchmean")),
     "mish_hardswish": (["logits"], lambda lib, F, t: F.mish(t["logits"]) + F.hardswish(t["logits"] * 3)),
+    "interpolate_bilinear": (["x"], lambda lib, F, t: F.interpolate(t["x"], scale_factor=1.5, mode="bilinear")),
+    "interpolate_nearest": (["x"], lambda lib, F, t: F.interpolate(t["x"], size=(7, 4))),
     "gelu_softmax": (["logits"], lambda lib, F, t: F.softmax(F.gelu(t["logits"]), -1)),
 }
 

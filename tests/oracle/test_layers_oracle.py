@@ -260,6 +260,15 @@ ACTS = {
     "glu": lambda F, x: F.glu(x, 1),
     "glu_odd": lambda F, x: F.glu(x, 1 if x.shape[1] % 2 else 0),
     "softmin": lambda F, x: F.softmin(x, 1),
+    "interp_nearest": lambda F, x: F.interpolate(x, scale_factor=2),
+    "interp_nearest_size": lambda F, x: F.interpolate(x.unsqueeze(0), size=(7, 9)),
+    "interp_nearest_exact": lambda F, x: F.interpolate(x.unsqueeze(0), scale_factor=(0.5, 2.5), mode="nearest-exact"),
+    "interp_linear": lambda F, x: F.interpolate(x, scale_factor=3, mode="linear"),
+    "interp_bilinear": lambda F, x: F.interpolate(x.unsqueeze(0), scale_factor=1.7, mode="bilinear"),
+    "interp_bilinear_corners": lambda F, x: F.interpolate(x.unsqueeze(0), size=(3, 7), mode="bilinear", align_corners=True),
+    "interp_bilinear_recompute": lambda F, x: F.interpolate(x.unsqueeze(0), scale_factor=1.5, mode="bilinear",
+                                                            recompute_scale_factor=True),
+    "interp_bad_mode_dims": lambda F, x: F.interpolate(x, scale_factor=2, mode="bilinear"),
 }
 
 
@@ -443,6 +452,8 @@ LAYERS = [
     ("Threshold", (0.1, 20.0), {}, (3, 4)),
     ("Softmin", (1,), {}, (3, 4)),
     ("Softmax2d", (), {}, (2, 3, 4, 5)),
+    ("Upsample", (), dict(scale_factor=2), (2, 3, 4, 5)),
+    ("Upsample", (), dict(size=(3, 7), mode="bilinear"), (2, 3, 4, 5)),
 ]
 
 
