@@ -660,7 +660,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resize the spatial dims (``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``trilinear``).
 
     Separable: each spatial dim is resized on its own with an ``index_select`` of source rows
-    (nearest) or two ``index_select``\ s blended by their distance (linear), the same sample
+    (nearest) or two ``index_select`` calls blended by their distance (linear), the same sample
     positions PyTorch's kernels use; PyTorch calls ``upsample_*`` kernels instead.
     """
     nd = input.dim() - 2
