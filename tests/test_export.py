@@ -363,3 +363,23 @@ def test_export_is_lazily_imported():
     code = "import sys, minitorch_nn as t; assert 'minitorch_nn.export' not in sys.modules; t.export.export; " \
            "assert 'minitorch_nn.export' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_swap_tied_names_must_agree():
+    m = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    m[1].weight = m[0].weight
+    ep = export(m, (torch.randn(2, 3),))
+    new = {k: v.detach().clone() for k, v in ep.state_dict.items()}
+    new["1.weight"] = new["1.weight"] + 1
+    with pytest.raises(RuntimeError, match='"0.weight" and "1.weight" are one tied tensor'):
+        ep.swap_weights(new)
+    # equal values (a checkpoint that lost the tying) are accepted and tied again
+    new["1.weight"] = new["0.weight"].clone()
+    ep.swap_weights(new)
+    assert ep.state_dict["0.weight"] is ep.state_dict["1.weight"]
+    x = torch.randn(2, 3)
+    with torch.no_grad():
+        m[0].weight.copy_(new["0.weight"])
+        m[0].bias.copy_(new["0.bias"])
+        m[1].bias.copy_(new["1.bias"])
+    np.testing.assert_allclose(arr(ep.run(x)), arr(m(x)), rtol=1e-6)

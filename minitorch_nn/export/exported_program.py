@@ -289,6 +289,8 @@ class ExportedProgram:
             elif new.device != old.device:
                 errors.append(f"device mismatch for {key}: the new tensor is on {new.device}, the program's is on "
                               f"{old.device}.")
+        if not errors:
+            errors += _tied_errors(expected, new_state_dict)
         hint = _hooked_keys_hint(expected, new_state_dict, missing, unexpected)
         if hint:
             errors.append(hint)
@@ -298,7 +300,8 @@ class ExportedProgram:
         """Serve with ``new_state_dict`` (keys = ``ep.state_dict``'s runtime names) from now on.
 
         Everything is checked first (every key present, no extra key, same shape, dtype and
-        device); if anything is wrong a ``RuntimeError`` lists all the problems and the program
+        device; names that were one tied tensor at export get one tensor or equal values); if
+        anything is wrong a ``RuntimeError`` lists all the problems and the program
         is unchanged. The program then holds the given tensors (no copy; parameters are wrapped
         in ``Parameter``). Modules made by :meth:`module` before the swap keep the old weights.
         """
@@ -306,12 +309,15 @@ class ExportedProgram:
         if errors:
             raise RuntimeError("Error(s) in swapping weights into ExportedProgram:\n\t" + "\n\t".join(errors))
         params = set(self.graph_signature.parameters)
-        swapped = {}
+        swapped, by_old = {}, {}
         for key, old in self._state_dict.items():
+            if id(old) in by_old:  # tied names stay one tensor (checked equal above)
+                swapped[key] = by_old[id(old)]
+                continue
             new = new_state_dict[key]
             if key in params and not isinstance(new, Parameter):
                 new = Parameter(new, requires_grad=old.requires_grad)
-            swapped[key] = new
+            swapped[key] = by_old[id(old)] = new
         self._state_dict = swapped
 
     load_weights = swap_weights
@@ -323,6 +329,27 @@ class ExportedProgram:
         return f"ExportedProgram:\n{graph}\n\nGraph signature:\n{sig}\n"
 
     __repr__ = __str__
+
+
+def _tied_errors(expected, given) -> list[str]:
+    """Tied names (one tensor at export) must get one tensor, or equal values: the graph reads one."""
+    import numpy as np
+
+    groups: dict[int, list[str]] = {}
+    for key, old in expected.items():
+        groups.setdefault(id(old), []).append(key)
+    errors = []
+    for keys in groups.values():
+        first = given[keys[0]]
+        for other in keys[1:]:
+            t = given[other]
+            if t is first or first.is_meta or t.is_meta:
+                continue
+            if not np.array_equal(np.asarray(t.detach()), np.asarray(first.detach())):
+                errors.append(
+                    f'"{keys[0]}" and "{other}" are one tied tensor in the exported program, but the new '
+                    "values differ (the graph reads a single tensor for both). Give both names the same tensor.")
+    return errors
 
 
 def _hooked_keys_hint(expected, given, missing, unexpected) -> str | None:
