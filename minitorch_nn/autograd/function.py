@@ -40,9 +40,9 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Keep tensors for ``backward`` (read them back with ``ctx.saved_tensors``)."""
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, TensorBase):
-                raise TypeError("save_for_backward can only save variables, but argument 0 is of type "
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self.to_save = tensors
 

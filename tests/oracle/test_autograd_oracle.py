@@ -649,7 +649,22 @@ def test_grad_capture_and_tensor_hook_order_matches_torch():
     assert _hook_capture_order(mt) == _hook_capture_order(torch)
 
 
+def _save_non_tensor(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a, 3)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    F.apply(L.randn(2, requires_grad=True))
+
+
 ERRORS = {
+    "save_non_tensor": _save_non_tensor,
     "scalar_saved_backward_twice": _scalar_saved_backward_twice,
     "mark_dirty_leaf": _mark_dirty_leaf,
     "no_grad_view_inplace": _no_grad_view_inplace,
