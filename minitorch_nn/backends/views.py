@@ -370,7 +370,8 @@ def view_dtype(self, dtype):
     out = alias(self)
     out._impl.dtype = dtype
     if out._impl.storage is not None and hasattr(out._impl.storage, "view"):
-        out._impl.storage = out._impl.storage.view(dtype.numpy_dtype)
+        cuda_bf16 = dtype.numpy_dtype.name == "bfloat16" and self.device.type == "cuda"  # stored as uint16 words
+        out._impl.storage = out._impl.storage.view("uint16" if cuda_bf16 else dtype.numpy_dtype)
         out._impl.array = None
     return out
 

@@ -130,3 +130,9 @@ def test_without_gpu_or_simulator_cuda_is_unavailable_with_a_hint():
     )
     assert r.stdout.startswith("False"), r.stderr
     assert "ERR" in r.stdout and "MINITORCH_NN_CUDA=sim" in r.stdout
+
+
+def test_view_dtype_keeps_bfloat16_as_16_bit_words():
+    x = mt.tensor([1.5, -2.0], dtype=mt.bfloat16)
+    v = x.cuda().view(mt.int16).view(mt.bfloat16)
+    assert_same(v * 2, x * 2)
