@@ -537,3 +537,9 @@ def test_leaf_grads_never_alias_each_other_or_the_callers_gradient():
     x = leaf([1.0, 2.0])
     x.sum().backward()             # the incoming gradient is an expanded view
     assert x.grad.is_contiguous() and x.grad._base is None
+
+
+def test_legacy_variable():
+    v = autograd.Variable(torch.ones(2), requires_grad=True)
+    assert v.requires_grad and v.is_leaf and isinstance(v, autograd.Variable)
+    assert isinstance(torch.ones(1), autograd.Variable) and not isinstance(3, autograd.Variable)

@@ -45,6 +45,24 @@ _dispatch.autograd_layer = _autograd_layer
 _anomaly = False
 
 
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        from minitorch_nn._C import TensorBase
+
+        return isinstance(other, TensorBase)
+
+
+class Variable(metaclass=_VariableMeta):
+    """Legacy ``torch.autograd.Variable``: every tensor is a "variable" now.
+
+    ``Variable(t, requires_grad=True)`` gives a leaf sharing ``t``'s data, as old tutorials
+    expect, and ``isinstance(t, Variable)`` is true for every tensor.
+    """
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        return data.detach().requires_grad_(requires_grad)
+
+
 class set_detect_anomaly(contextlib.ContextDecorator):
     """Accepted for compatibility; minitorch_nn's errors already name the failing node's op."""
 
@@ -73,5 +91,5 @@ def is_anomaly_enabled() -> bool:
 __all__ = [
     "Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
     "functional", "graph", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
-    "set_grad_enabled", "is_inference_mode_enabled",
+    "set_grad_enabled", "is_inference_mode_enabled", "Variable",
 ]
