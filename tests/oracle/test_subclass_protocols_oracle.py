@@ -295,3 +295,76 @@ def test_modes_and_disabling_match():
         return log, out
 
     assert run(mt) == run(torch)
+
+
+def _recipe(lib):
+    """The tensor-subclass part of PyTorch's swap_tensors recipe, as a user would run it."""
+    nn, aten, out = lib.nn, lib.ops.aten, []
+
+    class MyQuantizedLinearWeight(lib.Tensor):
+        @staticmethod
+        def __new__(cls, elem, scale):
+            return lib.Tensor._make_wrapper_subclass(
+                cls, elem.shape, dtype=elem.dtype, layout=elem.layout, device=elem.device,
+                strides=elem.stride(), storage_offset=elem.storage_offset(),
+            )
+
+        def __init__(self, elem, scale):
+            self.elem = elem
+            self.scale = scale
+
+        def __repr__(self):
+            return f"MyQuantizedLinearWeight({self.elem}, scale={self.scale})"
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args, kwargs):
+            if func in (aten.detach.default, aten._to_copy.default):
+                return cls(func(args[0].elem, *args[1:], **kwargs), args[0].scale)
+            raise NotImplementedError(f"Unsupported function {func}")
+
+    for swap in (False, True):
+        lib.__future__.set_swap_module_params_on_conversion(swap)
+        m = nn.Linear(3, 5, dtype=lib.float32)
+        m.weight = nn.Parameter(MyQuantizedLinearWeight(m.weight, 0.5))
+        before = id(m.weight)
+        m.bfloat16()
+        out.append((id(m.weight) == before, str(m.weight.dtype), str(m.weight.elem.dtype), str(m.bias.dtype)))
+    lib.__future__.set_swap_module_params_on_conversion(False)
+
+    @classmethod
+    def custom_torch_function(cls, func, types, args=(), kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
+        if func is lib.Tensor.module_load:
+            dest, src = args[0], args[1]
+            assert type(dest) == cls and type(src) == lib.Tensor
+            return MyQuantizedLinearWeight(src, dest.scale)
+        with lib._C.DisableTorchFunctionSubclass():
+            return func(*args, **kwargs)
+
+    MyQuantizedLinearWeight.__torch_function__ = custom_torch_function
+
+    def fn(m):
+        if isinstance(m, nn.Linear):
+            m.weight = nn.Parameter(MyQuantizedLinearWeight(m.weight, 0.5), requires_grad=m.weight.requires_grad)
+
+    with lib.device("meta"):
+        m = nn.Linear(3, 5)
+        m.apply(fn)
+    lib.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        ids = id(m.weight), id(m.bias)
+        out.append(repr(m.state_dict()))
+        lib.manual_seed(0)
+        state_dict = nn.Linear(3, 5).state_dict()
+        m.load_state_dict(state_dict, assign=True)
+        out.append((id(m.weight), id(m.bias)) == ids)
+        out.append(repr(m.state_dict()))
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+    return out
+
+
+def test_swap_tensors_recipe_end_to_end():
+    if not hasattr(mt, "__future__") or not hasattr(mt.nn, "Linear"):
+        pytest.skip("needs nn.Linear and minitorch_nn.__future__")
+    assert _recipe(mt) == _recipe(torch)
