@@ -66,7 +66,7 @@ def test_starter_and_grade_end_to_end(tmp_path):
     views = (copy / "minitorch_nn/backends/views.py").read_text()
     assert 'raise NotImplementedError("views-transpose: return a view with two dims' in views
     assert "# BEGIN SOLUTION views-strides" in views  # unchosen task: its code stays
-    assert not (copy / "course/tests/hidden").exists()
+    assert not (copy / "course/tests/hidden").exists() and not (copy / "course/gradescope").exists()
     assert (copy / "course/tests/public/test_views.py").exists()
     assert 'tasks = ["views-transpose", "swap-tensors"]' in (copy / "course/assignment.toml").read_text()
     for so in ROOT.glob("minitorch_nn/_C*.so"):

@@ -9,6 +9,7 @@
   ``ref(probe, ...)``.
 * ``assert_close``: the grader's own copy of ``minitorch_nn.testing.assert_close``, loaded from
   the reference by file path (so a change in a student's copy cannot weaken the check).
+* ``_course_strategies``: the reference's ``minitorch_nn/testing/strategies.py``, for hidden tests.
 * ``--task ID``: run only that task's tests (students: ``pytest course/tests --task views-transpose``).
 
 Every test outcome goes into the JSON report named by ``MINITORCH_COURSE_REPORT``: a failure in
@@ -45,6 +46,20 @@ try:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "grading"))
 except ImportError:  # pragma: no cover
     pass
+
+
+def _load_by_path(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# The grader's own copy of the hypothesis strategies, for hidden tests: `import _course_strategies`
+# gets the reference's file, whatever a student changed in minitorch_nn/testing of their copy.
+if (REFERENCE / "minitorch_nn" / "testing" / "strategies.py").exists():
+    _load_by_path("_course_strategies", REFERENCE / "minitorch_nn" / "testing" / "strategies.py")
 
 
 def pytest_addoption(parser):
@@ -122,13 +137,6 @@ def pytest_sessionfinish(session):
 def mt():
     """The implementation under test (``import minitorch_nn``)."""
     return importlib.import_module("minitorch_nn")
-
-
-def _load_by_path(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="session")
