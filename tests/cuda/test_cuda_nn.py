@@ -89,3 +89,27 @@ def test_nll_loss_errors_and_weights_match_cpu():
     w = mt.tensor([1.0, 2.0, 0.5, 1.0, 3.0])
     t = mt.tensor([1, 2, 4])
     assert_same(F.cross_entropy(X.cuda(), t.cuda(), weight=w.cuda()), F.cross_entropy(X, t, weight=w), atol=1e-6)
+
+
+def test_adam_steps_match_cpu():
+    m = mt.nn.Linear(3, 2)
+    mc = mt.nn.Linear(3, 2)
+    mc.load_state_dict(m.state_dict())
+    mc.cuda()
+    opt, optc = mt.optim.Adam(m.parameters(), lr=0.1), mt.optim.Adam(mc.parameters(), lr=0.1)
+    x = mt.randn(4, 3)
+    for _ in range(2):
+        for model, o, dev in ((m, opt, "cpu"), (mc, optc, "cuda")):
+            o.zero_grad()
+            model(x.to(dev)).pow(2).mean().backward()
+            o.step()
+    assert_same(mc.weight.detach(), m.weight.detach(), atol=1e-6)
+    assert_same(mc.bias.detach(), m.bias.detach(), atol=1e-6)
+
+
+def test_addc_and_lerp_kernels():
+    a, b, c = mt.randn(3, 4), mt.randn(3, 4), mt.rand(3, 4) + 0.5
+    assert_same(mt.addcmul(a.cuda(), b.cuda(), c.cuda(), value=-0.3), mt.addcmul(a, b, c, value=-0.3), atol=1e-6)
+    assert_same(mt.addcdiv(a.cuda(), b.cuda(), c.cuda(), value=2), mt.addcdiv(a, b, c, value=2), atol=1e-6)
+    assert_same(mt.lerp(a.cuda(), b.cuda(), 0.25), mt.lerp(a, b, 0.25), atol=1e-6)
+    assert_same(mt.lerp(a.cuda(), b.cuda(), c.cuda()), mt.lerp(a, b, c), atol=1e-6)

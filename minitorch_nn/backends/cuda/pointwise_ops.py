@@ -180,3 +180,73 @@ def mse_loss_backward(grad_output, self, target, reduction):
     scale = 2.0 / self.numel() if reduction == 1 else 2.0
     g = ew.pointwise(ew.f_mul, diff, grad_output)
     return ew.pointwise(ew.f_mul, g, scale)
+
+
+# -- compositions (the optimizers' update ops) -------------------------------------------------------
+# Adam's scalars (value=-step_size, weight=1-beta1) change every step, so they are operands of the
+# kernels (0-d tensors), never constants baked into a device function: nothing recompiles.
+
+_host_addcmul = host_kernel(aten.addcmul.default)
+_host_addcdiv = host_kernel(aten.addcdiv.default)
+_host_lerp = host_kernel(aten.lerp.Scalar)
+
+
+def _all_float(*ts):
+    return all(isinstance(t, TensorBase) and t.dtype.is_floating_point for t in ts)
+
+
+def _addc(self, t1, t2, value, f, host):
+    if not _all_float(self, t1, t2) or isinstance(value, bool):
+        return None, host
+    r = ew.pointwise(f, t1, t2)
+    if value != 1:
+        r = ew.pointwise(ew.f_mul, r, value)
+    return ew.pointwise(ew.f_add, self, r), None
+
+
+@aten.addcmul.default.impl("cuda")
+def addcmul(self, tensor1, tensor2, *, value=1):
+    r, host = _addc(self, tensor1, tensor2, value, ew.f_mul, _host_addcmul)
+    return host(self, tensor1, tensor2, value=value) if host else r
+
+
+@aten.addcdiv.default.impl("cuda")
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    r, host = _addc(self, tensor1, tensor2, value, ew.f_div, _host_addcdiv)
+    return host(self, tensor1, tensor2, value=value) if host else r
+
+
+@aten.addcmul_.default.impl("cuda")
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    r, host = _addc(self, tensor1, tensor2, value, ew.f_mul, None)
+    if host is not None or r is None:
+        return host_kernel(aten.addcmul_.default)(self, tensor1, tensor2, value=value)
+    return _inplace(self, r)
+
+
+@aten.addcdiv_.default.impl("cuda")
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    r, host = _addc(self, tensor1, tensor2, value, ew.f_div, None)
+    if host is not None or r is None:
+        return host_kernel(aten.addcdiv_.default)(self, tensor1, tensor2, value=value)
+    return _inplace(self, r)
+
+
+def _lerp(self, end, weight):
+    # start + weight * (end - start), weight a number or a tensor
+    return ew.launch(ew.f_lerp, [self, end, weight], self.dtype, compute_dtype(self.dtype))
+
+
+@aten.lerp.Scalar.impl("cuda")
+@aten.lerp.Tensor.impl("cuda")
+def lerp(self, end, weight):
+    if not _all_float(self, end) or self.dtype is not end.dtype or (isinstance(weight, TensorBase) and weight.dtype is not self.dtype):
+        return _host_lerp(self, end, weight)  # PyTorch's dtype checks
+    return _lerp(self, end, weight)
+
+
+@aten.lerp_.Scalar.impl("cuda")
+def lerp_(self, end, weight):
+    if not _all_float(self, end) or self.dtype is not end.dtype:
+        return host_kernel(aten.lerp_.Scalar)(self, end, weight)
+    return _inplace(self, _lerp(self, end, weight))
