@@ -33,10 +33,10 @@ class _State:
     __slots__ = ("subclass_disabled", "all_disabled", "modes", "any_subclass", "quiet")
 
     def __init__(self):
-        self.subclass_disabled = 0   # depth of DisableTorchFunctionSubclass
-        self.all_disabled = 0        # depth of DisableTorchFunction
-        self.modes = []              # TorchFunctionMode objects, innermost last
-        self.any_subclass = False    # has any class with a live __torch_function__ been defined?
+        self.subclass_disabled = 0  # depth of DisableTorchFunctionSubclass
+        self.all_disabled = 0  # depth of DisableTorchFunction
+        self.modes = []  # TorchFunctionMode objects, innermost last
+        self.any_subclass = False  # has any class with a live __torch_function__ been defined?
         # True when nothing can intercept a call: no mode, and either no overriding class exists
         # or subclasses are disabled. The public wrappers only test this flag (the fast path).
         self.quiet = True
@@ -122,6 +122,7 @@ _disabled_torch_dispatch_impl = _NonBinding(_disabled_torch_dispatch_impl)
 
 # -- the mode stack ----------------------------------------------------------------------------
 
+
 def _push_on_torch_function_stack(mode):
     state.modes.append(mode)
     _changed()
@@ -157,9 +158,16 @@ def _is_torch_function_mode_enabled() -> bool:
 
 
 for _name in (
-    "DisableTorchFunctionSubclass", "DisableTorchFunction", "_disabled_torch_function_impl",
-    "_disabled_torch_dispatch_impl", "_push_on_torch_function_stack", "_pop_torch_function_stack",
-    "_len_torch_function_stack", "_get_function_stack_at", "_is_torch_function_enabled",
-    "_is_torch_function_all_disabled", "_is_torch_function_mode_enabled",
+    "DisableTorchFunctionSubclass",
+    "DisableTorchFunction",
+    "_disabled_torch_function_impl",
+    "_disabled_torch_dispatch_impl",
+    "_push_on_torch_function_stack",
+    "_pop_torch_function_stack",
+    "_len_torch_function_stack",
+    "_get_function_stack_at",
+    "_is_torch_function_enabled",
+    "_is_torch_function_all_disabled",
+    "_is_torch_function_mode_enabled",
 ):
     setattr(_C, _name, globals()[_name])

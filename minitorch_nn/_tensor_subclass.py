@@ -53,6 +53,7 @@ _DISABLED_TD = _tfc._disabled_torch_dispatch_impl
 # The default handlers
 # ---------------------------------------------------------------------------------------------
 
+
 def _convert(ret, cls):
     """Re-wrap tensors in ``ret`` (possibly a tuple/list/namedtuple of them) as ``cls``."""
     if cls is Tensor:
@@ -94,6 +95,7 @@ overrides._NO_OVERRIDE.update({Tensor, _C.Size, dt.dtype, type(canonical("cpu"))
 # Subclass constructors
 # ---------------------------------------------------------------------------------------------
 
+
 def _new_handle(cls, impl):
     # TensorBase.__new__ + _set_impl rather than _C._wrap: it accepts classes with a metaclass.
     t = TensorBase.__new__(cls)
@@ -120,7 +122,9 @@ def as_subclass(self, cls):
     if not src.requires_grad:
         # No autograd history to keep: a second payload over the same storage and version
         # counter (PyTorch's alias), made directly so that no op shows in traces.
-        impl = TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version)
+        impl = TensorImpl(
+            src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version
+        )
         impl.base = src.base if src.base is not None else src
         return _new_handle(cls, impl)
     from minitorch_nn._ops import aten
@@ -133,20 +137,43 @@ def as_subclass(self, cls):
     return _new_handle(cls, impl)
 
 
-def _make_subclass(cls, data, require_grad=False, dispatch_strides=False, dispatch_device=False,
-                   dispatch_layout=False, _extra_dispatch_keys=None, storage_size=None):
+def _make_subclass(
+    cls,
+    data,
+    require_grad=False,
+    dispatch_strides=False,
+    dispatch_device=False,
+    dispatch_layout=False,
+    _extra_dispatch_keys=None,
+    storage_size=None,
+):
     """A ``cls`` instance over ``data``'s storage, detached, with ``requires_grad=require_grad``."""
     _check_tensor_class(cls)
     src = data._impl
-    impl = TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version)
+    impl = TensorImpl(
+        src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version
+    )
     impl.requires_grad = bool(require_grad)
     return _new_handle(cls, impl)
 
 
-def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None, dtype=None,
-                           layout=None, device=None, pin_memory=False, requires_grad=False,
-                           dispatch_sizes_strides_policy=None, dispatch_device=False, dispatch_layout=False,
-                           _extra_dispatch_keys=None, storage_size=None):
+def _make_wrapper_subclass(
+    cls,
+    size,
+    strides=None,
+    storage_offset=None,
+    memory_format=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+    dispatch_sizes_strides_policy=None,
+    dispatch_device=False,
+    dispatch_layout=False,
+    _extra_dispatch_keys=None,
+    storage_size=None,
+):
     """A ``cls`` instance with shape, strides, dtype and device but no storage.
 
     ``cls`` must define ``__torch_dispatch__``: every op on the result goes there, because there
@@ -175,18 +202,86 @@ Tensor._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)
 # ---------------------------------------------------------------------------------------------
 
 _PROPERTIES = (
-    "shape", "dtype", "device", "grad", "requires_grad", "is_leaf", "grad_fn", "data", "ndim", "layout",
-    "is_cuda", "is_cpu", "is_meta", "is_sparse", "is_quantized", "is_nested", "_base", "_version",
-    "output_nr", "itemsize", "nbytes", "T", "mT", "H", "mH", "names", "retains_grad", "is_mps",
+    "shape",
+    "dtype",
+    "device",
+    "grad",
+    "requires_grad",
+    "is_leaf",
+    "grad_fn",
+    "data",
+    "ndim",
+    "layout",
+    "is_cuda",
+    "is_cpu",
+    "is_meta",
+    "is_sparse",
+    "is_quantized",
+    "is_nested",
+    "_base",
+    "_version",
+    "output_nr",
+    "itemsize",
+    "nbytes",
+    "T",
+    "mT",
+    "H",
+    "mH",
+    "names",
+    "retains_grad",
+    "is_mps",
 )
 _METHODS = (
-    "dim", "ndimension", "numel", "nelement", "size", "stride", "storage_offset", "element_size",
-    "is_contiguous", "data_ptr", "is_floating_point", "is_complex", "item", "tolist", "numpy",
-    "__repr__", "__len__", "__bool__", "__float__", "__int__", "__index__", "__format__", "__array__",
-    "__deepcopy__", "__reduce_ex__", "requires_grad_", "float", "double", "half", "bfloat16", "int",
-    "long", "short", "char", "byte", "bool", "cpu", "cuda", "type", "type_as", "new_tensor",
-    "resolve_conj", "resolve_neg", "_is_view", "backward", "retain_grad", "register_hook", "get_device",
-    "untyped_storage", "_use_count",
+    "dim",
+    "ndimension",
+    "numel",
+    "nelement",
+    "size",
+    "stride",
+    "storage_offset",
+    "element_size",
+    "is_contiguous",
+    "data_ptr",
+    "is_floating_point",
+    "is_complex",
+    "item",
+    "tolist",
+    "numpy",
+    "__repr__",
+    "__len__",
+    "__bool__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__format__",
+    "__array__",
+    "__deepcopy__",
+    "__reduce_ex__",
+    "requires_grad_",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "int",
+    "long",
+    "short",
+    "char",
+    "byte",
+    "bool",
+    "cpu",
+    "cuda",
+    "type",
+    "type_as",
+    "new_tensor",
+    "resolve_conj",
+    "resolve_neg",
+    "_is_view",
+    "backward",
+    "retain_grad",
+    "register_hook",
+    "get_device",
+    "untyped_storage",
+    "_use_count",
 )
 
 
@@ -203,7 +298,7 @@ class _DispatchingProperty:
     def __init__(self, name, original):
         self.name = name
         self.original = original
-        self.getter = original.__get__      # a method-wrapper, as PyTorch's func for getters
+        self.getter = original.__get__  # a method-wrapper, as PyTorch's func for getters
         self.setter = original.__set__
         self.deleter = original.__delete__
         self.__doc__ = getattr(original, "__doc__", None)
@@ -242,12 +337,16 @@ def _dispatching_method(name, original):
 def _handle_self(func, obj, args, kwargs):
     """PyTorch's ``handle_torch_function(self, name, ...)``: ``self``'s type is always in ``types``."""
     t = type(obj)
-    overloaded = [t] if (overrides._has_live_handler(t) or t is Tensor) and _tfc._is_torch_function_enabled() else []
+    overloaded = (
+        [t]
+        if (overrides._has_live_handler(t) or t is Tensor) and _tfc._is_torch_function_enabled()
+        else []
+    )
     return overrides._dispatch(func, overloaded, args, kwargs)
 
 
-_wrappers: dict = {}     # name -> the wrapper object shared by every class it is installed on
-_originals: dict = {}    # name -> (owner class, original member), taken before any patching
+_wrappers: dict = {}  # name -> the wrapper object shared by every class it is installed on
+_originals: dict = {}  # name -> (owner class, original member), taken before any patching
 
 
 def _wrapper_for(name):
@@ -299,7 +398,7 @@ def _patch_tensor_for_modes():
     if _patched_on_tensor:
         return
     _collect_originals()
-    for name, (owner, original) in _originals.items():
+    for name in _originals:
         _patched_on_tensor[name] = Tensor.__dict__.get(name)
         setattr(Tensor, name, _wrapper_for(name))
     # Kernels are C++ in PyTorch and never reach __torch_function__; ours read ``.shape`` and
@@ -334,6 +433,7 @@ overrides._mode_hooks[1] = _unpatch_tensor_after_modes
 # ---------------------------------------------------------------------------------------------
 # Class creation
 # ---------------------------------------------------------------------------------------------
+
 
 def _register_subclass(cls):
     d = cls.__dict__

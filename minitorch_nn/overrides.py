@@ -62,6 +62,7 @@ _NO_OVERRIDE: set = set(_PLAIN)
 # Which arguments take part
 # ---------------------------------------------------------------------------------------------
 
+
 def _has_live_handler(t) -> bool:
     """True when type ``t`` has a ``__torch_function__`` that is not the disabled one."""
     if t is _TENSOR[0] or t in _PLAIN:
@@ -164,15 +165,21 @@ def get_default_nowrap_functions() -> set:
 # Running the handlers
 # ---------------------------------------------------------------------------------------------
 
+
 def _torch_name(func) -> str:
     """How PyTorch names ``func`` in error messages: ``torch.add``, ``torch.Tensor.add``."""
     name = getattr(func, "_torch_name", None)
     if name:
         return name
     owner = getattr(func, "__self__", None)
-    if getattr(func, "__name__", None) in ("__get__", "__set__", "__delete__") and owner is not None:
+    if (
+        getattr(func, "__name__", None) in ("__get__", "__set__", "__delete__")
+        and owner is not None
+    ):
         # a property's method-wrapper: name it after the property (Tensor.shape.__get__)
-        prop = getattr(owner, "__name__", None) or getattr(getattr(owner, "fget", None), "__name__", "?")
+        prop = getattr(owner, "__name__", None) or getattr(
+            getattr(owner, "fget", None), "__name__", "?"
+        )
         return f"torch.Tensor.{prop}.{func.__name__}"
     qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
     module = getattr(func, "__module__", "") or ""
@@ -192,7 +199,10 @@ def _dispatch(func, overloaded, args, kwargs, *, python_style=False):
                 out = mode.__torch_function__(func, types, args, kwargs)
             else:
                 out = _tracer._torch_function_handler(
-                    type(mode).__name__, "mode", lambda: mode.__torch_function__(func, types, args, kwargs))
+                    type(mode).__name__,
+                    "mode",
+                    lambda: mode.__torch_function__(func, types, args, kwargs),
+                )
         if out is not NotImplemented:
             return out
     for t in overloaded:
@@ -201,7 +211,10 @@ def _dispatch(func, overloaded, args, kwargs, *, python_style=False):
                 out = t.__torch_function__(func, types, args, kwargs)
             else:
                 out = _tracer._torch_function_handler(
-                    t.__name__, "subclass", lambda t=t: t.__torch_function__(func, types, args, kwargs))
+                    t.__name__,
+                    "subclass",
+                    lambda t=t: t.__torch_function__(func, types, args, kwargs),
+                )
         except RecursionError as e:
             _explain_recursion(e, t, func)
             raise
@@ -244,8 +257,11 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     As in PyTorch's Python version, every relevant argument whose type has a live handler counts,
     plain ``Tensor`` included (its default handler then runs the function).
     """
-    overloaded = [type(a) for a in _get_overloaded_args(relevant_args)] if not (
-        _state.subclass_disabled or _state.all_disabled) else []
+    overloaded = (
+        [type(a) for a in _get_overloaded_args(relevant_args)]
+        if not (_state.subclass_disabled or _state.all_disabled)
+        else []
+    )
     for t in overloaded:
         if t not in _seen_types and _on_new_overloaded_type is not None:
             _seen_types.add(t)
@@ -292,6 +308,7 @@ def public(fn):
 # ---------------------------------------------------------------------------------------------
 # Modes
 # ---------------------------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _pop_mode_temporarily():

@@ -37,8 +37,13 @@ class MyQuantizedLinearWeight(mt.Tensor):
     @staticmethod
     def __new__(cls, elem, scale):
         return mt.Tensor._make_wrapper_subclass(
-            cls, elem.shape, dtype=elem.dtype, layout=elem.layout, device=elem.device,
-            strides=elem.stride(), storage_offset=elem.storage_offset(),
+            cls,
+            elem.shape,
+            dtype=elem.dtype,
+            layout=elem.layout,
+            device=elem.device,
+            strides=elem.stride(),
+            storage_offset=elem.storage_offset(),
         )
 
     def __init__(self, elem, scale):
@@ -61,7 +66,9 @@ class TwoTensor(mt.Tensor):
 
     @staticmethod
     def __new__(cls, a, b):
-        return mt.Tensor._make_wrapper_subclass(cls, a.shape, dtype=a.dtype, device=a.device, strides=a.stride())
+        return mt.Tensor._make_wrapper_subclass(
+            cls, a.shape, dtype=a.dtype, device=a.device, strides=a.stride()
+        )
 
     def __init__(self, a, b):
         self.a, self.b = a, b
@@ -83,6 +90,7 @@ class TwoTensor(mt.Tensor):
 
 # -- normalisation -------------------------------------------------------------------------------
 
+
 def _logged(fn):
     with OpLog() as mode:
         fn()
@@ -91,17 +99,17 @@ def _logged(fn):
 
 def test_trailing_defaults_dropped_and_int_lists_become_lists():
     x = mt.ones(2, 3)
-    (name, args, kwargs), = _logged(lambda: x.sum(1))
+    ((name, args, kwargs),) = _logged(lambda: x.sum(1))
     assert name == "aten.sum.dim_IntList" and args[1] == [1] and len(args) == 2 and kwargs == {}
 
 
 def test_kwarg_only_arguments_only_when_not_default():
     x = mt.ones(2)
-    (_, args, kwargs), = _logged(lambda: x.to(mt.float64))
+    ((_, args, kwargs),) = _logged(lambda: x.to(mt.float64))
     assert len(args) == 1 and kwargs == {"dtype": mt.float64}
-    (_, _, kwargs), = _logged(lambda: x.add(x, alpha=2))
+    ((_, _, kwargs),) = _logged(lambda: x.add(x, alpha=2))
     assert kwargs == {"alpha": 2}
-    (_, _, kwargs), = _logged(lambda: x.add(x))
+    ((_, _, kwargs),) = _logged(lambda: x.add(x))
     assert kwargs == {}
 
 
@@ -113,22 +121,29 @@ def test_normalize_moves_positional_schema_args_given_by_name():
 
 # -- modes ---------------------------------------------------------------------------------------
 
+
 def test_modes_nest_and_are_popped_while_running():
     log = []
     with OpLog("outer", log), OpLog("inner", log):
         assert _get_current_dispatch_mode().name == "inner"
         mt.ones(2) + 1
     names = [(e[0], str(e[1]), e[5]) for e in log]
-    assert names == [("inner", "aten.ones.default", 1), ("outer", "aten.ones.default", 0),
-                     ("inner", "aten.add.Tensor", 1), ("outer", "aten.add.Tensor", 0)]
+    assert names == [
+        ("inner", "aten.ones.default", 1),
+        ("outer", "aten.ones.default", 0),
+        ("inner", "aten.add.Tensor", 1),
+        ("outer", "aten.add.Tensor", 0),
+    ]
     assert _get_current_dispatch_mode() is None
 
 
 def test_mode_handles_factories_and_kwargs_dict():
     with OpLog() as mode:
         mt.zeros(3)
-    (_, func, types, args, kwargs, _), = mode.log
-    assert func is aten.zeros.default and types == () and args == ([3],) and isinstance(kwargs, dict)
+    ((_, func, types, args, kwargs, _),) = mode.log
+    assert (
+        func is aten.zeros.default and types == () and args == ([3],) and isinstance(kwargs, dict)
+    )
 
 
 def test_layer_is_only_installed_while_needed():
@@ -147,6 +162,7 @@ def test_layer_is_only_installed_while_needed():
 
 # -- wrapper subclasses ----------------------------------------------------------------------------
 
+
 def test_wrapper_subclass_has_metadata_and_no_storage():
     w = MyQuantizedLinearWeight(mt.ones(2, 3, dtype=mt.float64), 0.5)
     assert w.shape == (2, 3) and w.dtype is mt.float64 and w.stride() == (3, 1)
@@ -164,7 +180,9 @@ def test_wrapper_subclass_needs_torch_dispatch():
 
 
 def test_dispatch_subclass_gets_torch_function_disabled():
-    assert MyQuantizedLinearWeight.__dict__["__torch_function__"] is _C._disabled_torch_function_impl
+    assert (
+        MyQuantizedLinearWeight.__dict__["__torch_function__"] is _C._disabled_torch_function_impl
+    )
     assert "__torch_function__" not in OpLog.__dict__
 
 
@@ -182,7 +200,9 @@ def test_recipe_weight_detach_and_to_copy():
 def test_recipe_weight_as_parameter_keeps_its_type():
     w = MyQuantizedLinearWeight(mt.ones(2, 3), 0.5)
     p = mt.nn.Parameter(w)
-    assert type(p) is MyQuantizedLinearWeight and isinstance(p, mt.nn.Parameter) and p.elem is not None
+    assert (
+        type(p) is MyQuantizedLinearWeight and isinstance(p, mt.nn.Parameter) and p.elem is not None
+    )
 
 
 def test_recipe_module_load_handler():
@@ -220,7 +240,10 @@ def test_all_dispatch_handlers_declining_is_a_type_error():
             return NotImplemented
 
     w = mt.Tensor._make_wrapper_subclass(Declines, (2,))
-    with pytest.raises(TypeError, match=r"Multiple dispatch failed for 'torch._ops.aten.add.Tensor'; all __torch_dispatch__"):
+    with pytest.raises(
+        TypeError,
+        match=r"Multiple dispatch failed for 'torch._ops.aten.add.Tensor'; all __torch_dispatch__",
+    ):
         w.add(1)
 
 
@@ -235,7 +258,11 @@ def test_super_torch_dispatch_runs_the_kernel():
 
     t = mt.ones(2).as_subclass(PassThrough)
     out = t + 1
-    assert PassThrough.seen == [aten.add.Tensor] and type(out) is mt.Tensor and out.tolist() == [2.0, 2.0]
+    assert (
+        PassThrough.seen == [aten.add.Tensor]
+        and type(out) is mt.Tensor
+        and out.tolist() == [2.0, 2.0]
+    )
 
 
 def test_traceable_wrapper_protocol():
@@ -248,6 +275,7 @@ def test_traceable_wrapper_protocol():
 
 
 # -- dispatch_trace --------------------------------------------------------------------------------
+
 
 def test_dispatch_trace_x_plus_y():
     x, y = mt.ones(2, requires_grad=True), mt.ones(2)
@@ -275,6 +303,6 @@ def test_dispatch_trace_expression_with_handlers():
     assert lines[4].startswith("        kernel: minitorch_nn.backends.cpu.")
     assert lines[5] == "Tensor.sum(f32[2, 3], 1)"
     # the wrapper's handler runs after the mode; the kernels see the inner tensors
-    tail = "\n".join(lines[lines.index("Tensor.mul(TwoTensor:f32[3], 2)"):])
+    tail = "\n".join(lines[lines.index("Tensor.mul(TwoTensor:f32[3], 2)") :])
     assert "__torch_dispatch__: TwoTensor" in tail and "aten.mul.Tensor(f32[3], 2)" in tail
     assert trace.roots and _dispatch.backend.__name__ == "backend"

@@ -28,10 +28,10 @@ from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import _NO_DEFAULT
 
-_classes: set = set()     # classes with their own __torch_dispatch__
-_modes: list = []         # TorchDispatchMode objects, innermost last
-_excluded = [0]           # depth of excluded(): the layer lets every op through
-_tracer = [None]          # the active utils.dispatch_trace() recorder, if any
+_classes: set = set()  # classes with their own __torch_dispatch__
+_modes: list = []  # TorchDispatchMode objects, innermost last
+_excluded = [0]  # depth of excluded(): the layer lets every op through
+_tracer = [None]  # the active utils.dispatch_trace() recorder, if any
 
 
 def _refresh():
@@ -56,6 +56,7 @@ def excluded():
 
 
 # -- the mode stack ----------------------------------------------------------------------------
+
 
 def push_mode(mode):
     _modes.append(mode)
@@ -89,6 +90,7 @@ def mode_stack_len() -> int:
 
 # -- normalising arguments ----------------------------------------------------------------------
 
+
 def normalize_args(op, args, kwargs):
     """``(args, kwargs)`` as PyTorch hands them to ``__torch_dispatch__``.
 
@@ -120,7 +122,11 @@ def normalize_args(op, args, kwargs):
                 keyword[arg.name] = value
         else:
             positional.append((arg, value))
-    while positional and positional[-1][0].has_default and _same(positional[-1][1], positional[-1][0].default):
+    while (
+        positional
+        and positional[-1][0].has_default
+        and _same(positional[-1][1], positional[-1][0].default)
+    ):
         positional.pop()
     keyword.update(kw)  # anything the schema does not name (should not happen) is kept
     return tuple(v for _, v in positional), keyword
@@ -138,6 +144,7 @@ def _same(value, default) -> bool:
 
 
 # -- the layer ----------------------------------------------------------------------------------
+
 
 def _overriding_classes(args, kwargs) -> list:
     found: list = []
@@ -181,7 +188,10 @@ def python_layer(op, args, kwargs):
                 out = mode.__torch_dispatch__(op, (), args, kwargs)
             else:
                 out = tracer._torch_dispatch_handler(
-                    type(mode).__name__, "mode", lambda: mode.__torch_dispatch__(op, (), args, kwargs))
+                    type(mode).__name__,
+                    "mode",
+                    lambda: mode.__torch_dispatch__(op, (), args, kwargs),
+                )
         if out is not NotImplemented:
             return out
     types = tuple(classes)
@@ -190,7 +200,8 @@ def python_layer(op, args, kwargs):
             out = t.__torch_dispatch__(op, types, args, kwargs)
         else:
             out = tracer._torch_dispatch_handler(
-                t.__name__, "subclass", lambda t=t: t.__torch_dispatch__(op, types, args, kwargs))
+                t.__name__, "subclass", lambda t=t: t.__torch_dispatch__(op, types, args, kwargs)
+            )
         if out is not NotImplemented:
             return out
     if not classes:

@@ -37,8 +37,16 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._dispatch import python_dispatch
 
 _SHORT_DTYPES = {
-    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32",
-    "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "b8",
+    "float32": "f32",
+    "float64": "f64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "int64": "i64",
+    "int32": "i32",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "b8",
 }
 
 
@@ -66,7 +74,7 @@ def _fmt_call(args, kwargs) -> str:
 
 def _func_name(func) -> str:
     name = overrides._torch_name(func)  # torch.add, torch.Tensor.add, torch.Tensor.shape.__get__
-    return name[len("torch."):] if name.startswith("torch.Tensor.") else name
+    return name[len("torch.") :] if name.startswith("torch.Tensor.") else name
 
 
 class TraceNode:
@@ -106,20 +114,30 @@ class DispatchTrace(overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         # Layer 1: the public function or method (this mode is off the stack while it runs).
-        _, out = self._nested(_func_name(func) + _fmt_call(args, kwargs), func, *args, **(kwargs or {}))
+        _, out = self._nested(
+            _func_name(func) + _fmt_call(args, kwargs), func, *args, **(kwargs or {})
+        )
         return out
 
     def _torch_function_handler(self, who, kind, call):
         # Layer 2: a subclass's or a mode's __torch_function__ (called from overrides._dispatch).
-        _, out = self._nested(f"__torch_function__: {who}" + (" (mode)" if kind == "mode" else ""), call)
+        _, out = self._nested(
+            f"__torch_function__: {who}" + (" (mode)" if kind == "mode" else ""), call
+        )
         return out
 
     def _op(self, op, args, kwargs):
         # Layer 3: the aten op, then (after it ran) the autograd node its outputs carry.
-        node, out = self._nested(f"aten.{op.__name__}{_fmt_call(args, kwargs)}", _previous_dispatch, op, args, kwargs)
+        node, out = self._nested(
+            f"aten.{op.__name__}{_fmt_call(args, kwargs)}", _previous_dispatch, op, args, kwargs
+        )
         grad_fns = []
         for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, TensorBase) and t._impl.grad_fn is not None and t._impl.grad_fn not in grad_fns:
+            if (
+                isinstance(t, TensorBase)
+                and t._impl.grad_fn is not None
+                and t._impl.grad_fn not in grad_fns
+            ):
                 grad_fns.append(t._impl.grad_fn)
         for g in reversed(grad_fns):
             name = g.name() if hasattr(g, "name") else type(g).__name__
@@ -128,7 +146,9 @@ class DispatchTrace(overrides.TorchFunctionMode):
 
     def _torch_dispatch_handler(self, who, kind, call):
         # Layer 4: a dispatch mode's or wrapper subclass's __torch_dispatch__.
-        _, out = self._nested(f"__torch_dispatch__: {who}" + (" (mode)" if kind == "mode" else ""), call)
+        _, out = self._nested(
+            f"__torch_dispatch__: {who}" + (" (mode)" if kind == "mode" else ""), call
+        )
         return out
 
     def _kernel(self, op, args, kwargs):

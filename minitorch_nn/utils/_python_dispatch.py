@@ -96,14 +96,23 @@ def is_traceable_wrapper_subclass(t) -> bool:
     """True for a tensor subclass instance that defines ``__tensor_flatten__`` and ``__tensor_unflatten__``."""
     from minitorch_nn._tensor import Tensor
 
-    return isinstance(t, Tensor) and type(t) is not Tensor and _has_traceable_wrapper_subclass_protocol(t)
+    return (
+        isinstance(t, Tensor)
+        and type(t) is not Tensor
+        and _has_traceable_wrapper_subclass_protocol(t)
+    )
 
 
 def is_traceable_wrapper_subclass_type(t) -> bool:
     """Same as :func:`is_traceable_wrapper_subclass`, for a class."""
     from minitorch_nn._tensor import Tensor
 
-    return isinstance(t, type) and issubclass(t, Tensor) and t is not Tensor and _has_traceable_wrapper_subclass_protocol(t)
+    return (
+        isinstance(t, type)
+        and issubclass(t, Tensor)
+        and t is not Tensor
+        and _has_traceable_wrapper_subclass_protocol(t)
+    )
 
 
 def transform_subclass(t, callback, outer_size=None, outer_stride=None):

@@ -7,7 +7,9 @@ argument structure, keyword arguments), the result types and the errors must mat
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+torch = pytest.importorskip(
+    "torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0"
+)
 
 import minitorch_nn as mt  # noqa: E402
 
@@ -23,9 +25,17 @@ def _dispatch_mode_base(lib):
 def _describe(lib, v):
     """A library-neutral picture of an argument or result."""
     if isinstance(v, lib.Tensor):
-        return ("T", type(v).__name__, str(v.dtype), tuple(v.shape) if not _is_wrapper(v) else "wrapper")
+        return (
+            "T",
+            type(v).__name__,
+            str(v.dtype),
+            tuple(v.shape) if not _is_wrapper(v) else "wrapper",
+        )
     if isinstance(v, (list, tuple)):
-        return (type(v).__name__ if type(v) in (list, tuple) else "namedtuple", [_describe(lib, x) for x in v])
+        return (
+            type(v).__name__ if type(v) in (list, tuple) else "namedtuple",
+            [_describe(lib, x) for x in v],
+        )
     if isinstance(v, dict):
         return {k: _describe(lib, x) for k, x in v.items()}
     if isinstance(v, (lib.dtype, lib.device)):
@@ -49,18 +59,40 @@ def _classes(lib):
         @classmethod
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             with lib._C.DisableTorchFunctionSubclass():
-                log.append(("tf", _name(func), [t.__name__ for t in types], _describe(lib, args),
-                            None if kwargs is None else _describe(lib, kwargs)))
+                log.append(
+                    (
+                        "tf",
+                        _name(func),
+                        [t.__name__ for t in types],
+                        _describe(lib, args),
+                        None if kwargs is None else _describe(lib, kwargs),
+                    )
+                )
             return super().__torch_function__(func, types, args, kwargs)
 
     class FMode(lib.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            log.append(("fmode", _name(func), [t.__name__ for t in types], None if kwargs is None else sorted(kwargs)))
+            log.append(
+                (
+                    "fmode",
+                    _name(func),
+                    [t.__name__ for t in types],
+                    None if kwargs is None else sorted(kwargs),
+                )
+            )
             return func(*args, **(kwargs or {}))
 
     class DMode(_dispatch_mode_base(lib)):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            log.append(("dmode", _name(func), [t.__name__ for t in types], _describe(lib, args), _describe(lib, kwargs)))
+            log.append(
+                (
+                    "dmode",
+                    _name(func),
+                    [t.__name__ for t in types],
+                    _describe(lib, args),
+                    _describe(lib, kwargs),
+                )
+            )
             return func(*args, **(kwargs or {}))
 
     return log, Logged, FMode, DMode
@@ -189,8 +221,13 @@ def _quantized_weight(lib):
         @staticmethod
         def __new__(cls, elem, scale):
             return lib.Tensor._make_wrapper_subclass(
-                cls, elem.shape, dtype=elem.dtype, layout=elem.layout, device=elem.device,
-                strides=elem.stride(), storage_offset=elem.storage_offset(),
+                cls,
+                elem.shape,
+                dtype=elem.dtype,
+                layout=elem.layout,
+                device=elem.device,
+                strides=elem.stride(),
+                storage_offset=elem.storage_offset(),
             )
 
         def __init__(self, elem, scale):
@@ -199,7 +236,15 @@ def _quantized_weight(lib):
 
         @classmethod
         def __torch_dispatch__(cls, func, types, args, kwargs):
-            log.append(("dispatch", str(func), [t.__name__ for t in types], len(args), _describe(lib, kwargs)))
+            log.append(
+                (
+                    "dispatch",
+                    str(func),
+                    [t.__name__ for t in types],
+                    len(args),
+                    _describe(lib, kwargs),
+                )
+            )
             if func in (aten.detach.default, aten._to_copy.default):
                 return cls(func(args[0].elem, *args[1:], **kwargs), args[0].scale)
             raise NotImplementedError(f"Unsupported function {func}")
@@ -211,8 +256,14 @@ def test_recipe_wrapper_subclass_matches():
     def run(lib):
         log, W = _quantized_weight(lib)
         w = W(lib.ones(2, 3), 0.5)
-        facts = [type(W.__dict__.get("__torch_function__")).__name__ != "method",
-                 tuple(w.shape), str(w.dtype), w.stride(), w.requires_grad, w.data_ptr()]
+        facts = [
+            type(W.__dict__.get("__torch_function__")).__name__ != "method",
+            tuple(w.shape),
+            str(w.dtype),
+            w.stride(),
+            w.requires_grad,
+            w.data_ptr(),
+        ]
         d = w.detach()
         b = w.bfloat16()
         same = w.to("cpu") is w
@@ -267,13 +318,20 @@ def test_errors_match():
         d = lib.ones(1).as_subclass(Declines)
         w = lib.Tensor._make_wrapper_subclass(DeclinesDispatch, (2,))
         messages = []
-        for call in (lambda: lib.add(d, 1), lambda: d.add(1), lambda: d.shape, lambda: w.add(1),
-                     lambda: lib.ones(1).as_subclass(int),
-                     lambda: lib.Tensor._make_wrapper_subclass(Declines, (2,))):
+        for call in (
+            lambda: lib.add(d, 1),
+            lambda: d.add(1),
+            lambda: d.shape,
+            lambda: w.add(1),
+            lambda: lib.ones(1).as_subclass(int),
+            lambda: lib.Tensor._make_wrapper_subclass(Declines, (2,)),
+        ):
             try:
                 call()
             except Exception as e:  # noqa: BLE001  (the type is part of what we compare)
-                messages.append((type(e).__name__, str(e).replace("__main__.", "").split("<class '")[0]))
+                messages.append(
+                    (type(e).__name__, str(e).replace("__main__.", "").split("<class '")[0])
+                )
         return messages
 
     assert run(mt) == run(torch)
@@ -305,8 +363,13 @@ def _recipe(lib):
         @staticmethod
         def __new__(cls, elem, scale):
             return lib.Tensor._make_wrapper_subclass(
-                cls, elem.shape, dtype=elem.dtype, layout=elem.layout, device=elem.device,
-                strides=elem.stride(), storage_offset=elem.storage_offset(),
+                cls,
+                elem.shape,
+                dtype=elem.dtype,
+                layout=elem.layout,
+                device=elem.device,
+                strides=elem.stride(),
+                storage_offset=elem.storage_offset(),
             )
 
         def __init__(self, elem, scale):
@@ -328,7 +391,14 @@ def _recipe(lib):
         m.weight = nn.Parameter(MyQuantizedLinearWeight(m.weight, 0.5))
         before = id(m.weight)
         m.bfloat16()
-        out.append((id(m.weight) == before, str(m.weight.dtype), str(m.weight.elem.dtype), str(m.bias.dtype)))
+        out.append(
+            (
+                id(m.weight) == before,
+                str(m.weight.dtype),
+                str(m.weight.elem.dtype),
+                str(m.bias.dtype),
+            )
+        )
     lib.__future__.set_swap_module_params_on_conversion(False)
 
     @classmethod
@@ -336,7 +406,7 @@ def _recipe(lib):
         kwargs = {} if kwargs is None else kwargs
         if func is lib.Tensor.module_load:
             dest, src = args[0], args[1]
-            assert type(dest) == cls and type(src) == lib.Tensor
+            assert type(dest) == cls and type(src) == lib.Tensor  # noqa: E721  (the recipe's words)
             return MyQuantizedLinearWeight(src, dest.scale)
         with lib._C.DisableTorchFunctionSubclass():
             return func(*args, **kwargs)
@@ -345,7 +415,9 @@ def _recipe(lib):
 
     def fn(m):
         if isinstance(m, nn.Linear):
-            m.weight = nn.Parameter(MyQuantizedLinearWeight(m.weight, 0.5), requires_grad=m.weight.requires_grad)
+            m.weight = nn.Parameter(
+                MyQuantizedLinearWeight(m.weight, 0.5), requires_grad=m.weight.requires_grad
+            )
 
     with lib.device("meta"):
         m = nn.Linear(3, 5)
