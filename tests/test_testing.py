@@ -2,7 +2,6 @@
 and that every strategy layout builds the values numpy says it should (the oracle tests in
 tests/oracle/test_assert_close_oracle.py compare the messages with torch.testing's)."""
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 
