@@ -56,6 +56,12 @@ def test_every_task_is_marked_and_listed():
     course = load_course(ROOT)
     assert {"views-transpose", "swap-tensors", "autograd-toposort", "module-state-dict", "module-to",
             "lazy-infer", "parametrize-forward", "export-replay"} <= set(course.tasks)
+    for task in course.tasks.values():
+        assert (ROOT / "tutorials" / f"{task.tutorial}.py").exists(), f"{task.id}: no tutorial {task.tutorial}"
+        assert (ROOT / task.source).exists(), task.source
+        for test in task.tests:
+            text = (ROOT / "course" / "tests" / test).read_text()
+            assert f'@pytest.mark.task("{task.id}")' in text, f"{test} has no test of {task.id}"
 
 
 def test_starter_and_grade_end_to_end(tmp_path):
