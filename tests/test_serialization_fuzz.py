@@ -91,7 +91,9 @@ def guarded(fn, *args, **kwargs):
     finally:
         _watching[0] = False
         assert not _events, f"forbidden side effects: {_events}"
-        assert time.perf_counter() - start < 2.0, "a single load took over 2 s"
+        # A hang guard, not a speed test: a mutated file must not make a load run away (a real
+        # hang or bomb takes far longer); the bound is loose so a busy CI machine cannot trip it.
+        assert time.perf_counter() - start < 20.0, "a single load took over 20 s (hang or bomb?)"
 
 
 # -- seed files -----------------------------------------------------------------------------
