@@ -728,19 +728,38 @@ derivative("linalg_eigh", "LinalgEighBackward0", self=lambda grads, result0, res
 derivative("linalg_svdvals", "LinalgSvdBackward0", A=lambda grad, A: _svdvals_backward(grad, A))
 
 
-def _svd_backward(grads, A, result0, result2):
+def _svd_backward(grads, A, full_matrices, result0, result1, result2):
+    # Reduced SVD A = U diag(S) Vh (real case), with V = Vh^T and E_jk = S_k^2 - S_j^2:
+    #   gA = U [ (skew(U^T gU) / E) S + S (skew(V^T gV) / E) + diag(gS) ] Vh
+    #        + (I - U U^T) gU S^-1 Vh + U S^-1 gV^T (I - V V^T)         (skew(X) = X - X^T)
     g_u, g_s, g_vh = grads
-    if bool((g_u != 0).any()) or bool((g_vh != 0).any()):
-        raise RuntimeError(
-            "derivative for aten::linalg_svd through U or Vh is not implemented in minitorch_nn "
-            "(only the singular values are differentiable here). Hint: use torch.linalg.svdvals."
-        )
-    u, vh = result0, result2
-    k = g_s.shape[-1]
-    u = aten.slice.Tensor(u, -1, 0, k)
-    vh = aten.slice.Tensor(vh, -2, 0, k)
-    return (u * g_s.unsqueeze(-2)) @ vh
+    k = result1.shape[-1]
+    u = aten.slice.Tensor(result0, -1, 0, k)
+    vh = aten.slice.Tensor(result2, -2, 0, k)
+    s = result1
+    # With full_matrices=True the extra columns of U (rows of Vh) are not unique; like PyTorch we
+    # ignore their gradient.
+    g_u = aten.slice.Tensor(g_u, -1, 0, k)
+    g_vh = aten.slice.Tensor(g_vh, -2, 0, k)
+    mt = lambda x: x.transpose(-2, -1)  # noqa: E731
+    v, g_v = mt(vh), mt(g_vh)
+    s2 = s * s
+    e = s2.unsqueeze(-2) - s2.unsqueeze(-1)
+    e = e + aten.diag_embed.default(s.new_ones(list(s.shape)))      # 1 on the diagonal
+    utgu = mt(u) @ g_u
+    vtgv = mt(v) @ g_v
+    inner = ((utgu - mt(utgu)) / e) * s.unsqueeze(-2) + s.unsqueeze(-1) * ((vtgv - mt(vtgv)) / e)
+    inner = inner + aten.diag_embed.default(g_s)
+    ga = u @ inner @ vh
+    m, n = A.shape[-2], A.shape[-1]
+    s_inv = 1 / s
+    if m > k:
+        ga = ga + (g_u - u @ utgu) * s_inv.unsqueeze(-2) @ vh
+    if n > k:
+        ga = ga + u @ (mt(g_v - v @ vtgv) * s_inv.unsqueeze(-1))
+    return ga
 
 
 derivative("linalg_svd", "LinalgSvdBackward0",
-           A=lambda grads, A, result0, result2: _svd_backward(grads, A, result0, result2))
+           A=lambda grads, A, full_matrices, result0, result1, result2: _svd_backward(
+               grads, A, full_matrices, result0, result1, result2))

@@ -388,7 +388,17 @@ SINGLE = {
     "eigh": (lambda L, a: _eigh(L, a), [(3, 3)]),
     "svdvals": (lambda L, a: _la(L, "svdvals")(a), [(4, 3)]),
     "svd_values_only": (lambda L, a: _la(L, "svd")(a, full_matrices=False)[1], [(3, 4)]),
+    "svd_tall": (lambda L, a: _svd_invariant(L, a, False), [(4, 3)]),
+    "svd_wide": (lambda L, a: _svd_invariant(L, a, False), [(3, 5)]),
+    "svd_batched": (lambda L, a: _svd_invariant(L, a, False), [(2, 3, 3)]),
+    "svd_full": (lambda L, a: _svd_invariant(L, a, True), [(4, 3)]),
 }
+
+
+def _svd_invariant(L, a, full):
+    # Singular vectors are defined up to sign: squares do not depend on it.
+    u, s, vh = _la(L, "svd")(a, full_matrices=full)
+    return L.cat([(u * u).reshape(-1), (vh * vh).reshape(-1), s.reshape(-1)])
 
 
 def _eigh(L, a):
@@ -427,9 +437,9 @@ def test_single_op_gradients_and_second_order(name):
 _DECOMPOSED_IN_TORCH = {"outer", "matmul_broadcast", "gelu_silu", "leaky_elu", "var_mean", "min_all", "mse",
                         "bce_logits", "roll_pad", "to_float32", "rpow", "lerp", "masked_select", "erf_atan",
                         "expm1_log1p", "solve", "solve_vector", "solve_batched", "inv", "qr", "qr_square", "eigh",
-                        "svd_values_only"}
-# torch's own second derivative goes through kernels we do not differentiate twice.
-_NO_SECOND_ORDER = {"qr", "qr_square", "det", "matrix_exp", "eigh", "svdvals", "svd_values_only"}
+                        "svd_values_only", "svd_tall", "svd_wide", "svd_batched", "svd_full"}
+# Ops whose second derivative is not compared (none at the moment).
+_NO_SECOND_ORDER: set = set()   # every op here is differentiated twice, like torch
 
 
 # ---------------------------------------------------------------------------------------------
