@@ -684,7 +684,7 @@ nondifferentiable(
 
 
 # ---------------------------------------------------------------------------------------------
-# Late additions: unfold, eigh, svdvals
+# unfold and the spectral decompositions (eigh, svd, svdvals)
 # ---------------------------------------------------------------------------------------------
 
 
