@@ -47,6 +47,8 @@ def _dims(dim):
 @public
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum of all elements, or along ``dim`` (int or list of ints)."""
+    if dim is None and not keepdim and dtype is None:
+        return aten.sum.default(input)  # the common x.sum(), without building keyword arguments
     kw = {"dtype": dtype} if dtype is not None else {}
     if dim is None:
         if keepdim:
