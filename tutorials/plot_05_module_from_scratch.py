@@ -118,11 +118,14 @@ print(net.load_state_dict({k.removeprefix("model."): v for k, v in wrapped.items
 # %%
 # ``Tensor.module_load``: one tensor at a time
 # --------------------------------------------
-# For each parameter, loading asks the module's tensor how to take the checkpoint's value:
-# ``param.module_load(value, assign=...)`` (``_tensor_module_load.py``). By default it copies into
-# the existing storage; with ``assign=True`` it hands back the checkpoint's own tensor. A tensor
-# subclass can change this through ``__torch_function__``. ``load_state_dict`` calls it under
-# ``no_grad``, and so must we: it copies into a leaf that requires grad.
+# By default ``load_state_dict`` simply copies each value into the parameter (``copy_``). With the
+# swap flag on (``torch.__future__.set_swap_module_params_on_conversion(True)``, tutorial 2) it
+# instead asks the module's tensor how to take the checkpoint's value:
+# ``new = param.module_load(value, assign=...)`` (``_tensor_module_load.py``), then
+# ``swap_tensors(param, new)`` (``_swap_in`` in ``_state_dict.py``). The default ``module_load``
+# copies into the existing storage; with ``assign=True`` it hands back the checkpoint's own tensor.
+# A tensor subclass can change this through ``__torch_function__``. ``load_state_dict`` calls it
+# under ``no_grad``, and so must we: it copies into a leaf that requires grad.
 
 p = nn.Parameter(torch.zeros(2))
 with torch.no_grad():
