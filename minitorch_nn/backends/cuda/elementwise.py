@@ -44,9 +44,23 @@ def blocks_for(n: int) -> int:
     return max((n + THREADS - 1) // THREADS, 1)
 
 
+_INTS: dict = {}
+
+
+def device_ints(values: tuple):
+    """``values`` as an int64 device array, cached: a host array would be copied in and back out
+    again at every launch, which costs more than a small kernel."""
+    arr = _INTS.get(values)
+    if arr is None:
+        if len(_INTS) > 4096:
+            _INTS.clear()
+        arr = _INTS[values] = _cuda.to_device(np.array(values, dtype=np.int64).reshape(len(values)))
+    return arr
+
+
 def device_meta(impl):
-    """(shape, strides, offset) of a payload as the int64 arrays the kernels take."""
-    return np.array(impl.sizes, dtype=np.int64), np.array(impl.strides, dtype=np.int64), impl.offset
+    """(shape, strides, offset) of a payload as the kernels take them (int64 device arrays)."""
+    return device_ints(tuple(impl.sizes)), device_ints(tuple(impl.strides)), impl.offset
 
 
 # -- index helpers (device functions) -------------------------------------------------------------
@@ -216,17 +230,17 @@ def launch(fn, operands, out_dtype, compute, cast=True):
             if flat_ok:
                 flat[grid](o, n, a.storage, a.offset)
             else:
-                strided[grid](o, np.array(shape, np.int64), n, a.storage, *device_meta(a))
+                strided[grid](o, device_ints(tuple(shape)), n, a.storage, *device_meta(a))
         elif len(ops) == 2:
             strided, flat = make_zip(fn)
             a, b = impls
             if flat_ok:
                 flat[grid](o, n, a.storage, a.offset, b.storage, b.offset)
             else:
-                strided[grid](o, np.array(shape, np.int64), n, a.storage, *device_meta(a), b.storage, *device_meta(b))
+                strided[grid](o, device_ints(tuple(shape)), n, a.storage, *device_meta(a), b.storage, *device_meta(b))
         else:
             a, b, c = impls
-            make_zip3(fn)[grid](o, np.array(shape, np.int64), n, a.storage, *device_meta(a), b.storage,
+            make_zip3(fn)[grid](o, device_ints(tuple(shape)), n, a.storage, *device_meta(a), b.storage,
                                 *device_meta(b), c.storage, *device_meta(c))
     if out_dtype is not kernel_dtype:
         from minitorch_nn.backends.cuda.copy import cast_contiguous
