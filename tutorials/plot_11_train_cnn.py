@@ -31,7 +31,6 @@ from tqdm.auto import tqdm
 
 import minitorch_nn as torch
 
-
 # %%
 # The dataset: four kinds of strokes
 # ----------------------------------
