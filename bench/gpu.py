@@ -76,7 +76,6 @@ def main(argv):
     rows.append((f"matmul {n}x{n} float32", f"{flops / t_ours / 1e12:.2f} TFLOP/s",
                  f"{flops / t_ref / 1e12:.2f} TFLOP/s {ref_name}" if t_ref else "no torch/cupy",
                  f"{t_ref / t_ours:.0%}" if t_ref else "-", ">= 25%"))
-    del a, b
 
     # -- elementwise add vs device-to-device copy --------------------------------------------------
     m = (16 if quick else 256) * 2 ** 20
@@ -91,7 +90,6 @@ def main(argv):
     bw_copy = 2 * 4 * m / t_copy    # read src, write dst
     rows.append((f"add {m // 2 ** 20}M float32", f"{bw_add / 1e9:.0f} GB/s", f"{bw_copy / 1e9:.0f} GB/s d2d copy",
                  f"{bw_add / bw_copy:.0%}", ">= 80%"))
-    del x, y, dst
 
     # -- one MLP training step ------------------------------------------------------------------------
     batch, d_in, hidden, classes = 512, 1024, 2048, 10

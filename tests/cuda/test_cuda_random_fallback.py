@@ -32,7 +32,7 @@ def test_fills_have_the_right_distribution():
 
 def test_the_host_path_covers_the_remaining_ops():
     names = {op.__name__ for op in host_ops()}
-    assert "gather.default" in names and "add.Tensor" not in names
+    assert "sort.default" in names and "add.Tensor" not in names and "gather.default" not in names
     x = mt.randn(3, 4)
     idx = mt.tensor([[0, 2], [1, 1], [3, 0]])
     assert_same(x.cuda().gather(1, idx.cuda()), x.gather(1, idx))
@@ -65,3 +65,29 @@ def test_every_registry_op_has_a_cuda_kernel():
     missing = [op.__name__ for op in all_ops() if "cuda" not in op._kernels and "any" not in op._kernels]
     # these three re-point a tensor at other storage/metadata; a host copy cannot stand in for them
     assert set(missing) <= {"resize_.default", "set_.source_Tensor", "as_strided_.default"}, missing
+
+
+def test_gather_index_select_embedding_kernels():
+    x = mt.randn(3, 4)
+    idx = mt.tensor([[0, 2], [1, 1], [3, 0]])
+    assert_same(x.cuda().gather(1, idx.cuda()), x.gather(1, idx))
+    assert_same(x.cuda().t().gather(0, idx.t().cuda()), x.t().gather(0, idx.t()))  # strided input and index
+    assert_same(x.cuda().index_select(1, mt.tensor([3, 0, 0]).cuda()), x.index_select(1, mt.tensor([3, 0, 0])))
+    w = mt.randn(5, 3, requires_grad=True)
+    wc = w.detach().cuda().requires_grad_()
+    i = mt.tensor([[1, 4], [0, 1]])
+    assert_same(mt.nn.functional.embedding(i.cuda(), wc).detach(), mt.nn.functional.embedding(i, w).detach())
+    mt.nn.functional.embedding(i.cuda(), wc).sum().backward()
+    mt.nn.functional.embedding(i, w).sum().backward()
+    assert_same(wc.grad, w.grad)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.cuda().index_select(0, mt.tensor([7]).cuda())
+
+
+def test_cat_and_stack_on_the_device():
+    a, b = mt.randn(2, 3), mt.randn(2, 5)
+    assert_same(mt.cat([a.cuda(), b.cuda()], 1), mt.cat([a, b], 1))
+    assert_same(mt.cat([a.cuda(), a.int().cuda()], 0), mt.cat([a, a.int()], 0))  # promotes
+    assert_same(mt.stack([a.cuda().t(), a.cuda().t() * 2], 2), mt.stack([a.t(), a.t() * 2], 2))
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0"):
+        mt.cat([a.cuda(), b.cuda()], 0)

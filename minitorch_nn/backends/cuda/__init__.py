@@ -20,7 +20,15 @@ View ops need no kernel: ``backends/views.py`` only changes sizes/strides/offset
 from minitorch_nn.backends.cuda import _numba
 
 if _numba.available():  # without a GPU or the simulator there is nothing to register
-    from minitorch_nn.backends.cuda import copy, matmul, pointwise_ops, random, reduction, softmax  # noqa: F401
+    from minitorch_nn.backends.cuda import (  # noqa: F401
+        copy,
+        indexing,
+        matmul,
+        pointwise_ops,
+        random,
+        reduction,
+        softmax,
+    )
     from minitorch_nn.backends.cuda import fallback as _fallback
     from minitorch_nn.backends.cuda.copy import to_device  # noqa: F401
     from minitorch_nn.backends.cuda.fallback import host_ops  # noqa: F401

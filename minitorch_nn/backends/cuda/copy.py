@@ -18,7 +18,13 @@ from minitorch_nn._shape import broadcast_shapes
 from minitorch_nn.backends.cuda import storage
 from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.elementwise import (
-    THREADS, blocks_for, device_meta, index_to_position, to_index, broadcast_index, MAX_DIMS,
+    MAX_DIMS,
+    THREADS,
+    blocks_for,
+    broadcast_index,
+    device_meta,
+    index_to_position,
+    to_index,
 )
 
 _cuda = cuda()
@@ -174,3 +180,61 @@ def _local_scalar_dense(self):
     if self.dtype is dt.bool:
         return bool(v)
     return float(v) if self.dtype.is_floating_point else int(v)
+
+
+# -- cat / stack: each input is copied into its slice of the output ----------------------------------
+
+
+def _cat_into(tensors, d, out_sizes, dtype):
+    from minitorch_nn._tensor import _make_view
+
+    out = storage.empty(out_sizes, dtype)
+    oi = out._impl
+    start = 0
+    for t in tensors:
+        sizes = list(out_sizes)
+        sizes[d] = t.shape[d]
+        if sizes[d]:
+            copy_into(_make_view(out, sizes, oi.strides, start * oi.strides[d]), t)
+        start += sizes[d]
+    return out
+
+
+@aten.cat.default.impl("cuda")
+def cat(tensors, dim=0):
+    from minitorch_nn.backends.common import result_type
+    from minitorch_nn.backends.cpu.factories import (
+        _check_cat,  # the same checks and messages as on cpu
+    )
+    from minitorch_nn.backends.cuda.fallback import host_kernel
+
+    if any(t.device.type != "cuda" for t in tensors):
+        return host_kernel(aten.cat.default)(tensors, dim)
+    d = _check_cat(tensors, dim)
+    dtype = result_type(*tensors)
+    parts = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]  # legacy empty tensors are skipped
+    if not parts:
+        return storage.empty((0,), dtype)
+    sizes = list(parts[0].shape)
+    sizes[d] = sum(t.shape[d] for t in parts)
+    return _cat_into(parts, d, sizes, dtype)
+
+
+@aten.stack.default.impl("cuda")
+def stack(tensors, dim=0):
+    from minitorch_nn._shape import wrap_dim
+    from minitorch_nn._tensor import _make_view
+    from minitorch_nn.backends.common import result_type
+    from minitorch_nn.backends.cuda.fallback import host_kernel
+
+    if not tensors or any(t.device.type != "cuda" or t.shape != tensors[0].shape for t in tensors):
+        return host_kernel(aten.stack.default)(tensors, dim)  # PyTorch's errors
+    d = wrap_dim(dim, tensors[0].dim() + 1)
+    # each input as a view with a size-1 dim inserted at d, then a cat along d
+    parts = []
+    for t in tensors:
+        i = t._impl
+        parts.append(_make_view(t, i.sizes[:d] + (1,) + i.sizes[d:], i.strides[:d] + (1,) + i.strides[d:], i.offset))
+    sizes = list(parts[0].shape)
+    sizes[d] = len(parts)
+    return _cat_into(parts, d, sizes, result_type(*tensors))

@@ -59,9 +59,8 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
         _op.impl("cuda")(lambda self, other, _f=_f: ew.pointwise(_f, self, other, kind="bool"))
 
 for _name in ("logical_and", "logical_or", "logical_xor"):
-    getattr(aten, _name).default.impl("cuda")(
-        lambda self, other, _f=getattr(ew, "f_" + _name): ew.pointwise(_f, self, other, kind="bool")
-    )
+    _f = getattr(ew, "f_" + _name)
+    getattr(aten, _name).default.impl("cuda")(lambda self, other, _f=_f: ew.pointwise(_f, self, other, kind="bool"))
 
 
 @aten.logical_not.default.impl("cuda")
