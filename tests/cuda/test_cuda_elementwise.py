@@ -107,3 +107,10 @@ def test_domain_edges_give_ieee_results_like_cpu():
     for name in ("log", "log2", "log10", "log1p", "sqrt", "rsqrt", "exp", "expm1"):
         fn = getattr(mt, name)
         assert_same(fn(x.cuda()), fn(x), rtol=1e-6)
+
+
+def test_rounding_keeps_nan_and_infinities():
+    x = mt.tensor([float("nan"), float("inf"), -float("inf"), 1e30, -2.5, 2.5])
+    for name in ("floor", "ceil", "trunc"):
+        fn = getattr(mt, name)
+        assert_same(fn(x.cuda()), fn(x))

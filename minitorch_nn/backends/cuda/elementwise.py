@@ -460,14 +460,21 @@ def f_erfc(x):
 
 
 def f_floor(x):
+    # math.floor gives an integer: keep NaN, infinities and huge values (already integral) as they are
+    if not abs(x) < 4503599627370496.0:  # 2**52
+        return x
     return math.floor(x)
 
 
 def f_ceil(x):
+    if not abs(x) < 4503599627370496.0:
+        return x
     return math.ceil(x)
 
 
 def f_trunc(x):
+    if not abs(x) < 4503599627370496.0:
+        return x
     return math.floor(x) if x >= 0 else math.ceil(x)
 
 
