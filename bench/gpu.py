@@ -12,7 +12,8 @@ Measures, on the same GPU:
   target: within 3x.
 
 and prints a table of ratios. Without a GPU (the simulator is far too slow for these sizes) it
-exits with a message. ``--quick`` uses smaller sizes.
+exits with a message. ``--quick`` uses smaller sizes; ``--tiny`` runs toy sizes, also on the
+simulator, only to check that the script itself works.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def _best(fn, sync, repeat=5):
 
 def main(argv):
     quick = "--quick" in argv
-    if os.environ.get("MINITORCH_NN_CUDA") == "sim" or os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+    tiny = "--tiny" in argv
+    simulated = os.environ.get("MINITORCH_NN_CUDA") == "sim" or os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    if simulated and not tiny:
         print("bench/gpu.py needs a real GPU: unset MINITORCH_NN_CUDA / NUMBA_ENABLE_CUDASIM (the simulator is far too slow).")
         return 2
     import minitorch_nn as mt
@@ -61,7 +64,7 @@ def main(argv):
     rows = []
 
     # -- matmul -------------------------------------------------------------------------------
-    n = 1024 if quick else 4096
+    n = 16 if tiny else 1024 if quick else 4096
     a, b = mt.randn(n, n).cuda(), mt.randn(n, n).cuda()
     t_ours = _best(lambda: a @ b, sync, repeat=3)
     flops = 2 * n ** 3
@@ -78,7 +81,7 @@ def main(argv):
                  f"{t_ref / t_ours:.0%}" if t_ref else "-", ">= 25%"))
 
     # -- elementwise add vs device-to-device copy --------------------------------------------------
-    m = (16 if quick else 256) * 2 ** 20
+    m = 1024 if tiny else (16 if quick else 256) * 2 ** 20
     x, y = mt.ones(m, device="cuda"), mt.ones(m, device="cuda")
     t_add = _best(lambda: x + y, sync)
     from minitorch_nn.backends.cuda import storage
@@ -88,11 +91,11 @@ def main(argv):
     t_copy = _best(lambda: dst.copy_to_device(src), sync)
     bw_add = 3 * 4 * m / t_add      # read x, read y, write out
     bw_copy = 2 * 4 * m / t_copy    # read src, write dst
-    rows.append((f"add {m // 2 ** 20}M float32", f"{bw_add / 1e9:.0f} GB/s", f"{bw_copy / 1e9:.0f} GB/s d2d copy",
+    rows.append((f"add {m / 2 ** 20:g}M float32", f"{bw_add / 1e9:.0f} GB/s", f"{bw_copy / 1e9:.0f} GB/s d2d copy",
                  f"{bw_add / bw_copy:.0%}", ">= 80%"))
 
     # -- one MLP training step ------------------------------------------------------------------------
-    batch, d_in, hidden, classes = 512, 1024, 2048, 10
+    batch, d_in, hidden, classes = (4, 8, 8, 3) if tiny else (512, 1024, 2048, 10)
 
     def make(lib, dev):
         model = lib.nn.Sequential(lib.nn.Linear(d_in, hidden), lib.nn.ReLU(), lib.nn.Linear(hidden, classes)).to(dev)
@@ -111,10 +114,10 @@ def main(argv):
     t_mlp = _best(make(mt, "cuda"), sync)
     if have_torch:
         t_tmlp = _best(make(torch, "cuda"), torch.cuda.synchronize)
-        rows.append(("MLP step (512x1024-2048-10)", f"{t_mlp * 1e3:.1f} ms", f"{t_tmlp * 1e3:.1f} ms torch",
+        rows.append((f"MLP step ({batch}x{d_in}-{hidden}-{classes})", f"{t_mlp * 1e3:.1f} ms", f"{t_tmlp * 1e3:.1f} ms torch",
                      f"{t_mlp / t_tmlp:.1f}x slower", "<= 3x"))
     else:
-        rows.append(("MLP step (512x1024-2048-10)", f"{t_mlp * 1e3:.1f} ms", "no torch", "-", "<= 3x"))
+        rows.append((f"MLP step ({batch}x{d_in}-{hidden}-{classes})", f"{t_mlp * 1e3:.1f} ms", "no torch", "-", "<= 3x"))
 
     widths = [max(len(str(r[i])) for r in rows + [("what", "ours", "reference", "ratio", "target")]) for i in range(5)]
     for r in [("what", "ours", "reference", "ratio", "target")] + rows:
