@@ -91,3 +91,15 @@ def test_cat_and_stack_on_the_device():
     assert_same(mt.stack([a.cuda().t(), a.cuda().t() * 2], 2), mt.stack([a.t(), a.t() * 2], 2))
     with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0"):
         mt.cat([a.cuda(), b.cuda()], 0)
+
+
+def test_dropout_on_the_device():
+    mt.cuda.manual_seed(1)
+    x = mt.ones(400, device="cuda", requires_grad=True)
+    y = mt.nn.functional.dropout(x, 0.25)
+    vals = y.detach().cpu()
+    assert set(vals.tolist()) <= {0.0, 4.0 / 3.0}
+    assert abs((vals == 0).float().mean().item() - 0.25) < 0.08
+    y.sum().backward()
+    assert mt.equal(x.grad.cpu(), vals)  # the gradient flows through the kept elements, scaled
+    assert mt.equal(mt.nn.functional.dropout(x, 0.25, training=False).detach().cpu(), mt.ones(400))

@@ -147,3 +147,31 @@ def _like(kind):
 
 aten.rand_like.default.impl("cuda")(_like(0))
 aten.randn_like.default.impl("cuda")(_like(1))
+
+
+# -- dropout: a Bernoulli(1 - p) keep-mask from the same generator --------------------------------------
+
+_host_dropout = host_kernel(aten.native_dropout.default)
+
+
+@aten.native_dropout.default.impl("cuda")
+def native_dropout(input, p, train):
+    from minitorch_nn.backends.cuda import elementwise as ew
+    from minitorch_nn.backends.cuda.copy import cast_contiguous
+
+    if not (train is None or train) or p == 1 or not input.dtype.is_floating_point:
+        return _host_dropout(input, p, train)  # eval mode, p == 1 and odd dtypes: as on cpu
+    keep = storage.empty(tuple(input.shape), input.dtype)
+    _fill_tensor(keep, 2, 1 - p, 0.0)  # 1.0 with probability 1 - p
+    out = ew.pointwise(ew.f_mul, ew.pointwise(ew.f_mul, input, keep), 1.0 / (1 - p))
+    return cast_contiguous(out, input.dtype), cast_contiguous(keep, dt.bool)
+
+
+@aten.native_dropout_backward.default.impl("cuda")
+def native_dropout_backward(grad_output, mask, scale):
+    from minitorch_nn.backends.cuda import elementwise as ew
+    from minitorch_nn.backends.cuda.copy import cast_contiguous
+
+    d = grad_output.dtype
+    g = ew.pointwise(ew.f_mul, grad_output, cast_contiguous(mask, d))
+    return cast_contiguous(ew.pointwise(ew.f_mul, g, scale), d)
