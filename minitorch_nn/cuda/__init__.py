@@ -16,6 +16,9 @@ Where we differ from PyTorch:
 from __future__ import annotations
 
 _backend = None
+# minitorch_nn.manual_seed(s) seeds cuda too, as in PyTorch; before the backend is loaded the seed
+# waits here so that seeding never imports numba.
+_pending_seed = None
 
 
 def _lazy_backend():
@@ -28,7 +31,18 @@ def _lazy_backend():
         import minitorch_nn.backends.cuda as backend
 
         _backend = backend
+        if _pending_seed is not None:
+            backend.random.manual_seed(_pending_seed)
     return _backend
+
+
+def _seed_from_manual_seed(seed: int) -> None:
+    """Called by ``minitorch_nn.manual_seed``: seed cuda now if it is loaded, else on first use."""
+    global _pending_seed
+    if _backend is not None:
+        _backend.random.manual_seed(seed)
+    else:
+        _pending_seed = seed
 
 
 def is_available() -> bool:
