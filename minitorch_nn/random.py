@@ -39,6 +39,8 @@ Differences from PyTorch
 
 from __future__ import annotations
 
+import sys
+
 import contextlib
 import os
 
@@ -291,7 +293,12 @@ def manual_seed(seed) -> Generator:
 
     Like PyTorch, the value goes through ``int()`` first, so ``manual_seed(1.7)`` means seed 1.
     """
-    return default_generator.manual_seed(int(seed))
+    seed = int(seed)
+    # PyTorch's manual_seed seeds every device; the cuda module defers this until cuda is used.
+    cuda = sys.modules.get("minitorch_nn.cuda")
+    if cuda is not None:
+        cuda._seed_from_manual_seed(seed)
+    return default_generator.manual_seed(seed)
 
 
 def seed() -> int:

@@ -15,6 +15,8 @@ Where we differ from PyTorch:
 
 from __future__ import annotations
 
+import sys
+
 _backend = None
 # minitorch_nn.manual_seed(s) seeds cuda too, as in PyTorch; before the backend is loaded the seed
 # waits here so that seeding never imports numba.
@@ -31,18 +33,16 @@ def _lazy_backend():
         import minitorch_nn.backends.cuda as backend
 
         _backend = backend
-        if _pending_seed is not None:
-            backend.random.manual_seed(_pending_seed)
     return _backend
 
 
 def _seed_from_manual_seed(seed: int) -> None:
     """Called by ``minitorch_nn.manual_seed``: seed cuda now if it is loaded, else on first use."""
     global _pending_seed
-    if _backend is not None:
-        _backend.random.manual_seed(seed)
-    else:
-        _pending_seed = seed
+    _pending_seed = seed
+    loaded = sys.modules.get("minitorch_nn.backends.cuda.random")
+    if loaded is not None:
+        loaded.manual_seed(seed)
 
 
 def is_available() -> bool:

@@ -175,3 +175,15 @@ def native_dropout_backward(grad_output, mask, scale):
     d = grad_output.dtype
     g = ew.pointwise(ew.f_mul, grad_output, cast_contiguous(mask, d))
     return cast_contiguous(ew.pointwise(ew.f_mul, g, scale), d)
+
+
+def _apply_pending_seed():
+    # A minitorch_nn.manual_seed(s) made before cuda was first used applies now (PyTorch seeds
+    # every device from manual_seed, lazily for cuda).
+    from minitorch_nn import cuda as _cuda_api
+
+    if _cuda_api._pending_seed is not None:
+        manual_seed(_cuda_api._pending_seed)
+
+
+_apply_pending_seed()
