@@ -136,3 +136,16 @@ def test_view_dtype_keeps_bfloat16_as_16_bit_words():
     x = mt.tensor([1.5, -2.0], dtype=mt.bfloat16)
     v = x.cuda().view(mt.int16).view(mt.bfloat16)
     assert_same(v * 2, x * 2)
+
+
+def test_fills_and_factories_on_the_device():
+    y = mt.zeros(2, 3, device="cuda")
+    y[:, 1].fill_(5)
+    x = mt.zeros(2, 3)
+    x[:, 1].fill_(5)
+    assert_same(y, x)
+    assert_same(mt.ones(2, device="cuda", dtype=mt.bfloat16), mt.ones(2, dtype=mt.bfloat16))
+    assert_same(mt.full_like(y, 7), mt.full_like(x, 7))
+    assert_same(mt.zeros_like(y, dtype=mt.int64), mt.zeros_like(x, dtype=mt.int64))
+    assert_same(y.zero_(), x.zero_())
+    assert mt.empty(2, 0, device="cuda").shape == (2, 0)

@@ -238,3 +238,65 @@ def stack(tensors, dim=0):
     sizes = list(parts[0].shape)
     sizes[d] = len(parts)
     return _cat_into(parts, d, sizes, result_type(*tensors))
+
+
+# -- fills and the factories built on them ------------------------------------------------------------
+# A fill is a copy from a 0-d tensor holding the value, broadcast by the strided copy kernel, so it
+# works on any view. Only the value (one element) crosses from the host.
+
+
+def fill_value(t, value):
+    from minitorch_nn.backends.cuda.elementwise import scalar_operand
+
+    copy_into(t, scalar_operand(value, t.dtype))
+    return t
+
+
+@aten.fill_.Scalar.impl("cuda")
+def fill_(self, value):
+    fill_value(self, value)
+    self._impl.version.value += 1
+    return self
+
+
+@aten.zero_.default.impl("cuda")
+def zero_(self):
+    return fill_(self, 0)
+
+
+def _simple_size(size):
+    return all(type(s) is int and s >= 0 for s in size)
+
+
+def _factory(op, value):
+    from minitorch_nn.backends.cuda.fallback import host_kernel
+
+    host = host_kernel(op)
+
+    def kernel(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        if not _simple_size(size):
+            return host(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+        t = storage.empty(tuple(size), dtype if dtype is not None else dt.get_default_dtype())
+        return t if value is None else fill_value(t, value)
+
+    op.impl("cuda")(kernel)
+
+
+_factory(aten.zeros.default, 0)
+_factory(aten.ones.default, 1)
+_factory(aten.empty.memory_format, None)
+
+
+def _like(op, value):
+    def kernel(self, *args, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        v = args[0] if args else value
+        t = storage.empty(tuple(self.shape), dtype if dtype is not None else self.dtype)
+        return t if v is None else fill_value(t, v)
+
+    op.impl("cuda")(kernel)
+
+
+_like(aten.zeros_like.default, 0)
+_like(aten.ones_like.default, 1)
+_like(aten.empty_like.default, None)
+_like(aten.full_like.default, None)
