@@ -22,6 +22,7 @@ from minitorch_nn._ops import ops
 from minitorch_nn import _dispatch  # noqa: F401  (installs the dispatch chain)
 from minitorch_nn._tensor import Tensor
 from minitorch_nn import overrides
+from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
 from minitorch_nn.overrides import _BASE_TYPES as _tf_base_types
 from minitorch_nn import backends  # noqa: F401  (registers the kernels)
 from minitorch_nn._functions.factories import (
@@ -78,7 +79,6 @@ def can_cast(from_, to):
 
 
 __version__ = "0.1.0"
-from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
 
 
 def __getattr__(name):
