@@ -271,10 +271,14 @@ def define(schema_text: str, tags=()) -> OpOverload:
     packet = packets.get(schema.name)
     if packet is None:
         packet = packets[schema.name] = OpOverloadPacket(schema.name)
+        # Plain attributes too, so `aten.add.Tensor` is two ordinary attribute lookups on the
+        # per-op hot path (the __getattr__ fallbacks then only produce the error messages).
+        setattr(aten, schema.name, packet)
     if schema.overload_name in packet._overloads:
         raise RuntimeError(f"op aten::{schema.name}.{schema.overload_name} is defined twice")
     op = OpOverload(packet, schema, tags)
     packet._overloads[schema.overload_name] = op
+    setattr(packet, schema.overload_name, op)
     return op
 
 
