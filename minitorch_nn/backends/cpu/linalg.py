@@ -26,6 +26,12 @@ def _check_same_dtype(a, b, what="expected m1 and m2 to have the same dtype"):
         raise RuntimeError(f"{what}, but got: {_c_name(a.dtype)} != {_c_name(b.dtype)}")
 
 
+def _matmul(a, b):
+    # inf * 0 inside a product is nan without a numpy warning, as in PyTorch
+    with np.errstate(all="ignore"):
+        return np.matmul(a, b)
+
+
 def _mat(x, d):
     return as_array(x, compute_dtype(d))
 
@@ -44,7 +50,7 @@ def mm(self, mat2):
     d = self.dtype
     if d is dt.bool:
         raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    return wrap(np.matmul(_mat(self, d), _mat(mat2, d)), d)
+    return wrap(_matmul(_mat(self, d), _mat(mat2, d)), d)
 
 
 @aten.bmm.default.impl("cpu")
@@ -59,7 +65,7 @@ def bmm(self, mat2):
         )
     _check_same_dtype(self, mat2, "expected scalar type")
     d = self.dtype
-    return wrap(np.matmul(_mat(self, d), _mat(mat2, d)), d)
+    return wrap(_matmul(_mat(self, d), _mat(mat2, d)), d)
 
 
 @aten.addmm.default.impl("cpu")
@@ -124,7 +130,7 @@ def mv(self, vec):
         raise RuntimeError(
             f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})"
         )
-    return wrap(np.matmul(_mat(self, self.dtype), _mat(vec, self.dtype)), self.dtype)
+    return wrap(_matmul(_mat(self, self.dtype), _mat(vec, self.dtype)), self.dtype)
 
 
 @aten.outer.default.impl("cpu")

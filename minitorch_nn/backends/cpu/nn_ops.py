@@ -686,6 +686,8 @@ def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     x, y = _arr(self), _arr(target, d)
     if x.size and (x.min() < 0 or x.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if y.size and (y.min() < 0 or y.max() > 1):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     # PyTorch clamps each log term at -100 so that log(0) gives a finite loss
     with np.errstate(divide="ignore"):
         loss = -(y * np.maximum(np.log(x), -100) + (1 - y) * np.maximum(np.log1p(-x), -100))
@@ -730,7 +732,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     total = w.sum()
     if reduction == SUM:
         return wrap(losses.sum(), d), wrap(total, d)
-    return wrap(losses.sum() / total, d), wrap(total, d)
+    with np.errstate(all="ignore"):  # every target ignored: 0/0 is nan, silently as in PyTorch
+        return wrap(losses.sum() / total, d), wrap(total, d)
 
 
 @aten.nll_loss_backward.default.impl("cpu")

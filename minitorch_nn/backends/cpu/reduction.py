@@ -70,8 +70,13 @@ def mean_all(self, *, dtype=None):
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
     d = _check_mean_dtype(self, dtype)
     cdt = compute_dtype(d)
+    x = as_array(self, cdt)
+    axes = _axes(self, dim)
+    count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+    # sum / count rather than np.mean: an empty reduction is nan (0/0) without numpy's
+    # "Mean of empty slice" warning, which PyTorch does not give
     with np.errstate(all="ignore"):
-        r = np.mean(as_array(self, cdt), axis=_axes(self, dim), keepdims=keepdim, dtype=cdt.numpy_dtype)
+        r = np.add.reduce(x, axis=axes, keepdims=keepdim, dtype=cdt.numpy_dtype) / np.asarray(count, cdt.numpy_dtype)
     return wrap(r, d)
 
 
