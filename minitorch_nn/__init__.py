@@ -21,6 +21,10 @@ from minitorch_nn import _aten  # noqa: F401  (declares every op)
 from minitorch_nn._ops import ops
 from minitorch_nn import _dispatch  # noqa: F401  (installs the dispatch chain)
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._legacy import (  # noqa: F401  (PyTorch's legacy typed constructors)
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor,
+)
 from minitorch_nn import overrides
 from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
 from minitorch_nn.overrides import _BASE_TYPES as _tf_base_types

@@ -31,13 +31,12 @@ class Tensor(TensorBase):
     ``Tensor()`` with no argument is an empty float tensor, as in PyTorch.
     """
 
-    def __new__(cls, *args, **kwargs):
-        if args or kwargs:
-            raise TypeError(
-                "minitorch_nn.Tensor(...) with data is PyTorch's legacy constructor; "
-                "use minitorch_nn.tensor(data) or a factory such as minitorch_nn.empty(size)"
-            )
-        return _from_array(np.empty((0,), dtype=np.float32), dt.get_default_dtype(), cls=cls)
+    def __new__(cls, *args, device=None):
+        # PyTorch's legacy constructor: Tensor(2, 3), Tensor([1, 2]), Tensor(other); see _legacy.py.
+        # New code should prefer minitorch_nn.tensor(data) and the factories (empty, zeros, ...).
+        from minitorch_nn._legacy import legacy_new
+
+        return legacy_new(cls, dt.get_default_dtype(), args, device)
 
     def __init__(self, *args, **kwargs):
         pass
