@@ -366,8 +366,6 @@ def _our_mlp():
 
 
 def test_torch_weights_drive_our_model_to_torchs_outputs():
-    if not hasattr(mt.nn, "Sequential") or not hasattr(mt.nn.Module, "load_state_dict"):
-        pytest.skip("nn.Module not available yet")
     theirs = tutorial_models()["mlp"]
     buf = io.BytesIO()
     torch.save(theirs.state_dict(), buf)
@@ -382,8 +380,6 @@ def test_torch_weights_drive_our_model_to_torchs_outputs():
 
 
 def test_a_model_trained_here_gives_torchs_outputs_in_torch():
-    if not hasattr(mt.nn, "Sequential") or not hasattr(mt.Tensor, "backward"):
-        pytest.skip("nn.Module / autograd not available yet")
     mt.manual_seed(0)
     ours = _our_mlp()
     x, y = mt.randn(16, 4), mt.randn(16, 3)
@@ -517,8 +513,6 @@ def test_torch_legacy_files_load_here():
 
 def _training_pair():
     """The same MLP and Adam in both libraries, starting from the same weights."""
-    if not hasattr(mt, "optim") or not hasattr(getattr(mt.optim, "Adam", None), "state_dict"):
-        pytest.skip("minitorch_nn.optim.Adam with state_dict not available yet")
     theirs = tutorial_models()["mlp"]
     ours = _our_mlp()
     ours.load_state_dict(torch_to_ours(theirs.state_dict()))

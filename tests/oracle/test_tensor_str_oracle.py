@@ -352,8 +352,6 @@ def test_grad_fn_suffix(shape, monkeypatch):
         assert repr(stand_in) == repr(theirs)
     if MT is not None:
         mine = ours(values, "float32", requires_grad=True) * 2
-        if mine.grad_fn is None:
-            pytest.skip("the minitorch_nn core does not record grad_fn for `x * 2` yet")
         assert repr(mine) == repr(theirs)
 
 
@@ -386,8 +384,6 @@ def test_tensor_subclass_prints_its_class_name():
 
     MyTensorOurs.__name__ = "MyTensor"
     base = MT.tensor([1.5, 2.0])
-    if not hasattr(base, "as_subclass"):
-        pytest.skip("the minitorch_nn core has no Tensor.as_subclass yet")
     theirs = torch.tensor([1.5, 2.0]).as_subclass(MyTensor)
     assert repr(base.as_subclass(MyTensorOurs)) == repr(theirs)
 
