@@ -17,11 +17,14 @@ the wrong one, training runs without errors and the model never changes.
 * ``minitorch_nn/__future__.py``: ``set_overwrite_module_params_on_conversion`` and
   ``set_swap_module_params_on_conversion``.
 * ``minitorch_nn/optim/optimizer.py``: ``Optimizer.__init__`` stores the parameter objects in
-  ``param_groups``; ``minitorch_nn/optim/sgd.py``: ``step`` updates those objects.
+  ``param_groups``; ``minitorch_nn/optim/sgd.py``: ``step`` updates those objects;
+  ``_warn_replaced_params`` warns when the model replaced one of them (not in PyTorch).
 * ``minitorch_nn/utils/_swap.py``: ``swap_tensors``, used by the swap path.
 
 Tutorial 2 showed the mechanism (``.data`` versus ``swap_tensors``); here we train.
 """
+
+import warnings
 
 import minitorch_nn as torch
 
@@ -59,7 +62,8 @@ print({k: v.dtype for k, v in counter.state_dict().items()})
 # -----------------------------
 # The pitfall in a few lines: build the optimizer, convert, train one step, and ask whether the
 # model's weight moved. ``step`` in ``sgd.py`` updates the tensors in
-# ``optimizer.param_groups[0]["params"]``, whatever the model holds now.
+# ``optimizer.param_groups[0]["params"]``, whatever the model holds now. (We also count the
+# warnings ``step`` gives; the section "Does our optimizer warn?" below explains them.)
 
 
 def one_step(label):
@@ -70,12 +74,14 @@ def one_step(label):
     before = model.weight.detach().clone()
     loss = model(torch.ones(4, 2, dtype=torch.float64)).pow(2).mean()
     loss.backward()
-    optimizer.step()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optimizer.step()
     held = optimizer.param_groups[0]["params"][0]
     moved = not torch.equal(before, model.weight.detach())
     print(
         f"{label:9s} optimizer holds the model's weight: {held is model.weight!s:5s} "
-        f"| model weight moved: {moved}"
+        f"| model weight moved: {moved!s:5s} | warnings from step(): {len(caught)}"
     )
 
 
@@ -115,10 +121,38 @@ print("optimizer's copy: ", stale.dtype, "grad is None:", stale.grad is None)
 # %%
 # Does our optimizer warn?
 # ------------------------
-# No. PyTorch 2.13's optimizers do not notice that their parameters were replaced, and neither
-# does minitorch_nn's ``Optimizer`` (``optimizer.py`` only refuses *uninitialized* lazy
-# parameters, see the lazy-modules tutorial). A check you can write yourself compares the
-# identities:
+# Yes, and here minitorch_nn goes beyond PyTorch: PyTorch 2.13's optimizers do not notice that
+# their parameters were replaced, so the failure is silent there. In minitorch_nn, whenever a
+# module drops a registered Parameter for a different object (``_apply`` under the overwrite
+# flag, ``module.weight = nn.Parameter(...)``, ``load_state_dict(assign=True)``), it writes
+# ``_replaced_by = "Linear.weight"`` into the old object's ``__dict__`` (``mark_replaced`` in
+# ``_conversion.py``). ``Optimizer.step`` looks for that mark and warns once per parameter,
+# naming it and the fix. (A plain attribute, not a weak reference: ``swap_tensors`` refuses to
+# swap a tensor that has weak references.) The default and swap paths keep the objects, so they
+# never warn.
+
+print("the old weight is marked:", stale.__dict__.get("_replaced_by"))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    optimizer.step()
+    optimizer.step()  # warned once per parameter: the second step is quiet
+for w in caught:
+    print(f"{w.category.__name__}: {w.message}")
+
+# %%
+# The same goes for an assignment, the most common way to replace a parameter by hand:
+
+torch.manual_seed(0)
+model = nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model.weight = nn.Parameter(torch.zeros(1, 2))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    optimizer.step()
+print("warnings after model.weight = nn.Parameter(...):", [str(w.message).split(";")[0] for w in caught])
+
+# %%
+# A check you can write yourself (and the only one PyTorch users have) compares the identities:
 
 
 def optimizer_matches(model, optimizer):
@@ -145,7 +179,8 @@ print("built after conversion, matches:", optimizer_matches(model, optimizer))
 # Compare with PyTorch
 # --------------------
 # The same step under each flag with PyTorch, same seed: the updated weights should agree to the
-# printed digits, and the overwrite flag should leave the weight unchanged in both.
+# printed digits, and the overwrite flag should leave the weight unchanged in both. The warning
+# is ours alone: PyTorch's ``step`` says nothing (we silence ours here to compare only weights).
 
 try:
     import torch as real_torch
@@ -164,7 +199,11 @@ def story(lib):
             optimizer = lib.optim.SGD(model.parameters(), lr=0.1)
             model.double()
             model(lib.ones(4, 2, dtype=lib.float64)).pow(2).mean().backward()
-            optimizer.step()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                optimizer.step()
+            if caught and lib is not torch:
+                lines.append(f"{lib.__name__} warned!")
             w = [round(v, 6) for v in model.weight.flatten().tolist()]
             lines.append(f"overwrite={overwrite!s:5s} swap={swap!s:5s} weight after step: {w}")
         finally:

@@ -20,7 +20,11 @@ global ones (``register_optimizer_step_pre_hook``) and this optimizer's
 Differences from PyTorch: the two errors learners meet most (an empty parameter list, a non-leaf
 tensor) add a ``Hint:`` line after PyTorch's message; no state-dict hooks; no
 ``foreach``/``fused`` implementations (each optimizer runs PyTorch's single-tensor algorithm,
-op for op, so results match ``foreach=False``), no sparse gradients.
+op for op, so results match ``foreach=False``), no sparse gradients. Beyond PyTorch, ``step()``
+warns once per parameter when the model has replaced a parameter this optimizer still holds
+(a conversion under the overwrite flag, ``module.weight = nn.Parameter(...)``,
+``load_state_dict(assign=True)``); PyTorch silently updates the orphan. The check may also fire
+for a tied parameter that one module replaced while another still uses it.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from itertools import chain
 
 import minitorch_nn as _t
 from minitorch_nn._tensor import Tensor
+from minitorch_nn.nn.modules import _conversion
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -59,6 +64,35 @@ def register_optimizer_step_post_hook(hook):
     return handle
 
 
+def _warn_replaced_params(optimizer):
+    """Beyond PyTorch: warn (once per parameter) about parameters the model has replaced.
+
+    A module marks a Parameter it dropped for another object (``_replaced_by`` in its
+    ``__dict__``, see ``nn/modules/_conversion.py``); updating such an orphan trains nothing, a
+    silent failure in PyTorch. This only runs when some parameter was marked since this
+    optimizer's last step, so the usual step pays a single integer compare.
+    """
+    optimizer._replaced_seen = _conversion.replaced_count
+    warned = optimizer._replaced_warned
+    for g, group in enumerate(optimizer.param_groups):
+        names = group.get("param_names")
+        for i, p in enumerate(group["params"]):
+            where = p.__dict__.get("_replaced_by")
+            if where is None or id(p) in warned:
+                continue
+            warned.add(id(p))  # (ids are stable: the group keeps p alive)
+            label = f"parameter {i} ({names[i]!r})" if names else f"parameter {i}"
+            warnings.warn(
+                f"optimizer.step(): {label} of param group {g} was replaced in the model ({where}) by a "
+                "new Parameter object; the optimizer is updating the old tensor, so the model will not "
+                "train.\nHint: build the optimizer after converting or replacing parameters (model.to(...) "
+                "first), or turn on minitorch_nn.__future__.set_swap_module_params_on_conversion(True) so "
+                "conversions keep parameter identity.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
 def _with_step_hooks(step):
     """Wrap a subclass's ``step`` so the pre-hooks (global, then this optimizer's) run before it
     and the post-hooks (this optimizer's, then global) after it, in PyTorch's order. A pre-hook
@@ -76,6 +110,8 @@ def _with_step_hooks(step):
                     raise RuntimeError(
                         f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
                     )
+        if self._replaced_seen != _conversion.replaced_count:
+            _warn_replaced_params(self)
         out = step(*args, **kwargs)
         for post_hook in (*self._optimizer_step_post_hooks.values(), *_global_optimizer_post_hooks.values()):
             post_hook(self, args, kwargs)
@@ -125,6 +161,8 @@ class Optimizer:
     def __init__(self, params, defaults):
         self._optimizer_step_pre_hooks = OrderedDict()
         self._optimizer_step_post_hooks = OrderedDict()
+        self._replaced_seen = -1  # (the first step always checks; see _warn_replaced_params)
+        self._replaced_warned = set()
         self.defaults = defaults
         if isinstance(params, Tensor):
             raise TypeError(
@@ -153,6 +191,8 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
         self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+        self.__dict__.setdefault("_replaced_seen", -1)
+        self.__dict__.setdefault("_replaced_warned", set())
 
     def register_step_pre_hook(self, hook):
         """Run ``hook(optimizer, args, kwargs)`` before this optimizer's ``step()``."""

@@ -28,6 +28,14 @@ integer tensors' dtype alone.
 
 Differences from PyTorch: there are no FakeTensors, so the "is a FakeTensor" trigger of the
 swap path is absent; ``memory_format`` is accepted and ignored (tensors here are row-major).
+
+Beyond PyTorch: whenever a module drops a registered Parameter for a *different* object (the
+overwrite path here, ``module.name = nn.Parameter(...)``, ``register_parameter`` over an existing
+name, ``load_state_dict(assign=True)``), :func:`mark_replaced` writes ``_replaced_by`` (e.g.
+``"Linear.weight"``) into the old object's ``__dict__`` and bumps a counter; an optimizer still
+holding that old object warns once at ``step()`` (``minitorch_nn/optim/optimizer.py``). The mark
+is a plain attribute, not a weak reference, because ``swap_tensors`` refuses weakly referenced
+tensors.
 """
 
 from __future__ import annotations
@@ -39,6 +47,21 @@ from minitorch_nn._tensor import Tensor
 from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter
 from minitorch_nn.utils import swap_tensors
+
+
+# How many Parameters have been marked as replaced so far: an optimizer only looks at its
+# parameters' marks when this number changed since its last step, so a step costs one compare.
+replaced_count = 0
+
+
+def mark_replaced(old, module, name) -> None:
+    """Record on ``old`` that ``module.name`` now holds another object (see the docstring)."""
+    global replaced_count
+    try:
+        old.__dict__["_replaced_by"] = f"{type(module).__name__}.{name}"
+    except AttributeError:  # (a tensor type without a __dict__: nothing to mark)
+        return
+    replaced_count += 1
 
 
 def _is_traceable_wrapper_subclass(t) -> bool:
@@ -146,6 +169,7 @@ class _ConversionMixin:
                     raise AssertionError("param must be a leaf tensor")
                 out_param = Parameter(param_applied, param.requires_grad)
                 self._parameters[key] = out_param
+                mark_replaced(param, self, key)  # an optimizer holding `param` is now stale
 
             if param_grad is not None:
                 with no_grad():

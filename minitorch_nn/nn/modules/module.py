@@ -44,7 +44,7 @@ import minitorch_nn.__future__  # noqa: F401  (makes ``minitorch_nn.__future__``
 from minitorch_nn import _tensor_module_load  # noqa: F401  (attaches Tensor.module_load)
 from minitorch_nn._tensor import Tensor
 from minitorch_nn.nn.modules import _hooks
-from minitorch_nn.nn.modules._conversion import _ConversionMixin
+from minitorch_nn.nn.modules._conversion import _ConversionMixin, mark_replaced
 from minitorch_nn.nn.modules._helpers import addindent, typename
 from minitorch_nn.nn.modules._hooks import (  # noqa: F401  (re-exported, as torch.nn.modules.module has them)
     _global_backward_hooks,
@@ -243,6 +243,12 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             output = hook(self, name, param)
             if output is not None:
                 param = output
+        previous = self._parameters.get(name)
+        if previous is not None and previous is not param:
+            # Beyond PyTorch: let an optimizer still holding `previous` warn (see _conversion.py).
+            mark_replaced(previous, self, name)
+        if "_replaced_by" in param.__dict__:
+            del param.__dict__["_replaced_by"]  # registered again: no longer stale
         self._parameters[name] = param
 
     def add_module(self, name: str, module) -> None:
