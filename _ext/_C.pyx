@@ -381,6 +381,24 @@ cpdef object _wrap(type cls, TensorImpl impl):
     return t
 
 
+cpdef object _wrap_array(type cls, object arr, object dtype, object device, tuple strides):
+    """A fresh tensor of class ``cls`` on C-contiguous numpy array ``arr`` (``_tensor._from_array``).
+
+    The same payload ``TensorImpl(arr.reshape(-1), arr.shape, strides, 0, dtype, device)`` with
+    its numpy view cached, built here in C: every op result goes through this, so the Python
+    constructor call it saves is felt on small tensors (issue 2).
+    """
+    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
+    impl.storage = arr.reshape(-1)
+    impl.sizes = arr.shape
+    impl.strides = strides
+    impl.dtype = dtype
+    impl.device = device
+    impl.version = VersionCounter.__new__(VersionCounter)  # value 0
+    impl.array = arr
+    return _wrap(cls, impl)
+
+
 def _swap_payload(TensorBase t1, TensorBase t2):
     """Exchange the payload slots of two handles (the C half of ``utils.swap_tensors``)."""
     cdef TensorImpl a = t1._impl

@@ -347,10 +347,19 @@ def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False,
     if not arr.flags.c_contiguous:
         arr = np.array(arr, order="C")  # (not ascontiguousarray: it turns 0-d into 1-d)
     sizes = arr.shape
+    if _wrap_array is not None:  # the same payload, built in C (every op result comes here)
+        t = _wrap_array(cls, arr, dtype, device, contiguous_strides(sizes))
+        if requires_grad:
+            t._impl.requires_grad = True
+        return t
     impl = TensorImpl(arr.reshape(-1), sizes, contiguous_strides(sizes), 0, dtype, device)
     impl.array = arr
     impl.requires_grad = requires_grad
     return _C._wrap(cls, impl)
+
+
+# (absent from a _C built before it existed: then _from_array builds the payload in Python)
+_wrap_array = getattr(_C, "_wrap_array", None)
 
 
 def _new_meta(sizes, dtype, *, strides=None, cls=Tensor) -> Tensor:
