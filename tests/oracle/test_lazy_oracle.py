@@ -946,7 +946,6 @@ def test_buffer_assigned_as_attribute_loads_twice():
 def test_optimizers_and_placeholders():
     # PyTorch accepts placeholders in SGD (and they become Parameters in place); minitorch_nn
     # refuses them with a hint (nn/modules/lazy.py). After the dry run both accept the same objects.
-    pytest.importorskip("minitorch_nn.optim", reason="minitorch_nn.optim is not there yet")
     m = torch.nn.LazyLinear(3)
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     assert type(opt.param_groups[0]["params"][0]).__name__ == "UninitializedParameter"
