@@ -71,14 +71,3 @@ def not_implemented(kernel: str, d: dt.dtype) -> NotImplementedError:
 def check_inplace_cast(result: dt.dtype, out: dt.dtype) -> None:
     if not can_cast(result, out):
         raise RuntimeError(f"result type {type_name(result)} can't be cast to the desired output type {type_name(out)}")
-
-
-def tensors_in(args):
-    """Every tensor among ``args``, looking one level into lists and tuples."""
-    for a in args:
-        if isinstance(a, TensorBase):
-            yield a
-        elif isinstance(a, (list, tuple)):
-            for b in a:
-                if isinstance(b, TensorBase):
-                    yield b

@@ -13,7 +13,7 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
-from minitorch_nn.backends.common import compute_dtype, result_type, tensors_in
+from minitorch_nn.backends.common import compute_dtype, result_type
 from minitorch_nn.backends.cpu._numpy import as_array, cast, wrap, write_into
 
 
@@ -402,4 +402,4 @@ def constant_pad_nd(self, pad, value=0):
     return wrap(np.pad(arr, widths, constant_values=value), self.dtype)
 
 
-__all__ = ["arange_values", "contiguous_strides", "tensors_in"]
+__all__ = ["arange_values", "contiguous_strides"]
