@@ -872,10 +872,7 @@ def test_module_load_default_match():
     assert module_load_default(mt) == module_load_default(torch)
 
 
-# -- full backward hooks (need minitorch_nn.autograd) ----------------------------------------------
-needs_autograd = pytest.mark.skipif(
-    not hasattr(mt, "no_grad"), reason="minitorch_nn.autograd not available"
-)
+# -- full backward hooks ---------------------------------------------------------------------------
 
 
 def _grads(gs):
@@ -936,7 +933,6 @@ def backward_hook_log(lib):
     return log
 
 
-@needs_autograd
 def test_full_backward_hooks_match():
     assert backward_hook_log(mt) == backward_hook_log(torch)
 
@@ -956,7 +952,6 @@ def swap_poisons_graph(lib):
         lib.__future__.set_swap_module_params_on_conversion(False)
 
 
-@needs_autograd
 def test_swap_flag_poisons_saved_graph_match():
     assert swap_poisons_graph(mt) == swap_poisons_graph(torch)
 
@@ -1058,7 +1053,6 @@ def old_views_and_versions(lib):
     return out
 
 
-@needs_autograd
 def test_old_views_and_inplace_apply_versions_match():
     assert old_views_and_versions(mt) == old_views_and_versions(torch)
 
@@ -1185,7 +1179,6 @@ def custom_save_load(lib):
     return out
 
 
-@needs_autograd
 def test_custom_save_and_load_overrides_match():
     assert custom_save_load(mt) == custom_save_load(torch)
 
@@ -1245,7 +1238,6 @@ def optimizer_identity(lib, swap):
     return out
 
 
-@needs_autograd
 @pytest.mark.parametrize("swap", [False, True])
 def test_optimizer_sees_converted_parameters_match(swap):
     assert optimizer_identity(mt, swap) == optimizer_identity(torch, swap)

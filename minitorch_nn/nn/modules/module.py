@@ -186,14 +186,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             raise AttributeError(
                 "cannot assign buffer before Module.__init__() call" + _init_hint(self, name)
             )
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("buffer", name, self._buffers)
         if tensor is not None and not (
             isinstance(tensor, Tensor) or hasattr(tensor, "__torch_function__")
         ):
@@ -210,20 +203,24 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
         else:
             self._non_persistent_buffers_set.add(name)
 
+    def _check_new_name(self, kind: str, name, registry: dict) -> None:
+        """PyTorch's checks on a buffer or parameter name, in PyTorch's order and words."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in registry:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name: str, param) -> None:
         """Add a parameter; ``param`` must be a :class:`Parameter` or None."""
         if "_parameters" not in self.__dict__:
             raise AttributeError(
                 "cannot assign parameter before Module.__init__() call" + _init_hint(self, name)
             )
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_name("parameter", name, self._parameters)
         if param is None:
             self._parameters[name] = None
             return
