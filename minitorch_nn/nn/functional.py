@@ -570,9 +570,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim`` (``aten._softmax``)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim())
-    if dtype is not None:
-        input = input.to(dtype)
-    return aten._softmax.default(input, dim, False)
+    return _t.softmax(input, dim, dtype)  # as PyTorch's F.softmax defers to input.softmax
 
 
 @public
@@ -580,9 +578,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``x - logsumexp(x)`` along ``dim`` (``aten._log_softmax``)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim())
-    if dtype is not None:
-        input = input.to(dtype)
-    return aten._log_softmax.default(input, dim, False)
+    return _t.log_softmax(input, dim, dtype)
 
 
 @public
