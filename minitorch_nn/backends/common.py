@@ -71,3 +71,14 @@ def not_implemented(kernel: str, d: dt.dtype) -> NotImplementedError:
 def check_inplace_cast(result: dt.dtype, out: dt.dtype) -> None:
     if not can_cast(result, out):
         raise RuntimeError(f"result type {type_name(result)} can't be cast to the desired output type {type_name(out)}")
+
+
+def mean_dtype(self, dtype, name="mean"):
+    """The output dtype of mean/var/std: the input's (or ``dtype=``), which must be floating."""
+    d = dtype if dtype is not None else self.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {type_name(d)}"
+        )
+    return d

@@ -16,7 +16,13 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import broadcast_shapes, wrap_dim, wrap_dims
 from minitorch_nn._tensor import _new_meta
-from minitorch_nn.backends.common import can_cast, check_inplace_cast, result_type, type_name
+from minitorch_nn.backends.common import (
+    can_cast,
+    check_inplace_cast,
+    mean_dtype,
+    result_type,
+    type_name,
+)
 
 
 def _shape(x):
@@ -297,24 +303,14 @@ def prod_dim(self, dim, keepdim=False, *, dtype=None):
     return _new_meta(_reduced(self, dim, keepdim), _sum_dtype(self, dtype))
 
 
-def _mean_dtype(self, dtype, name="mean"):
-    d = dtype if dtype is not None else self.dtype
-    if not d.is_floating_point:
-        raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {type_name(d)}"
-        )
-    return d
-
-
 @aten.mean.default.impl("meta")
 def mean_all(self, *, dtype=None):
-    return _new_meta((), _mean_dtype(self, dtype))
+    return _new_meta((), mean_dtype(self, dtype))
 
 
 @aten.mean.dim.impl("meta")
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
-    return _new_meta(_reduced(self, dim, keepdim), _mean_dtype(self, dtype))
+    return _new_meta(_reduced(self, dim, keepdim), mean_dtype(self, dtype))
 
 
 @aten.var.correction.impl("meta")

@@ -18,7 +18,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim, wrap_dims
-from minitorch_nn.backends.common import compute_dtype, not_implemented, type_name
+from minitorch_nn.backends.common import compute_dtype, mean_dtype, not_implemented, type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap
 
 
@@ -51,16 +51,6 @@ def sum_dim(self, dim, keepdim=False, *, dtype=None):
     return wrap(np.add.reduce(as_array(self, cdt), axis=_axes(self, dim), keepdims=keepdim), out)
 
 
-def _check_mean_dtype(self, dtype, name="mean"):
-    d = dtype if dtype is not None else self.dtype
-    if not d.is_floating_point:
-        raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {type_name(d)}"
-        )
-    return d
-
-
 @aten.mean.default.impl("cpu")
 def mean_all(self, *, dtype=None):
     return mean_dim(self, None, dtype=dtype)
@@ -68,7 +58,7 @@ def mean_all(self, *, dtype=None):
 
 @aten.mean.dim.impl("cpu")
 def mean_dim(self, dim, keepdim=False, *, dtype=None):
-    d = _check_mean_dtype(self, dtype)
+    d = mean_dtype(self, dtype)
     cdt = compute_dtype(d)
     x = as_array(self, cdt)
     axes = _axes(self, dim)
