@@ -1,22 +1,25 @@
-"""Build the Cython tensor core (`_ext/*.pyx`) into `minitorch_nn._C`.
+"""Build the Cython tensor core (`_ext/*.pyx`) into `minitorch_nn._C` (and any other `_ext/<name>.pyx`).
 
 Everything else is pure Python and described in pyproject.toml. Set MINITORCH_ANNOTATE=1 to
 get Cython's HTML annotation (`_ext/_C.html`), which shows which lines touch the Python C-API.
 """
 
+import glob
 import os
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+# Every `_ext/<name>.pyx` becomes the extension module `minitorch_nn.<name>`.
 extensions = [
     Extension(
-        "minitorch_nn._C",
-        ["_ext/_C.pyx"],
+        f"minitorch_nn.{os.path.splitext(os.path.basename(source))[0]}",
+        [source],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
+    for source in sorted(glob.glob(os.path.join("_ext", "*.pyx")))
 ]
 
 setup(
