@@ -1,21 +1,30 @@
 """Derivatives of the neural-network ops that ``derivatives.py`` does not cover.
 
 Mirrors the ``convolution``, ``max_pool2d_with_indices``, ``avg_pool2d``, ``native_batch_norm``
-(and its ``_native_batch_norm_legit*`` forms), ``native_group_norm`` and ``nll_loss_forward``
-entries of PyTorch's ``tools/autograd/derivatives.yaml``. As there, each input's gradient is one call of the op's
-``*_backward`` aten op (numpy kernels in ``backends/cpu/nn_ops.py``), asked through
-``output_mask`` for that input's gradient only; bias gradients are plain sums of ``grad``.
+(and its ``_native_batch_norm_legit*`` forms), ``native_group_norm``, ``native_layer_norm`` and
+``nll_loss_forward`` entries of PyTorch's ``tools/autograd/derivatives.yaml``, and the entries of
+their ``*_backward`` ops, which is what makes double backward (``create_graph=True``) work:
+
+* Each input's gradient is one call of the op's ``*_backward`` aten op (numpy kernels in
+  ``backends/cpu/nn_ops.py``), asked through ``output_mask`` for that input's gradient only;
+  bias gradients are plain sums of ``grad``.
+* ``convolution_backward``, ``max_pool2d_with_indices_backward``, ``avg_pool2d_backward`` and
+  ``nll_loss_backward`` have derivatives of their own. All four are linear in ``grad_output``
+  (and convolution is bilinear in input and weight), so their derivatives are the forward op
+  again, or ``convolution_backward`` itself: any order of derivative works.
+* The norms (batch, group, layer) differ from PyTorch: instead of a hand-derived
+  ``batchnorm_double_backward``, when a graph is being built (``create_graph=True``) the formula
+  writes the same gradient with ordinary tensor ops, recomputing the statistics from ``input``
+  so that their dependence on it is recorded too. Without ``create_graph`` the one fast kernel runs.
 
 Registered with ``derivatives.derivative`` exactly like the formulas there: the parameter names
 of each formula say what the recorder saves (schema argument names, ``result1``...).
-
-Differences from PyTorch: the ``*_backward`` ops have no derivatives of their own, so
-double backward through these layers raises "derivative for aten::... is not implemented".
 """
 
 from __future__ import annotations
 
 from minitorch_nn._ops import aten
+from minitorch_nn.autograd import grad_mode
 from minitorch_nn.autograd.derivatives import derivative
 
 
@@ -42,6 +51,51 @@ derivative(
     bias=lambda grad: _channel_sum(grad),
 )
 
+
+# convolution(x, w) is bilinear, B(x, w); convolution_backward returns gx = Bx^T(gy, w),
+# gw = Bw^T(gy, x) and gb = sum(gy). Differentiating <ggx, gx> + <ggw, gw> + <ggb, gb>:
+#   d/d gy = B(ggx, w) + B(x, ggw) + ggb,  d/d w = Bw^T(gy, ggx),  d/d x = Bx^T(gy, ggw).
+# (``grads`` are ggx, ggw, ggb; an output that was not asked for has no gradient: None.)
+
+def _conv_double_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups):
+    ggx, ggw, ggb = grads
+    out = None
+    if ggx is not None:
+        out = aten.convolution.default(ggx, weight, None, stride, padding, dilation, transposed, output_padding, groups)
+    if ggw is not None:
+        term = aten.convolution.default(input, ggw, None, stride, padding, dilation, transposed, output_padding, groups)
+        out = term if out is None else out + term
+    if ggb is not None:
+        term = ggb.reshape([1, -1] + [1] * (weight.dim() - 2))
+        out = term if out is None else out + term
+    return out
+
+
+def _conv_double_other(which, grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                       output_padding, groups):
+    """Gradient for ``input`` (which=0, from ggw) or ``weight`` (which=1, from ggx)."""
+    gg = grads[1 - which]
+    if gg is None:
+        return None
+    x, w = (input, gg) if which == 0 else (gg, weight)
+    mask = [which == 0, which == 1, False]
+    return aten.convolution_backward.default(
+        grad_output, x, w, None, stride, padding, dilation, transposed, output_padding, groups, mask
+    )[which]
+
+
+derivative(
+    "convolution_backward", "ConvolutionBackwardBackward0",
+    grad_output=lambda grads, input, weight, stride, padding, dilation, transposed, output_padding, groups:
+        _conv_double_grad_output(grads, input, weight, stride, padding, dilation, transposed, output_padding, groups),
+    input=lambda grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups:
+        _conv_double_other(0, grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                           output_padding, groups),
+    weight=lambda grads, grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups:
+        _conv_double_other(1, grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                           output_padding, groups),
+)
+
 # -- pooling -------------------------------------------------------------------------------------
 
 derivative(
@@ -52,6 +106,14 @@ derivative(
                                                       ceil_mode, result1),
 )
 
+# max_pool2d_with_indices_backward scatters grad_output to the recorded indices, so its
+# derivative gathers from the same indices (``self`` only gives the shape).
+derivative(
+    "max_pool2d_with_indices_backward", "MaxPool2DWithIndicesBackwardBackward0",
+    grad_output=lambda grad, indices: grad.flatten(-2).gather(-1, indices.flatten(-2)).reshape(list(indices.shape)),
+    self=lambda grad: aten.zeros_like.default(grad),   # as in PyTorch: a zero gradient, not none
+)
+
 derivative(
     "avg_pool2d", "AvgPool2DBackward0",
     self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override:
@@ -59,14 +121,51 @@ derivative(
                                          divisor_override),
 )
 
-# -- batch norm ----------------------------------------------------------------------------------
+# avg_pool2d is linear, so avg_pool2d_backward is its adjoint and the adjoint of that is avg_pool2d.
+derivative(
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0",
+    grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override:
+        aten.avg_pool2d.default(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
+    self=lambda grad: aten.zeros_like.default(grad),
+)
+
+# -- normalization (batch, group, layer) ---------------------------------------------------------
+# Each normalizes x to xhat = (x - mean) * invstd and then applies weight and bias. Without a
+# graph to build, one kernel gives the gradients from the saved mean/invstd. With
+# create_graph=True the same gradients are written with tensor ops from statistics recomputed
+# from ``input``, so that a second backward sees how they depend on it.
+
+
+def _stats(x, axes, eps):
+    """xhat and invstd of ``x`` over ``axes`` (biased variance, as the forward uses), recorded."""
+    xc = x - x.mean(axes, keepdim=True)
+    invstd = ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+    return xc * invstd, invstd
+
+
+def _whitening_input_grad(gxhat, xhat, invstd, axes):
+    """The gradient w.r.t. x of xhat = (x - mean(x)) * invstd(x), given the gradient w.r.t. xhat."""
+    return invstd * (gxhat - gxhat.mean(axes, keepdim=True) - xhat * (gxhat * xhat).mean(axes, keepdim=True))
 
 
 def _bn_grad(which, grads, input, weight, running_mean, running_var, training, eps, save_mean, save_invstd):
-    mask = [which == 0, which == 1, False]
-    return aten.native_batch_norm_backward.default(
-        grads[0], input, weight, running_mean, running_var, save_mean, save_invstd, training, eps, mask
-    )[which]
+    if not grad_mode.is_grad_enabled():
+        mask = [which == 0, which == 1, False]
+        return aten.native_batch_norm_backward.default(
+            grads[0], input, weight, running_mean, running_var, save_mean, save_invstd, training, eps, mask
+        )[which]
+    g = grads[0]
+    axes = [0, *range(2, input.dim())]
+    shape = [1, -1] + [1] * (input.dim() - 2)
+    if training:
+        xhat, invstd = _stats(input, axes, eps)
+    else:   # running statistics: constants, so the layer is affine in x
+        invstd = (running_var + eps).rsqrt().reshape(shape)
+        xhat = (input - running_mean.reshape(shape)) * invstd
+    if which == 1:
+        return (g * xhat).sum(axes)
+    gxhat = g * weight.reshape(shape) if weight is not None else g
+    return _whitening_input_grad(gxhat, xhat, invstd, axes) if training else gxhat * invstd
 
 
 for _name, _node in (("native_batch_norm", "NativeBatchNormBackward0"),
@@ -89,21 +188,59 @@ derivative(
     bias=lambda grads: _channel_sum(grads[0]),
 )
 
-# -- group norm ----------------------------------------------------------------------------------
 
-
-def _gn_grad(which, grads, input, weight, N, C, HxW, group, mean, rstd):
-    mask = [which == 0, which == 1, False]
-    return aten.native_group_norm_backward.default(grads[0], input, mean, rstd, weight, N, C, HxW, group, mask)[which]
+def _gn_grad(which, grads, input, weight, N, C, HxW, group, eps, mean, rstd):
+    if not grad_mode.is_grad_enabled():
+        mask = [which == 0, which == 1, False]
+        return aten.native_group_norm_backward.default(grads[0], input, mean, rstd, weight, N, C, HxW, group,
+                                                       mask)[which]
+    xhat, invstd = _stats(input.reshape(N, group, -1), [2], eps)
+    xhat = xhat.reshape(N, C, HxW)
+    g = grads[0].reshape(N, C, HxW)
+    if which == 1:
+        return (g * xhat).sum([0, 2])
+    gxhat = g * weight.reshape(1, C, 1) if weight is not None else g
+    gx = _whitening_input_grad(gxhat.reshape(N, group, -1), xhat.reshape(N, group, -1), invstd, [2])
+    return gx.reshape(list(input.shape))
 
 
 derivative(
     "native_group_norm", "NativeGroupNormBackward0",
-    input=lambda grads, input, weight, N, C, HxW, group, result1, result2: _gn_grad(
-        0, grads, input, weight, N, C, HxW, group, result1, result2),
-    weight=lambda grads, input, weight, N, C, HxW, group, result1, result2: _gn_grad(
-        1, grads, input, weight, N, C, HxW, group, result1, result2),
+    input=lambda grads, input, weight, N, C, HxW, group, eps, result1, result2: _gn_grad(
+        0, grads, input, weight, N, C, HxW, group, eps, result1, result2),
+    weight=lambda grads, input, weight, N, C, HxW, group, eps, result1, result2: _gn_grad(
+        1, grads, input, weight, N, C, HxW, group, eps, result1, result2),
     bias=lambda grads, N, C: grads[0].reshape(N, C, -1).sum([0, 2]),
+)
+
+
+# Replaces the tensor-op formula in derivatives.py, which reads the saved mean/rstd outputs and
+# so loses their dependence on the input in a double backward (and runs ~10 ops where one
+# kernel does on the plain path).
+
+def _ln_grad(which, grads, input, normalized_shape, weight, bias, eps, mean, rstd):
+    if not grad_mode.is_grad_enabled():
+        mask = [which == 0, which == 1, False]
+        return aten.native_layer_norm_backward.default(grads[0], input, normalized_shape, mean, rstd, weight, bias,
+                                                       mask)[which]
+    lead = list(range(input.dim() - len(normalized_shape)))
+    axes = list(range(len(lead), input.dim()))
+    xhat, invstd = _stats(input, axes, eps)
+    g = grads[0]
+    if which == 1:
+        return (g * xhat).sum(lead) if lead else g * xhat
+    gxhat = g * weight if weight is not None else g
+    return _whitening_input_grad(gxhat, xhat, invstd, axes)
+
+
+derivative(
+    "native_layer_norm", "NativeLayerNormBackward0",
+    input=lambda grads, input, normalized_shape, weight, bias, eps, result1, result2: _ln_grad(
+        0, grads, input, normalized_shape, weight, bias, eps, result1, result2),
+    weight=lambda grads, input, normalized_shape, weight, bias, eps, result1, result2: _ln_grad(
+        1, grads, input, normalized_shape, weight, bias, eps, result1, result2),
+    bias=lambda grads, input_sizes, normalized_shape: grads[0].sum(list(range(len(input_sizes) - len(normalized_shape))))
+    if len(input_sizes) > len(normalized_shape) else grads[0],
 )
 
 # -- nll_loss ------------------------------------------------------------------------------------
@@ -115,4 +252,13 @@ derivative(
     "nll_loss_forward", "NllLossBackward0",
     self=lambda grads, self, target, weight, reduction, ignore_index, result1: aten.nll_loss_backward.default(
         grads[0], self, target, weight, reduction, ignore_index, result1),
+)
+
+# nll_loss_backward is linear in grad_output: its derivative picks (and weights, and averages)
+# the target entries of the incoming gradient, which is nll_loss itself.
+derivative(
+    "nll_loss_backward", "NllLossBackwardBackward0",
+    grad_output=lambda grad, target, weight, reduction, ignore_index: aten.nll_loss_forward.default(
+        grad, target, weight, reduction, ignore_index)[0],
+    self=lambda grad: aten.zeros_like.default(grad),
 )
