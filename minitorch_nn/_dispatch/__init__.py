@@ -24,6 +24,9 @@ from minitorch_nn._device import canonical, get_default_device
 # that the chain costs nothing for layers that are not loaded.
 autograd_layer = None       # fn(op, args, kwargs) -> result or NotImplemented
 python_layer = None         # fn(op, args, kwargs) -> result or NotImplemented
+# Forward-mode AD (autograd/forward_ad.py) sets this only while a dual level is active, so
+# `forward_ad_layer is None` is the cheap test a fast path must make before skipping the chain.
+forward_ad_layer = None     # fn(op, args, kwargs) -> result or NotImplemented
 
 
 def _first_device_type(args, kwargs):
@@ -106,6 +109,11 @@ def _tensors(args):
 
 def dispatch(op, args, kwargs):
     """Run ``op`` through autograd, python dispatch and the backend, in that order."""
+    if forward_ad_layer is not None:
+        # a dual level is active: the layer runs this chain itself, then adds the tangents
+        out = forward_ad_layer(op, args, kwargs)
+        if out is not NotImplemented:
+            return out
     if autograd_layer is not None:
         out = autograd_layer(op, args, kwargs)
         if out is not NotImplemented:

@@ -9,7 +9,9 @@ Read in this order:
 * ``engine.py``      -- ``backward()`` and ``grad()``: run the graph in topological order;
 * ``function.py``    -- ``autograd.Function``: a node whose forward and backward you write;
 * ``gradcheck.py``   -- compare gradients against finite differences;
-* ``functional.py``  -- ``jacobian``, ``hessian``, ``vjp``, ``jvp``... built on ``grad``.
+* ``functional.py``  -- ``jacobian``, ``hessian``, ``vjp``, ``jvp``... built on ``grad``;
+* ``forward_ad.py``   -- forward mode: dual tensors that carry a tangent through every op, with
+  the JVP formulas in ``derivatives_forward.py``.
 
 Importing this package installs the autograd layer in ``minitorch_nn._dispatch`` and attaches
 ``backward``, ``register_hook``, ``retain_grad``... to ``Tensor`` (``_tensor_api.py``).
@@ -27,6 +29,8 @@ from minitorch_nn.autograd import (
 )
 from minitorch_nn.autograd import derivatives as _derivatives  # noqa: F401  (registers the formulas)
 from minitorch_nn.autograd import derivatives_nn as _derivatives_nn  # noqa: F401  (conv, pooling, batch/group norm)
+from minitorch_nn.autograd import derivatives_forward as _derivatives_forward  # noqa: F401  (JVP formulas)
+from minitorch_nn.autograd import forward_ad
 from minitorch_nn.autograd.engine import backward, grad
 from minitorch_nn.autograd.function import Function, FunctionCtx, once_differentiable
 from minitorch_nn.autograd.grad_mode import (
@@ -91,5 +95,5 @@ def is_anomaly_enabled() -> bool:
 __all__ = [
     "Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
     "functional", "graph", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
-    "set_grad_enabled", "is_inference_mode_enabled", "Variable",
+    "set_grad_enabled", "is_inference_mode_enabled", "Variable", "forward_ad",
 ]
