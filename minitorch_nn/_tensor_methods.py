@@ -61,6 +61,7 @@ def _nothing_intercepts():
     return (
         (state.quiet or not state.modes)
         and _dispatch.python_layer is None
+        and _dispatch.forward_ad_layer is None  # set while a forward-AD dual level is active
         and _ops._dispatch_fn is _PLAIN_DISPATCH  # dispatch_trace() swaps this out
     )
 
