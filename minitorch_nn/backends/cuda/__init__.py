@@ -21,6 +21,7 @@ from minitorch_nn.backends.cuda import _numba
 
 if _numba.available():  # without a GPU or the simulator there is nothing to register
     from minitorch_nn.backends.cuda import (  # noqa: F401
+        conv,
         copy,
         indexing,
         matmul,
