@@ -9,6 +9,8 @@ family, each readable on its own:
 * ``elementwise.py`` (+ ``pointwise_ops.py``, the registrations): strided map/zip with broadcasting;
 * ``reduction.py``: shared-memory tree reductions over any dims;
 * ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm``;
+* ``conv.py``: convolutions (1-3 spatial dims, transposed, backward) as im2col/col2im + matmul;
+* ``pooling.py``: max/avg 2-d pooling and their backwards (atomics / gathers);
 * ``softmax.py``: ``softmax``/``log_softmax``, one block per row;
 * ``copy.py``: strided copies, dtype casts (bfloat16 words), ``_to_copy``/``copy_``/``clone``;
 * ``random.py``: Philox counter-based random fills;
@@ -26,6 +28,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         indexing,
         matmul,
         pointwise_ops,
+        pooling,
         random,
         reduction,
         softmax,
