@@ -94,12 +94,53 @@ def test_graph_prints_one_line_per_op_with_source(net):
     calls = ep.graph.calls
     assert len(calls) > 5
     for n in calls:
-        assert sum(line.lstrip().startswith(f"{n.name}:") for line in text.splitlines()) == 1
-    assert "aten.convolution.default(x, p_conv_weight, p_conv_bias" in text
-    assert "h = self.pool(torch.relu(self.bn(self.conv(x))))" in text
-    assert "conv (Conv2d)" in text and "f32[2, 4, 8, 8]" in text
-    assert text.splitlines()[0].startswith("graph(p_conv_weight: f32[4, 3, 3, 3]")
-    assert "Graph signature" in str(ep)
+        assert sum(line.lstrip().startswith(f"%{n.name} :") for line in text.splitlines()) == 1
+    assert "call_function[target=torch.ops.aten.conv2d.default](args = (%x, %p_conv_weight, %p_conv_bias, [1, 1], [1, 1])" in text
+    assert text.splitlines()[1] == "    %p_conv_weight : [num_users=1] = placeholder[target=p_conv_weight]"
+    readable = ep.graph_module.print_readable(print_output=False)
+    assert "h = self.pool(torch.relu(self.bn(self.conv(x))))" in readable
+    assert 'conv2d: "f32[2, 4, 8, 8]" = torch.ops.aten.conv2d.default(' in readable
+    assert readable.splitlines()[1].startswith('    def forward(self, p_conv_weight: "f32[4, 3, 3, 3]"')
+    assert "Graph signature" in str(ep) and readable.strip() in str(ep).replace("\n    ", "\n")
+
+
+def test_graph_module_runs_the_graph_on_every_input(net):
+    ep = export(net, (x_img(),))
+    x = x_img(3)
+    state = [ep._state_for(s) for s in ep.graph_signature.input_specs if s.kind.name != "USER_INPUT"]
+    out = ep.graph_module(*state, x)
+    assert isinstance(out, tuple) and len(out) == 1
+    np.testing.assert_allclose(arr(out[0]), arr(ep.run(x)), rtol=1e-6)
+    assert ep.graph_module.graph is ep.graph
+    assert "def forward(self, p_conv_weight," in ep.graph_module.code
+
+
+def test_composite_nodes_replay_through_the_public_function():
+    m = nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6), nn.Dropout(0.0), nn.Flatten(), nn.Softmax(-1)).eval()
+    ep = export(m, (torch.randn(2, 4),))
+    assert [str(n.target) for n in ep.graph.calls] == [
+        "aten.linear.default", "aten.layer_norm.default", "aten.dropout.default",
+        "aten.flatten.using_ints", "aten.softmax.int"]
+    x = torch.randn(2, 4)
+    np.testing.assert_allclose(arr(ep.run(x)), arr(m(x)), rtol=1e-6)
+    buf = io.BytesIO()
+    torch.export.save(ep, buf)
+    buf.seek(0)
+    ep2 = torch.export.load(buf)
+    assert str(ep2.graph) == str(ep.graph)
+    np.testing.assert_allclose(arr(ep2.run(x)), arr(m(x)), rtol=1e-6)
+
+
+def test_composite_calls_the_schema_cannot_hold_are_recorded_decomposed():
+    class M(nn.Module):
+        def forward(self, x):
+            return nn.functional.dropout(x, 0.0, True, inplace=True).softmax(-1) + nn.functional.conv1d(
+                x[None], torch.ones(1, 1, 1), padding="same").sum()
+
+    ep = export(M(), (torch.randn(1, 3),))
+    targets = [str(n.target) for n in ep.graph.calls]
+    assert "aten.dropout.default" not in targets and "aten.conv1d.default" not in targets
+    assert "aten.convolution.default" in targets
 
 
 def test_swap_weights_then_outputs_match_eager_with_new_weights(net):

@@ -84,12 +84,15 @@ print(torch.export.describe_state(model))
 # ---------------------------
 # ``export`` (``export/__init__.py``) runs ``forward`` once on the example input with a tracer
 # (``_trace.py``) that records each op. Every tensor the graph reads is a graph *input*: the
-# parameters (``p_``), the buffers (``b_``) and then the user's inputs. Each group of nodes is
-# headed by the module and the source line that produced it.
+# parameters (``p_``), the buffers (``b_``) and then the user's inputs. ``print(ep.graph)`` gives
+# FX's one-line-per-node form, as in PyTorch; ``ep.graph_module.print_readable()`` shows the same
+# nodes as code, each group headed by the source line that produced it. ``nn.Linear`` is one
+# ``aten.linear`` node, as in PyTorch's export (``export/composites.py``).
 
 x = torch.randn(4, 3)
 ep = torch.export.export(model, (x,))
 print(ep.graph)
+print(ep.graph_module.print_readable(print_output=False))
 
 # %%
 # The graph signature says what each input is, by runtime name (``target``):

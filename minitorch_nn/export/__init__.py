@@ -3,7 +3,8 @@
 
     >>> import minitorch_nn as torch
     >>> ep = torch.export.export(model, (torch.randn(2, 4),))
-    >>> print(ep.graph)                      # one line per aten op, with the model's source line
+    >>> print(ep.graph)                      # FX's form: one line per aten op (aten.linear, aten.conv2d...)
+    >>> ep.graph_module.print_readable()     # the graph as code, with shapes and the model's source lines
     >>> ep.module()(x)                       # a module that replays the graph
     >>> ep.swap_weights(new_weights)         # new weights, same program (runtime names)
     >>> torch.export.save(ep, "model.mtep"); ep2 = torch.export.load("model.mtep")
@@ -13,6 +14,21 @@ spec records, :func:`save` / :func:`load` (``serialize.py``) and, for learners,
 :func:`describe_state` (``describe.py``). What PyTorch has and this does not: dynamic shapes
 (``Dim``), ``strict=True`` tracing through TorchDynamo, ``unflatten``, ``run_decompositions``,
 ``draft_export``, ``torch.cond`` and other control-flow operators.
+
+How close the graph is to PyTorch's (checked in ``tests/oracle/test_export_graph_oracle.py``):
+node names, targets, argument lists and order match for models made of ``Linear``, ``Conv1d/2d/3d``,
+``BatchNorm``, ``LayerNorm``, ``GroupNorm``, ``Dropout``, the activations, ``Flatten``,
+``Softmax``/``LogSoftmax``, ``MaxPool2d``, ``AdaptiveAvgPool2d``, ``CrossEntropyLoss`` and
+``matmul``/``reshape`` (the composite ops PyTorch keeps are recorded whole, see
+``composites.py``); placeholders carry their name as ``target``; ``print(ep.graph)`` is FX's
+text and ``print(ep)`` PyTorch's layout. What still differs: other composite ops are recorded as
+the ops they decompose into (``x.T`` is ``aten.permute`` where PyTorch has ``aten.numpy_T``;
+``x.to(dtype)`` is ``aten._to_copy`` where PyTorch records ``_assert_tensor_metadata`` and
+``aten.to.dtype``; ``F.mse_loss`` on broadcast shapes shows ``expand`` nodes where PyTorch has
+``broadcast_tensors`` and ``getitem``); ops returning several tensors are indexed in place
+instead of through ``getitem`` nodes; the generated code has no ``x = None`` clean-ups; the
+``# File:`` comments point at the user's line rather than the innermost library frame; the
+``Range constraints`` are always empty (static shapes).
 """
 
 from __future__ import annotations
@@ -29,11 +45,12 @@ from minitorch_nn.export.exported_program import (
     TensorArgument,
 )
 from minitorch_nn.export.graph import Graph, Node
+from minitorch_nn.export.graph_module import GraphModule
 from minitorch_nn.export.serialize import load, save
 
 __all__ = [
     "export", "save", "load", "ExportedProgram", "ExportGraphSignature", "InputKind", "InputSpec",
-    "OutputKind", "OutputSpec", "TensorArgument", "Graph", "Node", "describe_state",
+    "OutputKind", "OutputSpec", "TensorArgument", "Graph", "Node", "GraphModule", "describe_state",
     "GuardOnDataDependentSymNode",
 ]
 

@@ -32,13 +32,16 @@ routes it through ``aten._local_scalar_dense`` for the duration of the trace.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import inspect
+import keyword
 import linecache
 import os
 import sys
 
 from minitorch_nn._tensor import Tensor
+from minitorch_nn.export.composites import intercept_composites
 from minitorch_nn.export.graph import Graph, Node, Ref, flatten
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 
@@ -96,11 +99,15 @@ class _ExportTracer(TorchDispatchMode):
                 if _is_tensor(value) and not attr.startswith("__"):
                     self.attr_constants.setdefault(id(value), f"{prefix}.{attr}" if prefix else attr)
         self.lifted = 0
+        self.depth = 0           # > 0 while a composite op (export/composites.py) runs: its inner ops are not nodes
         self.outer_frame = None  # the frame of trace(): user frames above it are not in forward
 
     # -- naming ---------------------------------------------------------------------------------
-    def unique(self, base: str) -> str:
+    def unique(self, base: str, op_name: bool = False) -> str:
         base = base or "v"
+        # as FX does, a node named after an op never shadows a Python builtin or keyword (sum_1, max_1)
+        if op_name and (keyword.iskeyword(base) or hasattr(builtins, base)):
+            self.names.add(base)
         if base not in self.names:
             self.names.add(base)
             return base
@@ -178,8 +185,33 @@ class _ExportTracer(TorchDispatchMode):
             raise_data_dependent(self.where(), "Tensor.item()")
         out = func(*args, **kwargs)
         dependent = any(id(t) in self.dependent for t in _tensors_in(args, kwargs))
-        node = Node("call_function", self.unique(func.__name__.split(".")[0]), target=func,
+        if self.depth:  # inside a composite op: the composite is the node
+            for o in (out if isinstance(out, (tuple, list)) else (out,)):
+                if dependent and _is_tensor(o):
+                    self.dependent.add(id(o))
+            return out
+        node = Node("call_function", self.unique(func.__name__.split(".")[0], op_name=True), target=func,
                     args=self.encode(tuple(args)), kwargs={k: self.encode(v) for k, v in kwargs.items()})
+        self._finish(node, out, dependent)
+        return out
+
+    def record_composite(self, op, args, run):
+        """One node for a composite op (``aten.linear``...); ``run()`` computes it, its ops unrecorded."""
+        dependent = any(id(t) in self.dependent for t in _tensors_in(args, {}))
+        encoded = self.encode(tuple(args))  # before running: the result may be an input tensor itself
+        self.depth += 1
+        try:
+            out = run()
+        finally:
+            self.depth -= 1
+        if not _is_tensor(out):
+            return out  # e.g. NotImplemented from Tensor.__matmul__: nothing was computed
+        node = Node("call_function", self.unique(op.__name__.split(".")[0], op_name=True), target=op, args=encoded)
+        self._finish(node, out, dependent)
+        return out
+
+    def _finish(self, node, out, dependent):
+        """Attach the source line and output shapes to ``node``, bind its outputs, append it."""
         stack = self.where()
         if stack:
             node.meta["stack"] = stack
@@ -196,7 +228,6 @@ class _ExportTracer(TorchDispatchMode):
                     if dependent:
                         self.dependent.add(id(o))
         self.nodes.append(node)
-        return out
 
 
 def _tensors_in(args, kwargs):
@@ -327,7 +358,7 @@ def trace(module, args, kwargs):
             tracer.dependent.add(id(t))
 
     tracer.outer_frame = sys._getframe()
-    with _route_scalar_reads(tracer), _state_restored(module), tracer:
+    with _route_scalar_reads(tracer), _state_restored(module), intercept_composites(tracer.record_composite), tracer:
         result = module(*args, **(kwargs or {}))
 
     out_spec, out_leaves = flatten(result, _is_tensor)

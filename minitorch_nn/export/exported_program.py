@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from minitorch_nn._tensor import Tensor
 from minitorch_nn.export.graph import Graph, format_val, run_graph, unflatten
+from minitorch_nn.export.graph_module import GraphModule
 from minitorch_nn.nn.modules.module import Module
 from minitorch_nn.nn.parameter import Parameter
 
@@ -139,7 +140,7 @@ class ExportGraphSignature:
         return {}
 
     def __str__(self):
-        lines = ["# inputs"] + [str(s) for s in self.input_specs] + ["", "# outputs"]
+        lines = ["", "# inputs"] + [str(s) for s in self.input_specs] + ["", "# outputs"]
         lines += [str(s) for s in self.output_specs]
         return "\n".join(lines) + "\n"
 
@@ -322,11 +323,21 @@ class ExportedProgram:
 
     load_weights = swap_weights
 
+    @property
+    def graph_module(self) -> GraphModule:
+        """The module holding :attr:`graph` (``forward`` takes every graph input; see ``graph_module.py``)."""
+        gm = self.__dict__.get("_graph_module")
+        if gm is None or gm.graph is not self.graph:
+            gm = self.__dict__["_graph_module"] = GraphModule(self.graph)
+        return gm
+
     # -- printing -------------------------------------------------------------------------------
     def __str__(self):
-        graph = "\n".join("    " + line for line in str(self.graph).splitlines())
-        sig = "\n".join("    " + line for line in str(self.graph_signature).splitlines())
-        return f"ExportedProgram:\n{graph}\n\nGraph signature:\n{sig}\n"
+        # PyTorch's layout: the graph module's readable code, the signature, the (empty) range constraints
+        graph = "\n".join("    " + line for line in self.graph_module.print_readable(print_output=False).split("\n"))
+        first, *rest = str(self.graph_signature).split("\n")
+        sig = first + "\n" + "\n".join("    " + line for line in rest)
+        return f"ExportedProgram:\n{graph}\nGraph signature: {sig}\nRange constraints: {{}}\n"
 
     __repr__ = __str__
 

@@ -11,19 +11,21 @@ A :class:`Graph` is a flat list of :class:`Node` objects in execution order:
 
 Every value-producing node keeps ``meta``: the shape and dtype of what it produced, and where
 in the user's code the op was called (file, line, source text, and the submodule whose
-``forward`` was running), so ``print(ep.graph)`` can be read next to the model's code::
+``forward`` was running). ``print(ep.graph)`` prints FX's form, as PyTorch does::
 
-    graph(p_fc1_weight: f32[8, 4], p_fc1_bias: f32[8], ..., x: f32[2, 4]):
-        # fc1 (Linear): model.py:12  return self.fc2(self.act(self.fc1(x)))
-        t: f32[4, 8] = aten.t.default(p_fc1_weight)
-        addmm: f32[2, 8] = aten.addmm.default(p_fc1_bias, x, t)
+    graph():
+        %p_fc_weight : [num_users=1] = placeholder[target=p_fc_weight]
         ...
-        return (addmm_1,)
+        %linear : [num_users=1] = call_function[target=torch.ops.aten.linear.default](args = (%x, %p_fc_weight, %p_fc_bias), kwargs = {})
+        return (linear,)
+
+and ``ep.graph_module.print_readable()`` (``graph_module.py``) the same nodes as code, with
+shapes and source lines.
 
 Differences from PyTorch: there is no ``fx.Graph`` / ``GraphModule`` code generation; the graph
 is replayed by a small interpreter (:func:`run_graph`). Node names follow FX's rule (the op's
-name, then ``_1``, ``_2``...) but the ops are whatever minitorch_nn's functions dispatch to
-(``aten.addmm`` for ``Linear`` rather than PyTorch's ``aten.linear``).
+name, then ``_1``, ``_2``...; ``sum_1`` for an op named like a Python builtin). A node with
+several outputs is read as ``%node[0]`` rather than through ``operator.getitem`` nodes.
 """
 
 from __future__ import annotations
@@ -53,10 +55,14 @@ class Node:
 
     op: str
     name: str
-    target: object = None          # OpOverload for call_function, None otherwise
+    target: object = None          # the op for call_function; the node's name for placeholder/output (as FX)
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)  # "val": [(shape, dtype)] | (shape, dtype); "stack": {...}
+
+    def __post_init__(self):
+        if self.target is None and self.op in ("placeholder", "output"):
+            self.target = self.name
 
     def __repr__(self):
         return f"Node({self.op}, {self.name})"
@@ -83,14 +89,19 @@ def format_val(val) -> str:
     return f"{_short_dtype(dtype)}[{', '.join(str(s) for s in shape)}]"
 
 
-def _format_arg(a) -> str:
+def format_arg(a, ref_prefix: str = "", kw_sep: str = "=", rename=None) -> str:
+    """One node argument as PyTorch prints it: ``%x`` (FX graph) or ``x`` (code), lists, dtypes.
+
+    ``rename`` maps node names to the names used in generated code (``input`` -> ``input_1``).
+    """
     if isinstance(a, Ref):
-        return str(a)
+        name = (rename or {}).get(a.name, a.name)
+        return ref_prefix + (name if a.index is None else f"{name}[{a.index}]")
     if isinstance(a, (list, tuple)):
-        inner = ", ".join(_format_arg(x) for x in a)
+        inner = ", ".join(format_arg(x, ref_prefix, rename=rename) for x in a)
         return f"[{inner}]" if isinstance(a, list) else f"({inner}{',' if len(a) == 1 else ''})"
     if isinstance(a, dict):
-        return "{" + ", ".join(f"{k!r}: {_format_arg(v)}" for k, v in a.items()) + "}"
+        return "{" + ", ".join(f"{k}{kw_sep}{format_arg(v, ref_prefix, rename=rename)}" for k, v in a.items()) + "}"
     if isinstance(a, dt.dtype):
         return f"torch.{a}".replace("torch.torch.", "torch.")
     return repr(a)
@@ -114,11 +125,25 @@ class Graph:
     def output_node(self) -> Node:
         return self.nodes[-1]
 
+    @property
+    def outputs(self) -> tuple:
+        """The :class:`Ref` of every output leaf, in order."""
+        out = self.output_node.args[0] if self.nodes and self.nodes[-1].op == "output" else ()
+        return tuple(out[1]) if out else ()
+
     def find(self, name: str) -> Node:
         for n in self.nodes:
             if n.name == name:
                 return n
         raise KeyError(name)
+
+    def num_users(self) -> dict:
+        """Node name -> how many nodes read it (FX's ``len(node.users)``; the output node counts)."""
+        users = {n.name: set() for n in self.nodes}
+        for n in self.nodes:
+            for ref in _refs_in((n.args, list(n.kwargs.values()))):
+                users.setdefault(ref.name, set()).add(n.name)
+        return {name: len(u) for name, u in users.items()}
 
     def __len__(self):
         return len(self.nodes)
@@ -127,40 +152,38 @@ class Graph:
         return iter(self.nodes)
 
     def __str__(self):
-        inputs = ", ".join(f"{n.name}: {format_val(n.meta.get('val'))}" for n in self.placeholders)
-        lines = [f"graph({inputs}):"]
-        last_where = None
-        for n in self.calls:
-            where = _where(n.meta.get("stack"))
-            if where and where != last_where:
-                lines.append(f"    # {where}")
-                last_where = where
-            args = [_format_arg(a) for a in n.args]
-            args += [f"{k}={_format_arg(v)}" for k, v in n.kwargs.items()]
-            lines.append(f"    {n.name}: {format_val(n.meta.get('val'))} = {n.target}({', '.join(args)})")
-        out = self.output_node.args[0] if self.nodes and self.nodes[-1].op == "output" else ()
-        lines.append(f"    return {_format_arg(_leaves_tuple(out))}")
+        """FX's ``print(graph)`` form: one ``%name : [num_users=N] = op[target=...](...)`` line a node."""
+        users = self.num_users()
+        lines = ["graph():"]
+        for n in self.nodes:
+            if n.op == "placeholder":
+                lines.append(f"    %{n.name} : [num_users={users[n.name]}] = placeholder[target={n.target}]")
+            elif n.op == "call_function":
+                args = format_arg(tuple(n.args), "%")
+                kwargs = format_arg(dict(n.kwargs), "%", kw_sep=": ")
+                lines.append(f"    %{n.name} : [num_users={users[n.name]}] = "
+                             f"call_function[target=torch.ops.{n.target}](args = {args}, kwargs = {kwargs})")
+        lines.append(f"    return {format_arg(self.outputs)}")
         return "\n".join(lines)
 
     __repr__ = __str__
 
-    def print_readable(self) -> str:
-        """Print the graph (as ``GraphModule.print_readable``) and return the text."""
-        text = str(self)
-        print(text)
+    def print_readable(self, print_output: bool = True) -> str:
+        """The graph as the code of a ``forward`` (``GraphModule.print_readable``); see ``graph_module.py``."""
+        from minitorch_nn.export.graph_module import readable
+
+        text = readable(self)
+        if print_output:
+            print(text)
         return text
 
 
-def _leaves_tuple(spec_and_leaves):
-    return tuple(spec_and_leaves[1]) if spec_and_leaves else ()
-
-
-def _where(stack) -> str:
-    if not stack:
-        return ""
-    mod = stack.get("module")
-    head = f"{mod or '<root>'} ({stack['module_type']}): " if stack.get("module_type") else ""
-    return f"{head}{stack['file']}:{stack['line']}  {stack.get('code', '')}".rstrip()
+def _refs_in(a):
+    if isinstance(a, Ref):
+        yield a
+    elif isinstance(a, (list, tuple)):
+        for x in a:
+            yield from _refs_in(x)
 
 
 # -- replay -----------------------------------------------------------------------------------

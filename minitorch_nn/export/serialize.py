@@ -118,7 +118,10 @@ def _expect(cond, msg):
 
 def _lookup_op(target):
     from minitorch_nn._ops import OpOverload, ops
+    from minitorch_nn.export.composites import COMPOSITES
 
+    if target in COMPOSITES:  # aten.linear.default & co. (export/composites.py)
+        return COMPOSITES[target]
     parts = str(target).split(".")
     _expect(len(parts) == 3 and parts[0] == "aten", f"unknown op target {target!r}")
     try:

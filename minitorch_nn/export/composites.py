@@ -1,0 +1,326 @@
+"""Composite ops that export keeps whole: ``aten.linear``, ``aten.conv2d``, ``aten.batch_norm``...
+(mirrors what PyTorch's pre-dispatch tracing in ``torch/export/_trace.py`` records).
+
+PyTorch has two kinds of aten ops. Most have kernels; a few (``linear``, ``conv2d``,
+``batch_norm``, ``layer_norm``, ``softmax``, ``reshape``, ``matmul``...) are *composite*: their
+C++ body just calls other ops. A ``__torch_dispatch__`` mode only ever sees the ops underneath
+(``t`` + ``addmm`` for ``linear``), but ``torch.export.export`` traces one level higher and keeps
+the composite op as one node, which is why a PyTorch export graph reads
+``aten.linear.default(x, p_weight, p_bias)``.
+
+minitorch_nn declares no composite ops (``_aten.py``): the public functions call the ops they
+decompose into. To give the same graphs, export swaps each such public function for a wrapper
+while it traces (:func:`intercept_composites`). The outermost wrapper call becomes one node whose
+target is a :class:`CompositeOp` named like PyTorch's op, with the arguments in PyTorch's schema
+order (values equal to a trailing default left out, as PyTorch prints them); the ops inside run
+but are not recorded. Replaying the node calls the public function again.
+
+Differences from PyTorch: only the composites in :data:`COMPOSITES` are kept (everything else is
+recorded as the ops it decomposes into); a call the wrapper cannot express in the schema
+(``F.dropout(..., inplace=True)``, ``F.conv2d(padding="same")``, ``F.softmax`` without ``dim``,
+``max_pool2d(return_indices=True)``, the legacy ``size_average=`` / ``reduce=`` loss arguments)
+is recorded decomposed; a function imported by name (``from torch.nn.functional import linear``)
+before export is not swapped, so its call is recorded decomposed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+
+from minitorch_nn._ops import parse_schema
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+class CompositeOp:
+    """An aten op PyTorch keeps in export graphs; calling it runs the public function it stands for."""
+
+    def __init__(self, schema_text: str, replay):
+        self._schema = parse_schema(schema_text)
+        self._overloadname = self._schema.overload_name
+        self.__name__ = f"{self._schema.name}.{self._overloadname}"
+        self._replay = replay
+
+    def name(self) -> str:
+        return f"aten::{self.__name__}"
+
+    @property
+    def namespace(self):
+        return "aten"
+
+    def __str__(self):
+        return f"aten.{self.__name__}"
+
+    def __repr__(self):
+        return f"<CompositeOp(op='aten.{self._schema.name}', overload='{self._overloadname}')>"
+
+    def __call__(self, *args, **kwargs):
+        values = self.bind(args, kwargs)
+        return self._replay(**values)
+
+    def bind(self, args, kwargs) -> dict:
+        """Schema argument name -> value, defaults filled in."""
+        params = self._schema.arguments
+        if len(args) > len(params):
+            raise TypeError(f"{self}: expected at most {len(params)} arguments, got {len(args)}")
+        values = {}
+        for p, a in zip(params, args):
+            values[p.name] = a
+        for p in params[len(args):]:
+            if p.name in kwargs:
+                values[p.name] = kwargs[p.name]
+            elif p.has_default:
+                values[p.name] = _expand(p.type, p.default)
+            else:
+                raise TypeError(f"{self}: missing argument {p.name!r}")
+        return values
+
+    def schema_args(self, values: dict) -> tuple:
+        """The positional arguments PyTorch records: every value in schema order, list arguments
+        in their full form (``2`` -> ``[2, 2]`` for ``int[2]``), trailing defaults dropped."""
+        out = [_expand(p.type, values[p.name]) for p in self._schema.arguments]
+        params = self._schema.arguments
+        while out and params[len(out) - 1].has_default and out[-1] == _expand(params[len(out) - 1].type, params[len(out) - 1].default):
+            out.pop()
+        return tuple(out)
+
+
+def _expand(type_: str, value):
+    """``int[2]`` arguments accept one int for every dim; PyTorch stores the list."""
+    if "[" not in type_ or value is None:
+        return value
+    size = type_[type_.index("[") + 1:type_.index("]")]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value] * int(size) if size else [value]
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    return value
+
+
+def _F():
+    from minitorch_nn.nn import functional
+
+    return functional
+
+
+def _torch():
+    import minitorch_nn
+
+    return minitorch_nn
+
+
+# -- the table ----------------------------------------------------------------------------------
+# Each entry: the op (schema text as PyTorch 2.13 prints it, and how to replay it), the signature
+# of the public function the user calls (for binding its arguments), the places where that
+# function is looked up at call time ("module:attribute" or "module:Class.attribute"), and
+# how its arguments become the schema's (None: this call cannot be kept whole).
+
+class _Entry:
+    def __init__(self, schema, replay, signature_of, patch, to_schema):
+        self.op = CompositeOp(schema, replay)
+        self.signature_of = signature_of
+        self.patch = patch
+        self.to_schema = to_schema
+
+
+def _conv(n):
+    def to_schema(a):
+        if isinstance(a["padding"], str):
+            return None  # padding="same"/"valid": PyTorch's conv2d.padding overload, not kept here
+        return dict(input=a["input"], weight=a["weight"], bias=a["bias"], stride=a["stride"],
+                    padding=a["padding"], dilation=a["dilation"], groups=a["groups"])
+
+    def replay(input, weight, bias, stride, padding, dilation, groups):
+        return getattr(_F(), f"conv{n}d")(input, weight, bias, stride, padding, dilation, groups)
+
+    dims = ", ".join(["1"] * n)
+    zeros = ", ".join(["0"] * n)
+    return _Entry(
+        f"conv{n}d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride=[{dims}], "
+        f"SymInt[{n}] padding=[{zeros}], SymInt[{n}] dilation=[{dims}], SymInt groups=1) -> Tensor",
+        replay, lambda: getattr(_F(), f"conv{n}d"),
+        [f"minitorch_nn.nn.functional:conv{n}d", f"minitorch_nn.nn.modules.conv:Conv{n}d._fn"], to_schema)
+
+
+def _softmax(name):
+    def to_schema(a):
+        if a["dim"] is None:
+            return None  # the implicit-dim form warns and guesses; PyTorch records the guess
+        return {"self": a["input"], "dim": a["dim"], "dtype": a["dtype"]}
+
+    def replay(dtype=None, **kw):
+        return getattr(_F(), name)(kw["self"], kw["dim"], dtype=dtype)
+
+    return _Entry(f"{name}.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", replay,
+                  lambda: getattr(_F(), name), [f"minitorch_nn.nn.functional:{name}"], to_schema)
+
+
+def _cross_entropy_to_schema(a):
+    if a["size_average"] is not None or a["reduce"] is not None or a["reduction"] not in _REDUCTIONS:
+        return None
+    return {"self": a["input"], "target": a["target"], "weight": a["weight"],
+            "reduction": _REDUCTIONS[a["reduction"]], "ignore_index": a["ignore_index"],
+            "label_smoothing": a["label_smoothing"]}
+
+
+def _cross_entropy_replay(target, weight, reduction, ignore_index, label_smoothing, **kw):
+    name = {v: k for k, v in _REDUCTIONS.items()}[reduction]
+    return _F().cross_entropy(kw["self"], target, weight, ignore_index=ignore_index, reduction=name,
+                              label_smoothing=label_smoothing)
+
+
+def _max_pool2d_to_schema(a):
+    if a["return_indices"]:
+        return None  # PyTorch records max_pool2d_with_indices then
+    return {"self": a["input"], "kernel_size": a["kernel_size"], "stride": [] if a["stride"] is None else a["stride"],
+            "padding": a["padding"], "dilation": a["dilation"], "ceil_mode": a["ceil_mode"]}
+
+
+def _max_pool2d_replay(kernel_size, stride, padding, dilation, ceil_mode, **kw):
+    return _F().max_pool2d(kw["self"], kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def _reshape_to_schema(a):
+    shape = a["shape"]
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return {"self": a["input"], "shape": list(shape)}
+
+
+def _entries():
+    F = "minitorch_nn.nn.functional"
+    T = "minitorch_nn._tensor:Tensor"
+    return [
+        _Entry("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+               lambda input, weight, bias: _F().linear(input, weight, bias),
+               lambda: _F().linear, [f"{F}:linear"],
+               lambda a: dict(input=a["input"], weight=a["weight"], bias=a["bias"])),
+        _conv(1), _conv(2), _conv(3),
+        _Entry("batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+               "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+               lambda input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled:
+                   _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps),
+               lambda: _F().batch_norm, [f"{F}:batch_norm"],
+               # cudnn_enabled: PyTorch's CPU build records False
+               lambda a: dict(input=a["input"], weight=a["weight"], bias=a["bias"], running_mean=a["running_mean"],
+                              running_var=a["running_var"], training=a["training"], momentum=a["momentum"],
+                              eps=a["eps"], cudnn_enabled=False)),
+        _Entry("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+               "float eps=1e-05, bool cudnn_enable=True) -> Tensor",
+               lambda input, normalized_shape, weight, bias, eps, cudnn_enable:
+                   _F().layer_norm(input, normalized_shape, weight, bias, eps),
+               lambda: _F().layer_norm, [f"{F}:layer_norm"],
+               lambda a: dict(input=a["input"], normalized_shape=a["normalized_shape"], weight=a["weight"],
+                              bias=a["bias"], eps=a["eps"], cudnn_enable=False)),
+        _Entry("group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+               "float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
+               lambda input, num_groups, weight, bias, eps, cudnn_enabled:
+                   _F().group_norm(input, num_groups, weight, bias, eps),
+               lambda: _F().group_norm, [f"{F}:group_norm"],
+               lambda a: dict(input=a["input"], num_groups=a["num_groups"], weight=a["weight"], bias=a["bias"],
+                              eps=a["eps"], cudnn_enabled=False)),
+        _Entry("dropout(Tensor input, float p, bool train) -> Tensor",
+               lambda input, p, train: _F().dropout(input, p, train),
+               lambda: _F().dropout, [f"{F}:dropout"],
+               lambda a: None if a["inplace"] else dict(input=a["input"], p=a["p"], train=a["training"])),
+        _softmax("softmax"), _softmax("log_softmax"),
+        _Entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
+               "SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor",
+               _cross_entropy_replay, lambda: _F().cross_entropy, [f"{F}:cross_entropy"], _cross_entropy_to_schema),
+        _Entry("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
+               "bool ceil_mode=False) -> Tensor",
+               _max_pool2d_replay, lambda: _F().max_pool2d, [f"{F}:max_pool2d"], _max_pool2d_to_schema),
+        _Entry("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+               lambda output_size, **kw: _F().adaptive_avg_pool2d(kw["self"], output_size),
+               lambda: _F().adaptive_avg_pool2d, [f"{F}:adaptive_avg_pool2d"],
+               lambda a: None if None in _expand("int[2]", a["output_size"])
+               else {"self": a["input"], "output_size": a["output_size"]}),
+        _Entry("matmul(Tensor self, Tensor other) -> Tensor",
+               lambda other, **kw: _torch().matmul(kw["self"], other),
+               lambda: _torch().matmul,
+               ["minitorch_nn:matmul", f"{T}.matmul", f"{T}.__matmul__"],
+               lambda a: None if a.get("out") is not None else {"self": a["input"], "other": a["other"]}),
+        _Entry("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+               lambda shape, **kw: _torch().reshape(kw["self"], shape),
+               lambda: _torch().reshape, ["minitorch_nn:reshape", f"{T}.reshape"], _reshape_to_schema),
+        _Entry("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+               lambda start_dim, end_dim, **kw: _torch().flatten(kw["self"], start_dim, end_dim),
+               lambda: _torch().flatten, ["minitorch_nn:flatten", f"{T}.flatten"],
+               lambda a: {"self": a["input"], "start_dim": a["start_dim"], "end_dim": a["end_dim"]}),
+    ]
+
+
+ENTRIES = _entries()
+#: ``"aten.linear.default"`` -> :class:`CompositeOp` (what ``export.load`` looks targets up in)
+COMPOSITES = {str(e.op): e.op for e in ENTRIES}
+
+
+def _resolve(where: str):
+    """``"pkg.mod:Class.attr"`` -> (the object holding the attribute, the attribute name)."""
+    module, _, path = where.partition(":")
+    owner = importlib.import_module(module)
+    *parents, attr = path.split(".")
+    for p in parents:
+        owner = getattr(owner, p)
+    return owner, attr
+
+
+@contextlib.contextmanager
+def intercept_composites(record):
+    """Swap every function of :data:`ENTRIES` for a wrapper while the block runs.
+
+    ``record(op, schema_args, run)`` is called for the outermost composite call: it must call
+    ``run()`` (the original function, with nested composite calls left alone) and return its
+    result. Calls the schema cannot express just run the original function.
+    """
+    depth = [0]
+    saved = []
+
+    def make_wrapper(entry, original, signature):
+        def wrapper(*args, **kwargs):
+            if depth[0]:
+                return original(*args, **kwargs)
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return original(*args, **kwargs)  # let the function raise its own error
+            bound.apply_defaults()
+            values = entry.to_schema(dict(bound.arguments))
+            if values is None:
+                return original(*args, **kwargs)
+
+            def run():
+                depth[0] += 1
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    depth[0] -= 1
+
+            return record(entry.op, entry.op.schema_args(values), run)
+
+        wrapper.__wrapped__ = original
+        return wrapper
+
+    try:
+        for entry in ENTRIES:
+            signature = inspect.signature(entry.signature_of())
+            for where in entry.patch:
+                owner, attr = _resolve(where)
+                raw = inspect.getattr_static(owner, attr)
+                in_dict = attr in vars(owner)
+                is_static = isinstance(raw, staticmethod)
+                original = raw.__func__ if is_static else getattr(owner, attr)
+                if inspect.isclass(owner) and not is_static:
+                    original = raw  # a plain function on the class: called with self first
+                wrapper = make_wrapper(entry, original, signature)
+                saved.append((owner, attr, raw, in_dict))
+                setattr(owner, attr, staticmethod(wrapper) if is_static else wrapper)
+        yield
+    finally:
+        for owner, attr, raw, in_dict in reversed(saved):
+            if in_dict:
+                setattr(owner, attr, raw)
+            else:
+                delattr(owner, attr)
