@@ -11,6 +11,7 @@ family, each readable on its own:
 * ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm``;
 * ``conv.py``: convolutions (1-3 spatial dims, transposed, backward) as im2col/col2im + matmul;
 * ``pooling.py``: max/avg 2-d pooling and their backwards (atomics / gathers);
+* ``norms.py``: batch/layer/group norm, forward and backward (one block per normalized group);
 * ``softmax.py``: ``softmax``/``log_softmax``, one block per row;
 * ``copy.py``: strided copies, dtype casts (bfloat16 words), ``_to_copy``/``copy_``/``clone``;
 * ``random.py``: Philox counter-based random fills;
@@ -27,6 +28,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         copy,
         indexing,
         matmul,
+        norms,
         pointwise_ops,
         pooling,
         random,
