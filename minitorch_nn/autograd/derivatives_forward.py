@@ -139,18 +139,35 @@ def _is_float(o):
     return isinstance(o, TensorBase) and (o.dtype.is_floating_point or o.dtype.is_complex)
 
 
+def treated_as_composite(op):
+    """An op with neither a JVP formula nor a derivative: its kernel may be made of other ops
+    (``einsum``), so it runs with forward AD still on and those ops compute the tangents."""
+    return op.derivative is None and op not in FORMULAS
+
+
+def run_composite(op, args, kwargs, level):
+    """Run ``op`` under forward AD (see :func:`treated_as_composite`); if a float output comes
+    back without a tangent, the op has no forward derivative: PyTorch's NotImplementedError."""
+    out = NotImplemented
+    if _dispatch.autograd_layer is not None:
+        out = _dispatch.autograd_layer(op, args, kwargs)
+    if out is NotImplemented:
+        out = _dispatch.below_autograd(op, args, kwargs)
+    for o in (out if type(out) in (tuple, list) else (out,)):
+        if _is_float(o) and _fw.get_tangent(o, level) is None:
+            raise NotImplementedError(f"Trying to use forward AD with aten::{op._schema.name} that does not support it.")
+    return out
+
+
 def run_with_tangents(op, args, kwargs, level):
     """Run ``op`` through the rest of the chain, then give its outputs their tangents."""
     formula = FORMULAS.get(op)
     d = op.derivative
-    if formula is None and (d is None or d is NONDIFFERENTIABLE):
+    if formula is None and d is NONDIFFERENTIABLE:
         out = _dispatch.dispatch(op, args, kwargs)
-        outs = out if type(out) in (tuple, list) else (out,)
-        if d is None and any(_is_float(o) for o in outs):
-            raise NotImplementedError(f"Trying to use forward AD with {op.name()} that does not support it.")
-        for o in outs:   # detach() & co.: a view that must not see its base's tangent
+        for o in (out if type(out) in (tuple, list) else (out,)):
             if isinstance(o, TensorBase) and o._impl.base is not None:
-                _fw.mark_no_tangent(o)
+                _fw.mark_no_tangent(o)   # detach() & co.: a view that must not see its base's tangent
         return out
 
     call = _Call(op, args, kwargs, level)
@@ -419,6 +436,20 @@ forward("addmm", lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
 forward("baddbmm", lambda self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
         _scale(self_t, beta) + _scale(batch1_t.bmm(batch2) + batch1.bmm(batch2_t), alpha))
 
+
+
+def _einsum_jvp(equation, tensors, tensors_t):
+    # multilinear: one term per operand, with that operand replaced by its tangent
+    out = None
+    for i, t in enumerate(tensors_t):
+        if isinstance(t, TensorBase):
+            term = aten.einsum.default(equation, list(tensors[:i]) + [t] + list(tensors[i + 1:]))
+            out = term if out is None else out + term
+    return out
+
+
+forward("einsum", _einsum_jvp)
+
 # ---------------------------------------------------------------------------------------------
 # Views, shape and indexing ops: linear, so the tangent goes through the same op
 # ---------------------------------------------------------------------------------------------
@@ -430,7 +461,8 @@ for _name in ("_unsafe_view", "permute", "transpose.int", "t", "unsqueeze", "squ
     linear(_name)
 linear("cat", "tensors")
 linear("stack", "tensors")
-linear("index_put", "self", "values")
+forward("index_put", lambda self_t, indices, values_t, accumulate: aten.index_put.default(
+    self_t, indices, values_t.to(self_t.dtype), accumulate))
 linear("scatter.src", "self", "src")
 linear("scatter_add", "self", "src")
 linear("index_add", "self", "source")

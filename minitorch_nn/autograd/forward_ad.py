@@ -355,7 +355,9 @@ def forward_ad_layer(op, args, kwargs):
     level = _current_level
     if not _has_tangent(args, kwargs, level):
         return NotImplemented
-    from minitorch_nn.autograd.derivatives_forward import run_with_tangents
+    from minitorch_nn.autograd.derivatives_forward import run_composite, run_with_tangents, treated_as_composite
 
+    if treated_as_composite(op):
+        return run_composite(op, args, kwargs, level)   # the ops its kernel calls carry the tangents
     with _forward_ad_off():
         return run_with_tangents(op, args, kwargs, level)
