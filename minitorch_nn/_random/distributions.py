@@ -51,9 +51,10 @@ Where we differ from PyTorch
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
+
+from minitorch_nn._warnings import warn_user
 
 from .avx2_math import log_ps, sincos_ps
 from .fpmath import fma_f32, fma_f64
@@ -345,12 +346,11 @@ def _check_int_bounds(frm: int, to_inc: int, dt: np.dtype) -> None:
         d = _DIGITS[dt.name]
         for var, what in ((frm, "from"), (to_inc, "to - 1")):
             if var < -(1 << d) or var > (1 << d):
-                warnings.warn(
+                warn_user(
                     f"{what} is out of bounds [-(2^{d}), 2^{d}]. Due to precision limitations {name} can "
                     "support discrete uniform distribution only within this range. This warning will become "
                     "an error in version 1.7 release, please fix the code in advance",
                     UserWarning,
-                    stacklevel=4,
                 )
 
 

@@ -11,9 +11,8 @@ with the payload through ``swap_tensors``, as PyTorch's do); a non-leaf's hooks 
 
 from __future__ import annotations
 
-import warnings
-
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd.graph import RemovableHandle, _add_hook, _HookDict, current_grad_fn
 
 _NON_LEAF_GRAD_WARNING = (
@@ -85,7 +84,7 @@ def _retains_grad(self):
 def _get_grad(self):
     impl = self._impl
     if impl.grad_fn is not None and impl.grad is None and not _retains_grad(self):
-        warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        warn_user(_NON_LEAF_GRAD_WARNING, UserWarning)
     return impl.grad
 
 

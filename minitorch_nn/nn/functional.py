@@ -18,11 +18,11 @@ kernel).
 from __future__ import annotations
 
 import math
-import warnings
 
 import minitorch_nn as _t
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.overrides import public
 
 # =================================================================================================
@@ -558,9 +558,8 @@ def prelu(input, weight):
 
 
 def _softmax_dim(name, ndim):
-    warnings.warn(
+    warn_user(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
-        stacklevel=3,
     )
     return 0 if ndim in (0, 1, 3) else 1
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 
 import minitorch_nn as _t
 from minitorch_nn._ops import aten
+from minitorch_nn._warnings import warn_user
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
@@ -105,9 +105,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if tensor.device.type == "meta":
         return tensor
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warnings.warn(
+        warn_user(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may be incorrect.",
-            stacklevel=2,
         )
     with _no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
@@ -218,7 +217,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     ``bound = 1 / sqrt(fan_in)``.
     """
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_user("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
@@ -231,7 +230,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, std^2) with ``std = gain / sqrt(fan)``."""
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_user("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
@@ -265,8 +264,8 @@ def orthogonal_(tensor, gain=1, generator=None):
 # PyTorch still ships the old names without the trailing underscore (deprecated).
 def _deprecated(new):
     def old(*args, **kwargs):
-        warnings.warn(f"`nn.init.{new.__name__[:-1]}` is now deprecated in favor of `nn.init.{new.__name__}`.",
-                      FutureWarning, stacklevel=2)
+        warn_user(f"`nn.init.{new.__name__[:-1]}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                  FutureWarning)
         return new(*args, **kwargs)
 
     old.__name__ = new.__name__[:-1]

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 import types
-import warnings
 from bisect import bisect_right
 from collections import Counter
 from functools import wraps
 from weakref import ref
 
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.optim.optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR"]
@@ -103,30 +103,30 @@ class LRScheduler:
 
     def _warn_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)
+            warn_user("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                      UserWarning)
 
     def step(self, epoch=None):
         """Advance one epoch and write the new rates into the optimizer."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
+                warn_user(
                     "Seems like `optimizer.step()` has been overridden after learning rate scheduler initialization. "
                     "Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2,
+                    UserWarning,
                 )
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
+                warn_user(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you "
                     "should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure "
                     "to do this will result in PyTorch skipping the first value of the learning rate schedule. See more "
                     "details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2,
+                    UserWarning,
                 )
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_user(EPOCH_DEPRECATION_WARNING, UserWarning)
         self._get_lr_called_within_step = True
         try:
             if epoch is None:

@@ -30,13 +30,13 @@ for a tied parameter that one module replaced while another still uses it.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
 import minitorch_nn as _t
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.nn.modules import _conversion
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -82,14 +82,13 @@ def _warn_replaced_params(optimizer):
                 continue
             warned.add(id(p))  # (ids are stable: the group keeps p alive)
             label = f"parameter {i} ({names[i]!r})" if names else f"parameter {i}"
-            warnings.warn(
+            warn_user(
                 f"optimizer.step(): {label} of param group {g} was replaced in the model ({where}) by a "
                 "new Parameter object; the optimizer is updating the old tensor, so the model will not "
                 "train.\nHint: build the optimizer after converting or replacing parameters (model.to(...) "
                 "first), or turn on minitorch_nn.__future__.set_swap_module_params_on_conversion(True) so "
                 "conversions keep parameter identity.",
                 UserWarning,
-                stacklevel=3,
             )
 
 
@@ -272,10 +271,9 @@ class Optimizer:
 
         params = param_group["params"]
         if len(params) != len(set(params)):
-            warnings.warn(
+            warn_user(
                 "optimizer contains a parameter group with duplicate parameters; in future, this will cause an error; "
                 "see github.com/pytorch/pytorch/issues/40967 for more information",
-                stacklevel=3,
             )
         param_set = set()
         for group in self.param_groups:

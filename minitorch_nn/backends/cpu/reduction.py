@@ -18,6 +18,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim, wrap_dims
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import compute_dtype, mean_dtype, not_implemented, type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap
 
@@ -197,9 +198,9 @@ def _var(self, dim, correction, keepdim, name):
     with warnings.catch_warnings():
         if count - ddof <= 0:
             # PyTorch's warning, instead of numpy's "Degrees of freedom <= 0 for slice"
-            warnings.warn(
+            warn_user(
                 f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=2,
+                "reduction factor (input numel divided by output numel).", UserWarning,
             )
             warnings.simplefilter("ignore", RuntimeWarning)
         with np.errstate(all="ignore"):

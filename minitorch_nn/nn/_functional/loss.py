@@ -14,10 +14,9 @@ dim last and calls ``nll_loss_forward`` (PyTorch calls ``nll_loss2d_forward`` fo
 
 from __future__ import annotations
 
-import warnings
-
 import minitorch_nn as _t
 from minitorch_nn._ops import aten
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.overrides import public
 
 __all__ = [
@@ -39,8 +38,8 @@ def _legacy_reduction(size_average, reduce, reduction):
     """The deprecated ``size_average``/``reduce`` pair, turned into a ``reduction`` string."""
     if size_average is None and reduce is None:
         return reduction
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
-        "none" if reduce is False else ("mean" if size_average in (None, True) else "sum")), stacklevel=3)
+    warn_user("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+        "none" if reduce is False else ("mean" if size_average in (None, True) else "sum")))
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if not reduce:
@@ -50,10 +49,9 @@ def _legacy_reduction(size_average, reduce, reduction):
 
 def _warn_size(input, target, name):
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(
+        warn_user(
             f"Using a target size ({target.shape!r}) that is different to the input size ({input.shape!r}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=3,
         )
 
 
@@ -207,11 +205,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     """``KL(target || exp(input))`` pointwise, with ``input`` given as log-probabilities."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction == "mean":
-        warnings.warn(
+        warn_user(
             "reduction: 'mean' divides the total loss by both the batch size and the support size."
             "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
             "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-            stacklevel=3,
         )
     if log_target:
         loss = target.exp() * (target - input)

@@ -21,8 +21,7 @@ non-tensors and for tensors that do not require grad), ``grad_output`` one per o
 
 from __future__ import annotations
 
-import warnings
-
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd import Function
 
 
@@ -137,12 +136,11 @@ class BackwardHook:
                 local = self.grad_outputs
                 if self.input_tensors_index is None:
                     # Node A does not exist: call the full hooks now, with no input gradients.
-                    warnings.warn(
+                    warn_user(
                         "Full backward hook is firing when gradients are computed with respect to module outputs "
                         "since no inputs require gradients. See "
                         "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module."
                         "register_full_backward_hook for more details.",
-                        stacklevel=5,
                     )
                     grad_inputs = (None,) * self.n_inputs
                     for user_hook in self.user_hooks:

@@ -40,14 +40,12 @@ tensors.
 
 from __future__ import annotations
 
-import warnings
-
 from minitorch_nn import __future__ as future_flags
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter
 from minitorch_nn.utils import swap_tensors
-
 
 # How many Parameters have been marked as replaced so far: an optimizer only looks at its
 # parameters' marks when this number changed since its last step, so a step costs one compare.
@@ -206,13 +204,12 @@ class _ConversionMixin:
                     f"{dtype}"
                 )
             if getattr(dtype, "is_complex", False):
-                warnings.warn(
+                warn_user(
                     "Complex modules are a new feature under active development whose design may change, "
                     "and some modules might not work as expected when using complex tensors as parameters "
                     "or buffers. Please file an issue at "
                     "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a complex "
                     "module does not work as expected.",
-                    stacklevel=2,
                 )
 
         def convert(t):

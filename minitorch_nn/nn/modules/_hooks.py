@@ -37,11 +37,11 @@ from PyTorch: the deprecated non-full ``register_backward_hook`` attaches to the
 from __future__ import annotations
 
 import functools
-import warnings
 import weakref
 from collections import OrderedDict
 
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.utils.hooks import RemovableHandle
 
 # Hooks that apply to every module (``torch.nn.modules.module.register_module_*``).
@@ -365,10 +365,9 @@ class _HooksMixin:
 
             if bw_hook is not None:
                 if not isinstance(result, (Tensor, tuple)):
-                    warnings.warn(
+                    warn_user(
                         "For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
                         f"but received {type(result)}",
-                        stacklevel=2,
                     )
                 result = bw_hook.setup_output_hook(result)
 
@@ -399,10 +398,9 @@ class _HooksMixin:
                         if out is not None:
                             result = out
                     except Exception as e:
-                        warnings.warn(
+                        warn_user(
                             "global module forward hook with ``always_call=True`` raised an exception that was "
                             f"silenced as another error was raised in forward: {e}",
-                            stacklevel=2,
                         )
             for hook_id, hook in self._forward_hooks.items():
                 if (
@@ -417,9 +415,8 @@ class _HooksMixin:
                         if out is not None:
                             result = out
                     except Exception as e:
-                        warnings.warn(
+                        warn_user(
                             "module forward hook with ``always_call=True`` raised an exception that was "
                             f"silenced as another error was raised in forward: {e}",
-                            stacklevel=2,
                         )
             raise

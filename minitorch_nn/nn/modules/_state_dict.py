@@ -48,12 +48,12 @@ from __future__ import annotations
 
 import itertools
 import threading
-import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from minitorch_nn import __future__ as future_flags
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter, is_lazy
 from minitorch_nn.utils import swap_tensors
@@ -276,12 +276,11 @@ class _StateDictMixin:
         ``{"version": ...}`` keyed by its prefix.
         """
         if args:
-            warnings.warn(
+            warn_user(
                 "Positional args are being deprecated, use kwargs instead. Refer to "
                 "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
                 " for details.",
                 FutureWarning,
-                stacklevel=2,
             )
             if destination is None:
                 destination = args[0]
@@ -389,19 +388,17 @@ class _StateDictMixin:
                 )
                 continue
             if param.is_meta and not value.is_meta and not assign:
-                warnings.warn(
+                warn_user(
                     f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in the "
                     "current model, which is a no-op. (Did you mean to pass `assign=True` to assign items in the "
                     "state dictionary to their corresponding key in the module instead of copying them in place?)",
-                    stacklevel=2,
                 )
             if not assign and value.dtype.is_floating_point and not param.dtype.is_floating_point:
                 # Beyond PyTorch: a float checkpoint value copied into an integer tensor is truncated.
-                warnings.warn(
+                warn_user(
                     f"for {key}: copying a {value.dtype} value from the checkpoint into a {param.dtype} "
                     "tensor of the model truncates it (PyTorch does this silently). Check that the "
                     "checkpoint matches the model, or convert the value first.",
-                    stacklevel=2,
                 )
             try:
                 with no_grad():
@@ -500,11 +497,10 @@ class _StateDictMixin:
         if not strict and log.loaded == 0 and missing_keys:
             # strict=False is often used to silence key errors; a load that matched nothing is
             # almost never intended.
-            warnings.warn(
+            warn_user(
                 f"load_state_dict(strict=False) loaded none of the {len(missing_keys)} tensors of "
                 f"{type(self).__name__}: every key is missing from the checkpoint."
                 + _prefix_hint(missing_keys, unexpected_keys),
                 UserWarning,
-                stacklevel=2,
             )
         return _IncompatibleKeys(missing_keys, unexpected_keys)

@@ -7,8 +7,7 @@ Unbatched input (one dim fewer) is accepted and given a batch dim of 1.
 
 from __future__ import annotations
 
-import warnings
-
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.nn import functional as F
 from minitorch_nn.nn.modules.batchnorm import _NormBase
 
@@ -38,10 +37,9 @@ class _InstanceNorm(_NormBase):
                     f"but got: {input.size(feature_dim)}."
                 )
             # without affine parameters num_features is unused, so PyTorch only warns
-            warnings.warn(
+            warn_user(
                 f"input's size at dim={feature_dim} does not match num_features. You can silence this warning by "
                 "not passing in num_features, which is not used because affine=False",
-                stacklevel=2,
             )
         if input.dim() == self._ndim + 1:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)

@@ -37,12 +37,12 @@ TorchScript, ``DataParallel`` replication and ``torch.compile`` support are abse
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections import OrderedDict
 
 import minitorch_nn.__future__  # noqa: F401  (makes ``minitorch_nn.__future__`` importable as an attribute)
 from minitorch_nn import _tensor_module_load  # noqa: F401  (attaches Tensor.module_load)
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.nn.modules import _hooks
 from minitorch_nn.nn.modules._conversion import _ConversionMixin, mark_replaced
 from minitorch_nn.nn.modules._helpers import addindent, typename
@@ -109,11 +109,10 @@ def _unregistered_warning(name, value):
     fix = "nn.ModuleDict" if isinstance(value, dict) else "nn.ModuleList"
     if kinds == {"nn.Parameter"}:
         fix = "nn.ParameterDict" if isinstance(value, dict) else "nn.ParameterList"
-    warnings.warn(
+    warn_user(
         f"`{name}` is a plain {type(value).__name__} holding {' and '.join(sorted(kinds))} objects: they are not "
         f"registered, so parameters() will not list them and .to()/state_dict() will skip them. Use {fix} instead.",
         UserWarning,
-        stacklevel=3,
     )
 
 

@@ -18,9 +18,9 @@ fast path to rounding. No decoder.
 from __future__ import annotations
 
 import copy
-import warnings
 
 import minitorch_nn as _t
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.nn import functional as F
 from minitorch_nn.nn.modules.activation import GELU, MultiheadAttention, ReLU
 from minitorch_nn.nn.modules.container import ModuleList
@@ -121,8 +121,7 @@ class TransformerEncoder(Module):
         why_not = self._why_not_fast_path(encoder_layer)
         if enable_nested_tensor and why_not:
             # PyTorch warns here about its fused path; we keep the warning so scripts print the same.
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
-                          stacklevel=2)
+            warn_user(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}")
             self.use_nested_tensor = False
 
     @staticmethod
