@@ -31,8 +31,8 @@ in-place op on a tensor without a tangent gives it (or its base) a zero tangent 
 
 Where we differ from PyTorch: only one level can be active, as in PyTorch, and we raise its
 "Nested forward mode AD is not supported at the moment"; ``torch.func``-style nesting is out of
-scope. ``autograd.Function`` has no ``jvp`` support here: outputs of a custom Function carry no
-tangent. Tangents are not shown by ``repr``.
+scope. A custom ``autograd.Function`` gets its outputs' tangents from its ``jvp`` staticmethod
+(``custom_function_tangents``), called with the forward's ``ctx``. Tangents are not shown by ``repr``.
 """
 
 from __future__ import annotations
@@ -348,6 +348,38 @@ def _has_tangent(args, kwargs, level):
             if isinstance(a, TensorBase) and get_tangent(a, level) is not None:
                 return True
     return False
+
+
+def has_tangent(args):
+    """Whether any tensor in ``args`` carries a tangent at the current level."""
+    return _current_level >= 0 and _has_tangent(args, None, _current_level)
+
+
+def custom_function_tangents(cls, ctx, args, outputs):
+    """Give the outputs of ``cls.apply`` (an ``autograd.Function``) the tangents its ``jvp``
+    returns. As in PyTorch, ``jvp(ctx, *tangents)`` gets one tangent per input: zeros for a
+    tensor without one, ``None`` for a non-tensor; it returns one per output."""
+    jvp = getattr(cls, "jvp", None)
+    if jvp is None:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD.")
+    from minitorch_nn._ops import aten
+
+    level = _current_level
+    with _forward_ad_off():
+        tangents = []
+        for a in args:
+            if isinstance(a, TensorBase):
+                t = get_tangent(a, level)
+                tangents.append(t if t is not None else aten.zeros_like.default(a))
+            else:
+                tangents.append(None)
+        out_tangents = jvp(ctx, *tangents)
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    for o, t in zip(outs, out_tangents):
+        if isinstance(o, TensorBase) and t is not None and _is_float(o):
+            set_tangent(o, t, level)
 
 
 def forward_ad_layer(op, args, kwargs):

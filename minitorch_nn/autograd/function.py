@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import functools
 
+from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
+from minitorch_nn.autograd import forward_ad
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.graph import Node, SavedTensor, gradient_edge
 
@@ -179,8 +181,12 @@ class Function(metaclass=FunctionMeta):
         record = _gm._enabled and any(node.needs_input_grad)
         uses_setup_context = cls.setup_context is not Function.setup_context
 
-        prev = _gm._enabled
+        # Forward AD: forward() sees no tangents; jvp() gives the outputs theirs (forward_ad.py)
+        fw_tangents = _dispatch.forward_ad_layer is not None and forward_ad.has_tangent(args)
+        prev, prev_fw = _gm._enabled, _dispatch.forward_ad_layer
         _gm._enabled = False
+        if fw_tangents:
+            _dispatch.forward_ad_layer = None
         try:
             if uses_setup_context:
                 outputs = cls.forward(*args, **kwargs)
@@ -188,10 +194,11 @@ class Function(metaclass=FunctionMeta):
             else:
                 outputs = cls.forward(node, *args, **kwargs)
         finally:
-            _gm._enabled = prev
-        if not record:
-            return outputs
-        return _wire(node, args, outputs)
+            _gm._enabled, _dispatch.forward_ad_layer = prev, prev_fw
+        result = _wire(node, args, outputs) if record else outputs
+        if fw_tangents:
+            forward_ad.custom_function_tangents(cls, node, args, result)
+        return result
 
 
 def _wire(node, args, outputs):

@@ -480,3 +480,48 @@ def test_functional_jvp_agrees_with_forward_ad():
     _close(jv, fw)
     _close(fw, torch.func.jvp(lambda a: (a.exp() * a.sin()).cumsum(0), (torch.tensor(_np(x)),),
                               (torch.tensor(_np(v)),))[1])
+
+
+def _custom_functions(L):
+    class Cube(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.x, ctx.k = x, k
+            return x.pow(3) * k, (x > 0).sum()
+
+        @staticmethod
+        def backward(ctx, g, _):
+            return 3 * ctx.x.pow(2) * ctx.k * g, None
+
+        @staticmethod
+        def jvp(ctx, x_t, k_t):
+            assert k_t is None                  # non-tensor inputs get None
+            return 3 * ctx.x.pow(2) * ctx.k * x_t, None
+
+    class NoJvp(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Cube, NoJvp
+
+
+def test_custom_function_jvp_like_torch():
+    x, t = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, -0.5])
+    results = []
+    for L, fw in ((mt, fwAD), (torch, tfwAD)):
+        Cube, NoJvp = _custom_functions(L)
+        with fw.dual_level():
+            d = fw.make_dual(L.tensor(x), L.tensor(t))
+            out, count = Cube.apply(d, 2.0)
+            results.append((fw.unpack_dual(out).tangent, fw.unpack_dual(count).tangent,
+                            _error(lambda: NoJvp.apply(d)), NoJvp.apply(L.tensor(x)).sum().item()))
+    (ours_t, ours_c, ours_err, ours_plain), (th_t, th_c, th_err, th_plain) = results
+    _close(ours_t, th_t)
+    assert ours_c is None and th_c is None
+    assert ours_err == th_err and th_err is not None     # no jvp: PyTorch's NotImplementedError
+    assert ours_plain == th_plain                         # without a tangent, jvp is not needed
