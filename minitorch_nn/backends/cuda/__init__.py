@@ -12,6 +12,9 @@ family, each readable on its own:
 * ``conv.py``: convolutions (1-3 spatial dims, transposed, backward) as im2col/col2im + matmul;
 * ``pooling.py``: max/avg 2-d pooling and their backwards (atomics / gathers);
 * ``norms.py``: batch/layer/group norm, forward and backward (one block per normalized group);
+* ``losses.py``: l1 and binary cross-entropy losses (elementwise + reduction);
+* ``indexing.py`` / ``scatter.py`` / ``masked.py``: gathers and advanced indexing, scatters and
+  index_add (atomic adds), masked_fill and the count-then-write nonzero/masked_select;
 * ``softmax.py``: ``softmax``/``log_softmax``, one block per row;
 * ``copy.py``: strided copies, dtype casts (bfloat16 words), ``_to_copy``/``copy_``/``clone``;
 * ``random.py``: Philox counter-based random fills;
@@ -27,12 +30,15 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         conv,
         copy,
         indexing,
+        losses,
+        masked,
         matmul,
         norms,
         pointwise_ops,
         pooling,
         random,
         reduction,
+        scatter,
         softmax,
     )
     from minitorch_nn.backends.cuda import fallback as _fallback

@@ -9,10 +9,12 @@ replaces that coordinate, and reads the source through its strides:
 * ``index_select``: the index is a vector: ``j = index[out_index[dim]]``;
 * ``embedding``: ``index_select`` of the weight's rows, shaped like the indices plus one dim.
 
+* ``index`` (``x[i, j]``) and ``index_put_`` (``x[i, j] = v``, ``+=`` with ``accumulate``, using
+  atomic adds) for integer index tensors on neighbouring dims: see the section at the end.
+
 An out-of-range index does not crash the GPU: the thread sets a flag, and the launcher re-runs the
 op on the host path, which raises the cpu backend's error (PyTorch raises a device-side assert).
-Scatter, ``index``/``index_put_`` with several tensors, ``masked_select`` and ``nonzero`` take the
-host path.
+Scatters are in ``scatter.py``, masks (``masked_select``, ``nonzero``) in ``masked.py``.
 """
 
 from __future__ import annotations
@@ -109,3 +111,164 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if r is None:
         return _host_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     return storage.wrap(r._impl.storage, tuple(indices.shape) + (weight.shape[1],), weight.dtype)
+
+
+# -- advanced indexing: ``x[i, j]`` (``index.Tensor``) and ``x[i, j] = v`` (``index_put_``) -----------
+# The indexed dims must be next to each other (``x[:, i, j]``, not ``x[i, :, j]``) and indexed by
+# integer tensors; anything else (bool masks, split index dims) takes the host path. The index
+# tensors are broadcast to one shape I and stacked into one (K, *I) array, so that a kernel gets
+# them as a single device array. The result (or the region written) has the shape
+# ``self.shape[:first] + I + self.shape[first + K:]``: each thread takes one element of it.
+
+
+@_cuda.jit
+def _advanced(res, res_shape, n, base, base_sizes, base_strides, base_off, idx, n_idx, first, k_count, i_nd,
+              put, accumulate, vals, vals_strides, vals_off, bad):
+    i = _cuda.grid(1)
+    if i < n:
+        r = _cuda.local.array(MAX_DIMS, np.int64)
+        at = _cuda.local.array(MAX_DIMS, np.int64)
+        to_index(i, res_shape, r)
+        for d in range(first):  # the dims before the indexed ones are taken as they are
+            at[d] = r[d]
+        ipos = 0  # position in the broadcast index shape I
+        for d in range(i_nd):
+            ipos = ipos * res_shape[first + d] + r[first + d]
+        for k in range(k_count):
+            size = base_sizes[first + k]
+            j = idx[k * n_idx + ipos]
+            if j < 0:
+                j += size  # negative indices count from the end
+            if j < 0 or j >= size:
+                bad[0] = 1
+                return
+            at[first + k] = j
+        for d in range(first + k_count, len(base_sizes)):  # the dims after them, too
+            at[d] = r[d - k_count + i_nd]
+        pos = index_to_position(at, base_strides, base_off)
+        if not put:
+            res[i] = base[pos]
+        elif accumulate:
+            _cuda.atomic.add(base, pos, vals[index_to_position(r, vals_strides, vals_off)])
+        else:
+            base[pos] = vals[index_to_position(r, vals_strides, vals_off)]
+
+
+def _index_plan(self, indices):
+    """(first, stacked (K, *I) int64 indices, I, result shape), or None when the kernel cannot do it."""
+    from minitorch_nn._shape import broadcast_shapes
+    from minitorch_nn.backends.cuda.copy import copy_into
+
+    used = [k for k, t in enumerate(indices) if t is not None]
+    if not used or used != list(range(used[0], used[-1] + 1)) or len(indices) > self.dim():
+        return None
+    ts = [indices[k] for k in used]
+    if not all(t.device.type == "cuda" and t.dtype in (dt.int64, dt.int32) for t in ts):
+        return None
+    try:
+        shape_i = tuple(broadcast_shapes(*[tuple(t.shape) for t in ts]))
+    except (RuntimeError, ValueError):
+        return None
+    first, k = used[0], len(ts)
+    n_i = 1
+    for s in shape_i:
+        n_i *= s
+    stacked = storage.empty((k,) + shape_i, dt.int64)
+    si = stacked._impl
+    for j, t in enumerate(ts):  # copy_into broadcasts t to I and casts int32 to int64
+        copy_into(storage.wrap(si.storage, shape_i, dt.int64, offset=j * n_i), t)
+    res_shape = tuple(self.shape[:first]) + shape_i + tuple(self.shape[first + k:])
+    return first, stacked, shape_i, res_shape
+
+
+def _run_advanced(res, res_shape, base, plan, put, accumulate, vals):
+    """Launch ``_advanced``; False if an index was out of range."""
+    first, stacked, shape_i, _ = plan
+    n = 1
+    for s in res_shape:
+        n *= s
+    if n == 0:
+        return True
+    bi = base._impl
+    vi = vals._impl if vals is not None else bi
+    n_i = stacked.numel() // max(stacked.shape[0], 1)
+    bad = _cuda.to_device(np.zeros(1, dtype=np.int32))
+    _advanced[blocks_for(n), THREADS](
+        res._impl.storage if res is not None else bi.storage, device_ints(res_shape), n, bi.storage,
+        device_ints(tuple(bi.sizes)), device_ints(tuple(bi.strides)), bi.offset, stacked._impl.storage, n_i, first,
+        stacked.shape[0], len(shape_i), put, accumulate, vi.storage, device_ints(tuple(vi.strides)), vi.offset, bad,
+    )
+    return not bad.copy_to_host()[0]
+
+
+_host_index = host_kernel(aten.index.Tensor)
+
+
+@aten.index.Tensor.impl("cuda")
+def index(self, indices):
+    plan = _index_plan(self, indices) if self.dim() else None
+    if plan is not None:
+        out = storage.empty(plan[3], self.dtype)
+        if _run_advanced(out, plan[3], self, plan, False, False, None):
+            return out
+    return _host_index(self, indices)
+
+
+def _values_view(values, res_shape, dtype):
+    """``values`` cast to ``dtype`` and broadcast (by strides) to ``res_shape``, or None if it cannot be."""
+    from minitorch_nn._shape import broadcast_shapes
+    from minitorch_nn._tensor import _make_view
+
+    if values.device.type != "cuda":
+        return None
+    try:
+        if tuple(broadcast_shapes(tuple(values.shape), res_shape)) != tuple(res_shape):
+            return None
+    except (RuntimeError, ValueError):
+        return None
+    if values.dtype is not dtype:
+        from minitorch_nn.backends.cuda.copy import cast_contiguous
+
+        values = cast_contiguous(values, dtype)
+    vi = values._impl
+    shift = len(res_shape) - len(vi.sizes)
+    strides = [0] * shift + [0 if s == 1 else st for s, st in zip(vi.sizes, vi.strides)]
+    return _make_view(values, res_shape, strides, vi.offset)
+
+
+def _put(self, indices, values, accumulate):
+    """index_put_ into a copy of self; the copy, or None when the host path must do it."""
+    from minitorch_nn.backends.cuda.copy import cast_contiguous
+
+    if self.dim() == 0 or self.dtype is dt.bool or (accumulate and self.dtype not in (dt.float32, dt.float64, dt.int32, dt.int64)):
+        return None
+    plan = _index_plan(self, indices)
+    if plan is None:
+        return None
+    vals = _values_view(values, plan[3], self.dtype)
+    if vals is None:
+        return None
+    out = cast_contiguous(self, self.dtype)  # written into; self stays unchanged if an index is bad
+    return out if _run_advanced(None, plan[3], out, plan, True, bool(accumulate), vals) else None
+
+
+_host_index_put = host_kernel(aten.index_put.default)
+_host_index_put_ = host_kernel(aten.index_put_.default)
+
+
+@aten.index_put.default.impl("cuda")
+def index_put(self, indices, values, accumulate=False):
+    out = _put(self, indices, values, accumulate)
+    return out if out is not None else _host_index_put(self, indices, values, accumulate)
+
+
+@aten.index_put_.default.impl("cuda")
+def index_put_(self, indices, values, accumulate=False):
+    from minitorch_nn.backends.cuda.copy import copy_into
+
+    out = _put(self, indices, values, accumulate)
+    if out is None:
+        return _host_index_put_(self, indices, values, accumulate)
+    copy_into(self, out)
+    self._impl.version.value += 1
+    return self
