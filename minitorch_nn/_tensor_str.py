@@ -61,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -395,6 +396,17 @@ def _join_suffixes(body: str, suffixes: list[str], indent: int) -> str:
     return "".join(pieces)
 
 
+def _forward_ad_tangent(tensor: Any) -> Any:
+    """The tensor's forward-AD tangent when a dual level is active (``autograd/forward_ad.py``).
+
+    Looked up in ``sys.modules`` rather than imported: printing sits below autograd, and
+    without forward AD loaded there is no tangent to show."""
+    forward_ad = sys.modules.get("minitorch_nn.autograd.forward_ad")
+    if forward_ad is None or forward_ad._current_level < 0 or not hasattr(tensor, "_impl"):
+        return None
+    return forward_ad.get_tangent(tensor)
+
+
 def _grad_suffix(tensor: Any) -> str | None:
     """``grad_fn=<Name>`` for a non-leaf, ``requires_grad=True`` for a leaf that needs grad."""
     try:
@@ -472,6 +484,10 @@ def _str(self: Any, *, tensor_contents: str | None = None) -> str:
     grad_suffix = _grad_suffix(self)
     if grad_suffix is not None:
         suffixes.append(grad_suffix)
+    tangent = _forward_ad_tangent(self)
+    if tangent is not None:
+        # PyTorch formats it with f"{tangent}", which shows a 0-d tangent as a bare number
+        suffixes.append(f"tangent={tangent.item() if tangent.dim() == 0 else repr(tangent)}")
 
     text = _join_suffixes(prefix + body, suffixes, indent)
 

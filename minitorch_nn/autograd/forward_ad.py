@@ -32,7 +32,8 @@ in-place op on a tensor without a tangent gives it (or its base) a zero tangent 
 Where we differ from PyTorch: only one level can be active, as in PyTorch, and we raise its
 "Nested forward mode AD is not supported at the moment"; ``torch.func``-style nesting is out of
 scope. A custom ``autograd.Function`` gets its outputs' tangents from its ``jvp`` staticmethod
-(``custom_function_tangents``), called with the forward's ``ctx``. Tangents are not shown by ``repr``.
+(``custom_function_tangents``), called with the forward's ``ctx``. ``repr`` shows the tangent as
+PyTorch does (``_tensor_str.py`` asks :func:`get_tangent`).
 """
 
 from __future__ import annotations

@@ -525,3 +525,14 @@ def test_custom_function_jvp_like_torch():
     assert ours_c is None and th_c is None
     assert ours_err == th_err and th_err is not None     # no jvp: PyTorch's NotImplementedError
     assert ours_plain == th_plain                         # without a tangent, jvp is not needed
+
+
+def test_repr_shows_tangent_like_torch():
+    reprs = []
+    for L, fw in ((mt, fwAD), (torch, tfwAD)):
+        with fw.dual_level():
+            scalar = fw.make_dual(L.tensor(1.5), L.tensor(0.25))
+            vec = fw.make_dual(L.tensor([1.0, 2.0]), L.tensor([0.5, -1.0], dtype=L.float64))
+            reprs.append([repr(scalar), repr(vec * 2), repr(vec.argmax())])
+        reprs[-1].append(repr(vec))      # after the level: no tangent
+    assert reprs[0] == reprs[1]
