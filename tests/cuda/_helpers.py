@@ -1,5 +1,7 @@
 """Shared helpers: run the same thing on cpu and cuda, compare."""
 
+import contextlib
+
 import numpy as np
 
 import minitorch_nn as mt
@@ -26,3 +28,14 @@ def assert_same(cuda_result, cpu_result, rtol=1e-5, atol=1e-6):
         cpu_result.float().numpy() if cpu_result.dtype in (mt.bfloat16,) else cpu_result.numpy(),
         rtol=rtol, atol=atol,
     )
+
+
+@contextlib.contextmanager
+def on_gpu_only():
+    """Fail if any op inside the block took the host path (``fallback.py``) instead of a kernel."""
+    from minitorch_nn.backends.cuda.fallback import HOST_CALLS
+
+    before = dict(HOST_CALLS)
+    yield
+    used = {k: v - before.get(k, 0) for k, v in HOST_CALLS.items() if v != before.get(k, 0)}
+    assert not used, f"these ops ran on the host, not in a kernel: {used}"

@@ -15,6 +15,7 @@ family, each readable on its own:
 * ``losses.py``: l1 and binary cross-entropy losses (elementwise + reduction);
 * ``indexing.py`` / ``scatter.py`` / ``masked.py``: gathers and advanced indexing, scatters and
   index_add (atomic adds), masked_fill and the count-then-write nonzero/masked_select;
+* ``scan.py`` / ``sort.py``: cumsum/cumprod (a thread per row), stable merge sort and topk (a block per row);
 * ``softmax.py``: ``softmax``/``log_softmax``, one block per row;
 * ``copy.py``: strided copies, dtype casts (bfloat16 words), ``_to_copy``/``copy_``/``clone``;
 * ``random.py``: Philox counter-based random fills;
@@ -38,8 +39,10 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         pooling,
         random,
         reduction,
+        scan,
         scatter,
         softmax,
+        sort,
     )
     from minitorch_nn.backends.cuda import fallback as _fallback
     from minitorch_nn.backends.cuda.copy import to_device  # noqa: F401

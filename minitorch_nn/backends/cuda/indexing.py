@@ -115,7 +115,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 # -- advanced indexing: ``x[i, j]`` (``index.Tensor``) and ``x[i, j] = v`` (``index_put_``) -----------
 # The indexed dims must be next to each other (``x[:, i, j]``, not ``x[i, :, j]``) and indexed by
-# integer tensors; anything else (bool masks, split index dims) takes the host path. The index
+# integer tensors or bool masks (a mask becomes the columns of its ``nonzero``); split index dims
+# take the host path. The index
 # tensors are broadcast to one shape I and stacked into one (K, *I) array, so that a kernel gets
 # them as a single device array. The result (or the region written) has the shape
 # ``self.shape[:first] + I + self.shape[first + K:]``: each thread takes one element of it.
@@ -154,11 +155,32 @@ def _advanced(res, res_shape, n, base, base_sizes, base_strides, base_off, idx, 
             base[pos] = vals[index_to_position(r, vals_strides, vals_off)]
 
 
+def _masks_to_indices(self, indices):
+    """A bool mask over k dims becomes k integer index tensors: the columns of ``nonzero(mask)``."""
+    out = []
+    for t in indices:
+        if t is None or t.dtype is not dt.bool:
+            out.append(t)
+            continue
+        at = len(out)
+        if t.device.type != "cuda" or t.dim() == 0 or tuple(t.shape) != tuple(self.shape[at : at + t.dim()]):
+            return None  # the host path raises the shape error
+        from minitorch_nn.backends.cuda.masked import nonzero
+
+        nz = nonzero(t)  # (count, k), from masked.py's count-then-write kernels
+        k = t.dim()
+        out.extend(storage.wrap(nz._impl.storage, (nz.shape[0],), dt.int64, strides=(k,), offset=j) for j in range(k))
+    return out
+
+
 def _index_plan(self, indices):
     """(first, stacked (K, *I) int64 indices, I, result shape), or None when the kernel cannot do it."""
     from minitorch_nn._shape import broadcast_shapes
     from minitorch_nn.backends.cuda.copy import copy_into
 
+    indices = _masks_to_indices(self, indices)
+    if indices is None:
+        return None
     used = [k for k, t in enumerate(indices) if t is not None]
     if not used or used != list(range(used[0], used[-1] + 1)) or len(indices) > self.dim():
         return None
