@@ -161,7 +161,32 @@ OPS = {
     "layer_norm": (lambda L, a, b, c: L.nn.functional.layer_norm(a, (a.shape[-1],), b[0], c[0]), 3),
     "mse_loss": (lambda L, a, b: L.nn.functional.mse_loss(a, b), 2),
     "bce_logits": (lambda L, a, b: L.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid()), 2),
+    "l1_loss": (lambda L, a, b: L.nn.functional.l1_loss(a, b), 2),
+    "linalg_square": (lambda L, a: L.cat([L.linalg.inv(_spd(L, a)).reshape(-1), L.linalg.det(_spd(L, a)).reshape(1),
+                                          L.linalg.matrix_exp(a[:2, :2]).reshape(-1)]), 1),
+    "solve": (lambda L, a, b: L.linalg.solve(_spd(L, a), b[:, :1] if a.shape[0] == b.shape[0] else b[:1].t()), 2),
+    "eigh_svdvals": (lambda L, a: L.cat([L.linalg.eigvalsh(_spd(L, a)), L.linalg.svdvals(a)]), 1),
+    "batch_norm": (lambda L, a, b: L.nn.functional.batch_norm(a, None, None, b[0, :a.shape[1]], None, training=True), 2),
+    "group_norm": (lambda L, a: L.nn.functional.group_norm(a.reshape(1, -1, 1), 1), 1),
+    # in-place ops (their tangent is written into the existing one)
+    "inplace_arith": (lambda L, a, b: a.clone().mul_(b).add_(b, alpha=2).div_(_pos(b)), 2),
+    "inplace_unary": (lambda L, a: a.clone().exp_().sigmoid_().tanh_(), 1),
+    "inplace_view": (lambda L, a, b: _set_row(a.clone(), b), 2),
+    "inplace_masked": (lambda L, a, b: a.clone().masked_fill_(b > 0, 0.5).clamp_(-0.3, 0.4), 2),
+    "baddbmm": (lambda L, a, b, c: L.baddbmm(a[:, :1].unsqueeze(0), b.unsqueeze(0), c.t().unsqueeze(0), alpha=0.5), 3),
+    "index_put_": (lambda L, a, b: a.clone().index_put_((L.tensor([1, 0]),), b[:2], accumulate=True), 2),
 }
+
+
+def _spd(L, a):
+    n = a.shape[0]
+    return a[:, :n] @ a[:, :n].t() + L.eye(n, dtype=a.dtype)
+
+
+def _set_row(x, b):
+    x[0] = b[1]         # copy_ into a view of x
+    x[1:].mul_(b[:1])   # in place through a view
+    return x
 
 _shapes = st.sampled_from([(2, 2), (2, 3), (3, 2), (3, 3)])
 
@@ -213,7 +238,17 @@ UNARY = [
     lambda L, t: t.tanh(), lambda L, t: t.sin() * 2, lambda L, t: t.exp() / 3, lambda L, t: (t * t + 1).log(),
     lambda L, t: t.sigmoid(), lambda L, t: L.softmax(t, -1), lambda L, t: t.t().flip(0).t(),
     lambda L, t: t.cumsum(0), lambda L, t: t - t.mean(-1, keepdim=True), lambda L, t: (t * t + 0.1).sqrt(),
+    # views and in-place ops inside the expression
+    lambda L, t: L.cat([t[1:], t[:1]]), lambda L, t: t.clone().mul_(2).sub_(t), lambda L, t: _rows_inplace(t),
+    lambda L, t: t.reshape(-1).flip(0).reshape(t.shape), lambda L, t: L.stack(t.unbind(1), 0),
 ]
+
+
+def _rows_inplace(t):
+    x = t.clone()
+    x[0].mul_(t[1])       # in place through a view
+    x[:, 1] = t[:, 2]     # copy_ into a strided view
+    return x
 BINARY = [
     lambda L, a, b: a + b, lambda L, a, b: a * b, lambda L, a, b: a - 0.5 * b, lambda L, a, b: a @ b / 2,
     lambda L, a, b: a / (b * b + 1), lambda L, a, b: L.maximum(a, b) + L.atan2(a, b),
