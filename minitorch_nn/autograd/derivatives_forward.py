@@ -40,7 +40,8 @@ from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, _metadata
 # OpOverload -> formula (a function, or a _Linear)
 FORMULAS: dict = {}
 
-# Ops whose reverse formula calls a kernel that has no derivative, so the fallback cannot run.
+# PyTorch's message for an op that has a derivative but no forward formula; here, for an op whose
+# reverse formula uses a kernel that has no derivative, so that the double-vjp fallback cannot run.
 _NOT_IMPLEMENTED_MESSAGE = (
     "Trying to use forward AD with {name} that does not support it because it has not been implemented yet.\n"
     "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml "
@@ -245,8 +246,16 @@ def jvp_by_double_vjp(d, call):
                 term = (g * t).sum()
                 total = term if total is None else total + term
         wrt = [u for u, o in zip(us, outs) if _is_float(o)]
-        jvps = grad(total, wrt, allow_unused=True, create_graph=keep_graph) if total is not None and \
-            total.requires_grad else [None] * len(wrt)
+        if total is None or not total.requires_grad:
+            jvps = [None] * len(wrt)
+        else:
+            try:
+                jvps = grad(total, wrt, allow_unused=True, create_graph=keep_graph)
+            except RuntimeError as e:
+                # the reverse formula used an op that has no derivative (recording.NotImplementedNode)
+                if not str(e).startswith("derivative for "):
+                    raise
+                raise NotImplementedError(_NOT_IMPLEMENTED_MESSAGE.format(name=call.op._schema.name)) from e
     it = iter(jvps)
     result = []
     for u, o in zip(us, outs):
