@@ -7,6 +7,8 @@ family, each readable on its own:
 * ``_numba.py``: GPU or simulator (``MINITORCH_NN_CUDA=sim``), and the error when neither;
 * ``storage.py``: device arrays as tensor storage; host <-> device copies;
 * ``elementwise.py`` (+ ``pointwise_ops.py``, the registrations): strided map/zip with broadcasting;
+* ``activations.py`` / ``math_ops.py``: activations and clamp; division modes, remainders, powers,
+  bit ops, rounding, ``erfinv``, ``nan_to_num`` (more elementwise device functions);
 * ``reduction.py``: shared-memory tree reductions over any dims;
 * ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm``;
 * ``conv.py``: convolutions (1-3 spatial dims, transposed, backward) as im2col/col2im + matmul;
@@ -28,11 +30,13 @@ from minitorch_nn.backends.cuda import _numba
 
 if _numba.available():  # without a GPU or the simulator there is nothing to register
     from minitorch_nn.backends.cuda import (  # noqa: F401
+        activations,
         conv,
         copy,
         indexing,
         losses,
         masked,
+        math_ops,
         matmul,
         norms,
         pointwise_ops,
