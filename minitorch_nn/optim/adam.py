@@ -12,12 +12,16 @@ first moment m) and ``exp_avg_sq`` (the second moment v), plus ``max_exp_avg_sq`
     p = p - lr / (1 - beta1**step) * m / (sqrt(v) / sqrt(1 - beta2**step) + eps)
 
 The bias corrections are Python floats and the tensor ops are PyTorch's, in PyTorch's order,
-so trajectories are identical to ``foreach=False``.
+so trajectories are identical to ``foreach=False``. Plain cpu float tensors take the same steps
+on their numpy views instead (``_numpy_update.py``): bit-identical, without one dispatch per op.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 import minitorch_nn as _t
+from minitorch_nn.optim import _numpy_update as _np
 from minitorch_nn.optim.optimizer import Optimizer, _use_grad_for_differentiable
 
 __all__ = ["Adam"]
@@ -80,10 +84,23 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
+            hyper_ok = _np.plain_numbers(lr, eps, weight_decay, beta1, beta2)
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 state = self._state_for(p, amsgrad)
+                arrays = _np.numpy_views(
+                    p, p.grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq")
+                ) if hyper_ok else None
+                step_arr = _np.numpy_views(state["step"]) if arrays is not None else None
+                if arrays is not None and step_arr is not None and state["step"].dim() == 0:
+                    _adam_numpy(*arrays, step_arr[0], lr, beta1, beta2, eps, weight_decay, maximize, decoupled)
+                    # one new version per in-place op of the tensor-op path (exp_avg_sq has two)
+                    _np.bump_versions(p, state["exp_avg"], state["exp_avg_sq"], state["exp_avg_sq"], state["step"],
+                                      *([state["max_exp_avg_sq"]] if amsgrad else []),
+                                      *([p] if weight_decay != 0 and decoupled else []))
+                    continue
+                # The tensor-op path, op for op PyTorch's single-tensor Adam.
                 grad = p.grad if not maximize else -p.grad
                 exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
                 step_t += 1
@@ -106,3 +123,39 @@ class Adam(Optimizer):
                     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 p.addcdiv_(exp_avg, denom, value=-step_size)
         return loss
+
+
+@_np.quiet_fp_errors
+def _adam_numpy(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, lr, beta1, beta2, eps, weight_decay,
+                maximize, decoupled):
+    """The tensor-op path above on numpy arrays (``_numpy_update.py``), writing the state and ``p``
+    in place with the cpu kernels' formulas: ``lerp`` switches ends at weight 0.5, ``addcmul``
+    and ``addcdiv`` scale the product by the value in the array's dtype."""
+    if maximize:
+        grad = -grad
+    np.add(step_t, _np.scalar(1, step_t), out=step_t)
+    if weight_decay != 0:
+        if decoupled:
+            np.multiply(p, _np.scalar(1 - lr * weight_decay, p), out=p)
+        else:
+            grad = _np.add_scaled(grad, p, weight_decay)
+    w = 1 - beta1
+    diff = grad - exp_avg
+    if abs(w) < 0.5:
+        np.add(exp_avg, w * diff, out=exp_avg)
+    else:
+        np.subtract(grad, diff * (1 - w), out=exp_avg)
+    np.multiply(exp_avg_sq, _np.scalar(beta2, exp_avg_sq), out=exp_avg_sq)
+    np.add(exp_avg_sq, _np.scalar(1 - beta2, grad) * (grad * grad), out=exp_avg_sq)
+    step = float(step_t)
+    bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+    step_size = lr / (1 - beta1**step)
+    if max_exp_avg_sq is not None:
+        np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        second = max_exp_avg_sq
+    else:
+        second = exp_avg_sq
+    denom = np.sqrt(second, out=np.empty_like(second))  # (an array even when 0-d)
+    np.true_divide(denom, _np.scalar(bias_correction2_sqrt, denom), out=denom)
+    np.add(denom, _np.scalar(eps, denom), out=denom)
+    np.add(p, _np.scalar(-step_size, p) * (exp_avg / denom), out=p)

@@ -9,11 +9,15 @@ For each parameter with a gradient ``g`` (negated when ``maximize``), one step i
     p = p - lr * g
 
 written with the same in-place tensor ops as PyTorch's single-tensor (``foreach=False``) code,
-so the numbers are identical.
+so the numbers are identical. Plain cpu float tensors take the same steps on their numpy views
+instead (``_numpy_update.py``): bit-identical, without one dispatch per op.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
+from minitorch_nn.optim import _numpy_update as _np
 from minitorch_nn.optim.optimizer import Optimizer, _use_grad_for_differentiable
 
 __all__ = ["SGD"]
@@ -56,22 +60,49 @@ class SGD(Optimizer):
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad if not maximize else -p.grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = grad.detach().clone()
-                    else:
-                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                    state["momentum_buffer"] = buf
-                    grad = grad.add(buf, alpha=momentum) if nesterov else buf
-                p.add_(grad, alpha=-lr)
+            self._update_group(group)
         return loss
+
+    def _update_group(self, group):
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+        hyper_ok = _np.plain_numbers(lr, momentum, dampening, weight_decay)
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            state = self.state[p]
+            buf = state.get("momentum_buffer") if momentum != 0 else None
+            # The fast path needs the momentum buffer to exist already (it is made on the first step).
+            arrays = _np.numpy_views(p, grad, buf) if hyper_ok and (momentum == 0 or buf is not None) else None
+            if arrays is not None:
+                _sgd_numpy(*arrays, lr, momentum, dampening, weight_decay, nesterov, maximize)
+                _np.bump_versions(p, *([buf, buf] if buf is not None else []))  # buf: mul_ and add_
+                continue
+            # The tensor-op path, op for op PyTorch's single-tensor SGD.
+            if maximize:
+                grad = -grad
+            if weight_decay != 0:
+                grad = grad.add(p, alpha=weight_decay)
+            if momentum != 0:
+                if buf is None:
+                    buf = grad.detach().clone()
+                else:
+                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                state["momentum_buffer"] = buf
+                grad = grad.add(buf, alpha=momentum) if nesterov else buf
+            p.add_(grad, alpha=-lr)
+
+
+@_np.quiet_fp_errors
+def _sgd_numpy(p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """The tensor-op path above on numpy arrays, writing ``p`` and ``buf`` in place."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = _np.add_scaled(grad, p, weight_decay)
+    if momentum != 0:
+        np.multiply(buf, _np.scalar(momentum, buf), out=buf)
+        _np.add_scaled(buf, grad, 1 - dampening, out=buf)
+        grad = _np.add_scaled(grad, buf, momentum) if nesterov else buf
+    _np.add_scaled(p, grad, -lr, out=p)
