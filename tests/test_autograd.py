@@ -1,7 +1,7 @@
 """Behaviour tests for minitorch_nn.autograd (no PyTorch needed).
 
 Expected gradients come from calculus worked out with numpy on the same values; the oracle
-comparison against PyTorch lives in tests/oracle/test_autograd_oracle.py.
+comparison against PyTorch lives in tests/oracle/test_autograd_*_oracle.py.
 """
 
 import gc

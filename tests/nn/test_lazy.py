@@ -1,5 +1,5 @@
 """Lazy modules without PyTorch: the dry run step by step, the placeholders, and what we add
-(``describe_lazy``, ``check_initialized``, atomic loads). ``tests/oracle/test_lazy_oracle.py``
+(``describe_lazy``, ``check_initialized``, atomic loads). ``tests/oracle/test_lazy_*_oracle.py``
 compares the shared behaviour with PyTorch."""
 
 from __future__ import annotations

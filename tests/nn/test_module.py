@@ -1,6 +1,6 @@
 """Unit tests for ``nn.Module``: registration, containers, handles, pickling, and what we do
 beyond PyTorch (atomic loads, hints). Behaviour shared with PyTorch is also checked against it in
-``tests/oracle/test_module_oracle.py``."""
+``tests/oracle/test_module_*_oracle.py``."""
 
 import copy
 import gc

@@ -1,7 +1,7 @@
 """Unit tests for ``nn.utils.parametrize``/``parametrizations`` that need no PyTorch.
 
 The behaviours shared with PyTorch are compared against it in
-``tests/oracle/test_parametrize_oracle.py``; here: our additions (``CacheStats``,
+``tests/oracle/test_parametriz*_oracle.py``; here: our additions (``CacheStats``,
 ``describe_parametrizations``, the pickling hint), the ``set_`` kernel the module relies on,
 gradients of the parametrizations by finite differences, and invariants (orthogonality, spectral
 norm about 1, failed registrations leave the module untouched).
