@@ -10,6 +10,8 @@ family, each readable on its own:
 * ``activations.py`` / ``math_ops.py``: activations and clamp; division modes, remainders, powers,
   bit ops, rounding, ``erfinv``, ``nan_to_num`` (more elementwise device functions);
 * ``reduction.py``: shared-memory tree reductions over any dims;
+* ``arg_reduction.py`` / ``statistics.py``: argmax/max.dim (value-index trees); prod, var/std,
+  logsumexp, vector norms, all/any on top of ``reduction.py``;
 * ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm``;
 * ``conv.py``: convolutions (1-3 spatial dims, transposed, backward) as im2col/col2im + matmul;
 * ``pooling.py``: max/avg 2-d pooling and their backwards (atomics / gathers);
@@ -31,6 +33,7 @@ from minitorch_nn.backends.cuda import _numba
 if _numba.available():  # without a GPU or the simulator there is nothing to register
     from minitorch_nn.backends.cuda import (  # noqa: F401
         activations,
+        arg_reduction,
         conv,
         copy,
         indexing,
@@ -47,6 +50,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         scatter,
         softmax,
         sort,
+        statistics,
     )
     from minitorch_nn.backends.cuda import fallback as _fallback
     from minitorch_nn.backends.cuda.copy import to_device  # noqa: F401

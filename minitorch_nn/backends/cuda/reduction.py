@@ -12,8 +12,8 @@ of a contiguous (rows, row_len) matrix":
 
 The combining function (add, max, min) is a device function baked into the kernel, like the
 elementwise functions. ``max``/``min`` propagate NaN, as PyTorch does. Reductions that return
-indices (``max.dim``, ``argmax``, ``sort``...), ``var``/``std``, ``prod``, ``any``/``all`` and
-cumulative ops take the host path (``fallback.py``) for now.
+indices (``max.dim``, ``argmax``) are in ``arg_reduction.py``; ``prod``, ``var``/``std``,
+``logsumexp``, norms and ``any``/``all`` are built on :func:`reduce` in ``statistics.py``.
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ def reduce_rows(flat, rows, row_len, fn, identity, np_dtype):
 def _identity(kind, d):
     if kind == "sum":
         return 0
+    if kind == "prod":
+        return 1
     if d.is_floating_point:
         return -np.inf if kind == "max" else np.inf
     info = np.iinfo(d.numpy_dtype) if d is not dt.bool else None
@@ -114,11 +116,11 @@ def _identity(kind, d):
 
 
 def reduce(t, dims, keepdim, kind, out_dtype):
-    """``kind`` (sum / max / min) of cuda tensor ``t`` over ``dims`` (None: all), as ``out_dtype``."""
+    """``kind`` (sum / prod / max / min) of cuda tensor ``t`` over ``dims`` (None: all), as ``out_dtype``."""
     nd = t.dim()
     red = list(range(nd)) if dims is None or len(dims) == 0 else sorted(wrap_dims(list(dims), max(nd, 1)) if nd else [])
     keep = [d for d in range(nd) if d not in red]
-    cdt = compute_dtype(out_dtype) if kind == "sum" else compute_dtype(t.dtype)
+    cdt = compute_dtype(out_dtype) if kind in ("sum", "prod") else compute_dtype(t.dtype)
     # move the reduced dims last, contiguously, in the compute dtype
     impl = t._impl
     order = keep + red
@@ -135,7 +137,7 @@ def reduce(t, dims, keepdim, kind, out_dtype):
     if rows == 0:
         values = storage.device_array(0, storage.storage_dtype(cdt))
     else:
-        values = reduce_rows(flat, rows, row_len, {"sum": ew.f_add, "max": f_max, "min": f_min}[kind],
+        values = reduce_rows(flat, rows, row_len, {"sum": ew.f_add, "prod": ew.f_mul, "max": f_max, "min": f_min}[kind],
                              _identity(kind, cdt), storage.storage_dtype(cdt))
     sizes = [1 if d in red else impl.sizes[d] for d in range(nd)] if keepdim else [impl.sizes[d] for d in keep]
     r = storage.wrap(values, sizes, cdt)
