@@ -7,13 +7,13 @@ goes. In-place methods (``add_``) call their ``aten.*_`` op directly.
 
 from __future__ import annotations
 
-import numpy as _np
-
+from minitorch_nn import _C
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dispatch, _ops
 from minitorch_nn import _dtype as _dt
 from minitorch_nn import _functions as _pkg  # noqa: F401
 from minitorch_nn._C import TensorBase
+from minitorch_nn._device import CPU
 from minitorch_nn._functions import indexing as _idx
 from minitorch_nn._functions import linalg as _la
 from minitorch_nn._functions import pointwise as _pw
@@ -21,9 +21,7 @@ from minitorch_nn._functions import reductions as _red
 from minitorch_nn._functions import shape as _sh
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import normalize_size
-from minitorch_nn._tensor import Tensor, _from_array
-from minitorch_nn.backends.cpu._numpy import fp_errors_off as _fp_off
-from minitorch_nn.backends.cpu._numpy import fp_errors_restore as _fp_restore
+from minitorch_nn._tensor import Tensor
 from minitorch_nn.overrides import public
 
 # name on Tensor -> function whose first argument is the tensor
@@ -39,52 +37,13 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
     _FORWARD.pop(_name, None)
 
 
-# ---------------------------------------------------------------------------------------------
-# Fast paths for tiny ops (issue 2: per-op overhead)
-# ---------------------------------------------------------------------------------------------
-# PyTorch does the whole chain in C++; we would pay five Python layers (method wrapper, public
-# function, OpOverload, dispatch, kernel) for a 4-element add. When nothing could observe or
-# change the op -- operands exactly ``Tensor`` (or a Python int/float), cpu, one dtype among
-# float32/float64/int64, none requiring grad, no __torch_function__ mode, no __torch_dispatch__
-# class or mode, no dispatch_trace() -- the result is just numpy's ufunc on the arrays, wrapped
-# as the cpu kernel would. Anything else, and any exception in here (a broadcasting error, an
-# int too large for int64), takes the normal path, so errors and semantics stay identical.
-_tf_state = _tfc.state
-_FAST_DTYPES = frozenset({_dt.float32, _dt.float64, _dt.int64})
-_FLOAT_DTYPES = frozenset({_dt.float32, _dt.float64})
-_PLAIN_DISPATCH = _dispatch.dispatch
-
-
-def _nothing_intercepts():
-    """No TorchFunctionMode, no __torch_dispatch__ class or mode, no dispatch_trace()."""
-    state = _tf_state
-    return (
-        (state.quiet or not state.modes)
-        and _dispatch.python_layer is None
-        and _dispatch.forward_ad_layer is None  # set while a forward-AD dual level is active
-        and _ops._dispatch_fn is _PLAIN_DISPATCH  # dispatch_trace() swaps this out
-    )
-
-
-def _fast_relu(a):
-    # as backends/cpu/pointwise.relu: max(x, 0) in the tensor's dtype (NaN stays NaN)
-    x = a.numpy_view()
-    token = _fp_off()
-    try:
-        r = _np.maximum(x, _np.zeros((), dtype=x.dtype))
-    finally:
-        _fp_restore(token)
-    if type(r) is not _np.ndarray:  # a 0-d input gives a numpy scalar
-        r = _np.asarray(r)
-    return _from_array(r, a.dtype)
-
-
-def _fast_sum(a):
-    # as backends/cpu/reduction.sum_all: float32/float64 sum in their own dtype, int64 in int64
-    return _from_array(_np.asarray(_np.add.reduce(a.numpy_view(), axis=None)), a.dtype)
-
-
-_FAST_METHODS = {"relu": _fast_relu, "sum": _fast_sum}
+# The plain-tensor fast path (issue 2: per-op overhead): ``x.relu()``, ``x.sum()`` and the
+# operators ``+ - *`` below are compiled functions from ``_ext/_fastpath.pxi``. When nothing could
+# observe the op (exact ``Tensor``s on the cpu, no grad, no mode or dispatch subclass...) they
+# call numpy themselves, exactly as the cpu kernel would; otherwise they call the full-path
+# function given to ``_C.install_fast_path`` at the bottom of this file.
+_FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum}
+_FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back to
 
 
 def _method(name, fn):
@@ -93,17 +52,15 @@ def _method(name, fn):
     impl = fn.__wrapped_impl__
     fast = _FAST_METHODS.get(name)
     if fast is not None:
-        # x.relu() / x.sum(): the fast path (see _fast_binary below) sits inside the public
-        # wrapper, so __torch_function__ handlers still see func=Tensor.<name>.
-        def method(self, *args, **kwargs):
-            if not args and not kwargs and type(self) is Tensor and _nothing_intercepts():
-                a = self._impl
-                if a.dtype in _FAST_DTYPES and not a.requires_grad and a.device.type == "cpu":
-                    return fast(a)
-            return impl(self, *args, **kwargs)
-    else:
-        def method(self, *args, **kwargs):
-            return impl(self, *args, **kwargs)
+        # A compiled method is Tensor.<name> itself (no Python frame on the fast path); its slow
+        # path is a public wrapper that hands *it* to handlers as func.
+        fast.__name__, fast.__qualname__, fast.__doc__ = name, "Tensor." + name, fn.__doc__
+        fast.__wrapped_impl__ = impl
+        _FULL_PATH[name] = public(impl, func=fast)
+        return fast
+
+    def method(self, *args, **kwargs):
+        return impl(self, *args, **kwargs)
 
     method.__name__ = name
     method.__qualname__ = "Tensor." + name
@@ -394,53 +351,15 @@ def _binary_or_notimpl(fn):
     return op
 
 
-def _fast_binary(ufunc, slow, reflected=False):
-    """``a + b`` etc.: the fast path described above, else ``slow`` (the method) as before."""
-    fast_dtypes, float_dtypes = _FAST_DTYPES, _FLOAT_DTYPES
-
-    def op(self, other):
-        if type(self) is Tensor and _nothing_intercepts():
-            a = self._impl
-            dtype = a.dtype
-            if dtype in fast_dtypes and not a.requires_grad and a.device.type == "cpu":
-                t = type(other)
-                y = None
-                if t is Tensor:
-                    b = other._impl
-                    if b.dtype is dtype and not b.requires_grad and b.device.type == "cpu":
-                        y = b.numpy_view()
-                elif t is float:
-                    # int tensor + float gives the default float dtype in PyTorch, not numpy's
-                    if dtype in float_dtypes:
-                        y = other
-                elif t is int:  # (bool is not int here: ``type(True) is bool``)
-                    y = other
-                if y is not None:
-                    x = a.numpy_view()
-                    token = _fp_off()
-                    try:
-                        r = ufunc(y, x) if reflected else ufunc(x, y)
-                    except Exception:
-                        r = None  # let the normal path raise PyTorch's error
-                    finally:
-                        _fp_restore(token)
-                    if type(r) is _np.ndarray and r.dtype == dtype.numpy_dtype:
-                        return _from_array(r, dtype)
-        if not isinstance(other, (TensorBase, int, float, bool)) and not hasattr(other, "__index__") and not hasattr(other, "__float__"):
-            return NotImplemented
-        return slow(self, other)
-
-    return op
-
-
-Tensor.__add__ = _fast_binary(_np.add, Tensor.add)
-Tensor.__radd__ = _fast_binary(_np.add, lambda self, other: Tensor.add(self, other), reflected=True)
+# + and * are commutative and their full path turns ``2 + a`` into ``add(a, 2)``, so the
+# reflected operators are the same functions.
+Tensor.__add__ = Tensor.__radd__ = _C.tensor_add
+_C.tensor_add.__name__, _C.tensor_sub.__name__, _C.tensor_mul.__name__ = "__add__", "__sub__", "__mul__"
 Tensor.__iadd__ = _iadd
-Tensor.__sub__ = _fast_binary(_np.subtract, Tensor.sub)
+Tensor.__sub__ = _C.tensor_sub
 Tensor.__rsub__ = _binary_or_notimpl(_rsub)
 Tensor.__isub__ = _isub
-Tensor.__mul__ = _fast_binary(_np.multiply, Tensor.mul)
-Tensor.__rmul__ = _fast_binary(_np.multiply, lambda self, other: Tensor.mul(self, other), reflected=True)
+Tensor.__mul__ = Tensor.__rmul__ = _C.tensor_mul
 Tensor.__imul__ = _imul
 Tensor.__truediv__ = _binary_or_notimpl(Tensor.div)
 Tensor.__rtruediv__ = _binary_or_notimpl(_rdiv)
@@ -476,3 +395,11 @@ Tensor.__ge__ = _binary_or_notimpl(Tensor.ge)
 Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
 Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)
+
+_C.install_fast_path(
+    tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, ops_module=_ops,
+    float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
+    slow_add=_binary_or_notimpl(Tensor.add), slow_sub=_binary_or_notimpl(Tensor.sub),
+    slow_mul=_binary_or_notimpl(Tensor.mul),
+    slow_relu=_FULL_PATH["relu"], slow_sum=_FULL_PATH["sum"],
+)

@@ -269,11 +269,13 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     return _dispatch(public_api, overloaded, args, kwargs, python_style=True)
 
 
-def public(fn):
+def public(fn, *, func=None):
     """Wrap a public function so that ``__torch_function__`` overrides can intercept it.
 
     The wrapper itself is what handlers receive as ``func`` (so ``func is minitorch_nn.add``
-    holds); the undecorated function is kept as ``__wrapped_impl__``.
+    holds); the undecorated function is kept as ``__wrapped_impl__``. A compiled Tensor method
+    that is its own fast path and calls the wrapper only as its slow path passes itself as
+    ``func``, so handlers see ``func is Tensor.relu`` (``_ext/_fastpath.pxi``).
     """
     state = _state
     skip = _NO_OVERRIDE
@@ -298,7 +300,7 @@ def public(fn):
                     return fn(*args, **kwargs)
         overloaded = _get_overloaded_types(args, kwargs)
         if overloaded or (state.modes and not state.all_disabled):
-            return _dispatch(wrapper, overloaded, args, kwargs or None)
+            return _dispatch(wrapper if func is None else func, overloaded, args, kwargs or None)
         return fn(*args, **kwargs)
 
     wrapper.__wrapped_impl__ = fn

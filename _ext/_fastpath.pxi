@@ -1,0 +1,280 @@
+# The plain-tensor fast path for tiny ops (issue 2: per-op overhead). Included into _C.pyx.
+#
+# Why it exists
+# -------------
+# ``a + b`` on two 4-element tensors costs PyTorch about 1.5 us, all of it C++. The full path here
+# is five Python layers (operator method, public function with its ``__torch_function__`` check,
+# OpOverload, the dispatch chain, the cpu kernel) around one numpy ufunc call; on a small model
+# those layers, not the arithmetic, are what a user waits for. So the most common ops --
+# ``a + b``, ``a - b``, ``a * b`` (and ``2 + a``, ``2 * a``), ``a.relu()``, ``a.sum()`` -- first
+# try this file, which does in C exactly what the full path would end up doing: read the
+# operands' numpy views, call the same numpy function, wrap the array as a fresh tensor.
+#
+# When it may run (everything else takes the full path, unchanged)
+# ----------------------------------------------------------------
+# Nothing that could observe or change the op may be in play:
+#
+# * the tensors are exactly ``Tensor`` (no subclass: no ``__torch_function__``/``__torch_dispatch__``
+#   of their own), on the cpu, float32/float64/int64, contiguous and not empty, not requiring grad;
+# * the other operand is a tensor of the *same* dtype, or a Python ``int``/``float`` (exact types,
+#   so ``bool`` and numpy scalars go the full way) whose conversion to the tensor's dtype is exact
+#   or cannot differ from the full path's (no float operand for an int64 tensor: PyTorch gives the
+#   default float dtype there, which the full path works out);
+# * no ``TorchFunctionMode`` is active, no ``__torch_dispatch__`` class or mode exists
+#   (``_dispatch.python_layer is None``), no forward-AD dual level is open
+#   (``_dispatch.forward_ad_layer is None``) and the dispatcher is the plain one
+#   (``dispatch_trace()`` and the export tracer swap it out);
+# * numpy did not raise (a broadcasting error, say): then the full path runs and raises
+#   PyTorch's error, so errors are identical too.
+#
+# The result must be exactly what the full path gives: the same numpy call on the same arrays
+# (so the same values, bit for bit), the same dtype, row-major strides (contiguous inputs give a
+# contiguous result in PyTorch and in the kernels), a fresh version counter, no grad_fn. ``tests/test_fast_path.py`` checks this against the full path on random operands.
+# Floating-point warnings: the cpu kernels silence numpy's (PyTorch never warns) for elementwise
+# ops but not for ``sum``; we do the same, by switching numpy's error-state context variable
+# directly (``np.errstate`` would cost more than the op).
+#
+# A new layer that can observe plain-tensor ops must make one of the conditions above false while
+# it is active (as forward AD does with ``_dispatch.forward_ad_layer``), or the fast path skips it.
+
+from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
+from libc.float cimport FLT_MAX
+from libc.math cimport fabs, isfinite
+from cpython.dict cimport PyDict_GetItem
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+
+# What the package hands us once at import (see install_fast_path); None until then.
+cdef object _Tensor = None            # the class minitorch_nn.Tensor
+cdef object _tf_state = None          # _C_torch_function.state: .quiet, .modes
+cdef dict _dispatch_globals = None    # minitorch_nn._dispatch.__dict__: python_layer, forward_ad_layer
+cdef dict _ops_globals = None         # minitorch_nn._ops.__dict__: _dispatch_fn
+cdef object _plain_dispatch = None    # _dispatch.dispatch, the dispatcher with nothing swapped in
+cdef object _f32 = None
+cdef object _f64 = None
+cdef object _i64 = None
+cdef object _cpu = None               # the canonical cpu device
+cdef object _fp_var = None            # numpy's floating-point error-state context variable
+cdef object _fp_ignore = None         # ... and its "ignore everything" value
+cdef object _slow_add = None          # the full-path versions, called when the fast path declines
+cdef object _slow_sub = None
+cdef object _slow_mul = None
+cdef object _slow_relu = None
+cdef object _slow_sum = None
+
+# The numpy functions the cpu kernels call for these ops.
+cdef object _np_add = np.add
+cdef object _np_subtract = np.subtract
+cdef object _np_multiply = np.multiply
+cdef object _np_maximum = np.maximum
+cdef object _np_add_reduce = np.add.reduce
+cdef dict _ZEROS = {}                 # dtype -> 0-d zero of that dtype (relu's np.maximum(x, 0))
+
+
+def install_fast_path(*, tensor_cls, tf_state, dispatch_module, ops_module, float32, float64, int64, cpu,
+                      slow_add, slow_sub, slow_mul, slow_relu, slow_sum):
+    """Give the fast path the objects it checks against and the full-path functions it defers to.
+
+    Called once by ``minitorch_nn._tensor_methods`` when it builds Tensor's methods.
+    """
+    global _Tensor, _tf_state, _dispatch_globals, _ops_globals, _plain_dispatch, _f32, _f64, _i64, _cpu
+    global _fp_var, _fp_ignore, _slow_add, _slow_sub, _slow_mul, _slow_relu, _slow_sum
+    _Tensor, _tf_state = tensor_cls, tf_state
+    _dispatch_globals, _ops_globals = vars(dispatch_module), vars(ops_module)
+    _plain_dispatch = dispatch_module.dispatch
+    _f32, _f64, _i64, _cpu = float32, float64, int64, cpu
+    _slow_add, _slow_sub, _slow_mul, _slow_relu, _slow_sum = slow_add, slow_sub, slow_mul, slow_relu, slow_sum
+    for d in (float32, float64, int64):
+        _ZEROS[d] = np.zeros((), dtype=d.numpy_dtype)
+    try:
+        from numpy._core.umath import _extobj_contextvar, _make_extobj
+        _fp_var, _fp_ignore = _extobj_contextvar, _make_extobj(all="ignore")
+    except ImportError:  # another numpy: float ops then always take the full path
+        _fp_var = _fp_ignore = None
+
+
+cdef inline bint _unset(dict namespace, str name):
+    # a module global that is None or absent (read from the module's dict: cheaper than getattr)
+    cdef PyObject* value = PyDict_GetItem(namespace, name)
+    return value == NULL or <object>value is None
+
+
+cdef inline bint _nothing_intercepts() except -1:
+    """No TorchFunctionMode, no __torch_dispatch__ class or mode, no forward-AD dual level, the
+    plain dispatcher."""
+    state = _tf_state
+    if not state.quiet and state.modes:
+        return False
+    cdef PyObject* dispatch_fn = PyDict_GetItem(_ops_globals, "_dispatch_fn")
+    return (dispatch_fn != NULL and <object>dispatch_fn is _plain_dispatch
+            and _unset(_dispatch_globals, "python_layer") and _unset(_dispatch_globals, "forward_ad_layer"))
+
+
+cdef inline TensorImpl _plain(object t):
+    """``t``'s payload when ``t`` is exactly a cpu ``Tensor`` of a fast dtype, not requiring grad."""
+    if type(t) is not _Tensor:
+        return None
+    cdef TensorImpl impl = (<TensorBase>t)._impl
+    if impl is None or impl.requires_grad:
+        return None
+    dtype = impl.dtype
+    if dtype is not _f32 and dtype is not _f64 and dtype is not _i64:
+        return None
+    device = impl.device
+    if device is not _cpu and device.type != "cpu":
+        return None
+    if not _is_contiguous(impl.sizes, impl.strides) or 0 in impl.sizes:
+        # the result's layout then follows the inputs' (or, empty, PyTorch's quirks): the kernels' rule
+        return None
+    return impl
+
+
+cdef inline int _typenum(object dtype):
+    return cnp.NPY_FLOAT32 if dtype is _f32 else cnp.NPY_FLOAT64 if dtype is _f64 else cnp.NPY_INT64
+
+
+cdef object _scalar_operand(object other, object dtype):
+    """Python number ``other`` as the 0-d array of ``dtype`` that the full path makes of it
+    (``np.asarray(other, dtype)``), or None when its conversion is not plainly exact.
+
+    Only exact types count (``bool`` and numpy scalars go the full way). Ints must fit the dtype
+    exactly; a float for an int64 tensor gives the default float dtype in PyTorch, which the full
+    path works out; a finite float beyond float32's range warns in the full path's cast.
+    """
+    cdef double v
+    cdef long long i = 0
+    cdef int overflow = 0
+    if type(other) is float:
+        if dtype is _i64:
+            return None
+        v = other
+        if dtype is _f32 and isfinite(v) and fabs(v) > FLT_MAX:
+            return None
+    elif type(other) is int:
+        i = PyLong_AsLongLongAndOverflow(other, &overflow)
+        if overflow:
+            return None
+        if dtype is _f32 and not -(1 << 24) <= i <= (1 << 24):
+            return None
+        if dtype is _f64 and not -(1 << 53) <= i <= (1 << 53):
+            return None
+        v = <double>i
+    else:
+        return None
+    cdef cnp.ndarray z = cnp.PyArray_EMPTY(0, NULL, _typenum(dtype), 0)
+    if dtype is _f32:
+        (<float*>cnp.PyArray_DATA(z))[0] = <float>v  # (C's cast: the same rounding as numpy's)
+    elif dtype is _f64:
+        (<double*>cnp.PyArray_DATA(z))[0] = v
+    else:
+        (<long long*>cnp.PyArray_DATA(z))[0] = i
+    return z
+
+
+cdef object _fresh_tensor(object r, object dtype):
+    """Wrap numpy result ``r`` (an array or a numpy scalar) as the cpu kernels' ``wrap`` does."""
+    cdef int typenum = _typenum(dtype)
+    cdef cnp.ndarray arr
+    if type(r) is np.ndarray:
+        arr = <cnp.ndarray>r
+        if cnp.PyArray_TYPE(arr) != typenum:
+            return None  # (cannot happen for these ops and dtypes; the full path would cast)
+    else:
+        # 0-d operands give a numpy scalar; the kernels' np.asarray makes it a 0-d array
+        if type(r) is not (np.float32 if dtype is _f32 else np.float64 if dtype is _f64 else np.int64):
+            return None
+        arr = cnp.PyArray_EMPTY(0, NULL, typenum, 0)
+        cnp.PyArray_ScalarAsCtype(r, cnp.PyArray_DATA(arr))
+    return _wrap(_Tensor, _fresh_impl(arr, dtype, _cpu))
+
+
+cdef object _binary(object ufunc, object self, object other):
+    """``ufunc(self, other)`` as a fresh tensor, or None when the full path must run."""
+    cdef TensorImpl a = _plain(self)
+    if a is None or not _nothing_intercepts():
+        return None
+    dtype = a.dtype
+    cdef TensorImpl b
+    if type(other) is _Tensor:
+        b = _plain(other)
+        if b is None or b.dtype is not dtype:
+            return None
+        y = b.numpy_view()
+    else:
+        y = _scalar_operand(other, dtype)
+        if y is None:
+            return None
+    x = a.numpy_view()
+    if dtype is _i64:  # integer add/sub/mul set no floating-point flags: no error state to switch
+        try:
+            r = ufunc(x, y)
+        except Exception:
+            return None  # the full path raises PyTorch's error
+        return _fresh_tensor(r, dtype)
+    if _fp_var is None:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = ufunc(x, y)
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    return _fresh_tensor(r, dtype)
+
+
+# -- the functions installed on Tensor (see _tensor_methods.py) ----------------------------------
+# ``2 + a`` and ``2 * a`` compute ``ufunc(a, 2)``: the full path turns them into ``add(a, 2)``
+# too, and the same argument order keeps even NaN payloads identical.
+
+def tensor_add(self, other):
+    """``self + other`` (and ``other + self``): the fast path, else the full path."""
+    r = _binary(_np_add, self, other)
+    return _slow_add(self, other) if r is None else r
+
+
+def tensor_sub(self, other):
+    """``self - other``: the fast path, else the full path."""
+    r = _binary(_np_subtract, self, other)
+    return _slow_sub(self, other) if r is None else r
+
+
+def tensor_mul(self, other):
+    """``self * other`` (and ``other * self``): the fast path, else the full path."""
+    r = _binary(_np_multiply, self, other)
+    return _slow_mul(self, other) if r is None else r
+
+
+def tensor_relu(self, *args, **kwargs):
+    """``self.relu()``: ``np.maximum(x, 0)`` in the tensor's dtype (NaN stays NaN), as the cpu kernel.
+
+    No error state to switch: numpy's maximum loops clear the floating-point flags they raise on
+    NaN, so it never warns (the tests check this with warnings turned into errors).
+    """
+    cdef TensorImpl a
+    if not args and not kwargs:
+        a = _plain(self)
+        if a is not None and _nothing_intercepts():
+            r = _fresh_tensor(_np_maximum(a.numpy_view(), _ZEROS[a.dtype]), a.dtype)
+            if r is not None:
+                return r
+    return _slow_relu(self, *args, **kwargs)
+
+
+def tensor_sum(self, *args, **kwargs):
+    """``self.sum()``: ``np.add.reduce`` over all elements in the tensor's dtype, as the cpu kernel.
+
+    The kernel leaves numpy's warnings on for sums, so this does too. The 0-d result array is
+    passed as ``out``, which saves turning numpy's scalar result into an array afterwards.
+    """
+    cdef TensorImpl a
+    if not args and not kwargs:
+        a = _plain(self)
+        if a is not None and _nothing_intercepts():
+            out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0)
+            try:
+                _np_add_reduce(a.numpy_view(), None, None, out)
+            except Exception:
+                out = None  # (a warning turned into an error): the full path raises it again
+            if out is not None:
+                return _wrap(_Tensor, _fresh_impl(out, a.dtype, _cpu))
+    return _slow_sum(self, *args, **kwargs)
