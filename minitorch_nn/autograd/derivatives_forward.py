@@ -166,6 +166,10 @@ def run_with_tangents(op, args, kwargs, level):
     d = op.derivative
     if formula is None and d is NONDIFFERENTIABLE:
         out = _dispatch.dispatch(op, args, kwargs)
+        if op.is_inplace and isinstance(args[0], TensorBase):
+            tangent = _fw.get_tangent(args[0], level)
+            if tangent is not None:
+                tangent.zero_()   # uniform_() & co.: the new values do not depend on the old ones
         for o in (out if type(out) in (tuple, list) else (out,)):
             if isinstance(o, TensorBase) and o._impl.base is not None:
                 _fw.mark_no_tangent(o)   # detach() & co.: a view that must not see its base's tangent

@@ -482,8 +482,14 @@ def _inplace_scenarios():
         r.add_(fw.make_dual(x, t).exp())
         return fw.unpack_dual(flat).tangent, True
 
+    def random_fill_zeroes_tangent(L, fw, x, t):
+        d = fw.make_dual(x, t).clone()
+        d[:2].uniform_()
+        return fw.unpack_dual(d).tangent, True
+
     return {f.__name__: f for f in (view_of_dual, inplace_keeps_tangent_object, plain_self_dual_other,
-                                    view_of_plain_base, setitem_and_index_put, base_updated_after_view)}
+                                    view_of_plain_base, setitem_and_index_put, base_updated_after_view,
+                                    random_fill_zeroes_tangent)}
 
 
 INPLACE = _inplace_scenarios()
