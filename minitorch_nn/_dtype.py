@@ -149,16 +149,6 @@ builtins_int = _builtins.int
 builtins_float = _builtins.float
 
 
-def _scalar_dtype(value) -> dtype:
-    """The dtype PyTorch gives a Python number on its own (``torch.tensor(value).dtype``)."""
-    cat = _scalar_category(value)
-    if cat == 0:
-        return bool
-    if cat == 1:
-        return int64
-    return get_default_dtype()
-
-
 def result_type_from(tensor_dtypes_dim, tensor_dtypes_zero_dim, scalars) -> dtype:
     """PyTorch's three-tier promotion (``at::native::result_type``).
 
