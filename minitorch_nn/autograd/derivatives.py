@@ -468,16 +468,28 @@ derivative("topk", "TopkBackward0",
 # Linear algebra
 # ---------------------------------------------------------------------------------------------
 
+
+
+def _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides):
+    # As PyTorch's mm_mat2_backward: a column-major mat2 (``weight.t()`` in F.linear) gets a
+    # column-major gradient, so after TBackward the weight's gradient is contiguous and the
+    # optimizer/AccumulateGrad never copy it across a transpose.
+    if len(mat2_sizes) == 2 and mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0] and mat2_sizes[1] > 1:
+        return aten.t.default(aten.mm.default(aten.t.default(grad), mat1))
+    return aten.mm.default(aten.t.default(mat1), grad)
+
+
 derivative("mm", "MmBackward0",
            self=lambda grad, mat2: aten.mm.default(grad, aten.t.default(mat2)),
-           mat2=lambda grad, self: aten.mm.default(aten.t.default(self), grad))
+           mat2=lambda grad, self, mat2_sizes, mat2_strides: _mm_mat2_backward(grad, self, mat2_sizes, mat2_strides))
 derivative("bmm", "BmmBackward0",
            self=lambda grad, mat2: aten.bmm.default(grad, mat2.transpose(1, 2)),
            mat2=lambda grad, self: aten.bmm.default(self.transpose(1, 2), grad))
 derivative("addmm", "AddmmBackward0",
            self=lambda grad, beta: _scale(grad, beta),
            mat1=lambda grad, mat2, alpha: _scale(aten.mm.default(grad, aten.t.default(mat2)), alpha),
-           mat2=lambda grad, mat1, alpha: _scale(aten.mm.default(aten.t.default(mat1), grad), alpha))
+           mat2=lambda grad, mat1, mat2_sizes, mat2_strides, alpha: _scale(
+               _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides), alpha))
 derivative("baddbmm", "BaddbmmBackward0",
            self=lambda grad, beta: _scale(grad, beta),
            batch1=lambda grad, batch2, alpha: _scale(aten.bmm.default(grad, batch2.transpose(1, 2)), alpha),
