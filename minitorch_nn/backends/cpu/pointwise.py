@@ -683,10 +683,21 @@ def hardtanh(self, min_val=-1, max_val=1):
                                            as_array(max_val, compute_dtype(self.dtype))), self))
 
 
+_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
 @aten.threshold_backward.default.impl("cpu")
 def threshold_backward(grad_output, self, threshold):
     def fn(g, x):
-        return np.where(x <= threshold, np.zeros((), g.dtype), g)
+        drop = x <= threshold
+        it = _SAME_SIZE_INT.get(g.dtype.itemsize)
+        if it is None or g.shape != drop.shape:
+            return np.where(drop, np.zeros((), g.dtype), g)
+        # np.where branches per element, slow on a random mask (relu's); instead AND g's bits
+        # with 0 (dropped) or all ones (kept): the same values, several times faster.
+        keep_bits = drop.astype(it)
+        keep_bits -= 1
+        return np.bitwise_and(g.view(it), keep_bits).view(g.dtype)
 
     return _out(binary(fn, grad_output, self))
 
