@@ -29,32 +29,22 @@ import contextlib
 import importlib
 import inspect
 
-from minitorch_nn._ops import parse_schema
+from minitorch_nn._ops import OpOverload, OpOverloadPacket, parse_schema
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
-class CompositeOp:
-    """An aten op PyTorch keeps in export graphs; calling it runs the public function it stands for."""
+class CompositeOp(OpOverload):
+    """An aten op PyTorch keeps in export graphs; calling it runs the public function it stands for.
+
+    It is an :class:`OpOverload` (same names, schema and printing) that is not registered in
+    ``ops.aten`` and has no kernels: it is never dispatched, only replayed.
+    """
 
     def __init__(self, schema_text: str, replay):
-        self._schema = parse_schema(schema_text)
-        self._overloadname = self._schema.overload_name
-        self.__name__ = f"{self._schema.name}.{self._overloadname}"
+        schema = parse_schema(schema_text)
+        super().__init__(OpOverloadPacket(schema.name), schema)
         self._replay = replay
-
-    def name(self) -> str:
-        return f"aten::{self.__name__}"
-
-    @property
-    def namespace(self):
-        return "aten"
-
-    def __str__(self):
-        return f"aten.{self.__name__}"
-
-    def __repr__(self):
-        return f"<CompositeOp(op='aten.{self._schema.name}', overload='{self._overloadname}')>"
 
     def __call__(self, *args, **kwargs):
         values = self.bind(args, kwargs)

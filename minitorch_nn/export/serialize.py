@@ -120,7 +120,7 @@ def _lookup_op(target):
     from minitorch_nn._ops import OpOverload, ops
     from minitorch_nn.export.composites import COMPOSITES
 
-    if target in COMPOSITES:  # aten.linear.default & co. (export/composites.py)
+    if target in COMPOSITES:  # aten.linear.default & co. (export/composites.py), not in ops.aten
         return COMPOSITES[target]
     parts = str(target).split(".")
     _expect(len(parts) == 3 and parts[0] == "aten", f"unknown op target {target!r}")
