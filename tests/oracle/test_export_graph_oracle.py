@@ -117,6 +117,9 @@ def test_nodes_match_torch(name):
     tep, mep, _, _ = _export_both(name)
     assert _nodes(mep) == _nodes(tep)
     assert _outputs(mep) == _outputs(tep)
+    for attr in ("input_specs", "output_specs"):
+        ours, theirs = getattr(mep.graph_signature, attr), getattr(tep.graph_signature, attr)
+        assert [repr(x) for x in ours] == [repr(x) for x in theirs]
 
 
 @pytest.mark.parametrize("name", list(BUILDS))
