@@ -27,7 +27,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype, type_name
-from minitorch_nn.backends.cpu._numpy import as_array, wrap
+from minitorch_nn.backends.cpu._numpy import as_array, fp_errors_off, fp_errors_restore, wrap
 
 # Loss reductions travel as ints in aten schemas, as in PyTorch's ``at::Reduction``.
 NONE, MEAN, SUM = 0, 1, 2
@@ -708,6 +708,22 @@ def _nll_check(self, target, weight):
         )
 
 
+def _nll_targets(t, ignore_index, n_classes):
+    """(class index per row with ignored rows sent to 0, valid-row mask or None when every row counts)."""
+    valid = t != ignore_index
+    if valid.all():
+        return t, None
+    return np.where(valid, t, 0), valid
+
+
+def _nll_weights(weight, safe_t, valid, d, like):
+    """Each row's class weight (0 for ignored rows); None for "all ones" (no weight, none ignored)."""
+    if weight is None:
+        return None if valid is None else valid.astype(like.dtype)
+    w = _arr(weight, d)[safe_t]
+    return w if valid is None else np.where(valid, w, 0)
+
+
 @aten.nll_loss_forward.default.impl("cpu")
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
     _nll_check(self, target, weight)
@@ -717,23 +733,25 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     t = as_array(target)
     if x.ndim == 1:
         x, t = x[None], t.reshape(1)
-    n_classes = x.shape[1]
-    valid = t != ignore_index
-    safe_t = np.where(valid, t, 0)
-    if valid.any() and (safe_t[valid].min() < 0 or safe_t[valid].max() >= n_classes):
-        raise IndexError(f"Target {int(safe_t[valid].max() if safe_t[valid].max() >= n_classes else safe_t[valid].min())} is out of bounds.")
-    w = _arr(weight, d)[safe_t] if weight is not None else np.ones(t.shape, dtype=x.dtype)
-    w = np.where(valid, w, 0)
-    picked = np.take_along_axis(x, safe_t[:, None], axis=1)[:, 0]
-    losses = -picked * w
+    n, n_classes = x.shape
+    safe_t, valid = _nll_targets(t, ignore_index, n_classes)
+    if n and (valid is None or valid.any()):
+        lo, hi = safe_t.min(), safe_t.max()   # (ignored rows hold 0, a valid class when there is one)
+        if lo < 0 or hi >= n_classes:
+            raise IndexError(f"Target {int(hi if hi >= n_classes else lo)} is out of bounds.")
+    w = _nll_weights(weight, safe_t, valid, d, x)
+    picked = x[np.arange(n), safe_t]
+    losses = -picked if w is None else -picked * w
     if reduction == NONE:
-        out = losses.reshape(tuple(target.shape))
-        return wrap(out, d), wrap(np.zeros((), x.dtype), d)
-    total = w.sum()
+        return wrap(losses.reshape(tuple(target.shape)), d), wrap(np.zeros((), x.dtype), d)
+    total = x.dtype.type(n) if w is None else w.sum()
     if reduction == SUM:
         return wrap(losses.sum(), d), wrap(total, d)
-    with np.errstate(all="ignore"):  # every target ignored: 0/0 is nan, silently as in PyTorch
+    token = fp_errors_off()  # every target ignored: 0/0 is nan, silently as in PyTorch
+    try:
         return wrap(losses.sum() / total, d), wrap(total, d)
+    finally:
+        fp_errors_restore(token)
 
 
 @aten.nll_loss_backward.default.impl("cpu")
@@ -743,16 +761,19 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     t = as_array(target).reshape(-1)
     go = _arr(grad_output, d)
     x2 = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
-    valid = t != ignore_index
-    safe_t = np.where(valid, t, 0)
-    w = _arr(weight, d)[safe_t] if weight is not None else np.ones(t.shape, dtype=x2.dtype)
-    w = np.where(valid, w, 0)
+    safe_t, valid = _nll_targets(t, ignore_index, x2.shape[1])
+    w = _nll_weights(weight, safe_t, valid, d, x2)
+    # the gradient of row i is -w[i] * grad at its target class (/ total weight for "mean")
     if reduction == NONE:
-        scale = -w * go.reshape(-1)
-    elif reduction == MEAN:
-        scale = -w * go / _arr(total_weight, d)
+        scale = -go.reshape(-1) if w is None else -w * go.reshape(-1)
     else:
-        scale = -w * go
+        scale = -go if w is None else -w * go
+        if reduction == MEAN:
+            token = fp_errors_off()
+            try:
+                scale = scale / _arr(total_weight, d)
+            finally:
+                fp_errors_restore(token)
     g = np.zeros_like(x2)
     g[np.arange(len(t)), safe_t] = scale
     return wrap(g.reshape(tuple(self.shape)), d)
