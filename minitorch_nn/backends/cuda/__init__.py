@@ -22,6 +22,8 @@ family, each readable on its own:
 * ``scan.py`` / ``sort.py``: cumsum/cumprod (a thread per row), stable merge sort and topk (a block per row);
 * ``softmax.py``: ``softmax``/``log_softmax``, one block per row;
 * ``copy.py``: strided copies, dtype casts (bfloat16 words), ``_to_copy``/``copy_``/``clone``;
+* ``factories.py``: arange/linspace/eye/full computed where they are stored;
+* ``shape_ops.py``: flip/roll/repeat, padding, tril/triu, diag_embed as one-thread-per-output gathers;
 * ``random.py``: Philox counter-based random fills;
 * ``fallback.py``: every other op runs its cpu kernel on host copies (``host_ops()`` lists them).
 
@@ -36,6 +38,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         arg_reduction,
         conv,
         copy,
+        factories,
         indexing,
         losses,
         masked,
@@ -48,6 +51,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         reduction,
         scan,
         scatter,
+        shape_ops,
         softmax,
         sort,
         statistics,

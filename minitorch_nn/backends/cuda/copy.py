@@ -128,7 +128,8 @@ def to_device(t, device, dtype):
     from minitorch_nn.backends.cpu._numpy import as_array
 
     arr = as_array(t)
-    return storage.from_host(np.ascontiguousarray(arr).astype(dtype.numpy_dtype, copy=False), dtype)
+    # (np.asarray, not np.ascontiguousarray: that one turns a 0-d array into shape (1,))
+    return storage.from_host(np.asarray(arr).astype(dtype.numpy_dtype, copy=False), dtype)
 
 
 @aten._to_copy.default.impl("cuda")
