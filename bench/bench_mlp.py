@@ -1,7 +1,8 @@
 """Benchmark: one training step of an MLP in minitorch_nn against PyTorch.
 
 Run ``python bench/bench_mlp.py [steps]`` from the repository root. The model is the classic
-MNIST MLP, 784-256-10 with ReLU, batch 128, cross-entropy loss and SGD with momentum; both
+MNIST MLP, 784-256-10 with ReLU, batch 128, cross-entropy loss and SGD with momentum (or Adam
+with ``--optim adam``); both
 libraries start from the same weights (``manual_seed(0)``) and see the same batch. One step is
 ``zero_grad`` + forward + ``backward`` + ``step``. It prints the best and median milliseconds
 per step, the ratio ours/torch, and the loss after the timed steps in both libraries (they agree,
@@ -22,12 +23,15 @@ import sys
 import time
 
 
-def make(lib, x, y):
+def make(lib, x, y, optim="sgd"):
     lib.manual_seed(0)
     nn = lib.nn
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
     kw = {"foreach": False} if lib.__name__ == "torch" else {}
-    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **kw)
+    if optim == "adam":
+        opt = lib.optim.Adam(model.parameters(), lr=1e-3, **kw)
+    else:
+        opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **kw)
     X, Y = lib.tensor(x), lib.tensor(y)
 
     def step():
@@ -54,6 +58,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("steps", nargs="?", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--optim", choices=("sgd", "adam"), default="sgd")
     args = parser.parse_args()
     if "numpy" not in sys.modules:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -67,16 +72,17 @@ def main():
     import minitorch_nn as mt
     import minitorch_nn.optim  # noqa: F401
 
-    rows = [("minitorch_nn", *timeit(make(mt, x, y), args.steps))]
+    rows = [("minitorch_nn", *timeit(make(mt, x, y, args.optim), args.steps))]
     try:
         import torch
     except ImportError:
         torch = None
     if torch is not None:
         torch.set_num_threads(args.threads)
-        rows.append(("torch", *timeit(make(torch, x, y), args.steps)))
+        rows.append(("torch", *timeit(make(torch, x, y, args.optim), args.steps)))
 
-    print(f"MLP 784-256-10, batch 128, SGD(momentum=0.9): {args.steps} steps")
+    opt_name = "Adam(lr=1e-3)" if args.optim == "adam" else "SGD(momentum=0.9)"
+    print(f"MLP 784-256-10, batch 128, {opt_name}: {args.steps} steps")
     print(f"{'library':<14}{'best ms':>10}{'median ms':>12}{'final loss':>14}")
     for name, best, med, loss in rows:
         print(f"{name:<14}{best:>10.3f}{med:>12.3f}{loss:>14.6f}")
