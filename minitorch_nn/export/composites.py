@@ -18,8 +18,9 @@ but are not recorded. Replaying the node calls the public function again.
 Differences from PyTorch: only the composites in :data:`COMPOSITES` are kept (everything else is
 recorded as the ops it decomposes into); a call the wrapper cannot express in the schema
 (``F.dropout(..., inplace=True)``, ``F.conv2d(padding="same")``, ``F.softmax`` without ``dim``,
-``max_pool2d(return_indices=True)``, the legacy ``size_average=`` / ``reduce=`` loss arguments)
-is recorded decomposed; a function imported by name (``from torch.nn.functional import linear``)
+``max_pool2d(return_indices=True)``, the legacy ``size_average=`` / ``reduce=`` loss arguments,
+``F.relu6(inplace=True)``) is recorded decomposed; composites returning several tensors
+(``chunk``) are not kept, since this graph has no ``getitem`` nodes; a function imported by name (``from torch.nn.functional import linear``)
 before export is not swapped, so its call is recorded decomposed.
 """
 
@@ -104,8 +105,9 @@ def _torch():
 # -- the table ----------------------------------------------------------------------------------
 # Each entry: the op (schema text as PyTorch 2.13 prints it, and how to replay it), the signature
 # of the public function the user calls (for binding its arguments), the places where that
-# function is looked up at call time ("module:attribute" or "module:Class.attribute"), and
-# how its arguments become the schema's (None: this call cannot be kept whole).
+# function is looked up at call time ("module:attribute" or "module:Class.attribute"; a pair
+# (place, signature) where a method's arguments differ from the function's), and how its
+# arguments become the schema's (None: this call cannot be kept whole).
 
 class _Entry:
     def __init__(self, schema, replay, signature_of, patch, to_schema):
@@ -144,7 +146,9 @@ def _softmax(name):
         return getattr(_F(), name)(kw["self"], kw["dim"], dtype=dtype)
 
     return _Entry(f"{name}.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", replay,
-                  lambda: getattr(_F(), name), [f"minitorch_nn.nn.functional:{name}"], to_schema)
+                  lambda: getattr(_F(), name),
+                  [f"minitorch_nn.nn.functional:{name}", (f"minitorch_nn._tensor:Tensor.{name}", _softmax_method_signature)],
+                  to_schema)
 
 
 def _cross_entropy_to_schema(a):
@@ -170,6 +174,40 @@ def _max_pool2d_to_schema(a):
 
 def _max_pool2d_replay(kernel_size, stride, padding, dilation, ceil_mode, **kw):
     return _F().max_pool2d(kw["self"], kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def _conv_transpose(n):
+    def to_schema(a):
+        return dict(input=a["input"], weight=a["weight"], bias=a["bias"], stride=a["stride"],
+                    padding=a["padding"], output_padding=a["output_padding"], groups=a["groups"],
+                    dilation=a["dilation"])
+
+    def replay(input, weight, bias, stride, padding, output_padding, groups, dilation):
+        return getattr(_F(), f"conv_transpose{n}d")(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+    ones, zeros = ", ".join(["1"] * n), ", ".join(["0"] * n)
+    overload = ".input" if n == 2 else ""  # PyTorch's names: conv_transpose1d, conv_transpose2d.input
+    return _Entry(
+        f"conv_transpose{n}d{overload}(Tensor input, Tensor weight, Tensor? bias=None, SymInt[{n}] stride=[{ones}], "
+        f"SymInt[{n}] padding=[{zeros}], SymInt[{n}] output_padding=[{zeros}], SymInt groups=1, "
+        f"SymInt[{n}] dilation=[{ones}]) -> Tensor",
+        replay, lambda: getattr(_F(), f"conv_transpose{n}d"),
+        [f"minitorch_nn.nn.functional:conv_transpose{n}d", f"minitorch_nn.nn.modules.conv:ConvTranspose{n}d._fn"],
+        to_schema)
+
+
+def _softmax_method_signature(input, dim, dtype=None):
+    """``Tensor.softmax`` / ``Tensor.log_softmax``: no ``_stacklevel`` between ``dim`` and ``dtype``."""
+
+
+def _tensor_pair(name):
+    """``x.expand_as(y)``, ``x.view_as(y)``, ``x.type_as(y)``: ops PyTorch keeps whole."""
+    def signature(input, other):
+        """The method's arguments."""
+
+    return _Entry(f"{name}(Tensor self, Tensor other) -> Tensor", lambda other, **kw: getattr(kw["self"], name)(other),
+                  lambda: signature, [f"minitorch_nn._tensor:Tensor.{name}"],
+                  lambda a: {"self": a["input"], "other": a["other"]})
 
 
 def _reshape_to_schema(a):
@@ -215,7 +253,24 @@ def _entries():
                lambda input, p, train: _F().dropout(input, p, train),
                lambda: _F().dropout, [f"{F}:dropout"],
                lambda a: None if a["inplace"] else dict(input=a["input"], p=a["p"], train=a["training"])),
+        _conv_transpose(1), _conv_transpose(2),
+        _Entry("instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+               "bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+               lambda input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled:
+                   _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps),
+               lambda: _F().instance_norm, [f"{F}:instance_norm"],
+               lambda a: dict(input=a["input"], weight=a["weight"], bias=a["bias"], running_mean=a["running_mean"],
+                              running_var=a["running_var"], use_input_stats=a["use_input_stats"],
+                              momentum=a["momentum"], eps=a["eps"], cudnn_enabled=False)),
+        _Entry('pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor',
+               lambda pad, mode, value, **kw: _F().pad(kw["self"], pad, mode, value),
+               lambda: _F().pad, [f"{F}:pad"],
+               lambda a: {"self": a["input"], "pad": a["pad"], "mode": a["mode"], "value": a["value"]}),
+        _Entry("relu6(Tensor self) -> Tensor", lambda **kw: _F().relu6(kw["self"]),
+               lambda: _F().relu6, [f"{F}:relu6"],
+               lambda a: None if a["inplace"] else {"self": a["input"]}),
         _softmax("softmax"), _softmax("log_softmax"),
+        _tensor_pair("expand_as"), _tensor_pair("view_as"), _tensor_pair("type_as"),
         _Entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
                "SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor",
                _cross_entropy_replay, lambda: _F().cross_entropy, [f"{F}:cross_entropy"], _cross_entropy_to_schema),
@@ -295,8 +350,10 @@ def intercept_composites(record):
 
     try:
         for entry in ENTRIES:
-            signature = inspect.signature(entry.signature_of())
+            default_signature = inspect.signature(entry.signature_of())
             for where in entry.patch:
+                where, signature = (where[0], inspect.signature(where[1])) if isinstance(where, tuple) \
+                    else (where, default_signature)
                 owner, attr = _resolve(where)
                 raw = inspect.getattr_static(owner, attr)
                 in_dict = attr in vars(owner)

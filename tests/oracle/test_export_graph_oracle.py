@@ -77,6 +77,26 @@ class Functional:
         return M(), (lib.randn(2, 4), lib.randn(4, 3), lib.tensor([0, 2]))
 
 
+class MoreComposites:
+    @staticmethod
+    def build(lib):
+        F = lib.nn.functional
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.up = lib.nn.ConvTranspose2d(1, 1, 2)
+                self.up1 = lib.nn.ConvTranspose1d(2, 1, 2, stride=2)
+
+            def forward(self, x):
+                a = F.pad(x, (1, 1)).sum() + x.expand_as(x).sum() + x.type_as(x).view_as(x).sum()
+                b = self.up(x.reshape(1, 1, 2, 4)).sum() + self.up1(x.reshape(1, 2, 4)).sum()
+                c = F.relu6(x).sum() + F.instance_norm(x.reshape(1, 2, 4)).sum()
+                return a + b + c, x.softmax(-1), x.log_softmax(0, dtype=lib.float64)
+
+        return M(), (lib.randn(2, 4),)
+
+
 def _seq(*layers, train=True, shape=(2, 4)):
     def build(lib):
         m = lib.nn.Sequential(*[layer(lib.nn) for layer in layers])
@@ -101,6 +121,7 @@ BUILDS = {
                        lambda nn: nn.SiLU(), train=False),
     "conv3d": _seq(lambda nn: nn.Conv3d(1, 1, 2, dilation=1, groups=1), shape=(1, 1, 3, 3, 3)),
     "functional": Functional.build,
+    "more_composites": MoreComposites.build,
 }
 
 
