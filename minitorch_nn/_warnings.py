@@ -18,7 +18,8 @@ import warnings
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def _in_package(frame) -> bool:
+def in_package(frame) -> bool:
+    """Whether ``frame`` runs code of minitorch_nn itself (not the user's)."""
     return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
 
 
@@ -33,7 +34,7 @@ def user_stacklevel() -> int:
     blame the first frame outside minitorch_nn."""
     frame = sys._getframe(1)  # the frame that will call warnings.warn: stacklevel 1
     level = 1
-    while frame is not None and (_in_package(frame) or _is_internal(frame)):
+    while frame is not None and (in_package(frame) or _is_internal(frame)):
         if not _is_internal(frame):
             level += 1
         frame = frame.f_back

@@ -41,11 +41,10 @@ import os
 import sys
 
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._warnings import in_package
 from minitorch_nn.export.composites import intercept_composites
 from minitorch_nn.export.graph import Graph, Node, Ref, flatten
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class GuardOnDataDependentSymNode(RuntimeError):
@@ -60,10 +59,6 @@ def _sanitize(fqn: str) -> str:
     return "".join(c if (c.isalnum() or c == "_") else "_" for c in fqn)
 
 
-def _in_package(frame) -> bool:
-    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
-
-
 def _user_frame(stop=None):
     """The innermost frame outside the minitorch_nn package (the user's code), or None.
 
@@ -72,7 +67,7 @@ def _user_frame(stop=None):
     """
     f = sys._getframe(1)
     while f is not None and f is not stop:
-        if not _in_package(f):
+        if not in_package(f):
             return f
         f = f.f_back
     return None

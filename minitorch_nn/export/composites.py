@@ -196,6 +196,22 @@ def _conv_transpose(n):
         to_schema)
 
 
+def _norm_with_running_stats(name, flag):
+    """``batch_norm`` / ``instance_norm``: PyTorch's schema puts weight and bias before the running
+    stats (the functional puts them after), and ends with ``cudnn_enabled`` (False on CPU builds)."""
+    def to_schema(a):
+        return dict(input=a["input"], weight=a["weight"], bias=a["bias"], running_mean=a["running_mean"],
+                    running_var=a["running_var"], **{flag: a[flag]}, momentum=a["momentum"], eps=a["eps"],
+                    cudnn_enabled=False)
+
+    def replay(input, weight, bias, running_mean, running_var, momentum, eps, cudnn_enabled, **kw):
+        return getattr(_F(), name)(input, running_mean, running_var, weight, bias, kw[flag], momentum, eps)
+
+    return _Entry(f"{name}(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+                  f"bool {flag}, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+                  replay, lambda: getattr(_F(), name), [f"minitorch_nn.nn.functional:{name}"], to_schema)
+
+
 def _softmax_method_signature(input, dim, dtype=None):
     """``Tensor.softmax`` / ``Tensor.log_softmax``: no ``_stacklevel`` between ``dim`` and ``dtype``."""
 
@@ -226,15 +242,7 @@ def _entries():
                lambda: _F().linear, [f"{F}:linear"],
                lambda a: dict(input=a["input"], weight=a["weight"], bias=a["bias"])),
         _conv(1), _conv(2), _conv(3),
-        _Entry("batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-               "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
-               lambda input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled:
-                   _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps),
-               lambda: _F().batch_norm, [f"{F}:batch_norm"],
-               # cudnn_enabled: PyTorch's CPU build records False
-               lambda a: dict(input=a["input"], weight=a["weight"], bias=a["bias"], running_mean=a["running_mean"],
-                              running_var=a["running_var"], training=a["training"], momentum=a["momentum"],
-                              eps=a["eps"], cudnn_enabled=False)),
+        _norm_with_running_stats("batch_norm", "training"),
         _Entry("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
                "float eps=1e-05, bool cudnn_enable=True) -> Tensor",
                lambda input, normalized_shape, weight, bias, eps, cudnn_enable:
@@ -254,14 +262,7 @@ def _entries():
                lambda: _F().dropout, [f"{F}:dropout"],
                lambda a: None if a["inplace"] else dict(input=a["input"], p=a["p"], train=a["training"])),
         _conv_transpose(1), _conv_transpose(2),
-        _Entry("instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-               "bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",
-               lambda input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled:
-                   _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps),
-               lambda: _F().instance_norm, [f"{F}:instance_norm"],
-               lambda a: dict(input=a["input"], weight=a["weight"], bias=a["bias"], running_mean=a["running_mean"],
-                              running_var=a["running_var"], use_input_stats=a["use_input_stats"],
-                              momentum=a["momentum"], eps=a["eps"], cudnn_enabled=False)),
+        _norm_with_running_stats("instance_norm", "use_input_stats"),
         _Entry('pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor',
                lambda pad, mode, value, **kw: _F().pad(kw["self"], pad, mode, value),
                lambda: _F().pad, [f"{F}:pad"],
