@@ -1,21 +1,26 @@
 """Autograd overhead, side by side with PyTorch (run: ``python bench/bench_autograd.py``).
 
-Two measurements:
+Three measurements, each printed as minitorch_nn's microseconds, torch's, and their ratio:
 
-1. **Per-op cost with ``requires_grad=True``** on tiny tensors, where the time is all bookkeeping:
+1. **Recording, per op**, on tiny tensors that require grad, where the time is all bookkeeping:
    the autograd layer (``autograd/recording.py``) making a node, saving tensors and wiring the
-   output, on top of the op itself. The same ops without grad are timed too, so the difference
-   is the price of recording. Each row prints minitorch_nn's and torch's microseconds per call and
-   their ratio.
-2. **Forward + backward of a small MLP** (two ``addmm`` layers with ``relu`` and a softmax
+   output, on top of the op itself. ``grad`` is the op with recording; ``no-rec`` is the same op on
+   the same tensors under ``no_grad()`` (the same dispatch path, nothing recorded), so
+   ``grad - no-rec`` is the price of recording alone, printed as ``rec`` with its own ratio.
+2. **Backward of a small chain** (``tanh(x * w)`` five times, then ``sum``): the forward pass, and
+   forward + backward, so the difference is what the engine (``autograd/engine.py``) costs.
+3. **Forward + backward of a small MLP** (two ``addmm`` layers with ``relu`` and a softmax
    cross-entropy built from ``log_softmax`` and indexing), the loop every training step runs.
 
-torch is optional: without it only minitorch_nn's numbers are printed.
+Times are CPU time of this process (``time.process_time``), the best of several repeats, so
+other processes on a busy machine disturb them less than wall-clock time would. torch runs on
+one thread. torch is optional: without it only minitorch_nn's numbers are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 import timeit
 
 import numpy as np
@@ -28,19 +33,28 @@ except ImportError:  # pragma: no cover - torch is optional
     torch = None
 
 
-def _per_call_us(fn, number):
+def _per_call_us(fn, number, repeat=7):
     fn()  # warm up
-    best = min(timeit.repeat(fn, number=number, repeat=5))
+    best = min(timeit.repeat(fn, number=number, repeat=repeat, timer=time.process_time))
     return best / number * 1e6
 
 
-def _ops(L, requires_grad):
-    a = L.tensor(np.random.default_rng(0).standard_normal((4, 4)), dtype=L.float32, requires_grad=requires_grad)
-    b = L.tensor(np.random.default_rng(1).standard_normal((4, 4)), dtype=L.float32, requires_grad=requires_grad)
+def _ratio(m, t):
+    return f"{m / t:>7.1f}" if t else f"{'':>7}"
+
+
+# -- 1. recording ---------------------------------------------------------------------------------
+
+
+def _ops(L):
+    a = L.tensor(np.random.default_rng(0).standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
+    b = L.tensor(np.random.default_rng(1).standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
     return {
         "add": lambda: a + b,
         "mul": lambda: a * b,
+        "mul scalar": lambda: a * 2.0,
         "exp": lambda: a.exp(),
+        "tanh": lambda: a.tanh(),
         "sum": lambda: a.sum(),
         "matmul": lambda: a @ b,
         "view": lambda: a.view(16),
@@ -51,18 +65,65 @@ def _ops(L, requires_grad):
     }
 
 
-def bench_ops(number):
-    print(f"{'op':<12}{'grad':>6}{'minitorch us':>15}{'torch us':>11}{'ratio':>8}")
-    for requires_grad in (False, True):
-        mine = _ops(mt, requires_grad)
-        theirs = _ops(torch, requires_grad) if torch is not None else {}
-        for name, fn in mine.items():
-            m = _per_call_us(fn, number)
-            if name in theirs:
-                t = _per_call_us(theirs[name], number)
-                print(f"{name:<12}{str(requires_grad):>6}{m:>15.2f}{t:>11.2f}{m / t:>8.1f}")
-            else:
-                print(f"{name:<12}{str(requires_grad):>6}{m:>15.2f}")
+def bench_recording(number):
+    """Returns {op: (ours_grad, ours_norec, torch_grad, torch_norec)}."""
+    print("1. per-op cost with requires_grad=True (us); rec = grad - no-rec, the cost of recording")
+    print(f"{'op':<12}{'grad':>8}{'torch':>8}{'ratio':>7} |{'rec':>7}{'torch':>7}{'ratio':>7} |{'no-rec':>8}{'torch':>8}")
+    mine = _ops(mt)
+    theirs = _ops(torch) if torch is not None else {}
+    results = {}
+    for name, fn in mine.items():
+        m = _per_call_us(fn, number)
+        with mt.no_grad():
+            m0 = _per_call_us(fn, number)
+        t = t0 = 0.0
+        if name in theirs:
+            t = _per_call_us(theirs[name], number)
+            with torch.no_grad():
+                t0 = _per_call_us(theirs[name], number)
+        results[name] = (m, m0, t, t0)
+        rec, trec = max(m - m0, 0.0), max(t - t0, 0.0)
+        print(f"{name:<12}{m:>8.2f}{t:>8.2f}{_ratio(m, t)} |{rec:>7.2f}{trec:>7.2f}{_ratio(rec, trec if trec > 0.05 else 0)} |"
+              f"{m0:>8.2f}{t0:>8.2f}")
+    return results
+
+
+# -- 2. backward of a small chain -----------------------------------------------------------------
+
+
+def _chain(L, depth=5):
+    rng = np.random.default_rng(0)
+    x = L.tensor(rng.standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
+    w = L.tensor(rng.standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
+
+    def forward():
+        h = x
+        for _ in range(depth):
+            h = (h * w).tanh()
+        return h.sum()
+
+    def forward_backward():
+        forward().backward()
+        x.grad = None
+        w.grad = None
+
+    return forward, forward_backward
+
+
+def bench_backward(number):
+    print("2. a chain of 5 x (tanh(h * w)), then sum, on 4x4 tensors (us)")
+    f, fb = _chain(mt)
+    mf, mfb = _per_call_us(f, number), _per_call_us(fb, number)
+    line = f"   minitorch: forward {mf:.1f}, forward+backward {mfb:.1f}, backward {mfb - mf:.1f}"
+    if torch is not None:
+        tf_, tfb = _chain(torch)
+        tf, tb = _per_call_us(tf_, number), _per_call_us(tfb, number)
+        line += (f"\n   torch:     forward {tf:.1f}, forward+backward {tb:.1f}, backward {tb - tf:.1f}"
+                 f"\n   ratio:     forward {mf / tf:.1f}, forward+backward {mfb / tb:.1f}, backward {(mfb - mf) / (tb - tf):.1f}")
+    print(line)
+
+
+# -- 3. a small MLP -------------------------------------------------------------------------------
 
 
 def _mlp(L, batch, d_in, hidden, d_out):
@@ -90,10 +151,11 @@ def _mlp(L, batch, d_in, hidden, d_out):
 
 
 def bench_mlp(number, batch=32, d_in=64, hidden=128, d_out=10):
-    m = _per_call_us(_mlp(mt, batch, d_in, hidden, d_out), number)
-    line = f"MLP {batch}x{d_in}->{hidden}->{d_out} forward+backward: minitorch {m:.1f} us"
+    print("3. MLP training step")
+    m = _per_call_us(_mlp(mt, batch, d_in, hidden, d_out), number, repeat=5)
+    line = f"   MLP {batch}x{d_in}->{hidden}->{d_out} forward+backward: minitorch {m:.1f} us"
     if torch is not None:
-        t = _per_call_us(_mlp(torch, batch, d_in, hidden, d_out), number)
+        t = _per_call_us(_mlp(torch, batch, d_in, hidden, d_out), number, repeat=5)
         line += f", torch {t:.1f} us, ratio {m / t:.1f}"
     print(line)
 
@@ -101,11 +163,13 @@ def bench_mlp(number, batch=32, d_in=64, hidden=128, d_out=10):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=2000, help="calls per timing of one op")
+    parser.add_argument("--chain-number", type=int, default=300, help="calls per timing of the chain")
     parser.add_argument("--mlp-number", type=int, default=100, help="steps per timing of the MLP")
     args = parser.parse_args(argv)
     if torch is not None:
         torch.set_num_threads(1)
-    bench_ops(args.number)
+    bench_recording(args.number)
+    bench_backward(args.chain_number)
     bench_mlp(args.mlp_number)
 
 

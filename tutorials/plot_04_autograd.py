@@ -69,8 +69,10 @@ print(type(acc_x).__name__, "| variable is x:", acc_x.variable is x)
 # The engine's order
 # ------------------
 # ``run_backward`` in ``engine.py`` first calls ``topological_order(roots)``: an iterative
-# depth-first search that lists each node before every node it sends gradients to. Then it visits
-# the nodes in that list, so a node runs only after all its gradient contributions are summed.
+# depth-first search that lists each node before every node it sends gradients to. From that list
+# it counts, for each node, the edges leading into it; a node is ready once all of them have
+# delivered, so it runs only after all its gradient contributions are summed. Among ready nodes,
+# the one made last in the forward pass runs first, as in PyTorch (``ready_queue.py``).
 # Here ``x`` is used twice; its ``AccumulateGrad`` comes last, after both users.
 
 z = x * x + x.exp()
@@ -221,8 +223,9 @@ else:
 # ---------
 # 1. Draw the graph of ``(x * x + x.exp()).sum()`` by hand, then check it with ``show``. Why does
 #    ``x``'s ``AccumulateGrad`` appear only once in ``topological_order``?
-# 2. In ``engine.py``, replace ``topological_order`` with a plain breadth-first walk. Find a graph
-#    for which the gradient becomes wrong, and explain why.
+# 2. In ``engine.py``, replace ``topological_order`` with a plain breadth-first walk. Does any
+#    gradient become wrong? Which parts of ``run_backward`` rely on the order, and which only on
+#    the set of nodes?
 # 3. Write an ``autograd.Function`` for ``relu`` that saves only a boolean mask (not the input).
 #    Check it with ``gradcheck``. Does an in-place change of the input still raise the version
 #    error? Why not?

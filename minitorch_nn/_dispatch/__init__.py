@@ -74,6 +74,14 @@ def _check_same_device(args):
 
 def backend(op, args, kwargs):
     """Run the kernel registered for the inputs' device."""
+    if not cuda_loaded and args and not op.is_like_factory:
+        # The common case, checked first: no cuda tensor can exist, and the first argument is
+        # a tensor whose device has its own kernel.
+        a = args[0]
+        if isinstance(a, TensorBase):
+            kernel = op._kernels.get(a._impl.device.type)
+            if kernel is not None:
+                return kernel(*args, **kwargs)
     if op.is_like_factory and kwargs.get("device") is not None:
         # empty_like(x, device="meta") makes a meta tensor whatever x's device is
         dev = canonical(kwargs["device"]).type

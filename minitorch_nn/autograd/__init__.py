@@ -6,7 +6,8 @@ Read in this order:
 * ``graph.py``       -- nodes, edges, saved tensors, ``AccumulateGrad`` for leaves;
 * ``recording.py``   -- the autograd layer of the dispatch chain: one node per differentiable op;
 * ``derivatives.py`` -- the derivative formula of every op (PyTorch's derivatives.yaml);
-* ``engine.py``      -- ``backward()`` and ``grad()``: run the graph in topological order;
+* ``engine.py``      -- ``backward()`` and ``grad()``: run each node once all its gradients are in;
+* ``ready_queue.py`` -- which ready node runs next (PyTorch's order: the latest made first);
 * ``function.py``    -- ``autograd.Function``: a node whose forward and backward you write;
 * ``gradcheck.py``   -- compare gradients against finite differences;
 * ``functional.py``  -- ``jacobian``, ``hessian``, ``vjp``, ``jvp``... built on ``grad``;

@@ -1,17 +1,21 @@
 """The backward engine: ``torch.autograd.backward`` and ``torch.autograd.grad``.
 
-Mirrors ``torch/autograd/__init__.py`` (argument handling, messages) and the idea of
+Mirrors ``torch/autograd/__init__.py`` (argument handling, messages) and
 ``torch/csrc/autograd/engine.cpp``, written the way micrograd writes it:
 
 1. **Order the graph.** Starting from the roots' ``grad_fn`` we do a depth-first walk over
    ``next_functions`` and append a node *after* all the nodes it leads to (post-order). Reading
-   that list backwards gives an order in which every node comes after every node that consumes
-   its outputs. So when we reach a node, every gradient it will ever receive has already been
-   sent to it, and it can run exactly once.
-2. **Run the nodes in that order.** Each node has an input buffer (one slot per output of the
-   forward op). We call ``node.apply(buffer)``, which returns one gradient per edge in
-   ``next_functions``; each goes into the buffer of the node at the other end of the edge, and
-   gradients that meet in one slot are added (that is the chain rule's sum over paths).
+   that list backwards gives a topological order: every node comes after every node that consumes
+   its outputs. From it we count each node's *dependencies*, the number of edges that lead into
+   it (PyTorch's ``compute_dependencies``).
+2. **Run ready nodes.** Each node has an input buffer (one slot per output of the forward op).
+   A node is *ready* when all its dependencies have run, so every gradient it will ever receive
+   is in its buffer. Among the ready nodes the one made last in the forward pass runs first (the
+   highest sequence number, see ``ready_queue.py``); leaves' ``AccumulateGrad`` nodes go before
+   everything. This is PyTorch's order, which hooks can observe. We call
+   ``node.apply(buffer)``, which returns one gradient per edge in ``next_functions``; each goes
+   into the buffer of the node at the other end of the edge, and gradients that meet in one slot
+   are added (that is the chain rule's sum over paths).
 3. **Leaves.** The edges of leaves lead to ``AccumulateGrad`` nodes, which add into ``.grad``.
    ``autograd.grad`` instead *captures* the gradient arriving at the inputs' edges and runs only
    the nodes that lead to them.
@@ -20,9 +24,13 @@ Before a gradient enters a buffer it is checked against the input it belongs to:
 a broadcast shape is summed back to the input's shape (PyTorch's ``validate_outputs``), and one
 of another dtype is cast. This is why derivative formulas never worry about broadcasting.
 
-Where we differ from PyTorch: one thread, no streams; nodes run in the topological order above
-rather than by sequence number (both are valid orders; hooks may see a different order for
-independent branches).
+The engine's own work (derivative formulas, summing and casting gradients, filling ``.grad``)
+runs with ``__torch_function__`` disabled, as PyTorch's C++ engine runs below the Python layer;
+user code called from it (hooks, ``autograd.Function.backward``) sees ``__torch_function__`` as
+usual. ``__torch_dispatch__`` modes see every aten op, as in PyTorch.
+
+Where we differ from PyTorch: one thread, no streams; a node that no gradient reaches at all is
+skipped (PyTorch calls it with undefined gradients).
 """
 
 from __future__ import annotations
@@ -30,8 +38,12 @@ from __future__ import annotations
 import warnings
 
 from minitorch_nn._C import TensorBase
+from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn.autograd import grad_mode as _gm
+from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
+from minitorch_nn.autograd.ready_queue import ReadyQueue
+from minitorch_nn.overrides import handle_torch_function, has_torch_function
 
 
 def _as_tuple(x):
@@ -40,6 +52,10 @@ def _as_tuple(x):
     if isinstance(x, TensorBase):
         return (x,)
     return tuple(x)
+
+
+def _tensor_like(values):
+    return tuple(v for v in values if isinstance(v, TensorBase))
 
 
 def _make_grads(outputs, grads, is_grads_batched=False):
@@ -85,6 +101,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors)
     inputs = _as_tuple(inputs)
+    overridable = _tensor_like(tensors) + _tensor_like(inputs or ())
+    if has_torch_function(overridable):   # as PyTorch 2.13: subclasses and modes may take over
+        return handle_torch_function(backward, overridable, tensors, grad_tensors=grad_tensors,
+                                     retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
@@ -117,6 +137,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    overridable = _tensor_like(outputs) + _tensor_like(inputs)
+    if has_torch_function(overridable):
+        return handle_torch_function(grad, overridable, outputs, inputs, grad_outputs=grad_outputs,
+                                     retain_graph=retain_graph, create_graph=create_graph, only_inputs=only_inputs,
+                                     allow_unused=allow_unused, is_grads_batched=is_grads_batched,
+                                     materialize_grads=materialize_grads)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"grad requires one gradient per output: got {len(grads)} gradients and {len(outputs)} outputs")
@@ -236,10 +262,14 @@ def _run_tensor_hooks(node, nr, grad):
 
 
 def _store_grad(impl, grad):
-    if impl.grad is None:
-        impl.grad = grad.clone() if _gm._enabled else grad.detach().clone()
-    else:
-        impl.grad = impl.grad + grad
+    """``retain_grad()``'s hook (C++ in PyTorch): a contiguous copy, or the sum with the old one."""
+    from minitorch_nn._dtype import contiguous_format
+
+    with DisableTorchFunction():
+        if impl.grad is None:
+            impl.grad = grad.clone(memory_format=contiguous_format)
+        else:
+            impl.grad = impl.grad + grad
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True):
@@ -249,16 +279,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     ``accumulate=False`` (``autograd.grad``) their gradients are returned instead of being
     added into ``.grad``.
     """
-    buffers = {}   # node -> {output_nr: gradient so far}
-    root_nodes = []
-    for i, (t, g) in enumerate(zip(roots, root_grads)):
+    root_edges = []
+    for i, t in enumerate(roots):
         edge = gradient_edge(t)
         if edge is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        node, nr = edge
-        slot = buffers.setdefault(node, {})
-        slot[nr] = g if nr not in slot else slot[nr] + g
-        root_nodes.append(node)
+        root_edges.append(edge)
 
     # Where to capture gradients: the edge of each input.
     targets = None
@@ -273,8 +299,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             targets.setdefault(edge, []).append(j)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
-    order = topological_order(root_nodes)
-    leads_to_target = None
+    order = topological_order([node for node, _ in root_edges])
+    dependencies = {}   # node -> number of edges leading into it that have not delivered yet
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None:
+                dependencies[child] = dependencies.get(child, 0) + 1
+    leads_to_target = target_nodes = None
     if targets is not None:
         target_nodes = {node for node, _ in targets}
         leads_to_target = set()
@@ -282,57 +313,111 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if any(c is not None and (c in leads_to_target or c in target_nodes) for c, _ in node.next_functions):
                 leads_to_target.add(node)
 
-    prev_mode = _gm._enabled
+    buffers = {}   # node -> {output_nr: gradient so far}
+    ready = ReadyQueue()
+    # PyTorch's GraphRoot: hand each root its gradient; a root is ready once it has them all,
+    # unless it also receives gradients from another root.
+    pending = {}
+    for node, _ in root_edges:
+        pending[node] = pending.get(node, 0) + 1
+    for (node, nr), g in zip(root_edges, root_grads):
+        _add_to_buffer(buffers, node, nr, g)
+        pending[node] -= 1
+        if pending[node] == 0 and not dependencies.get(node):
+            ready.push(node)
+    g = None
+
+    prev_mode, prev_filter = _gm._enabled, _graph.should_compute[0]
     _gm._enabled = bool(create_graph)
+    # With inputs given, formulas compute only gradients that lead somewhere useful (PyTorch's
+    # task_should_compute_output); OpNode reads this.
+    _graph.should_compute[0] = None if targets is None else (leads_to_target | target_nodes)
     try:
-        for node in order:
+        while ready:
+            node = ready.pop()
+            runs = targets is None or node in leads_to_target or (
+                accumulate and isinstance(node, AccumulateGrad) and node in target_nodes)
             buf = buffers.pop(node, None)
             if buf is None:
+                # No gradient reached this node: it has nothing to send on, but the nodes after
+                # it are one input closer to being ready.
+                if runs:
+                    _send(node, (), buffers, dependencies, ready)
                 continue
             n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
             grad_outputs = [buf.get(k) for k in range(n_out)]
-            runs = targets is None or node in leads_to_target or (
-                accumulate and isinstance(node, AccumulateGrad) and node in target_nodes)
+            del buf   # the engine keeps no extra reference (AccumulateGrad checks who shares a gradient)
             if targets is not None and not accumulate and runs:
                 # PyTorch's ordering: a node that will run captures its gradient *before* the
                 # tensor hooks (they run when the node runs); one that only captures runs the
                 # hooks first.
                 _capture(node, grad_outputs, targets, captured)
-            for k, g in enumerate(grad_outputs):
-                if g is not None:
-                    grad_outputs[k] = _run_tensor_hooks(node, k, g)
-            if targets is not None and (accumulate or not runs):
+            _call_tensor_hooks(node, grad_outputs)
+            if targets is not None and not accumulate and not runs:
                 _capture(node, grad_outputs, targets, captured)
-                if accumulate and not isinstance(node, AccumulateGrad):
-                    for k, g in enumerate(grad_outputs):   # backward(inputs=[non_leaf]) fills .grad
-                        for j in targets.get((node, k), ()):
-                            if g is not None:
-                                _store_grad(inputs[j]._impl, g)
-            if not runs or (targets is None and not accumulate):
-                continue
+            elif targets is not None and accumulate and not isinstance(node, AccumulateGrad):
+                for k, g in enumerate(grad_outputs):   # backward(inputs=[non_leaf]) fills .grad
+                    for j in targets.get((node, k), ()):
+                        if g is not None:
+                            _store_grad(inputs[j]._impl, g)
+                g = None
+            if not runs:
+                continue   # as in PyTorch, the nodes after a skipped node are not made ready
             if node._pre_hooks:
                 for hook in list(node._pre_hooks.values()):
                     new = hook(tuple(grad_outputs))
                     if new is not None:
                         grad_outputs = list(new)
-            grad_inputs = node.apply(tuple(grad_outputs))
+            grad_outputs = tuple(grad_outputs)
+            grad_inputs = node.apply(grad_outputs)
             if node._post_hooks:
                 for hook in list(node._post_hooks.values()):
-                    new = hook(grad_inputs, tuple(grad_outputs))
+                    new = hook(grad_inputs, grad_outputs)
                     if new is not None:
                         grad_inputs = tuple(new)
+            del grad_outputs
             if not retain_graph:
                 node.release_variables()
-            metas = node._input_metadata
-            for i, ((child, nr), g) in enumerate(zip(node.next_functions, grad_inputs)):
-                if child is None or g is None:
-                    continue
-                g = _validate(node, i, g, metas[i] if i < len(metas) else None)
-                slot = buffers.setdefault(child, {})
-                slot[nr] = g if nr not in slot else slot[nr] + g
+            _send(node, grad_inputs, buffers, dependencies, ready)
+            del grad_inputs
     finally:
         _gm._enabled = prev_mode
+        _graph.should_compute[0] = prev_filter
     return captured
+
+
+def _call_tensor_hooks(node, grad_outputs):
+    """Run the tensor hooks of each gradient in ``grad_outputs`` (replaced in place)."""
+    for k, g in enumerate(grad_outputs):
+        if g is not None:
+            grad_outputs[k] = _run_tensor_hooks(node, k, g)
+
+
+def _add_to_buffer(buffers, node, nr, g):
+    slot = buffers.setdefault(node, {})
+    if nr in slot:
+        slot[nr] = slot[nr] + g   # gradients meeting in one slot add up
+    else:
+        slot[nr] = g
+
+
+def _send(node, grad_inputs, buffers, dependencies, ready):
+    """Put each of ``node``'s output gradients in the buffer of the node its edge leads to, and
+    push the nodes that have now heard from all their dependencies."""
+    metas = node._input_metadata
+    with DisableTorchFunction():
+        for i, (child, nr) in enumerate(node.next_functions):
+            if child is None:
+                continue
+            g = grad_inputs[i] if i < len(grad_inputs) else None
+            if g is not None:
+                g = _validate(node, i, g, metas[i] if i < len(metas) else None)
+                _add_to_buffer(buffers, child, nr, g)
+                g = None
+            left = dependencies[child] - 1
+            dependencies[child] = left
+            if left == 0:
+                ready.push(child)
 
 
 def _capture(node, grad_outputs, targets, captured):

@@ -15,18 +15,27 @@ incoming gradient into ``leaf.grad``::
 
 ``loss.backward()`` walks these edges from ``loss.grad_fn`` (see ``engine.py``).
 
+Every node gets a *sequence number* when it is made (``node._sequence_nr()``), one more than the
+node made before it; the engine runs later nodes first (see ``ready_queue.py``). ``AccumulateGrad``
+nodes get the largest number there is, as in PyTorch.
+
 Where we differ from PyTorch: nodes are Python objects; a node class per op is made on demand
-(``node_class("MulBackward0")``) instead of being generated C++; there is no sequence number
-ordering (the engine uses a topological order instead).
+(``node_class("MulBackward0")``) instead of being generated C++. Like PyTorch's C++ nodes they have
+``__slots__`` (no ``__dict__``: ``grad_fn.foo = 1`` is an ``AttributeError``), which also keeps
+making them cheap.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+import sys
 import weakref
 
 from minitorch_nn import _C
 from minitorch_nn._C import TensorImpl
+from minitorch_nn._C_torch_function import DisableTorchFunction
+from minitorch_nn.autograd import grad_mode as _gm
 
 # ---------------------------------------------------------------------------------------------
 # Hook handles
@@ -72,6 +81,12 @@ def _add_hook(hooks, fn):
 # ---------------------------------------------------------------------------------------------
 
 
+# Sequence numbers: one counter for the whole process (PyTorch keeps one per thread).
+_next_sequence_nr = itertools.count().__next__
+# AccumulateGrad's number: UINT64_MAX in PyTorch, so leaves are written as soon as they can be.
+MAX_SEQUENCE_NR = 2**64 - 1
+
+
 class Node:
     """One step of the backward pass (``torch.autograd.graph.Node``).
 
@@ -79,25 +94,37 @@ class Node:
     gradient per edge in ``next_functions`` (``None`` where there is nothing to send).
     """
 
-    # Per instance: next_functions, _input_metadata, and the hook dicts (made on first use).
-    _pre_hooks = None        # fn(grad_outputs) -> new grad_outputs or None
-    _post_hooks = None       # fn(grad_inputs, grad_outputs) -> new grad_inputs or None
-    _tensor_pre_hooks = None  # output_nr -> hooks registered with Tensor.register_hook
-    _retains_grad = None     # output_nr -> TensorImpl whose .grad to fill (Tensor.retain_grad)
-
-    def __init__(self):
-        self.next_functions = ()
+    __slots__ = (
+        "next_functions",
         # For each edge: (sizes, dtype, device) of the input the gradient goes to, so the engine
         # can sum a broadcast gradient back to the input's shape and cast it to its dtype.
+        "_input_metadata",
+        "_seq_nr",            # the engine runs ready nodes with the highest number first
+        "_pre_hooks",         # fn(grad_outputs) -> new grad_outputs or None
+        "_post_hooks",        # fn(grad_inputs, grad_outputs) -> new grad_inputs or None
+        "_tensor_pre_hooks",  # output_nr -> hooks registered with Tensor.register_hook
+        "_retains_grad",      # output_nr -> TensorImpl whose .grad to fill (Tensor.retain_grad)
+        "_metadata",
+        "__weakref__",
+    )
+
+    def __init__(self):
+        self._seq_nr = _next_sequence_nr()
+        self.next_functions = ()
         self._input_metadata = ()
+        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retains_grad = None
+        self._metadata = None
+
+    def _sequence_nr(self) -> int:
+        """The order this node was made in; the engine runs higher numbers first."""
+        return self._seq_nr
 
     @property
     def metadata(self):
         """A dict for your own notes about this node (made on first use)."""
-        meta = self.__dict__.get("_metadata")
-        if meta is None:
-            meta = self.__dict__["_metadata"] = {}
-        return meta
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     # -- identity --------------------------------------------------------------------------
     def name(self) -> str:
@@ -140,6 +167,10 @@ class Node:
         return any(fn is not None for fn, _ in self.next_functions)
 
 
+# The nodes a running backward pass needs gradients for (None: all of them). Set by the engine
+# when ``inputs`` are given; a node skips formulas whose gradient goes nowhere else.
+should_compute = [None]
+
 _node_classes: dict = {}
 
 
@@ -152,7 +183,7 @@ def node_class(name: str) -> type:
         # A few of PyTorch's nodes are hand-written C++ classes whose name() carries the
         # namespace ("torch::autograd::CopyBackwards"); the class is named by the last part.
         short = name.rsplit("::", 1)[-1]
-        attrs = {"__module__": "minitorch_nn.autograd.graph"}
+        attrs = {"__module__": "minitorch_nn.autograd.graph", "__slots__": ()}
         if short != name:
             attrs["name"] = lambda self: name
         cls = _node_classes[name] = type(short, (OpNode,), attrs)
@@ -332,10 +363,16 @@ class AccumulateGrad(Node):
     cached *weakly* in the leaf's ``autograd_meta``: the graph keeps it alive, the leaf does not.
     """
 
+    __slots__ = ("_impl",)
+
     def __init__(self, impl):
-        super().__init__()
-        self._impl = impl
+        # Node.__init__ written out (a leaf's node is made again whenever its last graph died).
+        self._seq_nr = MAX_SEQUENCE_NR
+        self.next_functions = ()
         self._input_metadata = ((impl.sizes, impl.dtype, impl.device),)
+        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retains_grad = None
+        self._metadata = None
+        self._impl = impl
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -345,28 +382,33 @@ class AccumulateGrad(Node):
         return tensor_for(self._impl)
 
     def apply(self, grad_outputs):
-        from minitorch_nn.autograd import grad_mode
-
         (new_grad,) = grad_outputs
-        if new_grad is None:
-            return ()
         impl = self._impl
-        if impl is None:
+        if new_grad is None or impl is None:
             return ()
-        old = impl.grad
-        if old is None:
-            # Keep a fresh, contiguous copy of our own: the incoming gradient may be expanded,
-            # or shared with another leaf (AddBackward0 sends one tensor to both inputs) or with
-            # the caller (``x.backward(g)``), and a later in-place update (optimizer, zero_) must
-            # not write through to them. (PyTorch "steals" the tensor when it can prove it is
-            # unshared; copying always is simpler and costs one copy per leaf.)
-            from minitorch_nn._dtype import contiguous_format
-
-            impl.grad = new_grad.clone(memory_format=contiguous_format)
-        elif grad_mode._enabled:
-            impl.grad = old + new_grad       # create_graph: keep the history of the sum
-        else:
-            old.add_(new_grad)               # the usual case: accumulate in place
+        # Like PyTorch's C++ AccumulateGrad, the bookkeeping runs below __torch_function__; the
+        # ops it runs are still seen by __torch_dispatch__ modes, and they are PyTorch's ones.
+        with DisableTorchFunction():
+            old = impl.grad
+            if old is None:
+                if (
+                    not _gm._enabled
+                    and sys.getrefcount(new_grad) <= _UNSHARED_REFS
+                    and new_grad._use_count() == 1
+                    and _obeys_layout_contract(new_grad._impl, impl)
+                ):
+                    # Nobody else holds the incoming gradient (not the caller of backward, not a
+                    # hook, not another edge of the node that made it) and its strides match the
+                    # leaf's: PyTorch "steals" it, keeping a detached alias instead of a copy.
+                    impl.grad = new_grad.detach()
+                else:
+                    # A copy with the leaf's strides (PyTorch's "gradient layout contract"),
+                    # so later in-place updates never write through to someone else's tensor.
+                    impl.grad = _clone_obey_contract(new_grad, impl)
+            elif not _gm._enabled:
+                old.add_(new_grad)               # the usual case: accumulate in place
+            else:
+                impl.grad = old + new_grad       # create_graph: keep the history of the sum
         hooks = (impl.autograd_meta or {}).get("post_accumulate_grad_hooks")
         if hooks:
             tensor = tensor_for(impl)
@@ -375,16 +417,66 @@ class AccumulateGrad(Node):
         return ()
 
 
+# References to the incoming gradient inside AccumulateGrad.apply when nobody else holds it: the
+# tuple the engine passes, the local name ``new_grad``, and getrefcount's own argument.
+_UNSHARED_REFS = 3
+
+
+def _obeys_layout_contract(grad, var) -> bool:
+    """PyTorch's ``obeys_layout_contract``: ``grad`` (a payload) may become ``var.grad`` as is."""
+    if grad.sizes != var.sizes:
+        return False
+    if _non_overlapping_and_dense(var.sizes, var.strides):
+        # the strides must match, except along dims of size 1 where they do not matter
+        return all(s == 1 or a == b for s, a, b in zip(var.sizes, grad.strides, var.strides))
+    return _dense_in_order(grad.sizes, grad.strides, reversed(range(len(grad.sizes))))
+
+
+def _clone_obey_contract(new_grad, var):
+    """PyTorch's ``clone_obey_contract``: a copy of ``new_grad`` laid out like the leaf ``var``
+    when the leaf is dense, else a contiguous copy. (The copy is recorded when grad mode is on.)
+    PyTorch makes the empty tensor with ``aten.new_empty_strided``, which we do not have; we use
+    ``aten.empty_strided``."""
+    from minitorch_nn._dtype import contiguous_format
+    from minitorch_nn._ops import aten
+
+    if _non_overlapping_and_dense(var.sizes, var.strides):
+        out = aten.empty_strided.default(list(var.sizes), list(var.strides), dtype=var.dtype, device=var.device)
+        return out.copy_(new_grad)
+    return new_grad.clone(memory_format=contiguous_format)
+
+
+def _non_overlapping_and_dense(sizes, strides) -> bool:
+    """The elements fill one block of memory exactly once, in some order of the dims."""
+    return _dense_in_order(sizes, strides, sorted(range(len(sizes)), key=lambda d: strides[d]))
+
+
+def _dense_in_order(sizes, strides, dims) -> bool:
+    """Walking ``dims`` from the fastest, each dim of size > 1 steps over all the ones before."""
+    if 0 in sizes:
+        return True
+    expected = 1
+    for d in dims:
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
 def grad_accumulator(impl):
     """The ``AccumulateGrad`` node of a leaf payload, made on first use and cached weakly."""
     meta = impl.autograd_meta
     if meta is None:
         meta = impl.autograd_meta = {}
-    ref = meta.get("grad_accumulator")
-    node = ref() if ref is not None else None
-    if node is None:
-        node = AccumulateGrad(impl)
-        meta["grad_accumulator"] = weakref.ref(node)
+    else:
+        ref = meta.get("grad_accumulator")
+        if ref is not None:
+            node = ref()
+            if node is not None:
+                return node
+    node = AccumulateGrad(impl)
+    meta["grad_accumulator"] = weakref.ref(node)
     return node
 
 

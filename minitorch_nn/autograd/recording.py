@@ -30,9 +30,12 @@ from __future__ import annotations
 
 from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
+from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn.autograd import grad_mode as _gm
+from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import (
     Node,
+    _next_sequence_nr,
     SavedScalar,
     SavedTensor,
     current_grad_fn,
@@ -84,6 +87,18 @@ class Derivative:
         self.position = order
         self.multi_output = len(op._schema.returns) > 1 or op._schema.returns[:1] == ("Tensor[]",)
         self._wanted_cache = {}
+        # The fast recorder (_record_simple) handles ops whose differentiable inputs are all
+        # single tensors and that write no input: almost every op. It needs, precomputed once:
+        self.simple = not op.is_inplace and not any(is_list for _, _, is_list in self.input_slots)
+        self.input_positions = tuple((order[name], name) for name in self.inputs)
+        self._plans = {}   # needed_inputs -> _SavePlan
+
+    def plan(self, needed_inputs):
+        """The :class:`_SavePlan` for this combination of inputs that need a gradient."""
+        plan = self._plans.get(needed_inputs)
+        if plan is None:
+            plan = self._plans[needed_inputs] = _SavePlan(self, self.wanted(needed_inputs), needed_inputs)
+        return plan
 
     def arg(self, name, args, kwargs):
         """The value of argument ``name`` in this call (its default when not passed)."""
@@ -107,19 +122,56 @@ class Derivative:
         return wanted
 
 
+class _SavePlan:
+    """What to save for one op when a given set of its inputs needs a gradient, sorted by kind
+    once so that recording a node is a few loops over short tuples:
+
+    * ``args``: ``(name, position)`` of schema arguments to save (tensors become SavedTensor);
+    * ``metadata``: ``(name, owner position, owner name, attr)`` for ``self_sizes`` and the like;
+    * ``results``: ``(name, output index)`` of outputs, saved once the op has run.
+    * ``needs``: the per-input flags the node's ``apply`` reads (``{"self": [True], ...}``).
+    """
+
+    __slots__ = ("args", "metadata", "results", "needs")
+
+    def __init__(self, d, wanted, needed_inputs):
+        args, metadata, results = [], [], []
+        for p in wanted:
+            if p in d.position:
+                args.append((p, d.position[p]))
+            elif p.startswith("result"):
+                results.append((p, int(p[6:]) if len(p) > 6 else 0))
+            else:
+                owner, _, attr = p.rpartition("_")
+                metadata.append((p, d.position[owner], owner, attr))
+        self.args, self.metadata, self.results = tuple(args), tuple(metadata), tuple(results)
+        self.needs = {name: [need] for name, need in zip(d.inputs, needed_inputs)}
+
+
 # ---------------------------------------------------------------------------------------------
 # The node every formula-based op uses
 # ---------------------------------------------------------------------------------------------
 
 
 class OpNode(Node):
-    """A node made from a :class:`Derivative`: runs the formulas of the inputs that need grad."""
+    """A node made from a :class:`Derivative`: runs the formulas of the inputs that need grad.
 
-    def __init__(self, derivative):
-        super().__init__()
+    Its formulas run with ``__torch_function__`` disabled, as PyTorch's C++ backward formulas
+    run below the Python layer: a tensor subclass saved for backward does not see them.
+    """
+
+    __slots__ = ("_derivative", "_saved", "_needs", "_output_meta")
+
+    def __init__(self, derivative, next_functions=(), input_metadata=(), needs=None):
+        # Node.__init__ written out, with the edges passed in: this runs once per recorded op.
+        self._seq_nr = _next_sequence_nr()
+        self.next_functions = next_functions
+        self._input_metadata = input_metadata
+        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retains_grad = None
+        self._metadata = None
         self._derivative = derivative
         self._saved = {}
-        self._needs = {}
+        self._needs = {} if needs is None else needs
         self._output_meta = ()
 
     def _value(self, name):
@@ -132,7 +184,7 @@ class OpNode(Node):
 
     def __getattr__(self, attr):
         # node._saved_self, node._saved_result ... as in PyTorch.
-        if attr.startswith("_saved_") and attr[7:] in self.__dict__.get("_saved", ()):
+        if attr.startswith("_saved_") and attr[7:] in self._saved:
             value = self._value(attr[7:])
             if isinstance(value, (int, float)) and not isinstance(value, bool) and attr[7:] in self._derivative.position \
                     and self._derivative.op._schema.arguments[self._derivative.position[attr[7:]]].type == "Tensor":
@@ -140,14 +192,18 @@ class OpNode(Node):
 
                 return tensor(value)   # a Python number in a Tensor argument is a wrapped 0-d tensor
             return value
-        if attr.startswith("_raw_saved_") and attr[11:] in self.__dict__.get("_saved", ()):
+        if attr.startswith("_raw_saved_") and attr[11:] in self._saved:
             return self._saved[attr[11:]]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def apply(self, grad_outputs):
-        d = self._derivative
         if all(g is None for g in grad_outputs):
             return (None,) * len(self.next_functions)
+        with DisableTorchFunction():
+            return self._apply(grad_outputs)
+
+    def _apply(self, grad_outputs):
+        d = self._derivative
         if d.multi_output:
             from minitorch_nn._functions.factories import zeros
 
@@ -158,8 +214,14 @@ class OpNode(Node):
         else:
             grad = grad_outputs[0]
         out = []
+        wanted = _graph.should_compute[0]
+        k = 0   # index of the first edge of the current input
         for name, fn, params, is_list in d.formulas:
             n_edges = self._needs[name]
+            if wanted is not None:
+                edges = self.next_functions
+                n_edges = [need and edges[k + i][0] in wanted for i, need in enumerate(n_edges)]
+            k += len(n_edges)
             if not any(n_edges):
                 out.extend([None] * len(n_edges))
                 continue
@@ -182,6 +244,8 @@ class OpNode(Node):
 
 class NotImplementedNode(Node):
     """Stands in for an op that has no derivative yet: fails only if backward reaches it."""
+
+    __slots__ = ("_op",)
 
     def __init__(self, op):
         super().__init__()
@@ -219,6 +283,9 @@ def autograd_layer(op, args, kwargs):
     """Installed as ``_dispatch.autograd_layer``; see the module docstring."""
     if not _gm._enabled:
         return NotImplemented  # the fast path
+    d = op.derivative
+    if d is not None and d is not NONDIFFERENTIABLE and d.simple:
+        return _record_simple(op, d, args, kwargs)
     if not _any_requires_grad(args, kwargs):
         if op.is_inplace and args and isinstance(args[0], TensorBase) and args[0]._impl.base is not None:
             _check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
@@ -276,6 +343,113 @@ def _edge(impl):
     if impl.requires_grad:
         return (grad_accumulator(impl), 0)
     return None
+
+
+def _record_simple(op, d, args, kwargs):
+    """``_record`` for ops whose differentiable inputs are single tensors and that write no
+    input (``d.simple``): the same four steps, with the per-op work done once in ``d.plan``.
+
+    This runs for every recorded op, so it is written for speed: no helper calls where a line
+    does, and the plan says up front what to save.
+    """
+    n = len(args)
+    # 1. One edge per differentiable input (as _edge, inlined).
+    edges, metas, needed = [], [], []
+    for pos, name in d.input_positions:
+        v = args[pos] if pos < n else d.arg(name, args, kwargs)
+        if isinstance(v, TensorBase):
+            impl = v._impl
+            fn = impl.grad_fn
+            if fn is not None:
+                if impl.base is not None and impl.autograd_meta:
+                    fn = current_grad_fn(impl)   # a view whose base changed in place since
+                edges.append((fn, impl.output_nr))
+                needed.append(True)
+            elif impl.requires_grad:
+                edges.append((grad_accumulator(impl), 0))
+                needed.append(True)
+            else:
+                edges.append(_NO_EDGE)
+                needed.append(False)
+            metas.append((impl.sizes, impl.dtype, impl.device))
+        else:
+            edges.append(_NO_EDGE)
+            needed.append(False)
+            metas.append(None)
+    if True not in needed:
+        return NotImplemented   # nothing differentiable requires grad (maybe an index does)
+    needed = tuple(needed)
+    plan = d._plans.get(needed) or d.plan(needed)
+    node = d.node_cls(d, tuple(edges), tuple(metas), plan.needs)
+
+    # 2. Save what the formulas of the inputs that need a gradient read.
+    saved = node._saved
+    for name, pos in plan.args:
+        v = args[pos] if pos < n else d.arg(name, args, kwargs)
+        if isinstance(v, TensorBase):
+            saved[name] = SavedTensor(v)
+        else:
+            saved[name] = _saved_value(d, name, v)
+    for name, pos, owner, attr in plan.metadata:
+        saved[name] = _metadata(args[pos] if pos < n else d.arg(owner, args, kwargs), attr)
+
+    # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
+    _gm._enabled = False
+    try:
+        python_layer = _dispatch.python_layer
+        out = NotImplemented if python_layer is None else python_layer(op, args, kwargs)
+        if out is NotImplemented:
+            out = _dispatch.backend(op, args, kwargs)
+    finally:
+        _gm._enabled = True
+
+    # 4. Wire the outputs to the node.
+    if d.multi_output:
+        outs = out if type(out) in (tuple, list) else (out,)
+        for i, o in enumerate(outs):
+            _wire_output(op, node, args, o, i)
+        node._output_meta = tuple(
+            (o._impl.sizes, o._impl.dtype, o._impl.device) if isinstance(o, TensorBase) else None for o in outs
+        )
+    else:
+        outs = (out,)
+        _wire_output(op, node, args, out, 0)
+    for name, idx in plan.results:
+        saved[name] = SavedTensor(outs[idx], is_output=True)
+    return out
+
+
+_NO_EDGE = (None, 0)
+
+
+def _saved_value(d, name, v):
+    """How a non-tensor argument is saved: lists of tensors and numbers in tensor slots get
+    the same treatment as tensors, anything else is kept as is."""
+    if type(v) in (list, tuple) and any(isinstance(t, TensorBase) for t in v):
+        return [SavedTensor(t) if t is not None else None for t in v]
+    if name in d.tensor_args and isinstance(v, (int, float)):
+        return SavedScalar(v)
+    return v
+
+
+def _wire_output(op, node, args, o, i):
+    """Make ``o`` (output ``i`` of the op) point at ``node``, if it is differentiable."""
+    if not isinstance(o, TensorBase):
+        return
+    impl = o._impl
+    dtype = impl.dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        return
+    for a in args:
+        if o is a:  # an op must hand back a new tensor, or the input's history breaks
+            raise RuntimeError(f"{op}: autograd expected a new tensor, not an input")
+    impl.grad_fn = node
+    impl.requires_grad = True
+    impl.output_nr = i
+    base = impl.base
+    if base is not None and base.grad_fn is not None:
+        # remember which history of the base this view was made from
+        impl.autograd_meta = {"view_base_fn": base.grad_fn}
 
 
 def _record(op, d, args, kwargs):
@@ -465,6 +639,8 @@ class CopySlices(Node):
     where it is whatever the in-place op's node sends to its ``self``.
     """
 
+    __slots__ = ("_base_geometry", "_view_geometry", "fn")
+
     def __init__(self, base_t, view_impl, fn):
         super().__init__()
         b = base_t._impl
@@ -482,11 +658,20 @@ class CopySlices(Node):
         (grad,) = grad_outputs
         if grad is None:
             return (None,) * len(self.next_functions)
+        with DisableTorchFunction():
+            return self._apply(grad)
+
+    def _apply(self, grad):
         sizes, strides = self._base_geometry
         result = _empty_like_base(grad, sizes, strides)
         result.copy_(grad)
         grad_slice = _window(result, *self._view_geometry)
-        res = self.fn.apply((grad_slice.clone(),))
+        # fn's first edge is not ours (ours is the base's), so it must compute every gradient
+        wanted, _graph.should_compute[0] = _graph.should_compute[0], None
+        try:
+            res = self.fn.apply((grad_slice.clone(),))
+        finally:
+            _graph.should_compute[0] = wanted
         if res[0] is None:
             grad_slice.zero_()
         else:
@@ -500,6 +685,8 @@ class CopySlices(Node):
 class AsStridedBackward0(Node):
     """A view's node after an in-place op through it: the view is a window of its base."""
 
+    __slots__ = ("_geometry",)
+
     def __init__(self, base_sizes, base_strides, sizes, strides, offset):
         super().__init__()
         self._geometry = (base_sizes, base_strides, sizes, strides, offset)
@@ -509,6 +696,7 @@ class AsStridedBackward0(Node):
         if grad is None:
             return (None,)
         base_sizes, base_strides, sizes, strides, offset = self._geometry
-        result = _empty_like_base(grad, base_sizes, base_strides).zero_()
-        _window(result, sizes, strides, offset).copy_(grad)
+        with DisableTorchFunction():
+            result = _empty_like_base(grad, base_sizes, base_strides).zero_()
+            _window(result, sizes, strides, offset).copy_(grad)
         return (result,)
