@@ -9,7 +9,8 @@ global memory K/TPB times fewer than in the naive kernel.
 
 Inputs are read through their strides (a transposed weight, ``x @ w.t()``, needs no copy); the
 batch dimension is the grid's z axis. 16-bit floats are multiplied in float32 and rounded once at
-the end. ``dot``, ``mv``, ``outer``, ``baddbmm`` and the linalg functions take the host path.
+the end. ``dot``, ``mv``, ``outer``, ``addmm_`` and ``baddbmm`` are views around one ``bmm3`` (see
+the end of the file); ``einsum`` and the linalg functions take the host path (``fallback.py``).
 
 A second kernel, ``bmm_blocked``, is what makes large products fast (read ``bmm_tiled`` first):
 each block computes a BM x BN tile with BM*BN/(TM*TN) threads, and each thread computes a TM x TN
@@ -232,3 +233,79 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return prod  # PyTorch ignores self (even its NaNs) when beta is 0
     bias = self if beta == 1 else ew.pointwise(ew.f_mul, self, beta)
     return ew.pointwise(ew.f_add, bias, prod)
+
+
+# -- products built on bmm3: dot, mv, outer, addmm_, baddbmm -----------------------------------------
+# Each is a view that makes its operands (batched) matrices, one bmm3, and a view of the result.
+
+_host_dot = host_kernel(aten.dot.default)
+_host_mv = host_kernel(aten.mv.default)
+_host_outer = host_kernel(aten.outer.default)
+_host_addmm_ = host_kernel(aten.addmm_.default)
+_host_baddbmm = host_kernel(aten.baddbmm.default)
+
+
+def _view(t, sizes, strides):
+    from minitorch_nn._tensor import _make_view
+
+    return _make_view(t, tuple(sizes), tuple(strides), t._impl.offset)
+
+
+@aten.dot.default.impl("cuda")
+def dot(self, tensor):
+    if not (self.dim() == 1 and tensor.dim() == 1 and self.shape[0] == tensor.shape[0] and self.dtype is tensor.dtype
+            and self.dtype is not dt.bool):
+        return _host_dot(self, tensor)
+    n = self.shape[0]
+    # (1, 1, n) @ (1, n, 1): a row times a column
+    r = bmm3(_view(self, (1, 1, n), (0, 0, self._impl.strides[0])),
+             _view(tensor, (1, n, 1), (0, tensor._impl.strides[0], 0)), self.dtype)
+    return storage.wrap(r._impl.storage, (), r.dtype)
+
+
+@aten.mv.default.impl("cuda")
+def mv(self, vec):
+    if not (self.dim() == 2 and vec.dim() == 1 and self.shape[1] == vec.shape[0] and self.dtype is vec.dtype
+            and self.dtype is not dt.bool):
+        return _host_mv(self, vec)
+    m, k = self.shape
+    r = bmm3(_as3(self), _view(vec, (1, k, 1), (0, vec._impl.strides[0], 0)), self.dtype)
+    return storage.wrap(r._impl.storage, (m,), r.dtype)
+
+
+@aten.outer.default.impl("cuda")
+def outer(self, vec2):
+    if self.dim() != 1 or vec2.dim() != 1 or self.dtype is dt.bool or vec2.dtype is dt.bool:
+        return _host_outer(self, vec2)
+    # a (n, 1) column times a (1, m) row, broadcast elementwise; the result has self's dtype (as on cpu)
+    col = _view(self, (self.shape[0], 1), (self._impl.strides[0], 0))
+    row = _view(vec2, (1, vec2.shape[0]), (0, vec2._impl.strides[0]))
+    return ew.launch(ew.f_mul, [col, row], self.dtype, compute_dtype(self.dtype))
+
+
+@aten.addmm_.default.impl("cuda")
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    if not _ok2(mat1, mat2) or self.dtype is not mat1.dtype or (self.shape[0], self.shape[1]) != (mat1.shape[0], mat2.shape[1]) \
+            or self.dim() != 2:
+        return _host_addmm_(self, mat1, mat2, beta=beta, alpha=alpha)
+    from minitorch_nn.backends.cuda.copy import copy_into
+
+    copy_into(self, addmm(self, mat1, mat2, beta=beta, alpha=alpha))
+    self._impl.version.value += 1
+    return self
+
+
+@aten.baddbmm.default.impl("cuda")
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    ok = (batch1.dim() == 3 and batch2.dim() == 3 and batch1.shape[0] == batch2.shape[0]
+          and batch1.shape[2] == batch2.shape[1] and batch1.dtype is batch2.dtype is self.dtype
+          and self.dtype is not dt.bool)
+    if not ok:
+        return _host_baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    prod = bmm3(batch1, batch2, self.dtype)
+    if alpha != 1:
+        prod = ew.pointwise(ew.f_mul, prod, alpha)
+    if beta == 0:
+        return prod
+    bias = self if beta == 1 else ew.pointwise(ew.f_mul, self, beta)
+    return ew.launch(ew.f_add, [bias, prod], self.dtype, compute_dtype(self.dtype))

@@ -11,7 +11,10 @@ state. We use the smaller Philox-2x32 variant with the same idea:
 
 The numbers are **not** PyTorch's CUDA numbers (those depend on its kernel launch geometry too);
 they are reproducible from the seed, the same on a GPU and in the simulator. Ops given an explicit
-``generator=`` (a cpu ``Generator``), and the other random ops, take the host path (cpu stream).
+``generator=`` (a cpu ``Generator``) take the host path (the cpu stream), and so does
+``multinomial`` (sampling without replacement is a sequential algorithm; not written yet).
+
+``randperm(n)`` sorts ``n`` random 53-bit keys (``sort.py``) and returns the order.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ def philox2x32(c0, c1, key):
 
 @_cuda.jit
 def _fill(out, n, key, offset, kind, a, b):
-    """kind 0: uniform in [a, b); 1: normal(mean a, std b) by Box-Muller; 2: bernoulli(p=a)."""
+    """kind 0: uniform in [a, b); 1: normal(mean a, std b) by Box-Muller; 2: bernoulli(p=a);
+    3: exponential(rate a); 4: integers a, a+1, ..., a+b-1 (b values); 5: uniform [0, 1), 53 bits."""
     i = _cuda.grid(1)
     if i < n:
         w0, w1 = philox2x32(np.uint64(i) & _MASK, offset, key)
@@ -76,8 +80,26 @@ def _fill(out, n, key, offset, kind, a, b):
             u1 = (w0 + 1.0) * (1.0 / 4294967297.0)  # (0, 1): log(0) never happens
             u2 = w1 * (1.0 / 4294967296.0)
             out[i] = a + b * math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
-        else:
+        elif kind == 2:
             out[i] = 1.0 if u < a else 0.0
+        elif kind == 3:
+            u1 = (w0 + 1.0) * (1.0 / 4294967297.0)  # (0, 1): -log(u1) is finite and positive
+            out[i] = -math.log(u1) / a
+        elif kind == 4:
+            # 64 random bits modulo the count: the bias is below count / 2**64, negligible here
+            out[i] = a + ((w0 << _SHIFT) | w1) % np.uint64(b)
+        else:
+            out[i] = ((w0 >> np.uint64(6)) * 134217728.0 + (w1 >> np.uint64(5))) * (1.0 / 9007199254740992.0)
+
+
+@_cuda.jit
+def _fill_bernoulli_tensor(out, p, n, key, offset):
+    """out[i] = 1 with probability p[i] (p contiguous, float64, the shape of out)."""
+    i = _cuda.grid(1)
+    if i < n:
+        w0, w1 = philox2x32(np.uint64(i) & _MASK, offset, key)
+        u = (w0 * 2097152.0 + (w1 >> np.uint64(11))) * (1.0 / 9007199254740992.0)  # 53 bits
+        out[i] = 1.0 if u < p[i] else 0.0
 
 
 def _fill_tensor(self, kind, a, b):
@@ -85,7 +107,8 @@ def _fill_tensor(self, kind, a, b):
 
     n = self.numel()
     cdt = compute_dtype(self.dtype)
-    tmp = storage.empty(self.shape, cdt if self.dtype.is_floating_point else dt.float64)
+    exact = kind in (4, 5)  # integers and 53-bit uniforms are made in float64, exactly
+    tmp = storage.empty(self.shape, cdt if self.dtype.is_floating_point and not exact else dt.float64)
     if n:
         _fill[blocks_for(n), THREADS](tmp._impl.storage, n, np.uint64(STATE["seed"]), _next_offset(), kind,
                                       float(a), float(b))
@@ -187,3 +210,148 @@ def _apply_pending_seed():
 
 
 _apply_pending_seed()
+
+
+# -- more distributions ------------------------------------------------------------------------------
+
+
+def _launch_bernoulli_tensor(out, p):
+    """Fill ``out`` with bernoulli(p) for a cuda tensor ``p`` broadcastable to it."""
+    from minitorch_nn.backends.cuda.copy import copy_into
+
+    probs = storage.empty(tuple(out.shape), dt.float64)
+    copy_into(probs, p)  # broadcast and cast to float64
+    tmp = storage.empty(tuple(out.shape), dt.float64)
+    n = out.numel()
+    if n:
+        _fill_bernoulli_tensor[blocks_for(n), THREADS](tmp._impl.storage, probs._impl.storage, n,
+                                                       np.uint64(STATE["seed"]), _next_offset())
+    copy_into(out, tmp)
+    out._impl.version.value += 1
+    return out
+
+
+_host_bernoulli_tensor = host_kernel(aten.bernoulli_.Tensor)
+_host_bernoulli_default = host_kernel(aten.bernoulli.default)
+_host_bernoulli_p = host_kernel(aten.bernoulli.p)
+
+
+def _probabilities_ok(p):
+    """p in [0, 1] everywhere (two reductions); the host path raises PyTorch's error otherwise."""
+    from minitorch_nn.backends.cuda.reduction import reduce
+
+    if p.numel() == 0:
+        return True
+    return reduce(p, None, False, "min", p.dtype).item() >= 0 and reduce(p, None, False, "max", p.dtype).item() <= 1
+
+
+@aten.bernoulli_.Tensor.impl("cuda")
+def bernoulli_tensor_(self, p, *, generator=None):
+    if generator is not None or p.device.type != "cuda" or not p.dtype.is_floating_point or not _probabilities_ok(p):
+        return _host_bernoulli_tensor(self, p, generator=generator)
+    return _launch_bernoulli_tensor(self, p)
+
+
+@aten.bernoulli.default.impl("cuda")
+def bernoulli(self, *, generator=None):
+    if generator is not None or not self.dtype.is_floating_point or not _probabilities_ok(self):
+        return _host_bernoulli_default(self, generator=generator)
+    return _launch_bernoulli_tensor(storage.empty(tuple(self.shape), self.dtype), self)
+
+
+@aten.bernoulli.p.impl("cuda")
+def bernoulli_p(self, p, *, generator=None):
+    if generator is not None or not 0 <= p <= 1:
+        return _host_bernoulli_p(self, p, generator=generator)
+    return _fill_tensor(storage.empty(tuple(self.shape), self.dtype), 2, p, 0.0)
+
+
+_host_exponential = host_kernel(aten.exponential_.default)
+
+
+@aten.exponential_.default.impl("cuda")
+def exponential_(self, lambd=1.0, *, generator=None):
+    if generator is not None or not self.dtype.is_floating_point or not lambd > 0:
+        return _host_exponential(self, lambd, generator=generator)
+    return _fill_tensor(self, 3, lambd, 0.0)
+
+
+# integers: a + (random % count), made exactly in float64, so counts are kept below 2**53
+_EXACT = 2 ** 53
+
+
+def _mantissa_range(d):
+    """random_()'s range for a floating dtype: 0 .. 2**mantissa_bits (inclusive)."""
+    bits = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}[d]
+    return 2 ** bits + 1
+
+
+def _integer_fill(self, low, count):
+    if count <= 0 or count > _EXACT or self.dtype is dt.bool:
+        return None
+    return _fill_tensor(self, 4, float(low), float(count))
+
+
+_host_random_from = host_kernel(getattr(aten.random_, "from"))
+_host_random_to = host_kernel(aten.random_.to)
+_host_random = host_kernel(aten.random_.default)
+
+
+def _random_from(self, from_, to, *, generator=None):
+    r = None
+    if generator is None and to is not None and from_ < to:
+        r = _integer_fill(self, from_, to - from_)
+    return r if r is not None else _host_random_from(self, from_, to, generator=generator)
+
+
+getattr(aten.random_, "from").impl("cuda")(_random_from)
+
+
+@aten.random_.to.impl("cuda")
+def random_to(self, to, *, generator=None):
+    r = _integer_fill(self, 0, to) if generator is None and to > 0 else None
+    return r if r is not None else _host_random_to(self, to, generator=generator)
+
+
+@aten.random_.default.impl("cuda")
+def random_(self, *, generator=None):
+    r = None
+    if generator is None and self.dtype is not dt.bool:
+        d = self.dtype
+        count = _mantissa_range(d) if d.is_floating_point else int(np.iinfo(d.numpy_dtype).max) + 1
+        r = _integer_fill(self, 0, count)
+    return r if r is not None else _host_random(self, generator=generator)
+
+
+_host_randint_low = host_kernel(aten.randint.low)
+_host_randint = host_kernel(aten.randint.default)
+
+
+@aten.randint.low.impl("cuda")
+def randint_low(low, high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype or dt.int64
+    r = None
+    if low < high and all(type(s) is int and s >= 0 for s in size):
+        r = _integer_fill(storage.empty(tuple(size), d), low, high - low)
+    return r if r is not None else _host_randint_low(low, high, size, dtype=dtype)
+
+
+@aten.randint.default.impl("cuda")
+def randint(high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return randint_low(0, high, size, dtype=dtype)
+
+
+_host_randperm = host_kernel(aten.randperm.default)
+
+
+@aten.randperm.default.impl("cuda")
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype or dt.int64
+    if n <= 0 or d is dt.bool or (not d.is_floating_point and n - 1 > np.iinfo(d.numpy_dtype).max):
+        return _host_randperm(n, dtype=dtype)
+    from minitorch_nn.backends.cuda.copy import cast_contiguous
+    from minitorch_nn.backends.cuda.sort import sort_rows
+
+    keys = _fill_tensor(storage.empty((n,), dt.float64), 5, 0.0, 0.0)  # n random 53-bit keys
+    _, order = sort_rows(keys, False)  # the order that sorts them is a uniform random permutation
+    return order if d is dt.int64 else cast_contiguous(order, d)
