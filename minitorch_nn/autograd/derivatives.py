@@ -662,7 +662,10 @@ derivative("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBack
 derivative("binary_cross_entropy", "BinaryCrossEntropyBackward0",
            self=lambda grad, self, target, weight, reduction: _reduction(
                (self - target) / (self * (1 - self)).clamp_min(1e-12) * (weight if weight is not None else 1) * grad,
-               reduction, self.numel()))
+               reduction, self.numel()),
+           # d/d target of -(t log x + (1 - t) log(1 - x)) is -logit(x) (unclamped, as PyTorch's)
+           target=lambda grad, self, weight, reduction: _reduction(
+               ((1 - self).log() - self.log()) * grad * (weight if weight is not None else 1), reduction, self.numel()))
 derivative("nll_loss_forward", "NllLossBackward0",
            self=lambda grads, self, target, weight, reduction, ignore_index, result1: _nll_loss_backward(
                grads[0], self, target, weight, reduction, ignore_index, result1))

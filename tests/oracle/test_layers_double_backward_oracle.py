@@ -48,6 +48,13 @@ LAYERS = {
     "cross_entropy": (lambda L, F, x: F.cross_entropy(x, L.tensor([1, 0, 3])), [(3, 4)]),
     "cross_entropy_weighted_ignore": (lambda L, F, x: F.cross_entropy(
         x, L.tensor([1, -100, 3, 2]), weight=L.tensor([0.5, 1.0, 2.0, 1.5], dtype=L.float64)), [(4, 4)]),
+    "binary_cross_entropy_weighted": (lambda L, F, x, y: F.binary_cross_entropy(
+        x.sigmoid(), y.sigmoid(), weight=L.tensor([0.5, 1.0, 2.0, 1.5], dtype=L.float64)), [(3, 4), (3, 4)]),
+    "binary_cross_entropy_sum": (lambda L, F, x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction="sum"),
+                                 [(2, 3), (2, 3)]),
+    "binary_cross_entropy_with_logits": (lambda L, F, x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid()),
+                                         [(3, 4), (3, 4)]),
+    "mse_loss": (lambda L, F, x, y: F.mse_loss(x, y), [(3, 4), (3, 4)]),
     "nll_loss_sum": (lambda L, F, x: F.nll_loss(x, L.tensor([2, 0]), reduction="sum"), [(2, 3)]),
     "nll_loss_none": (lambda L, F, x: F.nll_loss(x, L.tensor([2, 0]), reduction="none"), [(2, 3)]),
 }
