@@ -392,6 +392,7 @@ cdef TensorImpl _fresh_impl(cnp.ndarray arr, object dtype, object device):
     cdef tuple sizes = PyTuple_New(nd)
     cdef tuple strides = PyTuple_New(nd)
     cdef Py_ssize_t i, acc = 1
+    cdef object item  # (a Python int: PyTuple_SET_ITEM steals the reference we add)
     for i in range(nd - 1, -1, -1):  # row-major strides, as _tensor.contiguous_strides
         item = dims[i]
         Py_INCREF(item)

@@ -15,7 +15,7 @@
 # Nothing that could observe or change the op may be in play:
 #
 # * the tensors are exactly ``Tensor`` (no subclass: no ``__torch_function__``/``__torch_dispatch__``
-#   of their own), on the cpu, float32/float64/int64, contiguous and not empty, not requiring grad;
+#   of their own), on the cpu, float32/float64/int64, row-major and not empty, not requiring grad;
 # * the other operand is a tensor of the *same* dtype, or a Python ``int``/``float`` (exact types,
 #   so ``bool`` and numpy scalars go the full way) whose conversion to the tensor's dtype is exact
 #   or cannot differ from the full path's (no float operand for an int64 tensor: PyTorch gives the
@@ -28,8 +28,9 @@
 #   PyTorch's error, so errors are identical too.
 #
 # The result must be exactly what the full path gives: the same numpy call on the same arrays
-# (so the same values, bit for bit), the same dtype, row-major strides (contiguous inputs give a
-# contiguous result in PyTorch and in the kernels), a fresh version counter, no grad_fn. ``tests/test_fast_path.py`` checks this against the full path on random operands.
+# (so the same values, bit for bit), the same dtype, row-major strides (row-major inputs give a
+# row-major result in PyTorch and in the kernels), a fresh version counter, no grad_fn.
+# ``tests/test_fast_path.py`` checks this against the full path on random operands.
 # Floating-point warnings: the cpu kernels silence numpy's (PyTorch never warns) for elementwise
 # ops but not for ``sum``; we do the same, by switching numpy's error-state context variable
 # directly (``np.errstate`` would cost more than the op).
@@ -122,10 +123,26 @@ cdef inline TensorImpl _plain(object t):
     device = impl.device
     if device is not _cpu and device.type != "cpu":
         return None
-    if not _is_contiguous(impl.sizes, impl.strides) or 0 in impl.sizes:
-        # the result's layout then follows the inputs' (or, empty, PyTorch's quirks): the kernels' rule
+    if not _row_major(impl.sizes, impl.strides):
         return None
     return impl
+
+
+cdef inline bint _row_major(tuple sizes, tuple strides) except -1:
+    """Non-empty, with exactly the strides ``_tensor.contiguous_strides`` gives.
+
+    Stricter than ``is_contiguous()``, which lets dims of size 1 have any stride: PyTorch's
+    elementwise results follow such strides in some cases (``0-d + x.t()`` for ``x`` of shape
+    (1, 2) keeps x's (1, 2)), and empty results have quirks of their own. The kernels know those
+    rules; for row-major non-empty operands the result is simply row-major.
+    """
+    cdef Py_ssize_t i, size, expected = 1
+    for i in range(len(sizes) - 1, -1, -1):
+        size = sizes[i]
+        if size == 0 or strides[i] != expected:
+            return False
+        expected *= size
+    return True
 
 
 cdef inline int _typenum(object dtype):

@@ -14,8 +14,10 @@ tests here
 """
 
 import contextlib
+import gc
 import itertools
 import operator
+import sys
 import warnings
 
 import numpy as np
@@ -275,3 +277,17 @@ def test_exhaustive_small_operand_grid():
     for op in (operator.add, operator.sub, operator.mul):
         for a, b in pairs:
             assert_fast_equals_full(lambda: op(a, b), a)
+
+
+def test_results_own_their_sizes_and_strides():
+    # ints above 256 are not CPython's cached small ints: the payload must hold real references
+    # to them, or their memory is reused and the sizes read back as some other object
+    a = mt.ones(300, 257)
+    outs = [a + a, a * 2, 1 + a, a - 0.5, a.relu(), mt.ones(1000) * 3]
+    gc.collect()
+    filler = [object() for _ in range(20000)]  # reuse any freed memory
+    for out in outs[:-1]:
+        assert out._impl.sizes == (300, 257) and out._impl.strides == (257, 1)
+        assert sys.getrefcount(out._impl.sizes[0]) > 2 and sys.getrefcount(out._impl.strides[0]) > 2
+    assert outs[-1].shape == (1000,) and outs[-1].stride() == (1,)
+    del filler
