@@ -77,3 +77,15 @@ def test_inplace_variants_and_gradients():
                  atol=1e-5)
     with pytest.raises(NotImplementedError):
         F.gelu(I.cuda())
+
+
+def test_add_and_sub_with_alpha_run_in_one_kernel():
+    a, b = mt.randn(2, 3), mt.randn(3)
+    _same(lambda x, y: mt.add(x, y, alpha=-0.5), a, b, atol=1e-6)
+    _same(lambda x, y: mt.sub(x, y, alpha=2), a, b, atol=1e-6)
+    c = a.cuda()
+    with on_gpu_only():
+        c.add_(b.cuda(), alpha=0.25)
+    assert_same(c, a.clone().add_(b, alpha=0.25), atol=1e-6)
+    assert_same(mt.add(mt.tensor([1, 2]).cuda(), mt.tensor([3, 4]).cuda(), alpha=3),
+                mt.add(mt.tensor([1, 2]), mt.tensor([3, 4]), alpha=3))  # integers: the host path

@@ -24,6 +24,7 @@ family, each readable on its own:
 * ``copy.py``: strided copies, dtype casts (bfloat16 words), ``_to_copy``/``copy_``/``clone``;
 * ``factories.py``: arange/linspace/eye/full computed where they are stored;
 * ``shape_ops.py``: flip/roll/repeat, padding, tril/triu, diag_embed as one-thread-per-output gathers;
+* ``storage_ops.py``: ``resize_`` (grows the device storage) and ``set_``;
 * ``random.py``: Philox counter-based random fills;
 * ``fallback.py``: every other op runs its cpu kernel on host copies (``host_ops()`` lists them).
 
@@ -55,6 +56,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         softmax,
         sort,
         statistics,
+        storage_ops,
     )
     from minitorch_nn.backends.cuda import fallback as _fallback
     from minitorch_nn.backends.cuda.copy import to_device  # noqa: F401

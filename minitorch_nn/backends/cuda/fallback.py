@@ -1,10 +1,25 @@
 """Ops without a CUDA kernel yet run on the host: copy in, run the cpu kernel, copy back.
 
 PyTorch has no such path (every op it lists for CUDA has a CUDA kernel). We use it so that every op
-of the registry works on a cuda tensor, with the same results and errors as on cpu, while the
-kernels that matter for speed (elementwise, reductions, matmul, softmax, copies) are real CUDA
-kernels in the files next to this one. ``host_ops()`` lists the ops that still take this path:
-each is a candidate for a student's next kernel.
+of the registry works on a cuda tensor, with the same results and errors as on cpu, while the ops
+themselves are real CUDA kernels in the files next to this one. ``host_ops()`` lists the ops that
+have no cuda kernel at all and always take this path (``tests/cuda/test_cuda_host_ops.py`` pins
+the list, so that it only changes on purpose):
+
+* **linear algebra** -- ``linalg_det``, ``linalg_inv``, ``linalg_solve``, ``linalg_qr``,
+  ``linalg_svd``, ``linalg_svdvals``, ``linalg_eigh``, ``linalg_matrix_exp``: pivoting, Householder
+  reflections and eigen-iterations are numerically delicate, and the matrices of this project are
+  small, so numpy's LAPACK on the host is both more accurate and not slower than a naive kernel;
+* **an explicit** ``generator=`` -- ``rand``, ``randn``, ``randint``, ``randperm`` with a
+  ``Generator`` object: it is a cpu generator, and its stream is kept (``random.py`` serves the
+  calls without one from the cuda Philox generator);
+* **not written yet** -- ``einsum`` (an equation parser that would lower to permutes and
+  ``bmm``) and ``multinomial`` (sampling without replacement is sequential per row).
+
+Kernels also call this path themselves for rare argument combinations whose rules and errors
+are intricate (an integer convolution, an out-of-range index, a bad probability...), so that the
+cpu backend raises its error or gives its answer; ``HOST_CALLS`` counts every use, and the tests
+check with it that the common cases really run on the GPU.
 
 How it works, for ``op(*args)``:
 

@@ -2,8 +2,8 @@
 
 Each registration picks the device function and PyTorch's dtype rule (``promote``, ``float``,
 ``bool``), exactly like ``backends/cpu/pointwise.py`` does with numpy ufuncs. Rare argument
-combinations whose rules and errors are intricate (bool tensors in arithmetic, ``alpha`` that is
-not 1, rounding modes) go to the host path (``fallback.py``) so that they behave exactly as on cpu.
+combinations whose rules and errors are intricate (bool tensors in arithmetic, ``alpha`` with an
+integer result) go to the host path (``fallback.py``) so that they behave exactly as on cpu.
 """
 
 from __future__ import annotations
@@ -29,12 +29,39 @@ def _inplace(self, result):
     return self
 
 
+def f_add_scaled(x, y, alpha):
+    return x + alpha * y
+
+
+def f_sub_scaled(x, y, alpha):
+    return x - alpha * y
+
+
+_SCALED = {ew.f_add: f_add_scaled, ew.f_sub: f_sub_scaled}
+
+
+def _scaled(fn, self, other, alpha):
+    """x + alpha * y (or x - alpha * y) in one kernel: the optimizers' ``p.add_(g, alpha=-lr)``.
+    None when the host path must decide (integer results, where alpha has its own rules)."""
+    if fn not in _SCALED or isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        return None
+    d = result_type(self, other)
+    if not d.is_floating_point:
+        return None
+    return ew.launch(_SCALED[fn], [self, other, alpha], d, compute_dtype(d))
+
+
 def _binary(op, fn, kind="promote", inplace_of=None):
     host = host_kernel(op)
 
     def kernel(self, other, *, alpha=1):
-        if _is_bool(self) or _is_bool(other) or not (type(alpha) is int and alpha == 1):
+        if _is_bool(self) or _is_bool(other):
             return host(self, other, alpha=alpha) if "alpha" in op._schema.text else host(self, other)
+        if not (type(alpha) is int and alpha == 1):
+            r = _scaled(fn, self, other, alpha)
+            if r is None:
+                return host(self, other, alpha=alpha)
+            return _inplace(self, r) if inplace_of else r
         r = ew.pointwise(fn, self, other, kind=kind)
         return _inplace(self, r) if inplace_of else r
 
