@@ -20,14 +20,14 @@ node names, targets, argument lists and order, the placeholders (with their name
 and the graph signature match for models made of ``Linear``, ``Conv1d/2d/3d``,
 ``ConvTranspose1d/2d``, ``BatchNorm``, ``LayerNorm``, ``GroupNorm``, ``InstanceNorm``,
 ``Dropout``, the activations, ``Flatten``, ``Softmax``/``LogSoftmax``, ``MaxPool2d``,
-``AdaptiveAvgPool2d``, ``CrossEntropyLoss``, ``F.pad`` and ``matmul``/``reshape``/``expand_as``/
-``view_as``/``type_as`` (the composite ops PyTorch keeps are recorded whole, see
-``composites.py``); ``print(ep.graph)`` is FX's text and ``print(ep)`` PyTorch's layout.
+``AdaptiveAvgPool2d``, ``CrossEntropyLoss``, ``F.pad`` and ``matmul``/``reshape``/``chunk``/
+``expand_as``/``view_as``/``type_as`` (the composite ops PyTorch keeps are recorded whole, see
+``composites.py``), and ops returning several tensors (``max``, ``sort``, ``split``...) with
+their ``getitem`` nodes; ``print(ep.graph)`` is FX's text and ``print(ep)`` PyTorch's layout.
 
 What still differs:
 
-* other composite ops are recorded as the ops they decompose into: ``x.chunk`` is
-  ``aten.split`` (PyTorch: ``aten.chunk`` and ``getitem`` nodes), ``torch.where(c, x, 0.0)`` is
+* other composite ops are recorded as the ops they decompose into: ``torch.where(c, x, 0.0)`` is
   ``scalar_tensor`` + ``where.self`` (PyTorch: ``where.ScalarOther``), ``x.T`` is
   ``aten.permute`` (``aten.numpy_T``), ``x.to(dtype)`` is ``aten._to_copy`` (PyTorch records
   ``_assert_tensor_metadata`` and ``aten.to.dtype``), ``F.mse_loss`` on broadcast shapes shows
@@ -36,8 +36,6 @@ What still differs:
   ``F.hardtanh``/``F.elu`` leave their default scalars out (PyTorch writes ``-1.0, 1.0`` /
   ``1.0``), ``avg_pool2d`` keeps ``[], [0, 0]`` (the dispatcher does not see that ``[0, 0]`` is
   the ``int[2]`` default ``0``);
-* ops returning several tensors are indexed in place (``native_batch_norm[0]``) instead of
-  through ``getitem`` nodes;
 * the generated code has no ``x = None`` clean-ups, and the ``# File:`` comments point at the
   user's line rather than the innermost library frame;
 * the ``Range constraints`` are always empty (static shapes).

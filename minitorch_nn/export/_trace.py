@@ -37,6 +37,7 @@ import contextlib
 import inspect
 import keyword
 import linecache
+import operator
 import os
 import sys
 
@@ -199,7 +200,7 @@ class _ExportTracer(TorchDispatchMode):
             out = run()
         finally:
             self.depth -= 1
-        if not _is_tensor(out):
+        if not _is_tensor(out) and not (isinstance(out, (tuple, list)) and out and all(map(_is_tensor, out))):
             return out  # e.g. NotImplemented from Tensor.__matmul__: nothing was computed
         node = Node("call_function", self.unique(op.__name__.split(".")[0], op_name=True), target=op, args=encoded)
         self._finish(node, out, dependent)
@@ -217,12 +218,19 @@ class _ExportTracer(TorchDispatchMode):
                 self.dependent.add(id(out))
         elif isinstance(out, (tuple, list)) and any(_is_tensor(o) for o in out):
             node.meta["val"] = [(tuple(o.shape), o.dtype) if _is_tensor(o) else None for o in out]
+        self.nodes.append(node)
+        if isinstance(out, (tuple, list)) and not _is_tensor(out):
+            # as FX: one getitem node per tensor of the result, right after the op, used or not
             for i, o in enumerate(out):
                 if _is_tensor(o):
-                    self.bind(o, Ref(node.name, i))
+                    item = Node("call_function", self.unique("getitem"), target=operator.getitem,
+                                args=(Ref(node.name), i), meta={"val": (tuple(o.shape), o.dtype)})
+                    if stack:
+                        item.meta["stack"] = stack
+                    self.nodes.append(item)
+                    self.bind(o, Ref(item.name))
                     if dependent:
                         self.dependent.add(id(o))
-        self.nodes.append(node)
 
 
 def _tensors_in(args, kwargs):

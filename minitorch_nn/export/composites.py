@@ -19,8 +19,7 @@ Differences from PyTorch: only the composites in :data:`COMPOSITES` are kept (ev
 recorded as the ops it decomposes into); a call the wrapper cannot express in the schema
 (``F.dropout(..., inplace=True)``, ``F.conv2d(padding="same")``, ``F.softmax`` without ``dim``,
 ``max_pool2d(return_indices=True)``, the legacy ``size_average=`` / ``reduce=`` loss arguments,
-``F.relu6(inplace=True)``) is recorded decomposed; composites returning several tensors
-(``chunk``) are not kept, since this graph has no ``getitem`` nodes; a function imported by name (``from torch.nn.functional import linear``)
+``F.relu6(inplace=True)``) is recorded decomposed; a function imported by name (``from torch.nn.functional import linear``)
 before export is not swapped, so its call is recorded decomposed.
 """
 
@@ -291,6 +290,10 @@ def _entries():
         _Entry("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
                lambda shape, **kw: _torch().reshape(kw["self"], shape),
                lambda: _torch().reshape, ["minitorch_nn:reshape", f"{T}.reshape"], _reshape_to_schema),
+        _Entry("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+               lambda chunks, dim, **kw: _torch().chunk(kw["self"], chunks, dim),
+               lambda: _torch().chunk, ["minitorch_nn:chunk", f"{T}.chunk"],
+               lambda a: {"self": a["input"], "chunks": a["chunks"], "dim": a["dim"]}),
         _Entry("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
                lambda start_dim, end_dim, **kw: _torch().flatten(kw["self"], start_dim, end_dim),
                lambda: _torch().flatten, ["minitorch_nn:flatten", f"{T}.flatten"],

@@ -4,9 +4,10 @@ A :class:`Graph` is a flat list of :class:`Node` objects in execution order:
 
 * ``placeholder`` nodes, one per graph input (lifted parameters ``p_*``, buffers ``b_*``,
   tensor constants ``c_*``, then the user's tensor inputs, named after ``forward``'s arguments);
-* ``call_function`` nodes, one per aten op that reached the dispatcher while ``forward`` ran.
-  Arguments that were tensors are :class:`Ref` objects naming an earlier node (and, for ops
-  returning several tensors, which one); everything else is stored as the plain value;
+* ``call_function`` nodes, one per aten op that reached the dispatcher while ``forward`` ran
+  (or per composite op, see ``composites.py``). Arguments that were tensors are :class:`Ref`
+  objects naming an earlier node; everything else is stored as the plain value. An op returning
+  several tensors is followed, as in FX, by one ``operator.getitem`` node per tensor;
 * one ``output`` node whose argument is the structure ``forward`` returned.
 
 Every value-producing node keeps ``meta``: the shape and dtype of what it produced, and where
@@ -24,13 +25,15 @@ shapes and source lines.
 
 Differences from PyTorch: there is no ``fx.Graph`` / ``GraphModule`` code generation; the graph
 is replayed by a small interpreter (:func:`run_graph`). Node names follow FX's rule (the op's
-name, then ``_1``, ``_2``...; ``sum_1`` for an op named like a Python builtin). A node with
-several outputs is read as ``%node[0]`` rather than through ``operator.getitem`` nodes.
+name, then ``_1``, ``_2``...; ``sum_1`` for an op named like a Python builtin). A
+:class:`Ref` can also name one element of a node (``Ref("max_1", 0)``): programs saved before
+the ``getitem`` nodes existed read their elements that way.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 
 from minitorch_nn import _dtype as dt
@@ -66,6 +69,11 @@ class Node:
 
     def __repr__(self):
         return f"Node({self.op}, {self.name})"
+
+
+def target_name(target) -> str:
+    """How a node's target is written: ``aten.add.Tensor``, or ``operator.getitem`` (FX's element read)."""
+    return "operator.getitem" if target is operator.getitem else str(target)
 
 
 def _short_dtype(dtype) -> str:
@@ -161,8 +169,10 @@ class Graph:
             elif n.op == "call_function":
                 args = format_arg(tuple(n.args), "%")
                 kwargs = format_arg(dict(n.kwargs), "%", kw_sep=": ")
+                target = target_name(n.target)
+                target = target if n.target is operator.getitem else f"torch.ops.{target}"
                 lines.append(f"    %{n.name} : [num_users={users[n.name]}] = "
-                             f"call_function[target=torch.ops.{n.target}](args = {args}, kwargs = {kwargs})")
+                             f"call_function[target={target}](args = {args}, kwargs = {kwargs})")
         lines.append(f"    return {format_arg(self.outputs)}")
         return "\n".join(lines)
 

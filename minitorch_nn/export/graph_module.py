@@ -16,8 +16,7 @@ Here the same text is produced from the node list, and ``forward`` runs the grap
 small interpreter of ``graph.py`` (no code is generated or executed).
 
 Differences from PyTorch: the generated lines do not end with FX's ``;  x = None`` clean-up of
-dead values; a node with several outputs is indexed in place (``native_batch_norm[0]``) instead
-of through ``operator.getitem`` nodes; the ``# File:`` line is the first frame in the user's
+dead values; the ``# File:`` line is the first frame in the user's
 code (PyTorch shows the innermost frame, often a line inside ``torch/nn/modules``) and falls
 back to the library layer's line for models built only from library layers.
 """
@@ -26,12 +25,15 @@ from __future__ import annotations
 
 import builtins
 import keyword
+import operator
 
 from minitorch_nn.export.graph import Graph, format_arg, format_val, run_graph
 from minitorch_nn.nn.modules.module import Module
 
 
 def _call_text(n, rename) -> str:
+    if n.target is operator.getitem:  # FX writes an element read as indexing
+        return f"{format_arg(n.args[0], rename=rename)}[{format_arg(n.args[1])}]"
     args = [format_arg(a, rename=rename) for a in n.args]
     args += [f"{k} = {format_arg(v, rename=rename)}" for k, v in n.kwargs.items()]
     return f"torch.ops.{n.target}({', '.join(args)})"

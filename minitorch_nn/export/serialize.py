@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import operator
 import os
 import zipfile
 
@@ -34,6 +35,7 @@ from minitorch_nn.export.graph import (
     decode_val,
     encode_arg,
     encode_val,
+    target_name,
 )
 
 FORMAT = "minitorch_nn.export"
@@ -47,7 +49,7 @@ class SerializationError(RuntimeError):
 def _node_to_json(n: Node) -> dict:
     out = {"op": n.op, "name": n.name}
     if n.op == "call_function":
-        out["target"] = str(n.target)
+        out["target"] = target_name(n.target)
         out["args"] = encode_arg(list(n.args))
         out["kwargs"] = {k: encode_arg(v) for k, v in n.kwargs.items()}
     if n.op == "output":
@@ -122,6 +124,8 @@ def _lookup_op(target):
 
     if target in COMPOSITES:  # aten.linear.default & co. (export/composites.py), not in ops.aten
         return COMPOSITES[target]
+    if target == "operator.getitem":  # an element of a multi-output node
+        return operator.getitem
     parts = str(target).split(".")
     _expect(len(parts) == 3 and parts[0] == "aten", f"unknown op target {target!r}")
     try:
@@ -180,8 +184,11 @@ def _graph_from_json(nodes_json) -> Graph:
                 kwargs = {k: decode_arg(v) for k, v in nj.get("kwargs", {}).items()}
                 _check_refs(args, known, name)
                 _check_refs(list(kwargs.values()), known, name)
-                node = Node("call_function", name, target=_lookup_op(nj.get("target")), args=args,
-                            kwargs=kwargs, meta=meta)
+                target = _lookup_op(nj.get("target"))
+                _expect(target is not operator.getitem or (len(args) == 2 and isinstance(args[0], Ref)
+                                                           and type(args[1]) is int and not kwargs),
+                        f"getitem node {name!r} must read one element of an earlier node")
+                node = Node("call_function", name, target=target, args=args, kwargs=kwargs, meta=meta)
             else:
                 _expect(i == len(nodes_json) - 1, "the output node must be the last node")
                 leaves = [decode_arg(x) for x in nj.get("out_leaves", [])]

@@ -97,6 +97,20 @@ class MoreComposites:
         return M(), (lib.randn(2, 4),)
 
 
+class MultiOutput:
+    @staticmethod
+    def build(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                v, i = x.max(0)
+                a, _ = x.chunk(2, 1)
+                parts = x.split([1, 3], 1)
+                s, _ = x.sort(1)
+                return v, i, a, parts[1], x.min(1)[0], s, x.unbind(0)[1]
+
+        return M(), (lib.randn(2, 4),)
+
+
 def _seq(*layers, train=True, shape=(2, 4)):
     def build(lib):
         m = lib.nn.Sequential(*[layer(lib.nn) for layer in layers])
@@ -122,6 +136,7 @@ BUILDS = {
     "conv3d": _seq(lambda nn: nn.Conv3d(1, 1, 2, dilation=1, groups=1), shape=(1, 1, 3, 3, 3)),
     "functional": Functional.build,
     "more_composites": MoreComposites.build,
+    "multi_output": MultiOutput.build,
 }
 
 
@@ -154,7 +169,7 @@ def test_graph_still_computes_the_model(name):
         np.testing.assert_allclose(np.asarray(g.detach()), np.asarray(w.detach()), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["linear", "mlp"])
+@pytest.mark.parametrize("name", ["linear", "mlp", "multi_output"])
 def test_printed_graph_is_torchs(name):
     tep, mep, _, _ = _export_both(name)
     assert str(mep.graph) == str(tep.graph)
@@ -167,7 +182,7 @@ def _without_source_lines(text):
     return [line for line in text.split("\n") if line.strip() and not line.strip().startswith("# File")]
 
 
-@pytest.mark.parametrize("name", ["linear", "mlp", "cnn_eval"])
+@pytest.mark.parametrize("name", ["linear", "mlp", "cnn_eval", "multi_output"])
 def test_printed_program_is_torchs_layout(name):
     tep, mep, _, _ = _export_both(name)
     assert _without_source_lines(str(mep)) == _without_source_lines(str(tep))
