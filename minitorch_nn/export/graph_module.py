@@ -119,3 +119,7 @@ class GraphModule(Module):
 
     def _get_name(self):
         return "GraphModule"
+
+    def __str__(self):
+        # as PyTorch: the module's repr, then its code
+        return f"{self!r}\n{self.code}\n# To see more debug info, please use `graph_module.print_readable()`"

@@ -188,6 +188,8 @@ def test_printed_program_is_torchs_layout(name):
     assert _without_source_lines(str(mep)) == _without_source_lines(str(tep))
     assert str(mep.graph_signature) == str(tep.graph_signature)
     assert _without_source_lines(mep.graph_module.code) == _without_source_lines(tep.graph_module.code)
+    assert _without_source_lines(str(mep.graph_module)) == _without_source_lines(str(tep.graph_module))
+    assert repr(mep.graph_module) == repr(tep.graph_module) == "GraphModule()"
 
 
 def test_graph_module_takes_every_input_like_torch():
