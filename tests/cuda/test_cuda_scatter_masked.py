@@ -4,7 +4,7 @@ import pytest
 
 import minitorch_nn as mt
 import minitorch_nn.nn.functional as F
-from tests.cuda._helpers import assert_same
+from tests.cuda._helpers import assert_same, on_gpu_only
 from tests.cuda.test_cuda_conv_pool import _grads_match
 
 
@@ -99,3 +99,11 @@ def test_masked_fill_select_and_nonzero():
     assert_same(x.cuda()[m.cuda()], x[m])
     with pytest.raises(RuntimeError, match="boolean masks"):
         x.cuda().masked_fill(m.int().cuda(), 1.0)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_class_weights_runs_in_kernels(reduction):
+    w, t = mt.rand(4) + 0.5, mt.tensor([0, 3, -100, 1])
+    with on_gpu_only():
+        _grads_match(lambda x: F.cross_entropy(x, t.to(x.device), weight=w.to(x.device), reduction=reduction) * 1.0,
+                     mt.randn(4, 4))

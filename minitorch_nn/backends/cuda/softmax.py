@@ -12,8 +12,9 @@ in the input's dim order. float16/bfloat16 compute in float32.
 Cross-entropy is ``log_softmax`` then ``nll_loss``: ``nll_loss_forward`` picks ``-x[i, target[i]]``
 for each sample with one thread per sample (ignored targets count 0) and reduces with
 ``reduction.py``; its backward writes ``-grad`` (divided by the count for a mean) at the same
-places of a zero gradient. Class weights, inputs with more than two dims and out-of-range targets
-take the host path (``fallback.py``), which raises PyTorch's errors.
+places of a zero gradient. Class weights ``w`` scale each sample's loss by ``w[target]`` and the
+mean divides by their sum. Inputs with more than two dims and out-of-range targets take the host
+path (``fallback.py``), which raises PyTorch's errors.
 """
 
 from __future__ import annotations
@@ -149,8 +150,9 @@ def log_softmax(self, dim, half_to_float):
 
 
 @_cuda.jit
-def _nll_pick(losses, weights, x, xs0, xs1, x_off, target, ts0, t_off, n, ignore_index):
-    """losses[i] = -x[i, target[i]] and weights[i] = 1, or 0 and 0 for an ignored target."""
+def _nll_pick(losses, weights, x, xs0, xs1, x_off, target, ts0, t_off, n, ignore_index, w, ws0, w_off, has_w):
+    """losses[i] = -w[t] * x[i, t] and weights[i] = w[t] for t = target[i] (w = 1 without class
+    weights), or 0 and 0 for an ignored target."""
     i = _cuda.grid(1)
     if i < n:
         t = target[t_off + i * ts0]
@@ -158,13 +160,15 @@ def _nll_pick(losses, weights, x, xs0, xs1, x_off, target, ts0, t_off, n, ignore
             losses[i] = 0
             weights[i] = 0
         else:
-            losses[i] = -x[x_off + i * xs0 + t * xs1]
-            weights[i] = 1
+            wt = w[w_off + t * ws0] if has_w else 1
+            losses[i] = -wt * x[x_off + i * xs0 + t * xs1]
+            weights[i] = wt
 
 
 @_cuda.jit
-def _nll_grad(g, n_classes, target, ts0, t_off, go, gos0, go_off, total, total_off, mean, n, ignore_index):
-    """Row i of the gradient: zeros, and -grad_output (/ total for a mean) at the target class."""
+def _nll_grad(g, n_classes, target, ts0, t_off, go, gos0, go_off, total, total_off, mean, n, ignore_index, w, ws0,
+              w_off, has_w):
+    """Row i of the gradient: zeros, and -w[t] * grad_output (/ total for a mean) at the target t."""
     i = _cuda.grid(1)
     if i < n:
         for c in range(n_classes):
@@ -172,18 +176,31 @@ def _nll_grad(g, n_classes, target, ts0, t_off, go, gos0, go_off, total, total_o
         t = target[t_off + i * ts0]
         if t != ignore_index:
             v = -go[go_off + i * gos0]
+            if has_w:
+                v = v * w[w_off + t * ws0]
             if mean:
                 v = v / total[total_off]
             g[i * n_classes + t] = v
 
 
 def _nll_simple(self, target, weight):
-    """True when the kernels handle it: (N, C) float input, no class weights, targets in range."""
-    if self.dim() != 2 or weight is not None or self.dtype not in (dt.float32, dt.float64):
+    """True when the kernels handle it: (N, C) float input, class weights (if any) of its dtype on cuda."""
+    if self.dim() != 2 or self.dtype not in (dt.float32, dt.float64):
+        return False
+    if weight is not None and (weight.dtype is not self.dtype or weight.device.type != "cuda"
+                               or weight.dim() != 1 or weight.shape[0] != self.shape[1]):
         return False
     if target.dim() != 1 or target.shape[0] != self.shape[0] or target.dtype is not dt.int64 or target.device.type != "cuda":
         return False
     return True
+
+
+def _weight_args(weight, any_impl):
+    """(array, stride, offset, has_weight) for the kernels; a stand-in array when there are no weights."""
+    if weight is None:
+        return any_impl.storage, 0, 0, False
+    wi = weight._impl
+    return wi.storage, wi.strides[0], wi.offset, True
 
 
 def _targets_in_range(target, n_classes, ignore_index):
@@ -212,7 +229,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     if n:
         _nll_pick[ew.blocks_for(n), ew.THREADS](losses._impl.storage, weights._impl.storage, xi.storage,
                                                  xi.strides[0], xi.strides[1], xi.offset, ti.storage,
-                                                 ti.strides[0], ti.offset, n, ignore_index)
+                                                 ti.strides[0], ti.offset, n, ignore_index, *_weight_args(weight, xi))
     if reduction == 0:
         return losses, ew.scalar_operand(0.0, d)
     total = reduce(weights, None, False, "sum", d)
@@ -243,5 +260,5 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     if n:
         _nll_grad[ew.blocks_for(n), ew.THREADS](g._impl.storage, c, ti.storage, ti.strides[0], ti.offset, go.storage,
                                                  gos0, go.offset, tw.storage, tw.offset, reduction == 1, n,
-                                                 ignore_index)
+                                                 ignore_index, *_weight_args(weight, ti))
     return g
