@@ -9,7 +9,9 @@ Measures, on the same GPU:
 * elementwise add of 256M float32 (1 GiB per operand) vs a device-to-device copy's bandwidth
   (bytes moved per second);  target: >= 80 % of copy bandwidth;
 * one MLP training step (Linear-ReLU-Linear, cross-entropy, SGD) vs PyTorch on the GPU;
-  target: within 3x.
+  target: within 3x;
+* one small CNN training step (conv, batch/group/layer norm, max/avg pooling, Adam) vs PyTorch,
+  with the number of host-path calls (``fallback.py``) it made, which should be 0.
 
 and prints a table of ratios. Without a GPU (the simulator is far too slow for these sizes) it
 exits with a message. ``--quick`` uses smaller sizes; ``--tiny`` runs toy sizes, also on the
@@ -118,6 +120,40 @@ def main(argv):
                      f"{t_mlp / t_tmlp:.1f}x slower", "<= 3x"))
     else:
         rows.append((f"MLP step ({batch}x{d_in}-{hidden}-{classes})", f"{t_mlp * 1e3:.1f} ms", "no torch", "-", "<= 3x"))
+
+    # -- one small CNN training step: conv, batch norm, pooling, layer norm, Adam ---------------------
+    # (the kernels of conv.py, norms.py, pooling.py; none of its ops may take the host path)
+    batch, ch, side = (2, 2, 8) if tiny else (64, 32, 32)
+
+    def make_cnn(lib, dev):
+        nn = lib.nn
+        model = nn.Sequential(nn.Conv2d(3, ch, 3, padding=1), nn.BatchNorm2d(ch), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(ch, ch, 3, padding=1), nn.GroupNorm(2, ch), nn.ReLU(), nn.AvgPool2d(2),
+                              nn.Flatten(), nn.LayerNorm(ch * (side // 4) ** 2), nn.Linear(ch * (side // 4) ** 2, 10)).to(dev)
+        opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+        xb = lib.randn(batch, 3, side, side).to(dev)
+        yb = lib.randint(0, 10, (batch,)).to(dev)
+
+        def step():
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+
+        return step
+
+    from minitorch_nn.backends.cuda.fallback import HOST_CALLS
+
+    cnn = make_cnn(mt, "cuda")
+    before = sum(HOST_CALLS.values())
+    t_cnn = _best(cnn, sync)
+    host = sum(HOST_CALLS.values()) - before
+    what = f"CNN step ({batch}x3x{side}x{side}, {host} host-path calls)"
+    if have_torch:
+        t_tcnn = _best(make_cnn(torch, "cuda"), torch.cuda.synchronize)
+        rows.append((what, f"{t_cnn * 1e3:.1f} ms", f"{t_tcnn * 1e3:.1f} ms torch", f"{t_cnn / t_tcnn:.1f}x slower", "-"))
+    else:
+        rows.append((what, f"{t_cnn * 1e3:.1f} ms", "no torch", "-", "-"))
 
     widths = [max(len(str(r[i])) for r in rows + [("what", "ours", "reference", "ratio", "target")]) for i in range(5)]
     for r in [("what", "ours", "reference", "ratio", "target")] + rows:
