@@ -90,19 +90,25 @@ def _mlp(L):
     return f, x, v
 
 
+def _jvp_fns(L):
+    """One MLP jvp by forward AD, and the same by ``autograd.functional.jvp``, in library L."""
+    fw = L.autograd.forward_ad
+    f, x, v = _mlp(L)
+
+    def forward_mode():
+        with fw.dual_level():
+            return fw.unpack_dual(f(fw.make_dual(x, v))).tangent
+
+    def double_vjp():
+        return L.autograd.functional.jvp(f, x, v)[1]
+
+    return forward_mode, double_vjp
+
+
 def bench_jvp(number):
     rows = []
     for L in (mt, torch) if torch is not None else (mt,):
-        fw = L.autograd.forward_ad
-        f, x, v = _mlp(L)
-
-        def forward_mode():
-            with fw.dual_level():
-                return fw.unpack_dual(f(fw.make_dual(x, v))).tangent
-
-        def double_vjp():
-            return L.autograd.functional.jvp(f, x, v)[1]
-
+        forward_mode, double_vjp = _jvp_fns(L)
         np.testing.assert_allclose(np.asarray(forward_mode().tolist()), np.asarray(double_vjp().tolist()),
                                    rtol=1e-4, atol=1e-5)
         rows.append((L.__name__, _per_call_us(forward_mode, number), _per_call_us(double_vjp, number)))

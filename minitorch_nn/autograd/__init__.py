@@ -25,13 +25,13 @@ import contextlib
 from minitorch_nn import _dispatch
 from minitorch_nn.autograd import (
     _tensor_api,  # noqa: F401  (Tensor.backward, hooks, ...)
+    forward_ad,
     functional,
     graph,
 )
 from minitorch_nn.autograd import derivatives as _derivatives  # noqa: F401  (registers the formulas)
-from minitorch_nn.autograd import derivatives_nn as _derivatives_nn  # noqa: F401  (conv, pooling, batch/group norm)
 from minitorch_nn.autograd import derivatives_forward as _derivatives_forward  # noqa: F401  (JVP formulas)
-from minitorch_nn.autograd import forward_ad
+from minitorch_nn.autograd import derivatives_nn as _derivatives_nn  # noqa: F401  (conv, pooling, batch/group norm)
 from minitorch_nn.autograd.engine import backward, grad
 from minitorch_nn.autograd.function import Function, FunctionCtx, once_differentiable
 from minitorch_nn.autograd.grad_mode import (

@@ -1,4 +1,5 @@
-"""The JVP (forward-mode derivative) of every op, and how one op call computes its tangents.
+"""The JVP (forward-mode derivative) of every op, and the forward-AD step of the dispatch chain
+(:func:`forward_ad_layer`) that runs them: how one op call computes its outputs' tangents.
 
 Mirrors the ``result:`` (forward derivative) entries of PyTorch's ``derivatives.yaml``. Where
 ``derivatives.py`` says how a gradient flows *back* to each input, a JVP formula here says how the
@@ -83,8 +84,23 @@ def linear(op_name, *names):
 
 
 # ---------------------------------------------------------------------------------------------
-# One op call with tangents (called by forward_ad.forward_ad_layer, with forward AD switched off)
+# The forward-AD step of the dispatch chain
 # ---------------------------------------------------------------------------------------------
+
+
+def forward_ad_layer(op, args, kwargs):
+    """Installed as ``_dispatch.forward_ad_layer`` while a dual level is active (``forward_ad.py``).
+
+    When no input carries a tangent it steps aside. Otherwise it runs the op through the rest of
+    the chain and then the op's JVP formula, both with itself switched off: the formulas see plain
+    tensors (their tangents are not propagated) while reverse mode still records them."""
+    level = _fw._current_level
+    if not _fw.has_tangent(args, kwargs, level):
+        return NotImplemented
+    if treated_as_composite(op):
+        return run_composite(op, args, kwargs, level)   # the ops its kernel calls carry the tangents
+    with _fw.forward_ad_off():
+        return run_with_tangents(op, args, kwargs, level)
 
 
 class _Call:
@@ -262,7 +278,7 @@ def jvp_by_double_vjp(d, call):
                 raise NotImplementedError(_NOT_IMPLEMENTED_MESSAGE.format(name=call.op._schema.name)) from e
     it = iter(jvps)
     result = []
-    for u, o in zip(us, outs):
+    for o in outs:
         if _is_float(o):
             j = next(it)
             result.append(j if j is not None else aten.zeros_like.default(o))

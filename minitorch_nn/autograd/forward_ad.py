@@ -17,12 +17,10 @@ This file holds three things:
 * where tangents live: in the payload's ``autograd_meta`` dict under ``"fw_grad"``, a small dict
   ``{level: tangent}`` (PyTorch's ``ForwardGrad``). Each level keeps a weak set of those dicts
   and empties them when it exits, which is how tangents disappear after ``dual_level``;
-* the forward-AD step of the dispatch chain (:func:`forward_ad_layer`). It is installed in
-  ``_dispatch.forward_ad_layer`` only while a level is active, so without one the chain pays
-  nothing, and ``_dispatch.forward_ad_layer is None`` is the test every fast path makes. When
-  an input carries a tangent it runs the op through the rest of the chain, then the op's JVP
-  formula from ``derivatives_forward.py``, with itself switched off, so the formulas see plain
-  tensors (their tangents are not propagated) while reverse mode still records them.
+* switching the forward-AD step of the dispatch chain on and off: ``enter_dual_level`` installs
+  ``derivatives_forward.forward_ad_layer`` in ``_dispatch.forward_ad_layer`` and the last
+  ``exit_dual_level`` removes it, so without a level the chain pays nothing, and
+  ``_dispatch.forward_ad_layer is None`` is the test every fast path makes.
 
 Views and in-place ops follow PyTorch: the tangent of a view is the same view of its base's
 tangent (made lazily when the base gets its tangent after the view was made), and an in-place
@@ -72,6 +70,8 @@ def enter_dual_level():
     global _current_level
     if _current_level >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    from minitorch_nn.autograd.derivatives_forward import forward_ad_layer
+
     _current_level += 1
     _level_holders.append(weakref.WeakSet())
     _dispatch.forward_ad_layer = forward_ad_layer
@@ -218,8 +218,6 @@ def _window_of(base_tangent, base, view):
 
 def zero_tangent_for(t, level):
     """Give ``t`` a zero tangent (through its base when ``t`` is a view) and return it."""
-    from minitorch_nn._ops import aten
-
     base = t._impl.base
     if base is not None and not (t._impl.autograd_meta and t._impl.autograd_meta.get("fw_no_tangent")):
         from minitorch_nn.autograd.graph import tensor_for
@@ -293,7 +291,7 @@ def make_dual(tensor, tangent, *, level=None):
         )
     from minitorch_nn._ops import aten
 
-    with _forward_ad_off():
+    with forward_ad_off():
         dual = aten.alias.default(tensor)
         set_tangent(dual, in_layout_of(tangent, tensor), level)
     return dual
@@ -313,7 +311,7 @@ def unpack_dual(tensor, *, level=None):
         raise RuntimeError("Invalid level given to _fw_primal")
     from minitorch_nn._ops import aten
 
-    with _forward_ad_off():
+    with forward_ad_off():
         primal = aten.alias.default(tensor)
     mark_no_tangent(primal)
     return UnpackedDualTensor(primal, tangent)
@@ -324,7 +322,7 @@ def unpack_dual(tensor, *, level=None):
 # ---------------------------------------------------------------------------------------------
 
 
-class _forward_ad_off:
+class forward_ad_off:
     """Run ops without tangent propagation (the layer itself, the formulas, make/unpack_dual)."""
 
     def __enter__(self):
@@ -335,7 +333,12 @@ class _forward_ad_off:
         _dispatch.forward_ad_layer = self.prev
 
 
-def _has_tangent(args, kwargs, level):
+def has_tangent(args, kwargs=None, level=None):
+    """Whether any tensor in ``args`` (or ``kwargs``; lists included) has a tangent at ``level``."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        return False
     for a in args:
         if isinstance(a, TensorBase):
             if get_tangent(a, level) is not None:
@@ -351,11 +354,6 @@ def _has_tangent(args, kwargs, level):
     return False
 
 
-def has_tangent(args):
-    """Whether any tensor in ``args`` carries a tangent at the current level."""
-    return _current_level >= 0 and _has_tangent(args, None, _current_level)
-
-
 def custom_function_tangents(cls, ctx, args, outputs):
     """Give the outputs of ``cls.apply`` (an ``autograd.Function``) the tangents its ``jvp``
     returns. As in PyTorch, ``jvp(ctx, *tangents)`` gets one tangent per input: zeros for a
@@ -367,7 +365,7 @@ def custom_function_tangents(cls, ctx, args, outputs):
     from minitorch_nn._ops import aten
 
     level = _current_level
-    with _forward_ad_off():
+    with forward_ad_off():
         tangents = []
         for a in args:
             if isinstance(a, TensorBase):
@@ -381,16 +379,3 @@ def custom_function_tangents(cls, ctx, args, outputs):
     for o, t in zip(outs, out_tangents):
         if isinstance(o, TensorBase) and t is not None and _is_float(o):
             set_tangent(o, t, level)
-
-
-def forward_ad_layer(op, args, kwargs):
-    """Installed as ``_dispatch.forward_ad_layer`` while a level is active; see the module docstring."""
-    level = _current_level
-    if not _has_tangent(args, kwargs, level):
-        return NotImplemented
-    from minitorch_nn.autograd.derivatives_forward import run_composite, run_with_tangents, treated_as_composite
-
-    if treated_as_composite(op):
-        return run_composite(op, args, kwargs, level)   # the ops its kernel calls carry the tangents
-    with _forward_ad_off():
-        return run_with_tangents(op, args, kwargs, level)

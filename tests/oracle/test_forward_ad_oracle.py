@@ -598,7 +598,7 @@ def test_custom_function_jvp_like_torch():
             d = fw.make_dual(L.tensor(x), L.tensor(t))
             out, count = Cube.apply(d, 2.0)
             results.append((fw.unpack_dual(out).tangent, fw.unpack_dual(count).tangent,
-                            _error(lambda: NoJvp.apply(d)), NoJvp.apply(L.tensor(x)).sum().item()))
+                            _error(lambda f=NoJvp, d=d: f.apply(d)), NoJvp.apply(L.tensor(x)).sum().item()))
     (ours_t, ours_c, ours_err, ours_plain), (th_t, th_c, th_err, th_plain) = results
     _close(ours_t, th_t)
     assert ours_c is None and th_c is None
