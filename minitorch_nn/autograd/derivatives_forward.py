@@ -186,10 +186,7 @@ def run_with_tangents(op, args, kwargs, level):
             tangent = _fw.get_tangent(args[0], level)
             if tangent is not None:
                 tangent.zero_()   # uniform_() & co.: the new values do not depend on the old ones
-        for o in (out if type(out) in (tuple, list) else (out,)):
-            if isinstance(o, TensorBase) and o._impl.base is not None:
-                _fw.mark_no_tangent(o)   # detach() & co.: a view that must not see its base's tangent
-        return out
+        return _mark_nondifferentiable_views(out)
 
     call = _Call(op, args, kwargs, level)
     inplace = op.is_inplace
@@ -221,6 +218,14 @@ def run_with_tangents(op, args, kwargs, level):
             if tuple(t.shape) != tuple(o.shape):
                 t = t.expand(list(o.shape)).clone()   # e.g. a formula that gave a broadcastable 0
             _fw.set_tangent(o, t, level)
+    return out
+
+
+def _mark_nondifferentiable_views(out):
+    """Outputs of detach() & co. that are views must never show their base's tangent."""
+    for o in (out if type(out) in (tuple, list) else (out,)):
+        if isinstance(o, TensorBase) and o._impl.base is not None:
+            _fw.mark_no_tangent(o)
     return out
 
 

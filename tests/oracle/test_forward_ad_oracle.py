@@ -496,6 +496,12 @@ def _inplace_scenarios():
         r.add_(fw.make_dual(x, t).exp())
         return fw.unpack_dual(flat).tangent, True
 
+    def detached_view_keeps_no_tangent(L, fw, x, t):
+        b = L.zeros(3, dtype=L.float64)
+        det = b.detach()
+        b.add_(fw.make_dual(x, t))
+        return fw.unpack_dual(b).tangent, fw.unpack_dual(det).tangent is None
+
     def random_fill_zeroes_tangent(L, fw, x, t):
         d = fw.make_dual(x, t).clone()
         d[:2].uniform_()
@@ -503,7 +509,7 @@ def _inplace_scenarios():
 
     return {f.__name__: f for f in (view_of_dual, inplace_keeps_tangent_object, plain_self_dual_other,
                                     view_of_plain_base, setitem_and_index_put, base_updated_after_view,
-                                    random_fill_zeroes_tangent)}
+                                    random_fill_zeroes_tangent, detached_view_keeps_no_tangent)}
 
 
 INPLACE = _inplace_scenarios()
