@@ -223,8 +223,10 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _finish(aten.scalar_tensor.default(s, **kw), requires_grad)
 
 
-def _like_kwargs(dtype, device):
+def _like_kwargs(dtype, device, memory_format=None):
     kw = {}
+    if memory_format is not None and memory_format is not dt.preserve_format:
+        kw["memory_format"] = memory_format
     if dtype is not None:
         kw["dtype"] = dtype
     if device is not None:
@@ -235,32 +237,32 @@ def _like_kwargs(dtype, device):
 
 @public
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.empty_like.default(input, **_like_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.empty_like.default(input, **_like_kwargs(dtype, device, memory_format)), requires_grad)
 
 
 @public
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.zeros_like.default(input, **_like_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.zeros_like.default(input, **_like_kwargs(dtype, device, memory_format)), requires_grad)
 
 
 @public
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.ones_like.default(input, **_like_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.ones_like.default(input, **_like_kwargs(dtype, device, memory_format)), requires_grad)
 
 
 @public
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.full_like.default(input, fill_value, **_like_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.full_like.default(input, fill_value, **_like_kwargs(dtype, device, memory_format)), requires_grad)
 
 
 @public
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.rand_like.default(input, **_like_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.rand_like.default(input, **_like_kwargs(dtype, device, memory_format)), requires_grad)
 
 
 @public
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.randn_like.default(input, **_like_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.randn_like.default(input, **_like_kwargs(dtype, device, memory_format)), requires_grad)
 
 
 # -- ranges ---------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ indices are "advanced": after the basic part is applied, the remaining tensor in
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from minitorch_nn import _dtype as dt
@@ -15,24 +17,64 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import public
 
+_INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool)
+
 
 def _as_index_tensor(idx):
     from minitorch_nn._functions.factories import tensor
 
     if isinstance(idx, TensorBase):
-        if idx.dtype.is_floating_point:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return idx
-    t = tensor(idx)
-    if t.dtype.is_floating_point:
+        t = idx
+    elif isinstance(idx, list) and not idx:
+        t = tensor(idx, dtype=dt.int64)  # x[[]] selects nothing, with an (empty) long index
+    else:
+        _reject_strings(idx)
+        t = tensor(idx)
+    if t.dtype not in _INDEX_DTYPES:
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return t
 
 
+def _reject_strings(idx):
+    # PyTorch turns a list index into a tensor, whose constructor refuses text
+    if isinstance(idx, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if isinstance(idx, (list, tuple)):
+        for item in idx:
+            _reject_strings(item)
+
+
+def _is_sequence(obj):
+    return isinstance(obj, (list, tuple, str, bytes, range, np.ndarray))
+
+
+def _sequence_as_tuple(index):
+    """PyTorch's (and old numpy's) rule for a non-tuple sequence: a short one (< 32 items) that
+    holds a tensor, a sequence, a slice, ``...`` or None is read as a tuple of indices
+    (``x[[0, slice(None)]]`` is ``x[0, :]``); any other is one index (``x[[0, 1]]``)."""
+    if isinstance(index, TensorBase) or not _is_sequence(index) or isinstance(index, (str, bytes)):
+        return False
+    if len(index) >= 32:
+        return False
+    return any(isinstance(i, (TensorBase, slice)) or _is_sequence(i) or i is Ellipsis or i is None for i in index)
+
+
+_SEQUENCE_AS_TUPLE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+    "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+    "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result"
+)
+
+
 def _normalize(index):
-    if not isinstance(index, tuple):
-        index = (index,)
-    return index
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if _sequence_as_tuple(index):
+        warnings.warn(_SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=4)
+        return tuple(index)
+    return (index,)
 
 
 def _is_advanced(i):
@@ -40,21 +82,37 @@ def _is_advanced(i):
 
 
 def _apply_basic(self, index):
-    """Apply ints/slices/None/Ellipsis as views; return the view and the advanced indices per dim."""
+    """Apply ints/slices/None/Ellipsis as views; return the view and the advanced indices per dim.
+
+    Unlike numpy, PyTorch accepts several ``...`` in one index: each stands for the dims that the
+    other indices leave over, so ``x[..., ...]`` is ``x`` and ``x[..., 0, ...]`` is ``x[..., 0]``.
+    Where that pushes a later index past the last dim, PyTorch reads out of bounds (its answer
+    is arbitrary); we raise an IndexError that says so.
+    """
     index = _normalize(index)
     consumed = sum(
         1 if not (i is None or i is Ellipsis or (isinstance(i, TensorBase) and i.dtype is dt.bool) or isinstance(i, bool)) else
         (i.dim() if isinstance(i, TensorBase) and i.dtype is dt.bool else 0)
         for i in index
     )
-    if sum(1 for i in index if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    several_ellipses = sum(1 for i in index if i is Ellipsis) > 1
     result = self
     dim = 0
     advanced = []  # (dim, index tensor)
-    for i in index:
+    for position, i in enumerate(index):
+        past_end = several_ellipses and dim >= result.dim()
+        if past_end and (isinstance(i, slice) or hasattr(i, "__index__") and not isinstance(i, (bool, TensorBase))):
+            # PyTorch reads a size past the end of its array here; it usually finds 0, hence its words
+            what = f"index {i.__index__()}" if not isinstance(i, slice) else "slice"
+            raise IndexError(
+                f"{what} is out of bounds for dimension {position} with size 0 (with several ellipses ('...'), "
+                f"each standing for {self.dim() - consumed} dims, this index falls past the last dimension of a "
+                f"{self.dim()}-d tensor; use a single '...')"
+            )
+        if past_end and isinstance(i, (TensorBase, list, np.ndarray)):
+            raise IndexError(f"too many indices for tensor of dimension {self.dim()} (got {dim + 1})")
         if i is Ellipsis:
             dim += self.dim() - consumed
         elif i is None:
@@ -66,7 +124,9 @@ def _apply_basic(self, index):
             dim += 1
         elif isinstance(i, slice):
             start, stop, step = i.start, i.stop, i.step
-            if step is not None and step <= 0:
+            if step is not None and step.__index__() == 0:
+                raise ValueError("slice step cannot be zero")  # (Python's own message, as PyTorch shows)
+            if step is not None and step < 0:
                 raise ValueError("step must be greater than zero")
             if not (start is None and stop is None and step is None):
                 result = aten.slice.Tensor(result, dim, _int(start, 0), _int(stop, 9223372036854775807), _int(step, 1))
@@ -74,11 +134,6 @@ def _apply_basic(self, index):
         elif isinstance(i, TensorBase) or isinstance(i, (list, np.ndarray)):
             t = _as_index_tensor(i)
             if t.dtype in (dt.bool, dt.uint8):
-                for k in range(t.dim()):
-                    if t.shape[k] != result.shape[dim + k]:
-                        raise IndexError(
-                            f"The shape of the mask {list(t.shape)} at index {k} does not match the shape of the indexed tensor {list(result.shape)} at index {dim + k}"
-                        )
                 advanced.append((dim, t))
                 dim += max(t.dim(), 1) if t.dim() else 0
                 if t.dim() == 0:
@@ -89,12 +144,25 @@ def _apply_basic(self, index):
                 advanced.append((dim, t))
                 dim += 1
         elif hasattr(i, "__index__"):
-            result = aten.select.int(result, dim, i.__index__())
+            v = i.__index__()
+            if dim < result.dim() and not -result.shape[dim] <= v < result.shape[dim]:
+                # PyTorch names the index's position in the tuple, not the dim of the narrowed view
+                raise IndexError(f"index {v} is out of bounds for dimension {position} with size {result.shape[dim]}")
+            result = aten.select.int(result, dim, v)
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got "
                 + type(i).__name__ + ")"
             )
+    # masks are checked against the tensor after all the basic indices (as PyTorch's index does)
+    for dim, t in advanced:
+        if t.dtype in (dt.bool, dt.uint8):
+            for k in range(t.dim()):
+                if dim + k >= result.dim() or t.shape[k] != result.shape[dim + k]:
+                    raise IndexError(
+                        f"The shape of the mask {list(t.shape)} at index {k} does not match the shape of the "
+                        f"indexed tensor {list(result.shape)} at index {dim + k}"
+                    )
     return result, advanced
 
 
@@ -134,16 +202,35 @@ def getitem(self, index):
 def setitem(self, index, value):
     from minitorch_nn._functions.factories import tensor
 
-    result, advanced = _apply_basic(self, index)
     if not isinstance(value, TensorBase):
+        if not isinstance(value, (int, float, bool, complex, np.number, np.bool_)):
+            # PyTorch converts only numbers (and tensors): a list must be made a tensor first
+            raise TypeError(f"can't assign a {_type_name(value)} to a {self.type()}")
         value = tensor(value, dtype=self.dtype, device=self.device)
+    result, advanced = _apply_basic(self, index)
     if not advanced:
         if value.dim() == 0 and value.numel() == 1:
             aten.fill_.Tensor(result, value)
-        else:
+        elif tuple(value.shape) == tuple(result.shape):
             aten.copy_.default(result, value)
+        else:
+            # leading 1s of the value are dropped, then it is expanded to the target (PyTorch's copy_to)
+            aten.copy_.default(result, aten.expand.default(_drop_leading_ones(value), list(result.shape)))
         return
-    aten.index_put_.default(result, _index_list(result, advanced), value)
+    aten.index_put_.default(result, _index_list(result, advanced), _drop_leading_ones(value))
+
+
+def _drop_leading_ones(value):
+    sizes = list(value.shape)
+    k = 0
+    while k < len(sizes) and sizes[k] == 1:
+        k += 1
+    return value if k == 0 else aten.view.default(value, sizes[k:])
+
+
+def _type_name(value):
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 @public

@@ -75,7 +75,7 @@ def _analytical_jacobian(outputs, inputs, index):
             continue
         for k in range(n_out):
             onehot = zeros_like(out)
-            onehot._array.reshape(-1)[k] = 1
+            onehot._array[np.unravel_index(k, onehot._array.shape)] = 1  # (any memory layout)
             (g,) = grad(out, x, onehot, retain_graph=True, allow_unused=True)
             if g is not None:
                 jac[:, k] = np.array(g.detach()._array, dtype=np.float64).reshape(-1)

@@ -23,6 +23,7 @@ from minitorch_nn.backends.common import (
     result_type,
     type_name,
 )
+from minitorch_nn.backends.layout import check_inplace_overlap, elementwise_strides, like_strides
 
 
 def _shape(x):
@@ -35,7 +36,9 @@ def _float(d):
 
 # -- pointwise ------------------------------------------------------------------------------------
 
-def _pointwise(kind):
+def _pointwise(kind, scalar_operands=True):
+    # scalar_operands: whether a number argument is an operand of PyTorch's TensorIterator (the
+    # ``2`` of ``x + 2``) or a parameter of the op (``clamp``'s bounds), which matters for layout
     def kernel(*args, **kwargs):
         operands = [a for a in args if isinstance(a, (TensorBase, int, float, bool))]
         tensors = [a for a in operands if isinstance(a, TensorBase)]
@@ -43,9 +46,10 @@ def _pointwise(kind):
         d = result_type(*operands)
         if kind == "float":
             d = _float(d)
-        elif kind == "bool":
+        strides = elementwise_strides(shape, operands if scalar_operands else tensors, d)  # as on cpu
+        if kind == "bool":
             d = dt.bool
-        return _new_meta(shape, d)
+        return _new_meta(shape, d, strides=strides)
 
     return kernel
 
@@ -53,6 +57,7 @@ def _pointwise(kind):
 def _pointwise_inplace(kind):
     def kernel(self, *args, **kwargs):
         operands = [self] + [a for a in args if isinstance(a, (TensorBase, int, float, bool))]
+        check_inplace_overlap(self, *operands[1:])
         shape = broadcast_shapes(*[_shape(a) for a in operands if isinstance(a, TensorBase)])
         if shape != _shape(self):
             raise RuntimeError(f"output with shape {list(_shape(self))} doesn't match the broadcast shape {list(shape)}")
@@ -96,9 +101,14 @@ def _op(name):
     return getattr(getattr(aten, packet), overload)
 
 
+_SCALAR_PARAMETERS = set(
+    "pow.Tensor_Scalar clamp.default clamp.Tensor clamp_min.default clamp_max.default lerp.Scalar "
+    "round.decimals leaky_relu.default hardtanh.default threshold_backward.default softplus.default "
+    "elu.default gelu.default addcmul.default addcdiv.default".split()
+)
 for _kind, _names in _POINTWISE.items():
     for _name in _names.split():
-        _op(_name).impl("meta")(_pointwise(_kind))
+        _op(_name).impl("meta")(_pointwise(_kind, _name not in _SCALAR_PARAMETERS))
 for _kind, _names in _POINTWISE_INPLACE.items():
     for _name in _names.split():
         _op(_name).impl("meta")(_pointwise_inplace(_kind))
@@ -157,12 +167,12 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
 @aten.rand_like.default.impl("meta")
 @aten.randn_like.default.impl("meta")
 def like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _new_meta(_shape(self), dtype if dtype is not None else self.dtype)
+    return _new_meta(_shape(self), dtype if dtype is not None else self.dtype, strides=like_strides(self, memory_format))
 
 
 @aten.full_like.default.impl("meta")
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _new_meta(_shape(self), dtype if dtype is not None else self.dtype)
+    return like(self, dtype=dtype, memory_format=memory_format)
 
 
 @aten.randint.low.impl("meta")
@@ -219,7 +229,7 @@ def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 @aten.clone.default.impl("meta")
 def clone(self, *, memory_format=None):
-    return _new_meta(_shape(self), self.dtype)
+    return _new_meta(_shape(self), self.dtype, strides=like_strides(self, memory_format))
 
 
 @aten._to_copy.default.impl("meta")
@@ -232,7 +242,7 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
             "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
             "torch.nn.Module.to() when moving module from meta to a different device."
         )
-    return _new_meta(_shape(self), d)
+    return _new_meta(_shape(self), d, strides=like_strides(self, memory_format))
 
 
 @aten._local_scalar_dense.default.impl("meta")

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from minitorch_nn import _C
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import TensorBase
+from minitorch_nn._C import TensorBase, TensorImpl
+from minitorch_nn._device import CPU
 from minitorch_nn._shape import broadcast_shapes
-from minitorch_nn._tensor import _from_array
+from minitorch_nn._tensor import Tensor, _from_array
 from minitorch_nn.backends.common import compute_dtype
 
 # -- floating-point error flags --------------------------------------------------------------------
@@ -72,6 +74,44 @@ def wrap(result, dtype: dt.dtype):
     return _from_array(result, dtype)
 
 
+def wrap_strided(result, dtype: dt.dtype, strides, *, copy=False):
+    """Like :func:`wrap`, but the tensor gets ``strides`` (from ``backends/layout.py``; None means
+    contiguous): how an elementwise result keeps its operands' memory order.
+
+    The values are copied into fresh memory laid out with those strides, unless numpy already
+    produced exactly that layout (it often does: its ufuncs also follow the inputs' order).
+    ``copy=True`` when ``result`` may be someone else's memory (an input's view, a broadcast
+    constant): then the tensor never shares it.
+    """
+    if strides is None:
+        if copy and np.asarray(result).dtype == dtype.numpy_dtype:  # (a cast makes new memory anyway)
+            result = np.array(result, order="C", copy=True)
+        return wrap(result, dtype)
+    if type(result) is not np.ndarray:
+        result = np.asarray(result)
+    shape = result.shape
+    itemsize = dtype.itemsize
+    byte_strides = tuple(s * itemsize for s in strides)
+    extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if 0 not in shape else 0
+    if (result.flags.owndata and result.dtype == dtype.numpy_dtype and result.strides == byte_strides
+            and extent and min(strides, default=0) >= 0):
+        # numpy's layout is already PyTorch's, in memory of its own (so no input's): the flat
+        # storage is that block of memory
+        storage = np.lib.stride_tricks.as_strided(result, (extent,), (itemsize,))
+        arr = result
+    else:
+        storage = np.empty(extent, dtype=dtype.numpy_dtype)
+        arr = np.lib.stride_tricks.as_strided(storage, shape, byte_strides)
+        token = fp_errors_off()
+        try:
+            np.copyto(arr, result, casting="unsafe")
+        finally:
+            fp_errors_restore(token)
+    impl = TensorImpl(storage, tuple(shape), tuple(strides), 0, dtype, CPU)
+    impl.array = arr
+    return _C._wrap(Tensor, impl)
+
+
 def cast(arr, dtype: dt.dtype):
     """``arr`` converted to ``dtype``'s numpy type, silently (overflow to inf, nan to int), as PyTorch casts."""
     token = fp_errors_off()
@@ -104,5 +144,5 @@ def numpy_broadcast_error(*operands):
     broadcast_shapes(*shapes)  # raises PyTorch's RuntimeError when they do not broadcast
 
 
-__all__ = ["as_array", "wrap", "write_into", "compute_dtype", "numpy_broadcast_error", "fp_errors_off",
+__all__ = ["as_array", "wrap", "wrap_strided", "write_into", "compute_dtype", "numpy_broadcast_error", "fp_errors_off",
            "fp_errors_restore"]

@@ -14,7 +14,8 @@ from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
 from minitorch_nn.backends.common import compute_dtype, result_type
-from minitorch_nn.backends.cpu._numpy import as_array, cast, wrap, write_into
+from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
+from minitorch_nn.backends.layout import check_inplace_overlap, like_strides
 
 
 def _dtype_or_default(dtype, fallback=None):
@@ -70,23 +71,30 @@ def _like(self, dtype):
     return dtype if dtype is not None else self.dtype
 
 
+def filled_like(self, values, dtype, memory_format=None):
+    """A fresh tensor shaped like ``self`` holding ``values`` (broadcast), laid out as
+    ``empty_like(self, memory_format=...)`` is: a permuted ``self`` gives a permuted result."""
+    return wrap_strided(np.broadcast_to(values, tuple(self._impl.sizes)), dtype, like_strides(self, memory_format),
+                        copy=True)
+
+
 @aten.empty_like.default.impl("cpu")
 @aten.zeros_like.default.impl("cpu")
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     d = _like(self, dtype)
-    return _from_array(np.zeros(tuple(self.shape), dtype=d.numpy_dtype), d)
+    return filled_like(self, np.zeros((), dtype=d.numpy_dtype), d, memory_format)
 
 
 @aten.ones_like.default.impl("cpu")
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     d = _like(self, dtype)
-    return _from_array(np.ones(tuple(self.shape), dtype=d.numpy_dtype), d)
+    return filled_like(self, np.ones((), dtype=d.numpy_dtype), d, memory_format)
 
 
 @aten.full_like.default.impl("cpu")
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     d = _like(self, dtype)
-    return _from_array(np.full(tuple(self.shape), fill_value, dtype=d.numpy_dtype), d)
+    return filled_like(self, np.full((), fill_value, dtype=d.numpy_dtype), d, memory_format)
 
 
 def _arange_dtype(start, end, step, dtype):
@@ -221,7 +229,8 @@ def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 @aten.clone.default.impl("cpu")
 def clone(self, *, memory_format=None):
-    return _from_array(np.array(as_array(self), copy=True, order="C"), self.dtype)
+    # preserve_format (the default) keeps a permuted tensor's memory order; see backends/layout.py
+    return wrap_strided(as_array(self), self.dtype, like_strides(self, memory_format), copy=True)
 
 
 @aten.lift_fresh.default.impl("any")
@@ -241,14 +250,14 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
         from minitorch_nn.backends import transfer
 
         return transfer.to_device(self, dev, target)
-    arr = as_array(src)
-    if arr.dtype == target.numpy_dtype:
-        return _from_array(np.array(arr, copy=True, order="C"), target)
-    return _from_array(np.ascontiguousarray(cast(arr, target)) if arr.ndim else cast(arr, target), target)
+    # the copy is laid out like empty_like(self, memory_format=...) (wrap_strided casts as it copies)
+    return wrap_strided(as_array(src), target, like_strides(src, memory_format), copy=True)
 
 
 @aten.copy_.default.impl("cpu")
 def copy_(self, src, non_blocking=False):
+    if isinstance(src, TensorBase):
+        check_inplace_overlap(self, src)
     if isinstance(src, TensorBase) and src.device.type != "cpu":
         if src.device.type == "meta":
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")

@@ -7,29 +7,63 @@ indexing computes it once the ``None`` entries are turned into full slices.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
+from minitorch_nn.backends.common import type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
+from minitorch_nn.backends.layout import has_internal_overlap
 
 
 def _numpy_index(self, indices):
-    key = []
-    for i, t in enumerate(indices):
-        if t is None:
+    """``indices`` (``Tensor?[]``, one entry per dim from the first) as a numpy index key, after
+    PyTorch's checks: the index tensors must broadcast together, and each index value must be
+    in range. As in PyTorch's kernel, which visits the output elements in order and checks each
+    one's index in every indexed dim, the first bad value in that order is reported (its dim
+    counted among the indexed dims only), and nothing is checked when no element is picked."""
+    arrays = [None if t is None else as_array(t) for t in indices]
+    key, checks, shapes = [], [], []  # checks: (ordinal, index array, size of its dim)
+    dim = ordinal = 0
+    for arr in arrays:
+        if arr is None:
             key.append(slice(None))
+            dim += 1
             continue
-        arr = as_array(t)
-        if arr.dtype == np.uint8:
+        if arr.dtype in (bool, np.uint8):  # a k-d mask stands for k index tensors of its nonzero count
             arr = arr.astype(bool)
-        if arr.dtype != bool:
-            size = self.shape[len(key)] if len(key) < self.dim() else 0
-            if arr.size and (arr.max() >= size or arr.min() < -size):
-                bad = int(arr.max()) if arr.max() >= size else int(arr.min())
-                raise IndexError(f"index {bad} is out of bounds for dimension {len(key)} with size {size}")
+            shapes += [(int(np.count_nonzero(arr)),)] * max(arr.ndim, 1)
+            key.append(arr)
+            dim += arr.ndim
+            ordinal += max(arr.ndim, 1)
+            continue
+        shapes.append(arr.shape)
+        checks.append((ordinal, arr, self.shape[dim] if dim < self.dim() else 0, len(key)))
         key.append(arr)
+        dim += 1
+        ordinal += 1
+    try:
+        picked = np.broadcast_shapes(*shapes) if shapes else ()
+    except ValueError:
+        listed = ", ".join(str(list(s)) for s in shapes)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}") from None
+    kept = [self.shape[d] for d in range(dim, self.dim())]
+    kept += [self.shape[d] for d, a in enumerate(arrays) if a is None and d < self.dim()]
+    if 0 in picked or 0 in kept:
+        # no element is picked: no value is checked (numpy would check them all, so pass zeros)
+        for _, arr, _, k in checks:
+            key[k] = np.zeros_like(arr)
+        return tuple(key)
+    if checks:
+        bad = np.stack([np.broadcast_to((a >= n) | (a < -n), picked).reshape(-1) for _, a, n, _ in checks], axis=1)
+        if bad.any():
+            element, j = divmod(int(np.argmax(bad.reshape(-1))), len(checks))
+            which, arr, size, _ = checks[j]
+            value = int(np.broadcast_to(arr, picked).reshape(-1)[element])
+            raise IndexError(f"index {value} is out of bounds for dimension {which} with size {size}")
     return tuple(key)
 
 
@@ -38,10 +72,49 @@ def index(self, indices):
     return wrap(np.array(as_array(self)[_numpy_index(self, indices)], copy=True), self.dtype)
 
 
+def _single_mask(indices):
+    """The one bool/uint8 mask among ``indices`` when it is the only index (else None): PyTorch then
+    fills through ``masked_fill_`` (a value with one element, no accumulate)."""
+    given = [t for t in indices if t is not None]
+    if len(given) == 1 and given[0].dtype in (dt.bool, dt.uint8):
+        return given[0]
+    return None
+
+
+def _check_index_put(self, indices, values, key, accumulate):
+    """PyTorch's checks of ``index_put_`` (after the optional masked_fill_ route), in its order."""
+    mask = None if accumulate or values.numel() != 1 else _single_mask(indices)
+    if mask is not None and mask.dtype is dt.uint8:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+    if has_internal_overlap(self):
+        warnings.warn(
+            "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing "
+            "this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor",
+            stacklevel=3,
+        )
+    if mask is not None:
+        return  # masked_fill_ casts the single value itself
+    result_shape = np.broadcast_to(np.empty((), dtype=bool), tuple(self.shape))[key].shape
+    vshape = tuple(values.shape)
+    if len(vshape) > len(result_shape) or any(
+        v != 1 and v != r for v, r in zip(reversed(vshape), reversed(result_shape))
+    ):
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing result of "
+            f"shape {list(result_shape)}"
+        )
+    if values.dtype is not self.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got {type_name(self.dtype)} for the "
+            f"destination and {type_name(values.dtype)} for the source."
+        )
+
+
 @aten.index_put_.default.impl("cpu")
 def index_put_(self, indices, values, accumulate=False):
     target = as_array(self)
     key = _numpy_index(self, indices)
+    _check_index_put(self, indices, values, key, accumulate)
     v = as_array(values).astype(target.dtype)
     if accumulate:
         np.add.at(target, key, v)

@@ -7,11 +7,16 @@ Each op is a numpy ufunc plus PyTorch's dtype rule:
 * ``float``: integer inputs give the default float dtype (``div``, ``exp``, ``sigmoid``);
 * ``bool``: the result is bool (comparisons, logical ops).
 
-numpy broadcasts exactly like PyTorch, so the kernels only decide dtypes. In-place variants
-(``add_``) compute the same result and write it into ``self``, after PyTorch's cast check.
+numpy broadcasts exactly like PyTorch, so the kernels only decide dtypes. Each kernel's helper
+returns a triple ``(values, dtype, strides)``: the strides are the memory layout PyTorch's
+``TensorIterator`` gives the result (``backends/layout.py``: ``x.t().exp()`` keeps ``x.t()``'s
+column-major order), None meaning contiguous. In-place variants (``add_``) compute the same values
+and write them into ``self``, after PyTorch's cast and memory-overlap checks.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -29,8 +34,14 @@ from minitorch_nn.backends.cpu._numpy import (
     fp_errors_off,
     fp_errors_restore,
     numpy_broadcast_error,
-    wrap,
+    wrap_strided,
     write_into,
+)
+from minitorch_nn.backends.layout import (
+    check_inplace_overlap,
+    converted_geometry,
+    elementwise_strides,
+    has_internal_overlap,
 )
 
 
@@ -39,7 +50,8 @@ def _float_result(d: dt.dtype) -> dt.dtype:
 
 
 def binary(fn, a, b, kind="promote", *, exact_scalar=False):
-    """Apply numpy ``fn`` to two operands with PyTorch's dtype rule ``kind``; returns (array, dtype).
+    """Apply numpy ``fn`` to two operands with PyTorch's dtype rule ``kind``; returns
+    (array, dtype, strides).
 
     With a 16-bit float result, PyTorch first converts every operand to that dtype (so
     ``half_tensor == 0.1`` compares with ``half(0.1)``) and computes in float32. ``mul`` and
@@ -61,7 +73,7 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
         raise
     finally:
         fp_errors_restore(token)
-    return r, (dt.bool if kind == "bool" else dtype)
+    return r, (dt.bool if kind == "bool" else dtype), elementwise_strides(np.shape(r), (a, b), dtype)
 
 
 def _to_result_dtype(x, dtype, exact_scalar):
@@ -85,15 +97,16 @@ def unary(fn, a, kind="promote"):
         r = fn(x)
     finally:
         fp_errors_restore(token)
-    return r, (dt.bool if kind == "bool" else dtype)
+    return r, (dt.bool if kind == "bool" else dtype), elementwise_strides(np.shape(r), (a,), dtype)
 
 
-def _out(pair):
-    return wrap(*pair)
+def _out(triple):
+    return wrap_strided(*triple)
 
 
-def _inplace(self, pair):
-    r, dtype = pair
+def _inplace(self, triple):
+    """Write a computed result into ``self`` (its kernel ran :func:`check_inplace_overlap` first)."""
+    r, dtype, _ = triple
     check_inplace_cast(dtype, self.dtype)
     return write_into(self, r)
 
@@ -167,6 +180,7 @@ def add(self, other, *, alpha=1):
 
 @aten.add_.Tensor.impl("cpu")
 def add_(self, other, *, alpha=1):
+    check_inplace_overlap(self, other)
     return _inplace(self, _add(self, other, alpha))
 
 
@@ -177,6 +191,7 @@ def sub(self, other, *, alpha=1):
 
 @aten.sub_.Tensor.impl("cpu")
 def sub_(self, other, *, alpha=1):
+    check_inplace_overlap(self, other)
     return _inplace(self, _sub(self, other, alpha))
 
 
@@ -193,6 +208,7 @@ def mul(self, other):
 
 @aten.mul_.Tensor.impl("cpu")
 def mul_(self, other):
+    check_inplace_overlap(self, other)
     return _inplace(self, binary(np.multiply, self, other, exact_scalar=True))
 
 
@@ -263,11 +279,13 @@ def div_mode(self, other, *, rounding_mode):
 
 @aten.div_.Tensor.impl("cpu")
 def div_(self, other):
+    check_inplace_overlap(self, other)
     return _inplace(self, _div(self, other))
 
 
 @aten.div_.Tensor_mode.impl("cpu")
 def div_mode_(self, other, *, rounding_mode):
+    check_inplace_overlap(self, other)
     return _inplace(self, _div(self, other, rounding_mode))
 
 
@@ -315,7 +333,7 @@ def _pow(a, b):
         # x ** 0 is all ones and x ** 1 a copy, for every dtype (bool included), as in PyTorch
         d = result_type(a, b)
         x = as_array(a, compute_dtype(d))
-        return (np.ones_like(x) if b == 0 else x.copy()), d
+        return (np.ones_like(x) if b == 0 else x.copy()), d, elementwise_strides(x.shape, (a,), d)
     if result_type(a, b) is dt.bool:
         raise not_implemented("pow", dt.bool)
     if isinstance(a, TensorBase) and not isinstance(b, TensorBase) and not a.dtype.is_floating_point:
@@ -327,7 +345,10 @@ def _pow(a, b):
             return _int_power(x, y)
         return np.power(x, y)
 
-    return binary(fn, a, b)
+    r, d, strides = binary(fn, a, b)
+    if not isinstance(b, TensorBase):  # pow(tensor, number): the exponent is a parameter
+        strides = elementwise_strides(np.shape(r), (a,), d)
+    return r, d, strides
 
 
 @aten.pow.Tensor_Tensor.impl("cpu")
@@ -347,6 +368,7 @@ def pow_st(self, exponent):
 
 @aten.pow_.Scalar.impl("cpu")
 def pow_(self, exponent):
+    check_inplace_overlap(self, exponent)
     return _inplace(self, _pow(self, exponent))
 
 
@@ -377,7 +399,13 @@ def _lerp(start, end, weight):
         # PyTorch's formula switches ends at weight 0.5 for accuracy
         return np.where(np.abs(w) < 0.5, s + w * (e - s), e - (e - s) * (1 - w))
 
-    return binary(fn, start, end)
+    r, dtype, _ = binary(fn, start, end)
+    return r, dtype, elementwise_strides(np.shape(r), _tensors(start, end, weight), dtype)
+
+
+def _tensors(*args):
+    """The tensor arguments: the operands of ops whose number arguments are parameters, not operands."""
+    return [a for a in args if isinstance(a, TensorBase)]
 
 
 def _c_name(d):
@@ -395,6 +423,7 @@ def lerp(self, end, weight):
 
 @aten.lerp_.Scalar.impl("cpu")
 def lerp_(self, end, weight):
+    check_inplace_overlap(self, end, weight)
     return _inplace(self, _lerp(self, end, weight))
 
 
@@ -403,7 +432,7 @@ def _addc(self, t1, t2, value, op):
     cdt = compute_dtype(dtype)
     with np.errstate(all="ignore"):
         r = as_array(self, cdt) + np.asarray(value, dtype=cdt.numpy_dtype) * op(as_array(t1, cdt), as_array(t2, cdt))
-    return r, dtype
+    return r, dtype, elementwise_strides(np.shape(r), (self, t1, t2), dtype)
 
 
 @aten.addcmul.default.impl("cpu")
@@ -418,11 +447,13 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
 
 @aten.addcmul_.default.impl("cpu")
 def addcmul_(self, tensor1, tensor2, *, value=1):
+    check_inplace_overlap(self, tensor1, tensor2)
     return _inplace(self, _addc(self, tensor1, tensor2, value, np.multiply))
 
 
 @aten.addcdiv_.default.impl("cpu")
 def addcdiv_(self, tensor1, tensor2, *, value=1):
+    check_inplace_overlap(self, tensor1, tensor2)
     return _inplace(self, _addc(self, tensor1, tensor2, value, np.true_divide))
 
 
@@ -489,6 +520,7 @@ def _register_unary(name, fn, kind, bool_kernel=None):
         return _out(unary(fn, self, kind))
 
     def kernel_(self):
+        check_inplace_overlap(self)
         check(self)
         return _inplace(self, unary(fn, self, kind))
 
@@ -527,6 +559,7 @@ def neg(self):
 @aten.neg_.default.impl("cpu")
 def neg_(self):
     _check_neg(self)
+    check_inplace_overlap(self)
     return _inplace(self, unary(np.negative, self))
 
 
@@ -562,7 +595,7 @@ def isfinite(self):
 @aten.nan_to_num.default.impl("cpu")
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
     if not self.dtype.is_floating_point:
-        return _out((as_array(self).copy(), self.dtype))
+        return _out(unary(np.copy, self))
     # infinities become the largest finite value of the tensor's own dtype (not the compute dtype)
     info = dt.finfo(self.dtype)
     return _out(unary(lambda x: np.nan_to_num(
@@ -587,7 +620,7 @@ def _clamp(self, min=None, max=None, kernel="clamp_scalar_cpu"):
         x = np.maximum(x, as_array(min, cdt))
     if max is not None:
         x = np.minimum(x, as_array(max, cdt))
-    return x, dtype
+    return x, dtype, elementwise_strides(np.shape(x), _tensors(self, min, max), dtype)
 
 
 @aten.clamp.default.impl("cpu")
@@ -598,6 +631,7 @@ def clamp(self, min=None, max=None):
 
 @aten.clamp_.default.impl("cpu")
 def clamp_(self, min=None, max=None):
+    check_inplace_overlap(self, min, max)
     return _inplace(self, _clamp(self, min, max))
 
 
@@ -631,6 +665,7 @@ def relu(self):
 @aten.relu_.default.impl("cpu")
 def relu_(self):
     _check_relu(self)
+    check_inplace_overlap(self)
     return _inplace(self, unary(_relu, self))
 
 
@@ -767,7 +802,10 @@ def where(condition, self, other):
     except ValueError:
         numpy_broadcast_error(condition, self, other)
         raise
-    return wrap(r, dtype)
+    # the condition is read as bool, the values in their common dtype (each converted first if needed)
+    operands = [converted_geometry(condition, dt.bool)]
+    operands += [converted_geometry(x, dtype) if isinstance(x, TensorBase) else x for x in (self, other)]
+    return wrap_strided(r, dtype, elementwise_strides(np.shape(r), operands))
 
 
 def _masked_fill(self, mask, value):
@@ -780,7 +818,8 @@ def _masked_fill(self, mask, value):
             )
         value = value.item()
     cdt = compute_dtype(self.dtype)
-    return np.where(as_array(mask), np.asarray(value).astype(cdt.numpy_dtype), as_array(self, cdt)), self.dtype
+    # (PyTorch clones ``self`` contiguously and fills it: the result is contiguous, strides None)
+    return np.where(as_array(mask), np.asarray(value).astype(cdt.numpy_dtype), as_array(self, cdt)), self.dtype, None
 
 
 @aten.masked_fill.Scalar.impl("cpu")
@@ -792,5 +831,12 @@ def masked_fill(self, mask, value):
 @aten.masked_fill_.Scalar.impl("cpu")
 @aten.masked_fill_.Tensor.impl("cpu")
 def masked_fill_(self, mask, value):
-    r, _ = _masked_fill(self, mask, value)
+    if has_internal_overlap(self):
+        warnings.warn(
+            "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+            "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
+            stacklevel=2,
+        )
+    check_inplace_overlap(self, mask, internal=False)
+    r, _, _ = _masked_fill(self, mask, value)
     return write_into(self, r)

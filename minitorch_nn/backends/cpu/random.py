@@ -14,6 +14,7 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._tensor import _from_array
 from minitorch_nn.backends.cpu._numpy import as_array
+from minitorch_nn.backends.layout import check_inplace_overlap
 
 
 def _gen(generator):
@@ -45,14 +46,21 @@ def randn(size, *, generator=None, dtype=None, layout=None, device=None, pin_mem
     return _from_array(_gen(generator)._normal(tuple(size), d.numpy_dtype, 0.0, 1.0), d)
 
 
+def _empty_like(self, dtype, memory_format):
+    from minitorch_nn.backends.cpu.factories import zeros_like
+
+    return zeros_like(self, dtype=dtype or self.dtype, memory_format=memory_format)
+
+
 @aten.rand_like.default.impl("cpu")
 def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return rand(tuple(self.shape), dtype=dtype or self.dtype)
+    # PyTorch: empty_like(self) (keeping a permuted layout), then uniform_ in memory order
+    return uniform_(_empty_like(self, dtype, memory_format))
 
 
 @aten.randn_like.default.impl("cpu")
 def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return randn(tuple(self.shape), dtype=dtype or self.dtype)
+    return normal_(_empty_like(self, dtype, memory_format))
 
 
 @aten.randint.low.impl("cpu")
@@ -88,6 +96,7 @@ def _memory_order(t):
 
 def _fill(self, sample):
     """Draw with ``sample(shape)`` in memory order and write the values into ``self``."""
+    check_inplace_overlap(self)
     order = _memory_order(self)
     target = self._array.transpose(order)
     np.copyto(target, sample(target.shape), casting="unsafe")
