@@ -39,6 +39,7 @@ import warnings
 
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
+from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
@@ -352,7 +353,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 # tensor hooks (they run when the node runs); one that only captures runs the
                 # hooks first.
                 _capture(node, grad_outputs, targets, captured)
-            _call_tensor_hooks(node, grad_outputs)
+            if node._tensor_pre_hooks or node._retains_grad or type(node) is AccumulateGrad:
+                _call_tensor_hooks(node, grad_outputs)
             if targets is not None and not accumulate and not runs:
                 _capture(node, grad_outputs, targets, captured)
             elif targets is not None and accumulate and not isinstance(node, AccumulateGrad):
@@ -378,7 +380,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             del grad_outputs
             if not retain_graph:
                 node.release_variables()
-            _send(node, grad_inputs, buffers, dependencies, ready)
+            if _tf_state.quiet:
+                _send(node, grad_inputs, buffers, dependencies, ready)
+            else:   # something could intercept the sums and casts: turn it off, as in PyTorch
+                with DisableTorchFunction():
+                    _send(node, grad_inputs, buffers, dependencies, ready)
             del grad_inputs
     finally:
         _gm._enabled = prev_mode
@@ -394,8 +400,10 @@ def _call_tensor_hooks(node, grad_outputs):
 
 
 def _add_to_buffer(buffers, node, nr, g):
-    slot = buffers.setdefault(node, {})
-    if nr in slot:
+    slot = buffers.get(node)
+    if slot is None:
+        buffers[node] = {nr: g}
+    elif nr in slot:
         slot[nr] = slot[nr] + g   # gradients meeting in one slot add up
     else:
         slot[nr] = g
@@ -405,19 +413,27 @@ def _send(node, grad_inputs, buffers, dependencies, ready):
     """Put each of ``node``'s output gradients in the buffer of the node its edge leads to, and
     push the nodes that have now heard from all their dependencies."""
     metas = node._input_metadata
-    with DisableTorchFunction():
-        for i, (child, nr) in enumerate(node.next_functions):
-            if child is None:
-                continue
-            g = grad_inputs[i] if i < len(grad_inputs) else None
-            if g is not None:
-                g = _validate(node, i, g, metas[i] if i < len(metas) else None)
-                _add_to_buffer(buffers, child, nr, g)
-                g = None
-            left = dependencies[child] - 1
-            dependencies[child] = left
-            if left == 0:
-                ready.push(child)
+    n_grads = len(grad_inputs)
+    for i, (child, nr) in enumerate(node.next_functions):
+        if child is None:
+            continue
+        g = grad_inputs[i] if i < n_grads else None
+        if g is not None:
+            meta = metas[i] if i < len(metas) else None
+            if meta is not None and (g._impl.sizes != meta[0] or g._impl.dtype is not meta[1]):
+                g = _validate(node, i, g, meta)
+            slot = buffers.get(child)   # _add_to_buffer, inlined
+            if slot is None:
+                buffers[child] = {nr: g}
+            elif nr in slot:
+                slot[nr] = slot[nr] + g
+            else:
+                slot[nr] = g
+            g = None
+        left = dependencies[child] - 1
+        dependencies[child] = left
+        if left == 0:
+            ready.push(child)
 
 
 def _capture(node, grad_outputs, targets, captured):

@@ -27,6 +27,7 @@ making them cheap.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import sys
@@ -35,6 +36,7 @@ import weakref
 from minitorch_nn import _C
 from minitorch_nn._C import TensorImpl
 from minitorch_nn._C_torch_function import DisableTorchFunction
+from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn.autograd import grad_mode as _gm
 
 # ---------------------------------------------------------------------------------------------
@@ -388,7 +390,7 @@ class AccumulateGrad(Node):
             return ()
         # Like PyTorch's C++ AccumulateGrad, the bookkeeping runs below __torch_function__; the
         # ops it runs are still seen by __torch_dispatch__ modes, and they are PyTorch's ones.
-        with DisableTorchFunction():
+        with _below_torch_function():
             old = impl.grad
             if old is None:
                 if (
@@ -415,6 +417,15 @@ class AccumulateGrad(Node):
             for hook in list(hooks.values()):
                 hook(tensor)
         return ()
+
+
+def _below_torch_function():
+    """``DisableTorchFunction()``, or a context that does nothing when no ``__torch_function__``
+    handler or mode exists to be disabled (the common case, and a cheaper one)."""
+    return _NOTHING if _tf_state.quiet else DisableTorchFunction()
+
+
+_NOTHING = contextlib.nullcontext()
 
 
 # References to the incoming gradient inside AccumulateGrad.apply when nobody else holds it: the

@@ -9,63 +9,36 @@ is complete.
 
 Several ``AccumulateGrad`` nodes can be ready at once with equal priority (``torch.stack`` of six
 leaves makes six). Which of them runs first is decided by how C++'s ``std::priority_queue`` breaks
-ties, which is not first-in-first-out. Hooks can see that order, so we keep the heap the same
-way libstdc++'s ``push_heap``/``pop_heap`` do (Python's ``heapq`` breaks ties differently) and get
-the same order as PyTorch: pushing leaves 0..5 pops them as 0, 2, 5, 4, 1, 3.
+ties, which is not first-in-first-out: pushing leaves 0..5 pops them as 0, 2, 5, 4, 1, 3. Hooks
+can see that order. Python's ``heapq`` moves items exactly as libstdc++'s ``push_heap`` and
+``pop_heap`` do (both sift a popped hole down to a leaf, preferring the right child on a tie,
+then sift the last item up with a strict comparison), so a min-heap of *negated* sequence numbers
+gives PyTorch's order, ties included, as long as equal numbers compare equal. Each entry is
+therefore an ``int`` (compared in C) that carries its node as an attribute.
 """
 
 from __future__ import annotations
 
+import heapq
 
-class ReadyQueue:
-    """A max-heap of nodes keyed by ``node._sequence_nr()``, laid out like ``std::priority_queue``."""
 
-    __slots__ = ("_heap",)
+class _Entry(int):
+    """``-sequence_nr`` as an int, with the node attached (``entry.node``)."""
 
-    def __init__(self):
-        self._heap = []   # (sequence_nr, node); the root (index 0) is the next to run
 
-    def __len__(self):
-        return len(self._heap)
+class ReadyQueue(list):
+    """A max-heap of nodes keyed by ``node._sequence_nr()``, in ``std::priority_queue``'s order.
+
+    It is a list (of :class:`_Entry`) so that ``while ready:`` costs nothing; use only ``push``
+    and ``pop`` on it.
+    """
+
+    __slots__ = ()
 
     def push(self, node):
-        heap = self._heap
-        item = (node._seq_nr, node)
-        heap.append(item)
-        self._sift_up(len(heap) - 1, 0, item)
+        entry = _Entry(-node._seq_nr)
+        entry.node = node
+        heapq.heappush(self, entry)
 
     def pop(self):
-        heap = self._heap
-        top = heap[0]
-        n = len(heap)
-        if n > 1:
-            # std::pop_heap: the last item goes to the root's hole, which first sinks to a leaf
-            # along the larger children, then the item rises back into place.
-            last = heap[-1]
-            heap[-1] = top
-            length = n - 1
-            hole = child = 0
-            while child < (length - 1) // 2:
-                child = 2 * (child + 1)
-                if heap[child][0] < heap[child - 1][0]:
-                    child -= 1
-                heap[hole] = heap[child]
-                hole = child
-            if length % 2 == 0 and child == (length - 2) // 2:
-                child = 2 * (child + 1)
-                heap[hole] = heap[child - 1]
-                hole = child - 1
-            self._sift_up(hole, 0, last)
-        heap.pop()
-        return top[1]
-
-    def _sift_up(self, hole, top, item):
-        # std::__push_heap: move parents down while they are *smaller* (equal ones stay above).
-        heap = self._heap
-        key = item[0]
-        parent = (hole - 1) // 2
-        while hole > top and heap[parent][0] < key:
-            heap[hole] = heap[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        heap[hole] = item
+        return heapq.heappop(self).node

@@ -31,6 +31,7 @@ from __future__ import annotations
 from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
+from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import (
@@ -199,6 +200,8 @@ class OpNode(Node):
     def apply(self, grad_outputs):
         if all(g is None for g in grad_outputs):
             return (None,) * len(self.next_functions)
+        if _tf_state.quiet:   # nothing could intercept the formulas' ops anyway
+            return self._apply(grad_outputs)
         with DisableTorchFunction():
             return self._apply(grad_outputs)
 
