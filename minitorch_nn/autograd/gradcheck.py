@@ -11,8 +11,12 @@ inputs: in float32 the central difference is too noisy for the default tolerance
 create_graph=True)``, which checks second derivatives (that the backward formulas are themselves
 differentiable).
 
-Where we differ from PyTorch: only the slow (full Jacobian) mode; no forward-mode, batched or
-sparse checks (their flags are accepted and ignored when False).
+With ``check_forward_ad=True`` the Jacobian is also computed by forward-mode AD
+(``forward_ad.py``: one dual pass per input element, its tangent one-hot) and checked the same way;
+``check_backward_ad=False`` skips the reverse-mode check.
+
+Where we differ from PyTorch: only the slow (full Jacobian) mode; no batched or sparse checks
+(their flags are accepted and ignored when False).
 """
 
 from __future__ import annotations
@@ -83,6 +87,27 @@ def _analytical_jacobian(outputs, inputs, index):
     return result
 
 
+def _forward_ad_jacobian(fn, inputs, index, n_outputs):
+    """d(outputs)/d(inputs[index]) by forward AD, laid out like :func:`_analytical_jacobian`."""
+    from minitorch_nn._functions.factories import zeros_like
+    from minitorch_nn.autograd import forward_ad
+
+    x = inputs[index]
+    rows = [[] for _ in range(n_outputs)]
+    for k in range(x.numel()):
+        tangent = zeros_like(x)
+        tangent._array[np.unravel_index(k, tangent._array.shape)] = 1
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[index] = forward_ad.make_dual(x.detach(), tangent)
+            outs = [o for o in _outputs(fn, args) if o.dtype.is_floating_point]
+            for j, o in enumerate(outs):
+                t = forward_ad.unpack_dual(o).tangent
+                rows[j].append(np.zeros(o.numel()) if t is None else
+                               np.array(t.detach()._array, dtype=np.float64).reshape(-1))
+    return [np.stack(r) if r else np.zeros((0, 0)) for r in rows]
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
@@ -104,15 +129,21 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     diff_outputs = [o for o in outputs if o.dtype.is_floating_point]
     for i in tensor_indices:
         numerical = _numerical_jacobian(func, inputs, i, eps)
-        analytical = _analytical_jacobian(diff_outputs, inputs, i)
-        for j, (a, n) in enumerate(zip(analytical, numerical)):
-            if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                    f"numerical:{n}\nanalytical:{a}\n"
-                )
+        checks = []
+        if check_backward_ad:
+            checks.append(("Jacobian mismatch", _analytical_jacobian(diff_outputs, inputs, i)))
+        if check_forward_ad:
+            checks.append(("Jacobian computed with forward mode mismatch",
+                           _forward_ad_jacobian(func, inputs, i, len(diff_outputs))))
+        for what, analytical in checks:
+            for j, (a, n) in enumerate(zip(analytical, numerical)):
+                if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(
+                        f"{what} for output {j} with respect to input {i},\n"
+                        f"numerical:{n}\nanalytical:{a}\n"
+                    )
     return True
 
 
