@@ -621,3 +621,38 @@ def test_repr_shows_tangent_like_torch():
             reprs.append([repr(scalar), repr(vec * 2), repr(vec.argmax())])
         reprs[-1].append(repr(vec))      # after the level: no tangent
     assert reprs[0] == reprs[1]
+
+
+def test_gradcheck_check_forward_ad_like_torch():
+    x = np.array([[0.3, -0.7, 1.1], [0.2, 0.5, -0.4]])
+
+    def f(L):
+        return lambda a: (L.softmax(a, 1) * a.exp()).cumsum(0).prod(1)   # formulas and the fallback
+
+    for L in (mt, torch):
+        a = L.tensor(x, requires_grad=True)
+        assert L.autograd.gradcheck(f(L), (a,), check_forward_ad=True)
+
+    messages = []
+    for L in (mt, torch):
+        class WrongJvp(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * 3
+
+        a = L.tensor(x[0], requires_grad=True)
+        assert L.autograd.gradcheck(WrongJvp.apply, (a,))     # reverse mode alone is right
+        assert not L.autograd.gradcheck(WrongJvp.apply, (a,), check_forward_ad=True, check_backward_ad=False,
+                                        raise_exception=False)
+        with pytest.raises(Exception) as info:
+            L.autograd.gradcheck(WrongJvp.apply, (a,), check_forward_ad=True)
+        messages.append((type(info.value).__name__, str(info.value).split("numerical")[0]))
+    assert messages[0] == messages[1]
