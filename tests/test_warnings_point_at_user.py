@@ -49,6 +49,13 @@ CASES = {
     "legacy_reduction": (lambda: nn.functional.l1_loss(torch.ones(2), torch.ones(2), size_average=True), UserWarning),
     "state_dict_positional": (lambda: _state_dict_positional(), FutureWarning),
     "plain_list_of_parameters": (lambda: _plain_list_of_parameters(), UserWarning),
+    "tensor_from_tensor": (lambda: torch.tensor(torch.ones(2)), UserWarning),
+    "masked_fill_on_expanded": (lambda: torch.zeros(1).expand(3).masked_fill_(torch.ones(3, dtype=torch.bool), 1.0),
+                                UserWarning),
+    "backward_create_graph": (lambda: (torch.ones(2, requires_grad=True) * 2).sum().backward(create_graph=True),
+                              UserWarning),
+    "gradcheck_float32": (lambda: torch.autograd.gradcheck(lambda t: t * 2, (torch.ones(2, requires_grad=True),),
+                                                           raise_exception=False), UserWarning),
 }
 
 

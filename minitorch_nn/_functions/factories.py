@@ -17,6 +17,7 @@ from minitorch_nn._device import canonical, get_default_device
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import normalize_size
 from minitorch_nn._tensor import Tensor, _from_array
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.overrides import public
 
 
@@ -95,13 +96,10 @@ def _raise_ragged(data, dim=0):
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (nested lists, numbers, numpy arrays)."""
     if isinstance(data, TensorBase):
-        import warnings
-
-        warnings.warn(
+        warn_user(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
             "or sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
             UserWarning,
-            stacklevel=2,
         )
         out = data.detach().clone()
         if dtype is not None or device is not None:

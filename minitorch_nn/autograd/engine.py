@@ -35,11 +35,10 @@ skipped (PyTorch calls it with undefined gradients).
 
 from __future__ import annotations
 
-import warnings
-
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
@@ -113,7 +112,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+        warn_user(_CREATE_GRAPH_WARNING, UserWarning)
     run_backward(tensors, grads, retain_graph, create_graph, inputs, accumulate=True)
 
 

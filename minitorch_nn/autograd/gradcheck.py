@@ -21,11 +21,10 @@ Where we differ from PyTorch: only the slow (full Jacobian) mode; no batched or 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from minitorch_nn._C import TensorBase
+from minitorch_nn._warnings import warn_user
 
 
 class GradcheckError(RuntimeError):
@@ -116,10 +115,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
         if isinstance(x, TensorBase) and x.requires_grad and x.dtype.name != "float64":
-            warnings.warn(
+            warn_user(
                 f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                 "This check will likely fail if all the inputs are not of double precision floating point or complex. ",
-                UserWarning, stacklevel=2,
+                UserWarning,
             )
     tensor_indices = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
     if not tensor_indices:

@@ -16,13 +16,12 @@ and write them into ``self``, after PyTorch's cast and memory-overlap checks.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import (
     check_inplace_cast,
     compute_dtype,
@@ -832,10 +831,9 @@ def masked_fill(self, mask, value):
 @aten.masked_fill_.Tensor.impl("cpu")
 def masked_fill_(self, mask, value):
     if has_internal_overlap(self):
-        warnings.warn(
+        warn_user(
             "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
             "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
-            stacklevel=2,
         )
     check_inplace_overlap(self, mask, internal=False)
     r, _, _ = _masked_fill(self, mask, value)
