@@ -290,7 +290,12 @@ class SavedTensor:
             return
         self.impl = _alias(impl) if is_output else impl
 
-    def unpack(self, node=None):
+    def unpack(self, node=None, detached=False):
+        """The saved tensor, after checking it was not modified in place since it was saved.
+
+        With ``detached``, a plain tensor aliasing the data, with no history: what a formula
+        needs when backward runs with grad mode off (it then takes the fast paths for tensors
+        that do not require grad)."""
         if self.released:
             raise RuntimeError(_FREED_MESSAGE)
         if self.unpack_hook is not None:
@@ -306,6 +311,10 @@ class SavedTensor:
                 "operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
+        if detached:
+            from minitorch_nn._tensor import Tensor
+
+            return _C._wrap(Tensor, _alias(impl))
         if not self.is_output:
             return tensor_for(impl)
         # An output comes back with its grad_fn, so a double backward can go through it.
@@ -344,7 +353,7 @@ class SavedScalar(SavedTensor):
         self.released = False
         self.unpack_hook = None
 
-    def unpack(self, node=None):
+    def unpack(self, node=None, detached=False):
         if self.released:
             raise RuntimeError(_FREED_MESSAGE)
         return self.value

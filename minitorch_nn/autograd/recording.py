@@ -175,12 +175,12 @@ class OpNode(Node):
         self._needs = {} if needs is None else needs
         self._output_meta = ()
 
-    def _value(self, name):
+    def _value(self, name, detached=False):
         v = self._saved[name]
         if isinstance(v, SavedTensor):
-            return v.unpack(self)
+            return v.unpack(self, detached)
         if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
-            return [s.unpack(self) for s in v]
+            return [s.unpack(self, detached) for s in v]
         return v
 
     def __getattr__(self, attr):
@@ -217,6 +217,9 @@ class OpNode(Node):
         else:
             grad = grad_outputs[0]
         out = []
+        # Without create_graph nothing is recorded, so the formulas may read saved tensors as
+        # plain aliases (cheaper ops); not when __torch_dispatch__ classes must see their own.
+        detached = not _gm._enabled and _dispatch.python_layer is None
         wanted = _graph.should_compute[0]
         k = 0   # index of the first edge of the current input
         for name, fn, params, is_list in d.formulas:
@@ -228,7 +231,7 @@ class OpNode(Node):
             if not any(n_edges):
                 out.extend([None] * len(n_edges))
                 continue
-            result = fn(grad, *[self._value(p) for p in params])
+            result = fn(grad, *[self._value(p, detached) for p in params])
             if is_list:
                 out.extend(r if need else None for r, need in zip(result, n_edges))
             else:
