@@ -8,13 +8,12 @@ indices are "advanced": after the basic part is applied, the remaining tensor in
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.overrides import public
 
 _INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool)
@@ -72,7 +71,7 @@ def _normalize(index):
     if isinstance(index, str):
         raise TypeError("new(): invalid data type 'str'")
     if _sequence_as_tuple(index):
-        warnings.warn(_SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=4)
+        warn_user(_SEQUENCE_AS_TUPLE_WARNING, UserWarning)
         return tuple(index)
     return (index,)
 

@@ -7,13 +7,12 @@ indexing computes it once the ``None`` entries are turned into full slices.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
 from minitorch_nn.backends.layout import has_internal_overlap
@@ -87,10 +86,9 @@ def _check_index_put(self, indices, values, key, accumulate):
     if mask is not None and mask.dtype is dt.uint8:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
     if has_internal_overlap(self):
-        warnings.warn(
+        warn_user(
             "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before performing "
             "this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor",
-            stacklevel=3,
         )
     if mask is not None:
         return  # masked_fill_ casts the single value itself
