@@ -94,3 +94,13 @@ def test_warn_user_from_outside_the_package_is_the_caller_line():
 
 def test_user_stacklevel_outside_the_package_is_one():
     assert user_stacklevel() == 1
+
+
+def test_the_package_warns_only_through_warn_user():
+    # a fixed stacklevel is right for one call path only; see minitorch_nn/_warnings.py
+    import pathlib
+
+    root = pathlib.Path(torch.__file__).parent
+    offenders = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py")) if p.name != "_warnings.py"
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if "warnings.warn(" in line]
+    assert not offenders, f"use minitorch_nn._warnings.warn_user instead of warnings.warn at {offenders}"
