@@ -121,6 +121,36 @@ def test_plain_parameters_take_the_numpy_path(make, monkeypatch):
     assert used[-1] is True
 
 
+def test_dispatch_subclass_elsewhere_keeps_the_numpy_path_for_plain_tensors():
+    class Logged(mt.Tensor):  # defining it installs the __torch_dispatch__ layer
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    p = mt.nn.Parameter(mt.ones(2))
+    with mt.no_grad():  # (as in step())
+        assert _numpy_update.numpy_views(p) is not None
+
+
+def test_dispatch_mode_takes_the_tensor_path():
+    from minitorch_nn.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    p = mt.nn.Parameter(mt.ones(2))
+    opt = optim.SGD([p], lr=0.5)
+    p.grad = mt.ones(2)
+    with Record():
+        opt.step()
+    assert any("add_" in name for name in seen)   # the mode saw the update
+    assert p.detach().tolist() == [0.5, 0.5]
+
+
 def test_half_parameters_and_tensor_lr_take_the_tensor_path():
     p = mt.nn.Parameter(mt.ones(3, dtype=mt.float16))
     assert _numpy_update.numpy_views(p) is None
