@@ -70,9 +70,12 @@ class CompositeOp(OpOverload):
     def schema_args(self, values: dict) -> tuple:
         """The positional arguments PyTorch records: every value in schema order, list arguments
         in their full form (``2`` -> ``[2, 2]`` for ``int[2]``), trailing defaults dropped."""
-        out = [_expand(p.type, values[p.name]) for p in self._schema.arguments]
         params = self._schema.arguments
-        while out and params[len(out) - 1].has_default and out[-1] == _expand(params[len(out) - 1].type, params[len(out) - 1].default):
+        out = [_expand(p.type, values[p.name]) for p in params]
+        while out:
+            last = params[len(out) - 1]
+            if not (last.has_default and out[-1] == _expand(last.type, last.default)):
+                break
             out.pop()
         return tuple(out)
 
