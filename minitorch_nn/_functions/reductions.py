@@ -114,6 +114,33 @@ def argmax(input, dim=None, keepdim=False):
 
 
 @public
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Sample category indices from each row of ``input`` (1-d, or 2-d: one distribution per row).
+
+    The weights need not sum to one, but must be finite, non-negative and not all zero. Without
+    replacement each index appears at most once per row. Like ``argmax``, it maps each row to
+    indices over its last dim, hence its place here. On cpu the samples are PyTorch's under the
+    same ``manual_seed`` (the kernel in ``backends/cpu/random.py`` follows PyTorch's algorithms
+    draw for draw).
+
+    >>> import minitorch_nn as torch
+    >>> _ = torch.manual_seed(0)
+    >>> torch.multinomial(torch.tensor([0.0, 10.0, 3.0, 0.0]), 2)
+    tensor([1, 2])
+    """
+    if isinstance(num_samples, bool) or not hasattr(num_samples, "__index__"):
+        raise TypeError(
+            f"multinomial(): argument 'num_samples' (position 2) must be int, not {type(num_samples).__name__}"
+        )
+    kw = {"generator": generator} if generator is not None else {}
+    result = aten.multinomial.default(input, num_samples.__index__(), replacement, **kw)
+    if out is None:
+        return result
+    aten.resize_.default(out, list(result.shape))
+    return aten.copy_.default(out, result)
+
+
+@public
 def argmin(input, dim=None, keepdim=False):
     if dim is None and not keepdim:
         return aten.argmin.default(input)

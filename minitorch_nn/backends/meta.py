@@ -716,6 +716,11 @@ def bernoulli(self, *args, generator=None):
 
 @aten.multinomial.default.impl("meta")
 def multinomial(self, num_samples, replacement=False, *, generator=None):
+    # PyTorch's meta function checks only the rank (with its own words) and the size
+    if self.dim() not in (1, 2):
+        raise RuntimeError(f"The probability distributions dimensions must be 1 or 2, but got {self.dim()}")
+    if num_samples < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {num_samples}: [{num_samples}]")
     return _new_meta(_shape(self)[:-1] + (num_samples,), dt.int64)
 
 

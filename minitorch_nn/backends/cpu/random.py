@@ -168,9 +168,99 @@ def exponential_(self, lambd=1.0, *, generator=None):
     return _fill(self, lambda shape: _gen(generator)._exponential(shape, self.dtype.numpy_dtype, lambd))
 
 
+# -- multinomial --------------------------------------------------------------------------------------
+# PyTorch's cpu multinomial (aten/src/ATen/native/Distributions.cpp, cpu/MultinomialKernel.cpp) has
+# two algorithms, and we follow both draw for draw, so ``manual_seed(s)`` gives PyTorch's samples:
+#
+# * without replacement, or for a single sample: the "exponential race" (Gumbel-max in disguise).
+#   Draw q ~ Exp(1) for every category (``exponential_`` on a tensor laid out like the input), and
+#   take the categories with the largest p / q: ``argmax`` for one sample, ``topk`` for several.
+#   Category i wins with probability p_i / sum(p), and removing winners gives sampling without
+#   replacement.
+# * with replacement (two or more samples): row by row, the normalised cumulative sums of p, one
+#   float64 uniform u per sample, and a binary search for the first bucket whose cumulative sum
+#   reaches u.
+
+
+def _multinomial_checks(self, num_samples, replacement):
+    if self.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(self.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > self.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if self.shape[-1] > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+
+
+def _type_name(d):
+    from minitorch_nn.backends.common import type_name
+
+    return type_name(d)
+
+
 @aten.multinomial.default.impl("cpu")
 def multinomial(self, num_samples, replacement=False, *, generator=None):
-    raise NotImplementedError("multinomial is not implemented in minitorch_nn yet")
+    _multinomial_checks(self, num_samples, replacement)
+    shape = (num_samples,) if self.dim() == 1 else (self.shape[0], num_samples)
+    if 0 in shape:
+        return _from_array(np.zeros(shape, dtype=np.int64), dt.int64)
+    if not replacement or num_samples == 1:
+        return _from_array(_exponential_race(self, num_samples, generator), dt.int64)
+    return _from_array(_inverse_cdf(self, num_samples, generator), dt.int64)
+
+
+def _exponential_race(self, num_samples, generator):
+    p = as_array(self)
+    if p.size == 0:  # (PyTorch checks the values with aminmax, which refuses an empty tensor)
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+        )
+    if not (p.max() < np.inf and p.min() >= 0):  # (NaN fails both comparisons)
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    wide = np.float32 if p.dtype.itemsize < 4 else p.dtype  # 16-bit floats are summed and divided in float32
+    if np.any(p.astype(wide).sum(axis=-1) == 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    from minitorch_nn.backends.cpu.factories import zeros_like
+
+    q = exponential_(zeros_like(self), 1.0, generator=generator)._array  # drawn in the input's memory order
+    scores = (p.astype(wide) / q.astype(wide)).astype(p.dtype)  # p / q, rounded to p's dtype
+    if num_samples == 1:
+        return np.argmax(scores, axis=-1)[..., None].astype(np.int64)
+    # topk: the largest first; equal scores keep index order
+    n = scores.shape[-1]
+    order = (n - 1) - np.flip(np.argsort(np.flip(scores, axis=-1), axis=-1, kind="stable"), axis=-1)
+    return np.ascontiguousarray(order[..., :num_samples]).astype(np.int64)
+
+
+def _inverse_cdf(self, num_samples, generator):
+    p = as_array(self)
+    rows = p.reshape(1, -1) if p.ndim == 1 else p
+    acc = np.float32 if p.dtype.itemsize < 4 else p.dtype  # the cumulative sums' dtype, as PyTorch's kernel
+    gen = _gen(generator)
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for i, row in enumerate(rows):  # row by row: a bad row raises after the rows before it drew
+        row = row.astype(acc)
+        negative = ~(row >= 0)  # (NaN is caught here too, as in PyTorch)
+        infinite = ~np.isfinite(row)
+        bad = negative | infinite
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise RuntimeError(
+                "invalid multinomial distribution (encountering probability entry < 0)" if negative[j] else
+                "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
+            )
+        cum = np.cumsum(row, dtype=acc)  # (sequential sums, like the kernel's loop)
+        total = cum[-1]
+        if not total > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        cum = cum / total
+        cum[-1] = 1
+        u = gen._uniform((num_samples,), np.float64, 0.0, 1.0)
+        out[i] = np.searchsorted(cum.astype(np.float64), u, side="left")  # the first bucket reaching u
+    return out.reshape(-1) if p.ndim == 1 else out
 
 
 __all__ = ["TensorBase"]
