@@ -20,9 +20,9 @@
 #   so ``bool`` and numpy scalars go the full way) whose conversion to the tensor's dtype is exact
 #   or cannot differ from the full path's (no float operand for an int64 tensor: PyTorch gives the
 #   default float dtype there, which the full path works out);
-# * no ``TorchFunctionMode`` is active, no ``__torch_dispatch__`` class or mode exists
-#   (``_dispatch.python_layer is None``), no forward-AD dual level is open
-#   (``_dispatch.forward_ad_layer is None``) and the dispatcher is the plain one
+# * no ``TorchFunctionMode`` and no ``TorchDispatchMode`` is active (classes with their own
+#   ``__torch_dispatch__`` may exist: they only see their own instances), no forward-AD dual level
+#   is open (``_dispatch.forward_ad_layer is None``) and the dispatcher is the plain one
 #   (``dispatch_trace()`` and the export tracer swap it out);
 # * numpy did not raise (a broadcasting error, say): then the full path runs and raises
 #   PyTorch's error, so errors are identical too.
@@ -49,6 +49,8 @@ cdef object _Tensor = None            # the class minitorch_nn.Tensor
 cdef object _tf_state = None          # _C_torch_function.state: .quiet, .modes
 cdef dict _dispatch_globals = None    # minitorch_nn._dispatch.__dict__: python_layer, forward_ad_layer
 cdef dict _ops_globals = None         # minitorch_nn._ops.__dict__: _dispatch_fn
+cdef dict _python_dispatch_globals = None  # minitorch_nn._dispatch.python_dispatch.__dict__: _modes
+cdef object _python_layer = None      # python_dispatch.python_layer
 cdef object _plain_dispatch = None    # _dispatch.dispatch, the dispatcher with nothing swapped in
 cdef object _f32 = None
 cdef object _f64 = None
@@ -71,16 +73,18 @@ cdef object _np_add_reduce = np.add.reduce
 cdef dict _ZEROS = {}                 # dtype -> 0-d zero of that dtype (relu's np.maximum(x, 0))
 
 
-def install_fast_path(*, tensor_cls, tf_state, dispatch_module, ops_module, float32, float64, int64, cpu,
-                      slow_add, slow_sub, slow_mul, slow_relu, slow_sum):
+def install_fast_path(*, tensor_cls, tf_state, dispatch_module, python_dispatch_module, ops_module, float32,
+                      float64, int64, cpu, slow_add, slow_sub, slow_mul, slow_relu, slow_sum):
     """Give the fast path the objects it checks against and the full-path functions it defers to.
 
     Called once by ``minitorch_nn._tensor_methods`` when it builds Tensor's methods.
     """
-    global _Tensor, _tf_state, _dispatch_globals, _ops_globals, _plain_dispatch, _f32, _f64, _i64, _cpu
+    global _Tensor, _tf_state, _dispatch_globals, _ops_globals, _python_dispatch_globals, _python_layer
+    global _plain_dispatch, _f32, _f64, _i64, _cpu
     global _fp_var, _fp_ignore, _slow_add, _slow_sub, _slow_mul, _slow_relu, _slow_sum
     _Tensor, _tf_state = tensor_cls, tf_state
     _dispatch_globals, _ops_globals = vars(dispatch_module), vars(ops_module)
+    _python_dispatch_globals, _python_layer = vars(python_dispatch_module), python_dispatch_module.python_layer
     _plain_dispatch = dispatch_module.dispatch
     _f32, _f64, _i64, _cpu = float32, float64, int64, cpu
     _slow_add, _slow_sub, _slow_mul, _slow_relu, _slow_sum = slow_add, slow_sub, slow_mul, slow_relu, slow_sum
@@ -100,14 +104,22 @@ cdef inline bint _unset(dict namespace, str name):
 
 
 cdef inline bint _nothing_intercepts() except -1:
-    """No TorchFunctionMode, no __torch_dispatch__ class or mode, no forward-AD dual level, the
-    plain dispatcher."""
+    """No TorchFunctionMode or TorchDispatchMode, no forward-AD dual level, the plain dispatcher."""
     state = _tf_state
     if not state.quiet and state.modes:
         return False
     cdef PyObject* dispatch_fn = PyDict_GetItem(_ops_globals, "_dispatch_fn")
-    return (dispatch_fn != NULL and <object>dispatch_fn is _plain_dispatch
-            and _unset(_dispatch_globals, "python_layer") and _unset(_dispatch_globals, "forward_ad_layer"))
+    if dispatch_fn == NULL or <object>dispatch_fn is not _plain_dispatch:
+        return False
+    if not _unset(_dispatch_globals, "forward_ad_layer"):
+        return False
+    cdef PyObject* layer = PyDict_GetItem(_dispatch_globals, "python_layer")
+    if layer == NULL or <object>layer is None:
+        return True
+    # The python layer stays installed once any class with __torch_dispatch__ exists. It acts on
+    # instances of those classes (never an exact Tensor) and on dispatch modes: only a mode counts.
+    cdef PyObject* modes = PyDict_GetItem(_python_dispatch_globals, "_modes")
+    return <object>layer is _python_layer and modes != NULL and not <object>modes
 
 
 cdef inline TensorImpl _plain(object t):

@@ -2,12 +2,19 @@
 
 The class extends the Cython handle ``_C.TensorBase``, whose single C slot holds the payload
 (storage, sizes, strides, dtype, device, version, autograd metadata; see ``_ext/_C.pyx``). This
-file only adds behaviour: operators, methods that forward to the public functions in
-``_functions/``, conversion to Python and numpy, and ``module_load``.
+file only adds behaviour: Python protocols, conversion to Python and numpy, autograd-facing
+properties and dtype shorthands.
+
+The operators and the methods that forward to the public functions in ``_functions/``
+(``x.sum()``, ``x + y``) are attached by ``_tensor_methods.py``, which the package ``__init__``
+imports right after this module. This module does not import it: the class sits below the
+functions and the dispatch chain in the layering, and the method table sits above them.
 
 How a method call travels: ``a.add(b)`` -> ``Tensor.add`` -> ``_functions.pointwise.add`` (where
 ``__torch_function__`` is honoured) -> ``ops.aten.add.Tensor`` -> the dispatch chain
-(``_dispatch/``) -> the cpu kernel in ``backends/cpu/``.
+(``_dispatch/``) -> the cpu kernel in ``backends/cpu/``. (``a + b``, ``a * b``, ``a.relu()`` and
+``a.sum()`` on plain cpu tensors first try the compiled fast path in ``_ext/_fastpath.pxi``,
+which gives the same result without the layers in between.)
 
 The bottom of the file has the three ways a tensor object comes to exist: from a numpy array
 (:func:`_from_array`), as metadata only (:func:`_new_meta`), or as a view of another tensor
@@ -380,5 +387,3 @@ def _make_view(base: TensorBase, sizes, strides, offset) -> Tensor:
     impl.base = b.base if b.base is not None else b
     return _C._wrap(Tensor, impl)
 
-
-from minitorch_nn import _tensor_methods  # noqa: E402  (attaches the forwarding methods)

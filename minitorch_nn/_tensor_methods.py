@@ -14,6 +14,7 @@ from minitorch_nn import _dtype as _dt
 from minitorch_nn import _functions as _pkg  # noqa: F401
 from minitorch_nn._C import TensorBase
 from minitorch_nn._device import CPU
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._functions import indexing as _idx
 from minitorch_nn._functions import linalg as _la
 from minitorch_nn._functions import pointwise as _pw
@@ -397,7 +398,8 @@ Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)
 
 _C.install_fast_path(
-    tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, ops_module=_ops,
+    tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, python_dispatch_module=_python_dispatch,
+    ops_module=_ops,
     float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
     slow_add=_binary_or_notimpl(Tensor.add), slow_sub=_binary_or_notimpl(Tensor.sub),
     slow_mul=_binary_or_notimpl(Tensor.mul),

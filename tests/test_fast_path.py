@@ -29,6 +29,7 @@ import minitorch_nn as mt
 from minitorch_nn import _dispatch, _ops
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 from tests.strategies import build, tensor_specs
 
 FAST_DTYPES = ("float32", "float64", "int64")
@@ -226,6 +227,27 @@ def test_fast_path_declines_while_a_dispatch_layer_is_installed(layer):
         setattr(_dispatch, layer, saved)
     for fn in _all_ops(a, a):
         assert not _ran_full_path(fn)
+
+
+def test_dispatch_subclasses_leave_plain_tensors_fast_but_dispatch_modes_do_not():
+    class Wrapper(mt.Tensor):  # its existence installs the python dispatch layer for good
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    a = mt.ones(3)
+    assert _dispatch.python_layer is not None
+    for fn in _all_ops(a, a):
+        assert not _ran_full_path(fn)
+
+    class Passthrough(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Passthrough():
+        for fn in _all_ops(a, a):
+            assert _ran_full_path(fn)
+            assert_fast_equals_full(fn, a)
 
 
 def test_fast_path_declines_under_a_mode_and_handlers_see_the_methods():
