@@ -12,6 +12,7 @@ family, each readable on its own:
 * ``reduction.py``: shared-memory tree reductions over any dims;
 * ``arg_reduction.py`` / ``statistics.py``: argmax/max.dim (value-index trees); prod, var/std,
   logsumexp, vector norms, all/any on top of ``reduction.py``;
+* ``einsum.py``: einsum as sums, permutes and ``bmm`` pair by pair;
 * ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm``;
 * ``conv.py``: convolutions (1-3 spatial dims, transposed, backward) as im2col/col2im + matmul;
 * ``pooling.py``: max/avg 2-d pooling and their backwards (atomics / gathers);
@@ -39,6 +40,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         arg_reduction,
         conv,
         copy,
+        einsum,
         factories,
         indexing,
         losses,
