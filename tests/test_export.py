@@ -131,6 +131,22 @@ def test_composite_nodes_replay_through_the_public_function():
     np.testing.assert_allclose(arr(ep2.run(x)), arr(m(x)), rtol=1e-6)
 
 
+def test_where_overloads_save_and_load():
+    class M(nn.Module):
+        def forward(self, x):
+            return torch.where(x > 0, x, 0.0) + torch.where(x > 0, 1.0, x)
+
+    ep = export(M(), (torch.randn(3),))
+    assert [str(n.target) for n in ep.graph.calls if "where" in str(n.target)] == [
+        "aten.where.ScalarOther", "aten.where.ScalarSelf"]
+    buf = io.BytesIO()
+    torch.export.save(ep, buf)
+    buf.seek(0)
+    ep2 = torch.export.load(buf)
+    x = torch.randn(3)
+    np.testing.assert_array_equal(arr(ep2.run(x)), arr(M()(x)))
+
+
 def test_composite_calls_the_schema_cannot_hold_are_recorded_decomposed():
     class M(nn.Module):
         def forward(self, x):

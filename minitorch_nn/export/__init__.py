@@ -20,15 +20,14 @@ node names, targets, argument lists and order, the placeholders (with their name
 and the graph signature match for models made of ``Linear``, ``Conv1d/2d/3d``,
 ``ConvTranspose1d/2d``, ``BatchNorm``, ``LayerNorm``, ``GroupNorm``, ``InstanceNorm``,
 ``Dropout``, the activations, ``Flatten``, ``Softmax``/``LogSoftmax``, ``MaxPool2d``,
-``AdaptiveAvgPool2d``, ``CrossEntropyLoss``, ``F.pad`` and ``matmul``/``reshape``/``chunk``/
-``expand_as``/``view_as``/``type_as`` (the composite ops PyTorch keeps are recorded whole, see
-``composites.py``), and ops returning several tensors (``max``, ``sort``, ``split``...) with
+``AdaptiveAvgPool2d``, ``CrossEntropyLoss``, ``F.pad``, ``torch.where`` with a number, and
+``matmul``/``reshape``/``chunk``/``expand_as``/``view_as``/``type_as`` (the composite ops
+PyTorch keeps are recorded whole, see ``composites.py``), and ops returning several tensors (``max``, ``sort``, ``split``...) with
 their ``getitem`` nodes; ``print(ep.graph)`` is FX's text and ``print(ep)`` PyTorch's layout.
 
 What still differs:
 
-* other composite ops are recorded as the ops they decompose into: ``torch.where(c, x, 0.0)`` is
-  ``scalar_tensor`` + ``where.self`` (PyTorch: ``where.ScalarOther``), ``x.T`` is
+* other composite ops are recorded as the ops they decompose into: ``x.T`` is
   ``aten.permute`` (``aten.numpy_T``), ``x.to(dtype)`` is ``aten._to_copy`` (PyTorch records
   ``_assert_tensor_metadata`` and ``aten.to.dtype``), ``F.mse_loss`` on broadcast shapes shows
   ``expand`` nodes (PyTorch: ``broadcast_tensors`` and ``getitem``);

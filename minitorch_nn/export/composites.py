@@ -112,11 +112,14 @@ def _torch():
 # arguments become the schema's (None: this call cannot be kept whole).
 
 class _Entry:
-    def __init__(self, schema, replay, signature_of, patch, to_schema):
+    def __init__(self, schema, replay, signature_of, patch, to_schema, overloads=()):
         self.op = CompositeOp(schema, replay)
         self.signature_of = signature_of
         self.patch = patch
+        # to_schema returns the schema's values, or (overload, values) for an entry whose
+        # function maps to several overloads (torch.where)
         self.to_schema = to_schema
+        self.overloads = [self.op] + [CompositeOp(text, replay) for text in overloads]
 
 
 def _conv(n):
@@ -228,6 +231,40 @@ def _tensor_pair(name):
                   lambda a: {"self": a["input"], "other": a["other"]})
 
 
+def _is_number(x) -> bool:
+    from minitorch_nn._C import TensorBase
+
+    return isinstance(x, (bool, int, float)) and not isinstance(x, TensorBase)
+
+
+def _where_entry():
+    """``torch.where(c, x, 0.0)``: PyTorch picks an overload by which arguments are numbers."""
+    texts = {
+        (False, True): "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+        (True, False): "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+        (True, True): "where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
+    }
+    order = list(texts)
+
+    def to_schema(a):
+        key = (_is_number(a["input"]), _is_number(a["other"]))
+        if key not in texts or a.get("out") is not None:
+            return None  # two tensors: the real op aten.where.self is recorded
+        return entry.overloads[order.index(key)], {"condition": a["condition"], "self": a["input"],
+                                                   "other": a["other"]}
+
+    def replay(condition, other, **kw):
+        return _torch().where(condition, kw["self"], other)
+
+    def method_signature(input, condition, other):
+        """``x.where(condition, other)``."""
+
+    entry = _Entry(texts[order[0]], replay, lambda: _torch().where,
+                   ["minitorch_nn:where", ("minitorch_nn._tensor:Tensor.where", method_signature)], to_schema,
+                   overloads=[texts[k] for k in order[1:]])
+    return entry
+
+
 def _reshape_to_schema(a):
     shape = a["shape"]
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -297,6 +334,7 @@ def _entries():
                lambda chunks, dim, **kw: _torch().chunk(kw["self"], chunks, dim),
                lambda: _torch().chunk, ["minitorch_nn:chunk", f"{T}.chunk"],
                lambda a: {"self": a["input"], "chunks": a["chunks"], "dim": a["dim"]}),
+        _where_entry(),
         _Entry("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
                lambda start_dim, end_dim, **kw: _torch().flatten(kw["self"], start_dim, end_dim),
                lambda: _torch().flatten, ["minitorch_nn:flatten", f"{T}.flatten"],
@@ -306,7 +344,7 @@ def _entries():
 
 ENTRIES = _entries()
 #: ``"aten.linear.default"`` -> :class:`CompositeOp` (what ``export.load`` looks targets up in)
-COMPOSITES = {str(e.op): e.op for e in ENTRIES}
+COMPOSITES = {str(op): op for e in ENTRIES for op in e.overloads}
 
 
 def _resolve(where: str):
@@ -342,6 +380,7 @@ def intercept_composites(record):
             values = entry.to_schema(dict(bound.arguments))
             if values is None:
                 return original(*args, **kwargs)
+            op, values = values if isinstance(values, tuple) else (entry.op, values)
 
             def run():
                 depth[0] += 1
@@ -350,7 +389,7 @@ def intercept_composites(record):
                 finally:
                     depth[0] -= 1
 
-            return record(entry.op, entry.op.schema_args(values), run)
+            return record(op, op.schema_args(values), run)
 
         wrapper.__wrapped__ = original
         return wrapper

@@ -111,6 +111,18 @@ class MultiOutput:
         return M(), (lib.randn(2, 4),)
 
 
+class WhereScalars:
+    @staticmethod
+    def build(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                c = x > 0
+                return (lib.where(c, x, 0.0), lib.where(c, 1.0, x), lib.where(c, 1.0, 2.0), x.where(c, -1),
+                        lib.where(c, x, x * 2))
+
+        return M(), (lib.randn(3),)
+
+
 def _seq(*layers, train=True, shape=(2, 4)):
     def build(lib):
         m = lib.nn.Sequential(*[layer(lib.nn) for layer in layers])
@@ -140,6 +152,7 @@ BUILDS = {
     "functional": Functional.build,
     "more_composites": MoreComposites.build,
     "multi_output": MultiOutput.build,
+    "where_scalars": WhereScalars.build,
 }
 
 
