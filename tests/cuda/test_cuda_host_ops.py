@@ -15,8 +15,7 @@ LINALG = {"linalg_det.default", "linalg_eigh.default", "linalg_inv.default", "li
 # an explicit (cpu) Generator keeps its own cpu stream, as on cpu
 WITH_GENERATOR = {"rand.generator", "randn.generator", "randint.generator", "randint.low_generator",
                   "randperm.generator"}
-NOT_YET = {"multinomial.default"}
-EXPECTED_HOST_OPS = LINALG | WITH_GENERATOR | NOT_YET
+EXPECTED_HOST_OPS = LINALG | WITH_GENERATOR
 
 
 def test_host_ops_are_exactly_the_documented_ones():

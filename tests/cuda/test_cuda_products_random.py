@@ -60,3 +60,21 @@ def test_randperm_is_a_permutation_and_seeded():
     assert a.cpu().tolist() == b.cpu().tolist() and a.cpu().tolist() != list(range(50))
     with pytest.raises(RuntimeError, match="p_in >= 0"):
         mt.ops.aten.bernoulli.default(mt.full((3,), 1.5, device="cuda"))
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_multinomial(replacement):
+    p = mt.tensor([[0.0, 1.0, 3.0, 0.0, 4.0], [2.0, 0.0, 0.0, 1.0, 1.0]])
+    with on_gpu_only():
+        s = mt.multinomial(p.cuda(), 3, replacement=replacement)
+        one = mt.multinomial(p[0].cuda(), 1)
+    s = s.cpu().numpy()
+    assert s.shape == (2, 3) and one.shape == (1,) and one.item() in (1, 2, 4)
+    for row, sample in zip(p.numpy(), s):
+        assert (row[sample] > 0).all()  # zero-probability categories are never drawn
+        if not replacement:
+            assert len(set(sample)) == 3
+    many = mt.multinomial(mt.tensor([1.0, 3.0]).cuda(), 300, replacement=True).cpu().numpy()
+    assert abs(many.mean() - 0.75) < 0.1
+    with pytest.raises(RuntimeError, match="probability"):
+        mt.multinomial(mt.tensor([-1.0, 2.0]).cuda(), 1)

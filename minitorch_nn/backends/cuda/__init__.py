@@ -26,6 +26,7 @@ family, each readable on its own:
 * ``factories.py``: arange/linspace/eye/full computed where they are stored;
 * ``shape_ops.py``: flip/roll/repeat, padding, tril/triu, diag_embed as one-thread-per-output gathers;
 * ``storage_ops.py``: ``resize_`` (grows the device storage) and ``set_``;
+* ``multinomial.py``: exponential race (``topk``) and inverse-CDF sampling;
 * ``random.py``: Philox counter-based random fills;
 * ``fallback.py``: every other op runs its cpu kernel on host copies (``host_ops()`` lists them).
 
@@ -47,6 +48,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         masked,
         math_ops,
         matmul,
+        multinomial,
         norms,
         pointwise_ops,
         pooling,

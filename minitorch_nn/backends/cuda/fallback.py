@@ -12,8 +12,7 @@ the list, so that it only changes on purpose):
   small, so numpy's LAPACK on the host is both more accurate and not slower than a naive kernel;
 * **an explicit** ``generator=`` -- ``rand``, ``randn``, ``randint``, ``randperm`` with a
   ``Generator`` object: it is a cpu generator, and its stream is kept (``random.py`` serves the
-  calls without one from the cuda Philox generator);
-* **not written yet** -- ``multinomial`` (sampling without replacement is sequential per row).
+  calls without one from the cuda Philox generator).
 
 Kernels also call this path themselves for rare argument combinations whose rules and errors
 are intricate (an integer convolution, an out-of-range index, a bad probability...), so that the

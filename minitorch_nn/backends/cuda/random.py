@@ -11,8 +11,8 @@ state. We use the smaller Philox-2x32 variant with the same idea:
 
 The numbers are **not** PyTorch's CUDA numbers (those depend on its kernel launch geometry too);
 they are reproducible from the seed, the same on a GPU and in the simulator. Ops given an explicit
-``generator=`` (a cpu ``Generator``) take the host path (the cpu stream), and so does
-``multinomial`` (sampling without replacement is a sequential algorithm; not written yet).
+``generator=`` (a cpu ``Generator``) take the host path (the cpu stream); ``multinomial.py``
+samples categories from this generator.
 
 ``randperm(n)`` sorts ``n`` random 53-bit keys (``sort.py``) and returns the order.
 """
