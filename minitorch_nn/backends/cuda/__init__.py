@@ -13,7 +13,7 @@ family, each readable on its own:
 * ``arg_reduction.py`` / ``statistics.py``: argmax/max.dim (value-index trees); prod, var/std,
   logsumexp, vector norms, all/any on top of ``reduction.py``;
 * ``einsum.py``: einsum as sums, permutes and ``bmm`` pair by pair;
-* ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm``;
+* ``matmul.py``: tiled shared-memory ``mm``/``bmm``/``addmm`` (and ``dot``/``mv``/``outer``/``baddbmm``);
 * ``conv.py``: convolutions (1-3 spatial dims, transposed, backward) as im2col/col2im + matmul;
 * ``pooling.py``: max/avg 2-d pooling and their backwards (atomics / gathers);
 * ``norms.py``: batch/layer/group norm, forward and backward (one block per normalized group);
@@ -28,7 +28,9 @@ family, each readable on its own:
 * ``storage_ops.py``: ``resize_`` (grows the device storage) and ``set_``;
 * ``multinomial.py``: exponential race (``topk``) and inverse-CDF sampling;
 * ``random.py``: Philox counter-based random fills;
-* ``fallback.py``: every other op runs its cpu kernel on host copies (``host_ops()`` lists them).
+* ``fallback.py``: the host path: an op runs its cpu kernel on host copies. Only linear algebra and
+  calls with an explicit cpu ``generator=`` always take it (``host_ops()`` lists them); kernels use
+  it for rare argument combinations, so that errors are the cpu backend's.
 
 View ops need no kernel: ``backends/views.py`` only changes sizes/strides/offset.
 """

@@ -22,14 +22,14 @@ import math
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
+from minitorch_nn.backends.common import result_type
 from minitorch_nn.backends.cpu.factories import _arange_dtype, _dtype_or_default
+from minitorch_nn.backends.cuda import copy as _copy
 from minitorch_nn.backends.cuda import storage
 from minitorch_nn.backends.cuda._numba import cuda
-from minitorch_nn.backends.cuda import copy as _copy
 from minitorch_nn.backends.cuda.copy import cast_contiguous, copy_into
 from minitorch_nn.backends.cuda.elementwise import THREADS, blocks_for
 from minitorch_nn.backends.cuda.fallback import host_kernel
-from minitorch_nn.backends.common import result_type
 
 _cuda = cuda()
 
