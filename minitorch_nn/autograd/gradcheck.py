@@ -35,10 +35,6 @@ def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,) if not isinstance(x, list) else tuple(x)
 
 
-def _differentiable_outputs(outputs):
-    return [o for o in outputs if isinstance(o, TensorBase) and o.requires_grad]
-
-
 def _numerical_jacobian(fn, inputs, index, eps):
     """Columns of d(outputs)/d(inputs[index]) by central differences, one per input element."""
     from minitorch_nn.autograd.grad_mode import no_grad
