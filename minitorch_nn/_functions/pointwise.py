@@ -2,11 +2,13 @@
 
 Python numbers are passed to the ops as they are (``x + 1`` reaches ``aten.add.Tensor(x, 1)``),
 and comparisons with a number use the ``.Scalar`` overloads, as PyTorch's dispatcher shows them.
+``out=`` is handled by ``_out.writes_out`` with each function's dtype rule.
 """
 
 from __future__ import annotations
 
 from minitorch_nn._C import TensorBase
+from minitorch_nn._functions._out import writes_out
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import public
 
@@ -33,6 +35,7 @@ def _check_operand(x, name):
 
 
 @public
+@writes_out()
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and PyTorch's type promotion."""
     other = _check_operand(other, "add")
@@ -42,6 +45,7 @@ def add(input, other, *, alpha=1, out=None):
 
 
 @public
+@writes_out()
 def sub(input, other, *, alpha=1, out=None):
     other = _check_operand(other, "sub")
     if not _is_tensor(input):
@@ -60,6 +64,7 @@ def rsub(input, other, alpha=1):
 
 
 @public
+@writes_out()
 def mul(input, other, *, out=None):
     other = _check_operand(other, "mul")
     if not _is_tensor(input):
@@ -71,6 +76,7 @@ multiply = mul
 
 
 @public
+@writes_out()
 def div(input, other, *, rounding_mode=None, out=None):
     other = _check_operand(other, "div")
     if not _is_tensor(input):
@@ -89,11 +95,13 @@ true_divide = div
 
 
 @public
+@writes_out()
 def floor_divide(input, other, *, out=None):
     return aten.floor_divide.default(input, other)
 
 
 @public
+@writes_out()
 def remainder(input, other, *, out=None):
     if _is_tensor(other):
         return aten.remainder.Tensor(input, other)
@@ -101,11 +109,13 @@ def remainder(input, other, *, out=None):
 
 
 @public
+@writes_out()
 def fmod(input, other, *, out=None):
     return aten.fmod.Scalar(input, other)
 
 
 @public
+@writes_out()
 def pow(input, exponent, *, out=None):
     if not _is_tensor(input):
         return aten.pow.Scalar(input, exponent)
@@ -122,12 +132,14 @@ def _tensor_only(x, fn_name, arg="other", pos=2):
 
 
 @public
+@writes_out()
 def square(input, *, out=None):
     """``input * input`` (``pow(input, 2)``; bool input gives int64, as in PyTorch)."""
     return aten.pow.Tensor_Scalar(input, 2)
 
 
 @public
+@writes_out("same")
 def neg(input, *, out=None):
     return aten.neg.default(input)
 
@@ -136,21 +148,25 @@ negative = neg
 
 
 @public
+@writes_out()
 def maximum(input, other, *, out=None):
     return aten.maximum.default(_tensor_only(input, "maximum", "input", 1), _tensor_only(other, "maximum"))
 
 
 @public
+@writes_out()
 def minimum(input, other, *, out=None):
     return aten.minimum.default(_tensor_only(input, "minimum", "input", 1), _tensor_only(other, "minimum"))
 
 
 @public
+@writes_out()
 def atan2(input, other, *, out=None):
     return aten.atan2.default(_tensor_only(input, "atan2", "input", 1), _tensor_only(other, "atan2"))
 
 
 @public
+@writes_out()
 def lerp(input, end, weight, *, out=None):
     if _is_tensor(weight):
         return aten.lerp.Tensor(input, end, weight)
@@ -158,16 +174,19 @@ def lerp(input, end, weight, *, out=None):
 
 
 @public
+@writes_out()
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     return aten.addcmul.default(input, tensor1, tensor2, value=value) if value != 1 else aten.addcmul.default(input, tensor1, tensor2)
 
 
 @public
+@writes_out()
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     return aten.addcdiv.default(input, tensor1, tensor2, value=value) if value != 1 else aten.addcdiv.default(input, tensor1, tensor2)
 
 
 @public
+@writes_out("same")
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max]; NaN stays NaN."""
     if _is_tensor(min) or _is_tensor(max):
@@ -191,6 +210,7 @@ def clamp_max(input, max):
 
 
 @public
+@writes_out("where")
 def where(condition, input=None, other=None, *, out=None):
     """Pick from ``input`` where ``condition`` holds, else from ``other``."""
     if input is None and other is None:
@@ -223,12 +243,18 @@ def nonzero(input, *, out=None, as_tuple=False):
 def _make_unary(op_name, doc):
     op = getattr(aten, op_name).default
 
-    def fn(input, *, out=None):
+    def fn(input):
         return op(input)
 
     fn.__name__ = fn.__qualname__ = op_name
     fn.__doc__ = doc
-    return public(fn)
+    return public(writes_out(_UNARY_OUT.get(op_name, "safe"))(fn))
+
+
+# the ``out=`` dtype rule of each unary function (``_out.CAST``); "safe" for the rest (the float
+# functions, whose integer inputs give floats); None: PyTorch's function takes no ``out``
+_UNARY_OUT = {"abs": "same", "sign": "same", "floor": "same", "ceil": "same", "trunc": "same", "frac": "same",
+              "bitwise_not": "same", "relu": None, "isnan": None, "isinf": None, "isfinite": None, "silu": None}
 
 
 _UNARY_DOCS = {
@@ -253,6 +279,7 @@ fix = globals()["trunc"]
 
 
 @public
+@writes_out("same")
 def round(input, *, decimals=0, out=None):
     if decimals:
         return aten.round.decimals(input, decimals=decimals)
@@ -260,6 +287,7 @@ def round(input, *, decimals=0, out=None):
 
 
 @public
+@writes_out("nan_to_num")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     return aten.nan_to_num.default(input, nan, posinf, neginf)
 
@@ -267,7 +295,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 def _make_compare(name):
     packet = getattr(aten, name)
 
-    def fn(input, other, *, out=None):
+    def fn(input, other):
         if not _is_tensor(input):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         if _is_tensor(other):
@@ -276,7 +304,7 @@ def _make_compare(name):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` comparison, as a bool tensor."
-    return public(fn)
+    return public(writes_out()(fn))
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
@@ -294,31 +322,37 @@ def equal(input, other):
 
 
 @public
+@writes_out()
 def logical_and(input, other, *, out=None):
     return aten.logical_and.default(_tensor_only(input, "logical_and", "input", 1), _tensor_only(other, "logical_and"))
 
 
 @public
+@writes_out()
 def logical_or(input, other, *, out=None):
     return aten.logical_or.default(_tensor_only(input, "logical_or", "input", 1), _tensor_only(other, "logical_or"))
 
 
 @public
+@writes_out()
 def logical_xor(input, other, *, out=None):
     return aten.logical_xor.default(_tensor_only(input, "logical_xor", "input", 1), _tensor_only(other, "logical_xor"))
 
 
 @public
+@writes_out()
 def bitwise_and(input, other, *, out=None):
     return aten.bitwise_and.Tensor(input, other)
 
 
 @public
+@writes_out()
 def bitwise_or(input, other, *, out=None):
     return aten.bitwise_or.Tensor(input, other)
 
 
 @public
+@writes_out()
 def bitwise_xor(input, other, *, out=None):
     return aten.bitwise_xor.Tensor(input, other)
 
@@ -326,7 +360,7 @@ def bitwise_xor(input, other, *, out=None):
 @public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     diff = abs(input - other)
-    close = le(diff, atol + rtol * abs(other))
+    close = le(diff, atol + rtol * abs(other))  # noqa: F821  (defined by the loop above)
     if equal_nan:
         close = logical_or(close, logical_and(isnan(input), isnan(other)))  # noqa: F821
     return logical_or(close, eq(input, other))  # noqa: F821
