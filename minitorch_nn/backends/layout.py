@@ -175,6 +175,23 @@ def elementwise_strides(shape, operands, common_dtype=None):
     shape = tuple(shape)
     if not geoms:
         return None
+    # the decision depends on geometry only, and programs repeat theirs: remember it
+    key = (shape, tuple(geoms))
+    try:
+        return _DECISIONS[key]
+    except KeyError:
+        pass
+    if len(_DECISIONS) > 4096:
+        _DECISIONS.clear()
+    strides = _DECISIONS[key] = _decide(shape, geoms)
+    return strides
+
+
+_DECISIONS: dict = {}
+
+
+def _decide(shape, geoms):
+    """:func:`elementwise_strides` once the operands are (sizes, strides) pairs."""
     same_shape = all(sz == shape for sz, _ in geoms) and not any(
         sz == () for sz, _ in geoms) or all(sz == () for sz, _ in geoms)
     if same_shape:
