@@ -1,14 +1,20 @@
 """Benchmark: tensor ops in minitorch_nn, numpy and PyTorch, side by side in one run.
 
-Run ``python bench/bench_tensor.py [--quick] [--threads N]`` from the repository root. Two
+Run ``python bench/bench_tensor.py [--quick] [--threads N]`` from the repository root. Three
 tables:
 
-* **tiny ops** (``add``, ``mul``, ``relu``, ``sum`` on shape ``(4,)`` float32): what one op costs
-  when the data is negligible, i.e. the per-op overhead of the Python layers (public function,
-  ``__torch_function__`` check, dispatch, kernel, wrapping the result). Target: at or below
-  PyTorch's.
+* **tiny ops** (``add``, ``sub``, ``mul``, ``+ 1``, ``relu``, ``sum`` on shape ``(4,)``
+  float32): what one op costs when the data is negligible, i.e. the per-op overhead. Plain cpu
+  tensors take the compiled fast path (``_ext/_fastpath.pxi``); the ``add (full path)`` row
+  forces the whole chain (public function, ``__torch_function__`` check, dispatch, kernel) for
+  comparison. Target (issue 2): at or below PyTorch's.
 * **big ops** (``add``/``mul`` on 4M float32, float32 ``matmul`` at 512 and 2048): where the
   time is numpy's/BLAS's own. Target: within 1.1x of numpy.
+* **import time** of ``import minitorch_nn`` (next to ``import numpy``, which it includes, and
+  ``import torch``), each in a fresh interpreter: *cached* with Python's bytecode cache as a
+  normal install has it, *uncached* compiling every module from source (what a checkout run
+  with ``PYTHONDONTWRITEBYTECODE=1`` pays). Wall time, and the process's CPU time, which other
+  work on the machine disturbs less. Target (issue 2): at most 0.3 s.
 
 Times are the best of several repeats (the least disturbed by other work on the machine), in
 microseconds per call; ratios are minitorch_nn's time over the other library's. All libraries
@@ -18,8 +24,12 @@ use one thread by default (set before numpy is imported), so the comparison is p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import timeit
 
 
@@ -34,18 +44,41 @@ def best_us(fn, number, repeat):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 
+@contextlib.contextmanager
+def _full_path(mt):
+    """Make every op take the whole dispatch chain (a pass-through dispatcher: the fast path declines)."""
+    from minitorch_nn import _ops
+
+    plain = _ops._dispatch_fn
+    _ops._dispatch_fn = lambda op, args, kwargs: plain(op, args, kwargs)
+    try:
+        yield
+    finally:
+        _ops._dispatch_fn = plain
+
+
 def tiny_cases(mt, np, torch):
     a, b = mt.ones(4), mt.full((4,), 2.0)
     na, nb = np.ones(4, np.float32), np.full(4, 2.0, np.float32)
+    zero = np.zeros((), np.float32)
+
+    def full_add():
+        with _full_path(mt):
+            return a + b
+
     cases = {
         "add": (lambda: a + b, lambda: na + nb),
+        "sub": (lambda: a - b, lambda: na - nb),
         "mul": (lambda: a * b, lambda: na * nb),
-        "relu": (lambda: a.relu(), lambda: np.maximum(na, 0)),
-        "sum": (lambda: a.sum(), lambda: na.sum()),
+        "add scalar": (lambda: a + 1, lambda: na + 1),
+        "relu": (lambda: a.relu(), lambda: np.maximum(na, zero)),
+        "sum": (lambda: a.sum(), lambda: np.add.reduce(na, None)),
+        "add (full path)": (full_add, lambda: na + nb),
     }
     if torch is not None:
         ta, tb = torch.ones(4), torch.full((4,), 2.0)
-        torch_fns = {"add": lambda: ta + tb, "mul": lambda: ta * tb, "relu": lambda: ta.relu(), "sum": lambda: ta.sum()}
+        torch_fns = {"add": lambda: ta + tb, "sub": lambda: ta - tb, "mul": lambda: ta * tb, "add scalar": lambda: ta + 1,
+                     "relu": lambda: ta.relu(), "sum": lambda: ta.sum(), "add (full path)": lambda: ta + tb}
     else:
         torch_fns = {}
     return [(name, m, n, torch_fns.get(name)) for name, (m, n) in cases.items()]
@@ -79,17 +112,67 @@ def table(title, rows, number, repeat):
     print(f"{'op':<18}{'minitorch_nn':>14}{'numpy':>11}{'torch':>11}{'vs numpy':>10}{'vs torch':>10}")
     results = []
     for name, m, n, t in rows:
-        tm, tn = best_us(m, number, repeat), best_us(n, number, repeat)
-        tt = best_us(t, number, repeat) if t is not None else float("nan")
+        # interleave the libraries' repeats, so a burst of load on the machine hits all of them
+        tm = tn = tt = float("inf")
+        for _ in range(repeat):
+            tm = min(tm, best_us(m, number, 1))
+            tn = min(tn, best_us(n, number, 1))
+            tt = min(tt, best_us(t, number, 1)) if t is not None else float("nan")
         results.append((name, tm, tn, tt))
         print(f"{name:<18}{tm:>12.2f}us{tn:>9.2f}us{tt:>9.2f}us{tm / tn:>9.2f}x{tm / tt:>9.2f}x")
     return results
+
+
+_IMPORT_PROBE = (
+    "import resource, time\n"
+    "r0 = resource.getrusage(resource.RUSAGE_SELF); w0 = time.perf_counter()\n"
+    "import {module}\n"
+    "w1 = time.perf_counter(); r1 = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "print(w1 - w0, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime))\n"
+)
+
+
+def import_seconds(module, repeat, *, cached):
+    """Best (wall, cpu) seconds of ``import module`` in a fresh interpreter.
+
+    The bytecode cache lives in a temporary directory (``-X pycache_prefix``), primed by one
+    import, so the checkout is never written to. *uncached* then deletes the package's part of
+    it and stops Python writing it back (``-B``): minitorch_nn's modules are compiled from source
+    on every run, while numpy and the standard library stay cached.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.TemporaryDirectory() as prefix:
+        cmd = [sys.executable, "-X", f"pycache_prefix={prefix}", "-c", _IMPORT_PROBE.format(module=module)]
+        subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True)
+        if not cached:
+            shutil.rmtree(os.path.join(prefix, root.lstrip(os.sep), "minitorch_nn"), ignore_errors=True)
+            cmd.insert(1, "-B")
+        runs = []
+        for _ in range(repeat):
+            out = subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True, text=True).stdout
+            runs.append(tuple(float(v) for v in out.split()))
+    return min(w for w, _ in runs), min(c for _, c in runs)
+
+
+def import_table(repeat, have_torch):
+    print(f"\nimport time (fresh interpreter; best of {repeat})")
+    print(f"{'module':<26}{'wall':>9}{'cpu':>9}")
+    rows = [("minitorch_nn", True), ("minitorch_nn", False), ("numpy", True)]
+    if have_torch:
+        rows.append(("torch", True))
+    for module, cached in rows:
+        wall, cpu = import_seconds(module, repeat, cached=cached)
+        label = f"{module} ({'cached' if cached else 'uncached'})"
+        print(f"{label:<26}{wall:>8.3f}s{cpu:>8.3f}s")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no 2048 matmul")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", choices=["tiny", "big", "import"], help="run one table")
     args = parser.parse_args(argv)
     _set_threads(args.threads)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -107,8 +190,13 @@ def main(argv=None):
     repeat = 3 if args.quick else 7
     print(f"minitorch_nn {mt.__version__}, numpy {np.__version__}, torch {torch.__version__ if torch else '-'}, "
           f"{args.threads} thread(s); best of {repeat} repeats")
-    table("tiny ops, shape (4,) float32 (per-op overhead)", tiny_cases(mt, np, torch), 2000 if args.quick else 20000, repeat)
-    table("big ops (numpy/BLAS bound)", big_cases(mt, np, torch, args.quick), 3 if args.quick else 10, repeat)
+    if args.only in (None, "tiny"):
+        table("tiny ops, shape (4,) float32 (per-op overhead)", tiny_cases(mt, np, torch),
+              2000 if args.quick else 20000, repeat)
+    if args.only in (None, "big"):
+        table("big ops (numpy/BLAS bound)", big_cases(mt, np, torch, args.quick), 3 if args.quick else 10, repeat)
+    if args.only in (None, "import"):
+        import_table(3 if args.quick else 10, torch is not None)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,8 @@ goes. In-place methods (``add_``) call their ``aten.*_`` op directly.
 
 from __future__ import annotations
 
-from minitorch_nn import _C
+from minitorch_nn import _C, _dispatch, _ops
 from minitorch_nn import _C_torch_function as _tfc
-from minitorch_nn import _dispatch, _ops
 from minitorch_nn import _dtype as _dt
 from minitorch_nn import _functions as _pkg  # noqa: F401
 from minitorch_nn._C import TensorBase
