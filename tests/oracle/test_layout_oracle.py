@@ -150,6 +150,25 @@ def test_named_cases():
         assert_same(fn(mt, x[0]), fn(torch, x[1]))
 
 
+LOSSES = {
+    "mse_loss": lambda F, a, b: F.mse_loss(a, b, reduction="none"),
+    "bce": lambda F, a, b: F.binary_cross_entropy(a.sigmoid(), b.sigmoid(), reduction="none"),
+    "bce_with_logits": lambda F, a, b: F.binary_cross_entropy_with_logits(a, b.sigmoid(), reduction="none"),
+}
+
+
+@SETTINGS
+@given(geom=shapes(3).flatmap(geometries), name=st.sampled_from(sorted(LOSSES)))
+def test_unreduced_losses_are_laid_out_like_elementwise_results(geom, name):
+    import torch.nn.functional as TF
+
+    import minitorch_nn.nn.functional as MF
+
+    m, t = both(geom)
+    other_m, other_t = mt.mul(m, 0.5), torch.mul(t, 0.5)
+    assert_same(LOSSES[name](MF, m, other_m), LOSSES[name](TF, t, other_t))
+
+
 # -- copies and factories ----------------------------------------------------------------------------
 
 LIKE = {

@@ -27,7 +27,14 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype, type_name
-from minitorch_nn.backends.cpu._numpy import as_array, fp_errors_off, fp_errors_restore, wrap
+from minitorch_nn.backends.cpu._numpy import (
+    as_array,
+    fp_errors_off,
+    fp_errors_restore,
+    wrap,
+    wrap_strided,
+)
+from minitorch_nn.backends.layout import elementwise_strides
 
 # Loss reductions travel as ints in aten schemas, as in PyTorch's ``at::Reduction``.
 NONE, MEAN, SUM = 0, 1, 2
@@ -39,6 +46,14 @@ def _reduce(loss, reduction):
     if reduction == SUM:
         return loss.sum()
     return loss
+
+
+def _loss(loss, d, reduction, *operands):
+    """A loss as a tensor: unreduced, it is laid out like an elementwise result of ``operands``
+    (PyTorch computes these losses with TensorIterator; see ``backends/layout.py``)."""
+    if reduction == NONE:
+        return wrap_strided(loss, d, elementwise_strides(np.shape(loss), operands, d))
+    return wrap(_reduce(loss, reduction), d)
 
 
 def _arr(t, d=None):
@@ -642,7 +657,7 @@ def mse_loss(self, target, reduction=MEAN):
     _check_float(self, "mse_cpu")
     d = self.dtype
     a, b = np.broadcast_arrays(_arr(self), _arr(target, d))
-    return wrap(_reduce((a - b) ** 2, reduction), d)
+    return _loss((a - b) ** 2, d, reduction, self, target)
 
 
 @aten.mse_loss_backward.default.impl("cpu")
@@ -677,7 +692,7 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
     x, y = _arr(self), _arr(target, d)
     w = _arr(weight, d) if weight is not None else None
     pw = _arr(pos_weight, d) if pos_weight is not None else None
-    return wrap(_reduce(_bce_logits_np(x, y, w, pw), reduction), d)
+    return _loss(_bce_logits_np(x, y, w, pw), d, reduction, self, target, weight, pos_weight)
 
 
 @aten.binary_cross_entropy.default.impl("cpu")
@@ -693,7 +708,7 @@ def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
         loss = -(y * np.maximum(np.log(x), -100) + (1 - y) * np.maximum(np.log1p(-x), -100))
     if weight is not None:
         loss = loss * _arr(weight, d)
-    return wrap(_reduce(loss, reduction), d)
+    return _loss(loss, d, reduction, self, target, weight)
 
 
 def _nll_check(self, target, weight):
