@@ -122,37 +122,73 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 # ``self.shape[:first] + I + self.shape[first + K:]``: each thread takes one element of it.
 
 
+@_cuda.jit(device=True)
+def _advanced_position(i, r, at, res_shape, base_sizes, base_strides, base_off, idx, n_idx, first, k_count, i_nd):
+    """The position in base that result element i reads (or writes); -1 for an out-of-range index.
+    On return ``r`` holds i's multi-index in the result."""
+    to_index(i, res_shape, r)
+    for d in range(first):  # the dims before the indexed ones are taken as they are
+        at[d] = r[d]
+    ipos = 0  # position in the broadcast index shape I
+    for d in range(i_nd):
+        ipos = ipos * res_shape[first + d] + r[first + d]
+    for k in range(k_count):
+        size = base_sizes[first + k]
+        j = idx[k * n_idx + ipos]
+        if j < 0:
+            j += size  # negative indices count from the end
+        if j < 0 or j >= size:
+            return -1
+        at[first + k] = j
+    for d in range(first + k_count, len(base_sizes)):  # the dims after them, too
+        at[d] = r[d - k_count + i_nd]
+    return index_to_position(at, base_strides, base_off)
+
+
 @_cuda.jit
-def _advanced(res, res_shape, n, base, base_sizes, base_strides, base_off, idx, n_idx, first, k_count, i_nd,
-              put, accumulate, vals, vals_strides, vals_off, bad):
+def _advanced_get(res, res_shape, n, base, base_sizes, base_strides, base_off, idx, n_idx, first, k_count, i_nd,
+                  bad):
     i = _cuda.grid(1)
     if i < n:
         r = _cuda.local.array(MAX_DIMS, np.int64)
         at = _cuda.local.array(MAX_DIMS, np.int64)
-        to_index(i, res_shape, r)
-        for d in range(first):  # the dims before the indexed ones are taken as they are
-            at[d] = r[d]
-        ipos = 0  # position in the broadcast index shape I
-        for d in range(i_nd):
-            ipos = ipos * res_shape[first + d] + r[first + d]
-        for k in range(k_count):
-            size = base_sizes[first + k]
-            j = idx[k * n_idx + ipos]
-            if j < 0:
-                j += size  # negative indices count from the end
-            if j < 0 or j >= size:
-                bad[0] = 1
-                return
-            at[first + k] = j
-        for d in range(first + k_count, len(base_sizes)):  # the dims after them, too
-            at[d] = r[d - k_count + i_nd]
-        pos = index_to_position(at, base_strides, base_off)
-        if not put:
+        pos = _advanced_position(i, r, at, res_shape, base_sizes, base_strides, base_off, idx, n_idx, first, k_count,
+                                 i_nd)
+        if pos < 0:
+            bad[0] = 1
+        else:
             res[i] = base[pos]
-        elif accumulate:
-            _cuda.atomic.add(base, pos, vals[index_to_position(r, vals_strides, vals_off)])
+
+
+@_cuda.jit
+def _advanced_put(res_shape, n, base, base_sizes, base_strides, base_off, idx, n_idx, first, k_count, i_nd,
+                  vals, vals_strides, vals_off, bad):
+    i = _cuda.grid(1)
+    if i < n:
+        r = _cuda.local.array(MAX_DIMS, np.int64)
+        at = _cuda.local.array(MAX_DIMS, np.int64)
+        pos = _advanced_position(i, r, at, res_shape, base_sizes, base_strides, base_off, idx, n_idx, first, k_count,
+                                 i_nd)
+        if pos < 0:
+            bad[0] = 1
         else:
             base[pos] = vals[index_to_position(r, vals_strides, vals_off)]
+
+
+@_cuda.jit
+def _advanced_add(res_shape, n, base, base_sizes, base_strides, base_off, idx, n_idx, first, k_count, i_nd,
+                  vals, vals_strides, vals_off, bad):
+    """``_advanced_put`` with ``accumulate``: repeated indices add up, so the add is atomic."""
+    i = _cuda.grid(1)
+    if i < n:
+        r = _cuda.local.array(MAX_DIMS, np.int64)
+        at = _cuda.local.array(MAX_DIMS, np.int64)
+        pos = _advanced_position(i, r, at, res_shape, base_sizes, base_strides, base_off, idx, n_idx, first, k_count,
+                                 i_nd)
+        if pos < 0:
+            bad[0] = 1
+        else:
+            _cuda.atomic.add(base, pos, vals[index_to_position(r, vals_strides, vals_off)])
 
 
 def _masks_to_indices(self, indices):
@@ -204,7 +240,7 @@ def _index_plan(self, indices):
 
 
 def _run_advanced(res, res_shape, base, plan, put, accumulate, vals):
-    """Launch ``_advanced``; False if an index was out of range."""
+    """Launch the get / put / add kernel; False if an index was out of range."""
     first, stacked, shape_i, _ = plan
     n = 1
     for s in res_shape:
@@ -212,14 +248,16 @@ def _run_advanced(res, res_shape, base, plan, put, accumulate, vals):
     if n == 0:
         return True
     bi = base._impl
-    vi = vals._impl if vals is not None else bi
     n_i = stacked.numel() // max(stacked.shape[0], 1)
     bad = _cuda.to_device(np.zeros(1, dtype=np.int32))
-    _advanced[blocks_for(n), THREADS](
-        res._impl.storage if res is not None else bi.storage, device_ints(res_shape), n, bi.storage,
-        device_ints(tuple(bi.sizes)), device_ints(tuple(bi.strides)), bi.offset, stacked._impl.storage, n_i, first,
-        stacked.shape[0], len(shape_i), put, accumulate, vi.storage, device_ints(tuple(vi.strides)), vi.offset, bad,
-    )
+    where = (device_ints(res_shape), n, bi.storage, device_ints(tuple(bi.sizes)), device_ints(tuple(bi.strides)),
+             bi.offset, stacked._impl.storage, n_i, first, stacked.shape[0], len(shape_i))
+    if not put:
+        _advanced_get[blocks_for(n), THREADS](res._impl.storage, *where, bad)
+    else:
+        vi = vals._impl
+        kernel = _advanced_add if accumulate else _advanced_put
+        kernel[blocks_for(n), THREADS](*where, vi.storage, device_ints(tuple(vi.strides)), vi.offset, bad)
     return not bad.copy_to_host()[0]
 
 

@@ -22,6 +22,7 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, result_type
 from minitorch_nn.backends.cuda import elementwise as ew
+from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.activations import _baked
 from minitorch_nn.backends.cuda.copy import cast_contiguous, copy_into
 from minitorch_nn.backends.cuda.fallback import host_kernel
@@ -37,12 +38,19 @@ def f_true_div(x, y):
     return x / y
 
 
+_true_div = cuda().jit(device=True)(f_true_div)
+
+
 def f_fmod(x, y):
     if y == 0 or x != x or y != y or x == math.inf or x == -math.inf:
         return math.nan
     if y == math.inf or y == -math.inf:
         return x
     return math.fmod(x, y)
+
+
+# the helpers that other device functions call must be device functions themselves
+_fmod = cuda().jit(device=True)(f_fmod)
 
 
 def f_int_fmod(x, y):
@@ -53,7 +61,7 @@ def f_int_fmod(x, y):
 
 
 def f_remainder(x, y):
-    r = f_fmod(x, y)  # the result takes the divisor's sign
+    r = _fmod(x, y)  # the result takes the divisor's sign
     if r != 0 and r == r and (r < 0) != (y < 0):
         r += y
     return r
@@ -64,7 +72,7 @@ def f_int_remainder(x, y):
 
 
 def f_trunc_div(x, y):
-    q = f_true_div(x, y)
+    q = _true_div(x, y)
     if not abs(q) < 4503599627370496.0:  # inf, NaN, or already integral
         return q
     return math.floor(q) if q >= 0 else math.ceil(q)
@@ -80,8 +88,8 @@ def f_int_trunc_div(x, y):
 def f_floor_div(x, y):
     # PyTorch's div_floor_floating: (x - fmod(x, y)) / y, corrected towards -inf, rounded
     if y == 0:
-        return f_true_div(x, y)
-    mod = f_fmod(x, y)
+        return _true_div(x, y)
+    mod = _fmod(x, y)
     if mod != mod:
         return mod
     div = (x - mod) / y
@@ -144,9 +152,12 @@ def f_round(x):
     return f
 
 
+_round = cuda().jit(device=True)(f_round)
+
+
 def make_round_decimals(scale):
     def f(x):
-        return f_round(x * scale) / scale
+        return _round(x * scale) / scale
 
     return f
 

@@ -43,25 +43,47 @@ _cuda = cuda()
 _ATOMIC = (dt.float32, dt.float64, dt.int32, dt.int64)  # what cuda.atomic.add supports
 
 
+@_cuda.jit(device=True)
+def _scatter_target(i, at, out_strides, idx, idx_shape, idx_strides, idx_off, dim, dim_size):
+    """Where index element i sends its value: a position in out, or -1 for an out-of-range index.
+    On return ``at`` holds i's multi-index (before the index value replaced coordinate dim)."""
+    to_index(i, idx_shape, at)
+    j = idx[index_to_position(at, idx_strides, idx_off)]
+    if j < 0 or j >= dim_size:
+        return -1
+    keep = at[dim]
+    at[dim] = j
+    pos = index_to_position(at, out_strides, 0)
+    at[dim] = keep
+    return pos
+
+
 @_cuda.jit
 def _scatter(out, out_strides, src, src_strides, src_off, idx, idx_shape, idx_strides, idx_off, dim, dim_size,
-             n, add, bad):
-    """For each element i of the index tensor: out[i with coordinate dim := index[i]] (+)= src[i]."""
+             n, bad):
+    """For each element i of the index tensor: out[i with coordinate dim := index[i]] = src[i]."""
     i = _cuda.grid(1)
     if i < n:
         at = _cuda.local.array(MAX_DIMS, np.int64)
-        to_index(i, idx_shape, at)
-        j = idx[index_to_position(at, idx_strides, idx_off)]
-        v = src[index_to_position(at, src_strides, src_off)]
-        if j < 0 or j >= dim_size:
+        pos = _scatter_target(i, at, out_strides, idx, idx_shape, idx_strides, idx_off, dim, dim_size)
+        if pos < 0:
             bad[0] = 1
-            return
-        at[dim] = j
-        pos = index_to_position(at, out_strides, 0)
-        if add:
-            _cuda.atomic.add(out, pos, v)
         else:
-            out[pos] = v
+            out[pos] = src[index_to_position(at, src_strides, src_off)]
+
+
+@_cuda.jit
+def _scatter_add(out, out_strides, src, src_strides, src_off, idx, idx_shape, idx_strides, idx_off, dim, dim_size,
+                 n, bad):
+    """The same, adding: several threads may hit one position, so the add is atomic."""
+    i = _cuda.grid(1)
+    if i < n:
+        at = _cuda.local.array(MAX_DIMS, np.int64)
+        pos = _scatter_target(i, at, out_strides, idx, idx_shape, idx_strides, idx_off, dim, dim_size)
+        if pos < 0:
+            bad[0] = 1
+        else:
+            _cuda.atomic.add(out, pos, src[index_to_position(at, src_strides, src_off)])
 
 
 @_cuda.jit
@@ -149,9 +171,10 @@ def scatter_into(out, dim, index, src, add):
         return True
     ii, oi = index._impl, out._impl
     bad = _flag()
-    _scatter[blocks_for(n), THREADS](
+    kernel = _scatter_add if add else _scatter  # (atomics exist for 32/64-bit numbers only)
+    kernel[blocks_for(n), THREADS](
         oi.storage, device_ints(tuple(oi.strides)), src._impl.storage, device_ints(src_strides), src_off, ii.storage,
-        device_ints(tuple(ii.sizes)), device_ints(tuple(ii.strides)), ii.offset, d, oi.sizes[d], n, add, bad,
+        device_ints(tuple(ii.sizes)), device_ints(tuple(ii.strides)), ii.offset, d, oi.sizes[d], n, bad,
     )
     return not bad.copy_to_host()[0]
 
