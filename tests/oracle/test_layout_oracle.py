@@ -190,12 +190,18 @@ def test_copies_and_like_factories_preserve_the_layout(geom, name):
 def test_channels_last_and_its_error():
     m, t = mt.zeros(2, 3, 4, 5), torch.zeros(2, 3, 4, 5)
     for fn in (lambda L, x: x.clone(memory_format=L.channels_last), lambda L, x: L.empty_like(x, memory_format=L.channels_last).fill_(1),
-               lambda L, x: x.clone(memory_format=L.channels_last).exp()):
+               lambda L, x: x.clone(memory_format=L.channels_last).exp(),
+               lambda L, x: x.contiguous(memory_format=L.channels_last),
+               lambda L, x: x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2).contiguous(memory_format=L.channels_last)):
         assert_same(fn(mt, m), fn(torch, t))
     with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
         mt.zeros(3).clone(memory_format=mt.channels_last)
     with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
         torch.zeros(3).clone(memory_format=torch.channels_last)
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        mt.zeros(3).contiguous(memory_format=mt.channels_last)
+    y = mt.zeros(2, 3, 4, 5).contiguous(memory_format=mt.channels_last)
+    assert y.contiguous(memory_format=mt.channels_last) is y
 
 
 @SETTINGS
