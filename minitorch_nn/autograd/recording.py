@@ -21,6 +21,13 @@ Other views of a base that is later modified in place are brought up to date laz
 remembers the base node it was made from, and ``graph.current_grad_fn`` gives it a fresh
 ``AsStridedBackward0`` once the base's node has changed (PyTorch keys this on the version counter).
 
+Speed: this layer runs for every op on tensors that require grad, so the common case has its
+own short path, ``_record_simple`` (ops whose differentiable inputs are single tensors and that
+write no input). Everything that depends only on the op and on *which* inputs need a gradient
+(what to save, which saved names are arguments, metadata or outputs) is worked out once and kept
+on the op's :class:`Derivative` as a :class:`_SavePlan`; nodes use ``__slots__``. ``_record`` is
+the general path (``Tensor[]`` inputs such as ``cat``, and in-place ops).
+
 Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad has
 ``requires_grad=False`` here (PyTorch reports True with no ``grad_fn``); an in-place op on it
 with grad mode on is refused with PyTorch's message either way.
@@ -36,9 +43,9 @@ from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import (
     Node,
-    _next_sequence_nr,
     SavedScalar,
     SavedTensor,
+    _next_sequence_nr,
     current_grad_fn,
     grad_accumulator,
     gradient_edge,
@@ -419,7 +426,18 @@ def _record_simple(op, d, args, kwargs):
         )
     else:
         outs = (out,)
-        _wire_output(op, node, args, out, 0)
+        # _wire_output, inlined for the usual single output
+        impl = out._impl if isinstance(out, TensorBase) else None
+        if impl is not None and (impl.dtype.is_floating_point or impl.dtype.is_complex):
+            for a in args:
+                if out is a:
+                    raise RuntimeError(f"{op}: autograd expected a new tensor, not an input")
+            impl.grad_fn = node
+            impl.requires_grad = True
+            impl.output_nr = 0
+            base = impl.base
+            if base is not None and base.grad_fn is not None:
+                impl.autograd_meta = {"view_base_fn": base.grad_fn}
     for name, idx in plan.results:
         saved[name] = SavedTensor(outs[idx], is_output=True)
     return out
