@@ -259,6 +259,20 @@ def test_inplace_into_expanded_tensor_raises_and_changes_nothing(name):
     assert m_base == t_base == [0.0, 1.0, 2.0, 3.0] and m_ver == t_ver
 
 
+@SETTINGS
+@given(geom=shapes(3).flatmap(geometries), name=st.sampled_from(["add_", "mul_", "neg_", "copy_", "uniform_"]))
+def test_inplace_on_random_layouts_raises_exactly_when_torch_does(geom, name):
+    outcomes = []
+    for L in (mt, torch):
+        x = build(L, geom)
+        base = x._base if x._base is not None else x
+        before = base.tolist()
+        L.manual_seed(0)
+        err = _error(lambda L=L, x=x: INPLACE[name](L, x, L.ones(x.shape)))
+        outcomes.append((err, before == base.tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
 PARTIAL = {
     "shifted_add_": lambda L, x: x[1:].add_(x[:-1]),
     "transposed_add_": lambda L, x: x[:4].view(2, 2).add_(x[:4].view(2, 2).t()),
