@@ -104,7 +104,9 @@ print(op(a.to("meta"), b.to("meta")))
 # The Python spellings are thin layers over the op:
 #
 # 1. ``a + b`` calls ``Tensor.__add__``, installed in ``_tensor_methods.py`` around the public
-#    function ``add``.
+#    function ``add``. (It is compiled, in ``_ext/_fastpath.pxi``: for plain cpu tensors that
+#    nothing could observe it calls numpy itself, giving what the steps below would give; else
+#    it calls ``add``, the path ``dispatch_trace()`` shows at the end.)
 # 2. ``add`` in ``_functions/pointwise.py`` is wrapped by ``overrides.public``. The wrapper checks
 #    whether any argument is a tensor subclass with its own ``__torch_function__`` (or a
 #    function mode is active). For plain tensors it goes straight on: that is the fast path.
