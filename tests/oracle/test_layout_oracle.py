@@ -234,7 +234,10 @@ INPLACE = {
     "exp_": lambda L, x, o: x.exp_(), "relu_": lambda L, x, o: x.relu_(), "clamp_": lambda L, x, o: x.clamp_(0, 1),
     "copy_": lambda L, x, o: x.copy_(o), "uniform_": lambda L, x, o: x.uniform_(), "normal_": lambda L, x, o: x.normal_(),
     "addcmul_": lambda L, x, o: x.addcmul_(o, o), "div_": lambda L, x, o: x.div_(2), "iadd": lambda L, x, o: x.__iadd__(o),
-    "pow_": lambda L, x, o: x.pow_(2),
+    "pow_": lambda L, x, o: x.pow_(2), "sigmoid_": lambda L, x, o: x.sigmoid_(), "lerp_": lambda L, x, o: x.lerp_(o, 0.5),
+    "scatter_": lambda L, x, o: x.scatter_(0, L.zeros(1, 4, dtype=L.int64), o[:1]),
+    "scatter_add_": lambda L, x, o: x.scatter_add_(0, L.zeros(1, 4, dtype=L.int64), o[:1]),
+    "bernoulli_": lambda L, x, o: x.bernoulli_(0.5), "exponential_": lambda L, x, o: x.exponential_(),
 }
 
 

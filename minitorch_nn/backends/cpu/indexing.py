@@ -15,7 +15,7 @@ from minitorch_nn._shape import wrap_dim
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
-from minitorch_nn.backends.layout import has_internal_overlap
+from minitorch_nn.backends.layout import check_inplace_overlap, has_internal_overlap
 
 
 def _numpy_index(self, indices):
@@ -186,6 +186,7 @@ def scatter_value(self, dim, index, value):
 
 @aten.scatter_.src.impl("cpu")
 def scatter_src_(self, dim, index, src):
+    check_inplace_overlap(self)
     return write_into(self, _scatter(self, dim, index, src, None))
 
 
@@ -196,6 +197,7 @@ def scatter_add(self, dim, index, src):
 
 @aten.scatter_add_.default.impl("cpu")
 def scatter_add_(self, dim, index, src):
+    check_inplace_overlap(self)
     return write_into(self, _scatter(self, dim, index, src, "add"))
 
 
@@ -225,4 +227,5 @@ def index_add(self, dim, index, source, *, alpha=1):
 
 @aten.index_add_.default.impl("cpu")
 def index_add_(self, dim, index, source, *, alpha=1):
+    check_inplace_overlap(self)
     return write_into(self, as_array(index_add(self, dim, index, source, alpha=alpha)))
