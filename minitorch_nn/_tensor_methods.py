@@ -354,7 +354,8 @@ def _binary_or_notimpl(fn):
 # + and * are commutative and their full path turns ``2 + a`` into ``add(a, 2)``, so the
 # reflected operators are the same functions.
 Tensor.__add__ = Tensor.__radd__ = _C.tensor_add
-_C.tensor_add.__name__, _C.tensor_sub.__name__, _C.tensor_mul.__name__ = "__add__", "__sub__", "__mul__"
+for _fn, _name in ((_C.tensor_add, "__add__"), (_C.tensor_sub, "__sub__"), (_C.tensor_mul, "__mul__")):
+    _fn.__name__, _fn.__qualname__ = _name, "Tensor." + _name
 Tensor.__iadd__ = _iadd
 Tensor.__sub__ = _C.tensor_sub
 Tensor.__rsub__ = _binary_or_notimpl(_rsub)
