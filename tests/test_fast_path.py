@@ -78,6 +78,16 @@ def assert_fast_equals_full(fn, *inputs):
 
 # -- random operands: fast path == full path ---------------------------------------------------------
 
+
+class _Sub(mt.Tensor):
+    pass
+
+
+class _Passthrough(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
 BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul,
     "radd": lambda a, b: b + a, "rmul": lambda a, b: b * a,
@@ -108,19 +118,29 @@ def _make(x):
     return build(mt, x) if hasattr(x, "layout") else x
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(op=st.sampled_from(sorted(BINARY)), pair=operand_pairs())
-def test_binary_fast_path_matches_full_path(op, pair):
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op=st.sampled_from(sorted(BINARY)), pair=operand_pairs(), subclass=st.sampled_from([None, "a", "b"]),
+       mode=st.booleans())
+def test_binary_fast_path_matches_full_path(op, pair, subclass, mode):
     a, b = (_make(x) for x in pair)
-    assert_fast_equals_full(lambda: BINARY[op](a, b), a, b)
+    if subclass == "a":
+        a = a.as_subclass(_Sub)
+    elif subclass == "b" and isinstance(b, mt.Tensor):
+        b = b.as_subclass(_Sub)
+    with _Passthrough() if mode else contextlib.nullcontext():
+        assert_fast_equals_full(lambda: BINARY[op](a, b), a, b)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(method=st.sampled_from(["relu", "sum"]),
-       spec=tensor_specs(dtypes=FAST_DTYPES * 3 + OTHER_DTYPES, layouts=LAYOUTS, min_side=0))
-def test_unary_fast_path_matches_full_path(method, spec):
+       spec=tensor_specs(dtypes=FAST_DTYPES * 3 + OTHER_DTYPES, layouts=LAYOUTS, min_side=0),
+       subclass=st.booleans(), mode=st.booleans())
+def test_unary_fast_path_matches_full_path(method, spec, subclass, mode):
     t = build(mt, spec)
-    assert_fast_equals_full(lambda: getattr(t, method)(), t)
+    if subclass:
+        t = t.as_subclass(_Sub)
+    with _Passthrough() if mode else contextlib.nullcontext():
+        assert_fast_equals_full(lambda: getattr(t, method)(), t)
 
 
 @pytest.mark.parametrize("dtype", [mt.float32, mt.float64, mt.int64])
@@ -183,15 +203,6 @@ def test_fast_path_runs_for_plain_operands():
                 assert not _ran_full_path(fn)
         if dtype.is_floating_point:
             assert not _ran_full_path(lambda a=a: a * 0.5)
-
-
-class _Sub(mt.Tensor):
-    pass
-
-
-class _Passthrough(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
 
 
 def test_fast_path_declines_when_something_could_observe():
