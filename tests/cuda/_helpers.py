@@ -39,3 +39,15 @@ def on_gpu_only():
     yield
     used = {k: v - before.get(k, 0) for k, v in HOST_CALLS.items() if v != before.get(k, 0)}
     assert not used, f"these ops ran on the host, not in a kernel: {used}"
+
+
+def grads_match(fn, *tensors, atol=1e-5):
+    """fn on cuda and on cpu: same output, and the same gradients of sum(out * out) for every input."""
+    cu = [t.cuda().requires_grad_() for t in tensors]
+    cp = [t.clone().requires_grad_() for t in tensors]
+    a, b = fn(*cu), fn(*cp)
+    assert_same(a.detach(), b.detach(), atol=atol)
+    (a * a).sum().backward()
+    (b * b).sum().backward()
+    for x, y in zip(cu, cp):
+        assert_same(x.grad, y.grad, rtol=1e-4, atol=atol * 10)

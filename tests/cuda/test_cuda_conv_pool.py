@@ -5,18 +5,7 @@ import pytest
 import minitorch_nn as mt
 import minitorch_nn.nn.functional as F
 from tests.cuda._helpers import assert_same
-
-
-def _grads_match(fn, *tensors, atol=1e-5):
-    """fn on cuda and on cpu: same output, and the same gradients of sum(out * out) for every input."""
-    cu = [t.cuda().requires_grad_() for t in tensors]
-    cp = [t.clone().requires_grad_() for t in tensors]
-    a, b = fn(*cu), fn(*cp)
-    assert_same(a.detach(), b.detach(), atol=atol)
-    (a * a).sum().backward()
-    (b * b).sum().backward()
-    for x, y in zip(cu, cp):
-        assert_same(x.grad, y.grad, rtol=1e-4, atol=atol * 10)
+from tests.cuda._helpers import grads_match as _grads_match
 
 
 @pytest.mark.parametrize("kw", [{}, {"stride": 2, "padding": 1}, {"dilation": 2, "padding": 1, "groups": 2}])

@@ -4,7 +4,7 @@ import pytest
 
 import minitorch_nn as mt
 from tests.cuda._helpers import assert_same, on_gpu_only
-from tests.cuda.test_cuda_conv_pool import _grads_match
+from tests.cuda._helpers import grads_match as _grads_match
 
 
 @pytest.mark.parametrize("eq, shapes", [

@@ -5,7 +5,7 @@ import pytest
 
 import minitorch_nn as mt
 from tests.cuda._helpers import assert_same, on_gpu_only
-from tests.cuda.test_cuda_conv_pool import _grads_match
+from tests.cuda._helpers import grads_match as _grads_match
 
 
 def test_vector_and_batched_products():
@@ -36,10 +36,10 @@ def test_exponential_moments():
 
 
 def test_bernoulli_with_tensor_and_float_probabilities():
-    p = mt.full((400,), 0.3, device="cuda")
-    for b in (_sample(lambda n: mt.ops.aten.bernoulli.default(p)), _sample(lambda n: mt.empty(n, device="cuda").bernoulli_(p)),
-              _sample(lambda n: mt.ops.aten.bernoulli.p(mt.empty(n, device="cuda"), 0.3))):
-        assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.3) < 0.1
+    p = mt.full((200,), 0.3, device="cuda")
+    for b in (_sample(lambda n: mt.ops.aten.bernoulli.default(p)), _sample(lambda n: mt.empty(n, device="cuda").bernoulli_(p), 200),
+              _sample(lambda n: mt.ops.aten.bernoulli.p(mt.empty(n, device="cuda"), 0.3), 200)):
+        assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.3) < 0.12
 
 
 def test_random_integers_cover_their_range():
