@@ -16,6 +16,9 @@ their ``*_backward`` ops, which is what makes double backward (``create_graph=Tr
   ``batchnorm_double_backward``, when a graph is being built (``create_graph=True``) the formula
   writes the same gradient with ordinary tensor ops, recomputing the statistics from ``input``
   so that their dependence on it is recorded too. Without ``create_graph`` the one fast kernel runs.
+* ``mse_loss_backward``, ``native_dropout_backward`` and ``embedding_dense_backward``, which only
+  direct calls reach, are differentiable too. Not yet: the norms' ``*_backward`` ops called
+  directly (autograd itself never calls them while building a graph, see above).
 
 Registered with ``derivatives.derivative`` exactly like the formulas there: the parameter names
 of each formula say what the recorder saves (schema argument names, ``result1``...).
@@ -261,4 +264,43 @@ derivative(
     grad_output=lambda grad, target, weight, reduction, ignore_index: aten.nll_loss_forward.default(
         grad, target, weight, reduction, ignore_index)[0],
     self=lambda grad: aten.zeros_like.default(grad),
+)
+
+# -- the other *_backward ops ------------------------------------------------------------------
+# Autograd never reaches these (the derivatives of mse_loss, native_dropout and embedding are
+# tensor-op formulas in derivatives.py), but they are public aten ops that PyTorch can
+# differentiate when called directly, so they get PyTorch's derivatives too.
+
+derivative(
+    "native_dropout_backward", "NativeDropoutBackwardBackward0",
+    grad_output=lambda grad, mask, scale: aten.native_dropout_backward.default(grad, mask, scale),
+)
+
+
+def _mse_backward_scale(self, reduction):
+    return 2.0 / self.numel() if reduction == 1 else 2.0
+
+
+# grad_input = scale * (self - target) * grad_output (grad_output broadcast when reduced)
+derivative(
+    "mse_loss_backward", "MseLossBackwardBackward0",
+    grad_output=lambda grad, self, target, reduction: (
+        (grad * (self - target) * _mse_backward_scale(self, reduction)).sum() if reduction
+        else grad * (self - target) * _mse_backward_scale(self, reduction)),
+    self=lambda grad, grad_output, self, reduction: grad * grad_output * _mse_backward_scale(self, reduction),
+    target=lambda grad, grad_output, self, reduction: -(grad * grad_output * _mse_backward_scale(self, reduction)),
+)
+
+
+def _embedding_dense_double_backward(grad, indices, padding_idx):
+    # the rows of grad picked by indices (PyTorch ignores scale_grad_by_freq here too)
+    rows = grad.index_select(0, indices.reshape(-1))
+    if padding_idx >= 0:
+        rows = rows.masked_fill((indices.reshape(-1) == padding_idx).unsqueeze(1), 0)
+    return rows.reshape([*indices.shape, grad.shape[-1]])
+
+
+derivative(
+    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0",
+    grad_output=lambda grad, indices, padding_idx: _embedding_dense_double_backward(grad, indices, padding_idx),
 )

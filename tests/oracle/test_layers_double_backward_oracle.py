@@ -160,3 +160,34 @@ def test_random_convolutions_second_order(nd, transposed, stride, padding, dilat
     m_first, m_second = _second_order(mt, MF, conv, arrays)
     for e, g in zip(t_first + t_second, m_first + m_second):
         assert _same(e, g)
+
+
+# The *_backward ops themselves, called directly: (aten name, f(op, *tensors) -> output,
+# shapes or arrays of the differentiable inputs, constant arguments built by the test).
+_MASK = np.random.default_rng(7).random((3, 4)) > 0.5
+_INDICES = np.array([[0, 2], [4, 2]])
+BACKWARD_OPS = {
+    "mse_loss_backward_none": ("mse_loss_backward", lambda op, g, x, y: op(g, x, y, 0), [(3, 4), (3, 4), (3, 4)]),
+    "mse_loss_backward_mean": ("mse_loss_backward", lambda op, g, x, y: op(g, x, y, 1), [(), (3, 4), (3, 4)]),
+    "mse_loss_backward_sum": ("mse_loss_backward", lambda op, g, x, y: op(g, x, y, 2), [(), (3, 4), (3, 4)]),
+    "native_dropout_backward": ("native_dropout_backward", lambda op, g, mask: op(g, mask, 2.0), [(3, 4)], _MASK),
+    "embedding_dense_backward": ("embedding_dense_backward", lambda op, g, idx: op(g, idx, 5, -1, False),
+                                 [(2, 2, 3)], _INDICES),
+    "embedding_dense_backward_padding": ("embedding_dense_backward", lambda op, g, idx: op(g, idx, 5, 2, False),
+                                         [(2, 2, 3)], _INDICES),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARD_OPS))
+def test_backward_ops_called_directly_are_differentiable(name):
+    op_name, fn, shapes, *const = BACKWARD_OPS[name]
+    arrays = _arrays(shapes, seed=11)
+    results = []
+    for L in (torch, mt):
+        op = getattr(torch.ops.aten, op_name) if L is torch else getattr(mt._ops.aten, op_name).default
+        leaves = [L.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(op, *leaves, *[L.tensor(c) for c in const])
+        grads = L.autograd.grad((out * out).sum(), leaves, allow_unused=True)
+        results.append([None if g is None else g.detach().numpy() for g in grads])
+    for e, g in zip(*results):
+        assert _same(e, g)
