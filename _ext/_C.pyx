@@ -18,7 +18,9 @@ a module conversion can give a parameter new data while keeping its Python ident
 Where we differ from PyTorch: the payload is a Cython object with Python-visible fields rather
 than a C++ struct, so a student can inspect it (``t._impl``) from a Python prompt. The logic a
 student should change (ops, autograd, modules) lives in Python; this file only holds the data and
-the few accessors that every op touches.
+the few accessors that every op touches, plus (included from ``_fastpath.pxi``, at the end) the
+compiled fast path for ``a + b``, ``a - b``, ``a * b``, ``a.relu()`` and ``a.sum()`` on plain
+tensors, which needs the payload's C fields.
 """
 
 cimport cython
