@@ -132,7 +132,7 @@ def test_double_backward_without_weight_gradient():
     np.testing.assert_allclose(results[1], results[0], rtol=1e-7, atol=1e-10)
 
 
-CONV_SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+CONV_SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
 @CONV_SETTINGS
