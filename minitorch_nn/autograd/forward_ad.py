@@ -27,11 +27,15 @@ tangent (made lazily when the base gets its tangent after the view was made), an
 op writes its new tangent into the existing one, so the base's tangent sees the change. An
 in-place op on a tensor without a tangent gives it (or its base) a zero tangent first.
 
-Where we differ from PyTorch: only one level can be active, as in PyTorch, and we raise its
-"Nested forward mode AD is not supported at the moment"; ``torch.func``-style nesting is out of
-scope. A custom ``autograd.Function`` gets its outputs' tangents from its ``jvp`` staticmethod
-(``custom_function_tangents``), called with the forward's ``ctx``. ``repr`` shows the tangent as
-PyTorch does (``_tensor_str.py`` asks :func:`get_tangent`).
+As in PyTorch, only one level can be active (entering a second raises "Nested forward mode AD is
+not supported at the moment"; ``torch.func`` is out of scope), a custom ``autograd.Function``
+gets its outputs' tangents from its ``jvp`` staticmethod (``custom_function_tangents``), and
+``repr`` shows the tangent (``_tensor_str.py`` asks :func:`get_tangent`).
+
+Where we differ from PyTorch: ``make_dual`` and ``unpack_dual(...).primal`` are ``alias`` views,
+so their ``grad_fn`` is ``AliasBackward0`` (PyTorch shows ``ViewBackward0`` and an unnamed
+C++ node); ops without a JVP formula get their tangent from the reverse-mode formula (see
+``derivatives_forward.py``), which gives the same values at the cost of a small backward pass.
 """
 
 from __future__ import annotations
