@@ -57,6 +57,7 @@ CASES = {
     "index_put_on_expanded": (lambda: torch.zeros(1).expand(3).index_put_((torch.tensor([0, 1]),), torch.ones(2)),
                               UserWarning),
     "list_index_as_tuple": (lambda: torch.zeros(3, 3)[[0, slice(None)]], UserWarning),
+    "out_resized": (lambda: torch.add(torch.ones(2), torch.ones(2), out=torch.empty(3)), UserWarning),
     "gradcheck_float32": (lambda: torch.autograd.gradcheck(lambda t: t * 2, (torch.ones(2, requires_grad=True),),
                                                            raise_exception=False), UserWarning),
 }

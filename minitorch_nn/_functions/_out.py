@@ -19,10 +19,10 @@ tell apart except by timing.
 from __future__ import annotations
 
 import functools
-import warnings
 
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import can_cast, type_name
 from minitorch_nn.backends.layout import check_inplace_overlap
 
@@ -95,7 +95,7 @@ def write_out(name, out, inputs, compute, check_dtype):
     shape = list(result.shape)
     if list(out.shape) != shape:
         if out.numel() != 0:
-            warnings.warn(_RESIZE_WARNING.format(old=list(out.shape), new=shape), UserWarning, stacklevel=4)
+            warn_user(_RESIZE_WARNING.format(old=list(out.shape), new=shape), UserWarning)
         aten.resize_.default(out, shape)
         aten.as_strided_.default(out, shape, list(result.stride()), out.storage_offset())
     return aten.copy_.default(out, result)
