@@ -8,7 +8,8 @@ inputs' tangents flow *forward* to the output: ``y = f(x, w)`` gives ``y_t = df/
 A formula is a function whose parameter names say what it reads, as in ``derivatives.py``:
 
 * ``<arg>_t``: that argument's tangent (PyTorch's ``self_t``); an input without a tangent gets
-  zeros, so formulas never test for ``None``; a ``Tensor[]`` argument gives a list;
+  zeros (``0.0`` for a Python number), so formulas never test for ``None``; a ``Tensor[]``
+  argument gives a list;
 * ``<arg>``: the argument's value (PyTorch's ``self_p``), its default when not passed;
 * ``result`` / ``result0``, ``result1``...: the op's outputs.
 
@@ -20,8 +21,11 @@ to those arguments' tangents: the tangent of a view is the same view of the tang
 Ops without a formula here fall back on their reverse-mode derivative with the "double vjp" trick
 (:func:`jvp_by_double_vjp`): the vjp ``u -> J^T u`` is linear in ``u``, so differentiating
 ``<J^T u, t>`` with respect to ``u`` gives ``J t``. That costs a backward pass through the
-formula but makes every op that has a differentiable reverse formula work. An op with no
-derivative at all raises PyTorch's ``NotImplementedError`` ("Trying to use forward AD with ...").
+formula but makes every op that has a differentiable reverse formula work (and, when that formula
+uses an op with no derivative, raises PyTorch's "... has not been implemented yet"). An op with
+no derivative at all runs with forward AD still on, since its kernel may be made of other ops;
+if a float output comes back without a tangent, PyTorch's ``NotImplementedError`` ("Trying to use
+forward AD with aten::... that does not support it.").
 
 In-place ops reuse their out-of-place op's formula (``self`` then means the value before the op,
 which is cloned first); :func:`run_with_tangents` writes the new tangent into the existing one.
