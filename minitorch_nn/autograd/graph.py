@@ -22,7 +22,9 @@ nodes get the largest number there is, as in PyTorch.
 Where we differ from PyTorch: nodes are Python objects; a node class per op is made on demand
 (``node_class("MulBackward0")``) instead of being generated C++. Like PyTorch's C++ nodes they have
 ``__slots__`` (no ``__dict__``: ``grad_fn.foo = 1`` is an ``AttributeError``), which also keeps
-making them cheap.
+making them cheap. Two differences a ``TorchDispatchMode`` can see: PyTorch saves and unpacks a
+node's own outputs through ``aten.detach``, we alias them without an op; and ``AccumulateGrad``'s
+strided copy starts from ``aten.empty_strided`` where PyTorch uses ``aten.new_empty_strided``.
 """
 
 from __future__ import annotations
