@@ -194,8 +194,8 @@ def run_with_tangents(op, args, kwargs, level):
 
     call = _Call(op, args, kwargs, level)
     inplace = op.is_inplace
-    if inplace and _is_float(args[0]):
-        call.before["self"] = aten.clone.default(args[0])   # formulas read the value before the op
+    if inplace and _is_float(args[0]) and _reads_self(formula, d):
+        call.before["self"] = aten.clone.default(args[0])   # the formula reads the value before the op
     out = _dispatch.dispatch(op, args, kwargs)
     call.outs = out if type(out) in (tuple, list) else (out,)
 
@@ -223,6 +223,16 @@ def run_with_tangents(op, args, kwargs, level):
                 t = t.expand(list(o.shape)).clone()   # e.g. a formula that gave a broadcastable 0
             _fw.set_tangent(o, t, level)
     return out
+
+
+def _reads_self(formula, d):
+    """Whether the formula (or, without one, a reverse formula) reads the primal ``self``."""
+    if isinstance(formula, _Linear):
+        return False
+    if formula is None:
+        return any("self" in params for _name, _fn, params, _is_list in d.formulas)
+    code = formula.__code__
+    return "self" in code.co_varnames[:code.co_argcount]
 
 
 def _mark_nondifferentiable_views(out):
