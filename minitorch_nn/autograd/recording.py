@@ -134,7 +134,8 @@ class _SavePlan:
     """What to save for one op when a given set of its inputs needs a gradient, sorted by kind
     once so that recording a node is a few loops over short tuples:
 
-    * ``args``: ``(name, position)`` of schema arguments to save (tensors become SavedTensor);
+    * ``args``: ``(name, position, may_hold_tensors)`` of schema arguments to save (tensors
+      become SavedTensor; ``may_hold_tensors`` is False for ``int``, ``bool``, ``int[]``... slots);
     * ``metadata``: ``(name, owner position, owner name, attr)`` for ``self_sizes`` and the like;
     * ``results``: ``(name, output index)`` of outputs, saved once the op has run.
     * ``needs``: the per-input flags the node's ``apply`` reads (``{"self": [True], ...}``).
@@ -146,7 +147,8 @@ class _SavePlan:
         args, metadata, results = [], [], []
         for p in wanted:
             if p in d.position:
-                args.append((p, d.position[p]))
+                arg_type = d.op._schema.arguments[d.position[p]].type
+                args.append((p, d.position[p], "Tensor" in arg_type))
             elif p.startswith("result"):
                 results.append((p, int(p[6:]) if len(p) > 6 else 0))
             else:
@@ -397,12 +399,14 @@ def _record_simple(op, d, args, kwargs):
 
     # 2. Save what the formulas of the inputs that need a gradient read.
     saved = node._saved
-    for name, pos in plan.args:
+    for name, pos, may_hold_tensors in plan.args:
         v = args[pos] if pos < n else d.arg(name, args, kwargs)
         if isinstance(v, TensorBase):
             saved[name] = SavedTensor(v)
-        else:
+        elif may_hold_tensors:
             saved[name] = _saved_value(d, name, v)
+        else:
+            saved[name] = v   # an int, a list of ints, a dtype...
     for name, pos, owner, attr in plan.metadata:
         saved[name] = _metadata(args[pos] if pos < n else d.arg(owner, args, kwargs), attr)
 
