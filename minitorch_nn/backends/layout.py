@@ -162,7 +162,7 @@ def elementwise_strides(shape, operands, common_dtype=None):
         elif type(op) is tuple and op[1] != _row_major(op[0]):
             plain = False
             break
-    if plain and _numel(shape):
+    if plain and 0 not in shape:
         return None
     geoms = []
     for op in operands:
