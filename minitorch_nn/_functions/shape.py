@@ -280,13 +280,12 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return aten.diag_embed.default(input, offset, dim1, dim2)
 
 
-def parse_to(self, *args, **kwargs):
-    """Sort out ``Tensor.to``'s many forms into (dtype, device, copy)."""
+def parse_to(self, *args, memory_format=None, **kwargs):
+    """Sort out ``Tensor.to``'s many forms into (dtype, device, copy); ``memory_format`` is read by ``to``."""
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword {next(iter(kwargs))}")
     for a in args:
@@ -302,14 +301,19 @@ def parse_to(self, *args, **kwargs):
 
 
 @public
-def to(self, *args, **kwargs):
-    """The tensor with another dtype and/or device; ``self`` itself when nothing changes."""
+def to(self, *args, memory_format=None, **kwargs):
+    """The tensor with another dtype, device and/or memory format; ``self`` itself when nothing
+    changes (as in PyTorch, a memory format counts as unchanged when it is the one the strides
+    suggest, so ``x.t().to(memory_format=torch.contiguous_format)`` is ``x.t()`` itself)."""
+    from minitorch_nn.backends.layout import suggest_memory_format
+
     dtype, device, copy = parse_to(self, *args, **kwargs)
     same_dtype = dtype is None or dtype is self.dtype
     same_device = device is None or device == self.device
-    if same_dtype and same_device and not copy:
+    same_format = memory_format in (None, dt.preserve_format) or suggest_memory_format(self) is memory_format
+    if same_dtype and same_device and not copy and same_format:
         return self
-    kw = {}
+    kw = {} if memory_format in (None, dt.preserve_format) else {"memory_format": memory_format}
     if not same_dtype or (dtype is not None and copy):
         kw["dtype"] = dtype
     if not same_device:

@@ -249,6 +249,29 @@ def preserve_strides(sizes, strides):
     return _none_if_contiguous(sizes, tuple(out))
 
 
+def strides_like_channels_last(sizes, strides) -> bool:
+    """PyTorch's ``is_channels_last_strides_2d``: a 4-d tensor whose strides order its dims C, W,
+    H, N from the fastest (dims of size 1 allowed anywhere; ambiguous cases count as not)."""
+    if len(sizes) != 4 or strides[1] == 0:
+        return False
+    smallest = 0
+    for d in (1, 3, 2, 0):
+        if sizes[d] == 0 or strides[d] < smallest:
+            return False
+        if d == 0 and smallest == strides[1]:
+            return False  # N111-like: the default (contiguous) reading wins
+        smallest = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
+def suggest_memory_format(t):
+    """PyTorch's ``suggest_memory_format``: channels_last for channels-last-like strides, else contiguous."""
+    from minitorch_nn import _dtype as dt
+
+    impl = t._impl
+    return dt.channels_last if strides_like_channels_last(impl.sizes, impl.strides) else dt.contiguous_format
+
+
 def like_strides(t, memory_format=None):
     """The strides of ``empty_like(t, memory_format=...)``, which ``clone``, ``to`` and the other
     ``*_like`` factories share; None means contiguous."""

@@ -187,6 +187,25 @@ def test_copies_and_like_factories_preserve_the_layout(geom, name):
     assert_same(LIKE[name](mt, m), LIKE[name](torch, t))
 
 
+TO_FORMATS = {
+    "to_channels_last": lambda L, x: x.to(memory_format=L.channels_last),
+    "to_double_channels_last": lambda L, x: x.to(L.float64, memory_format=L.channels_last),
+    "to_contiguous_format": lambda L, x: x.to(memory_format=L.contiguous_format),
+    "to_double_contiguous_format": lambda L, x: x.to(L.float64, memory_format=L.contiguous_format),
+    "to_preserve": lambda L, x: x.to(memory_format=L.preserve_format),
+}
+
+
+@SETTINGS
+@given(geom=st.lists(st.sampled_from([1, 2, 3]), min_size=4, max_size=4).map(tuple).flatmap(geometries),
+       name=st.sampled_from(sorted(TO_FORMATS)))
+def test_to_memory_format_copies_or_aliases_like_torch(geom, name):
+    m, t = both(geom)
+    rm, rt = TO_FORMATS[name](mt, m), TO_FORMATS[name](torch, t)
+    assert (rm is m) == (rt is t)  # returned as is when the format is already the suggested one
+    assert_same(rm, rt)
+
+
 def test_channels_last_and_its_error():
     m, t = mt.zeros(2, 3, 4, 5), torch.zeros(2, 3, 4, 5)
     for fn in (lambda L, x: x.clone(memory_format=L.channels_last), lambda L, x: L.empty_like(x, memory_format=L.channels_last).fill_(1),
