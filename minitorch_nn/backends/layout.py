@@ -344,6 +344,21 @@ def partial_overlap(a, b) -> bool:
     return a_begin < b_end and b_begin < a_end
 
 
+def check_no_overlap(out, *inputs) -> None:
+    """PyTorch's ``assert_no_overlap`` (``index_put_``): ``out`` may not share memory with an input
+    at all, not even exactly (a kernel that reads an input while scattering into ``out``)."""
+    for x in inputs:
+        if not isinstance(x, TensorBase):
+            continue
+        ia, ib = out._impl, x._impl
+        exact = ia is ib or (
+            _same_storage(out, x) and ia.offset == ib.offset and ia.sizes == ib.sizes and ia.strides == ib.strides
+            and _numel(ia.sizes) > 0
+        )
+        if exact or partial_overlap(out, x):
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def _numel(sizes) -> int:
     n = 1
     for s in sizes:

@@ -212,3 +212,26 @@ def test_random_indices_get_and_set_match_torch(shape, data):
 
     assert outcome(lambda: get(mt)) == outcome(lambda: get(torch))
     assert outcome(lambda: put(mt)) == outcome(lambda: put(torch))
+
+
+SELF_OVERLAP = {
+    "slice_shifted": lambda L, x: x.__setitem__(slice(1, None), x[:-1]),
+    "list_from_own_slice": lambda L, x: x.__setitem__(L.tensor([0, 1]), x[2:4]),
+    "list_from_overlapping_slice": lambda L, x: x.__setitem__(L.tensor([1, 2]), x[1:3]),
+    "list_from_itself": lambda L, x: x.__setitem__(L.tensor([0, 1, 2, 3, 4, 5]), x),
+    "index_put_partial": lambda L, x: x.index_put_((L.tensor([0, 1]),), x[1:3]),
+    "index_put_accumulate": lambda L, x: x.index_put_((L.tensor([0, 1]),), x[2:4], accumulate=True),
+    "mask_from_own_slice": lambda L, x: x.__setitem__(x > 2, x[3:]),
+    "mask_with_one_value_is_fine": lambda L, x: x.__setitem__(x > 2, x[0]),
+    "cloned_value_is_fine": lambda L, x: x.__setitem__(L.tensor([0, 1]), x[2:4].clone()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SELF_OVERLAP))
+def test_assigning_from_overlapping_memory_matches_torch(name):
+    def run(L):
+        x = L.arange(6.0)
+        SELF_OVERLAP[name](L, x)
+        return x
+
+    assert outcome(lambda: run(mt)) == outcome(lambda: run(torch))

@@ -15,7 +15,7 @@ from minitorch_nn._shape import wrap_dim
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
-from minitorch_nn.backends.layout import check_inplace_overlap, has_internal_overlap
+from minitorch_nn.backends.layout import check_inplace_overlap, check_no_overlap, has_internal_overlap
 
 
 def _numpy_index(self, indices):
@@ -92,6 +92,7 @@ def _check_index_put(self, indices, values, key, accumulate):
         )
     if mask is not None:
         return  # masked_fill_ casts the single value itself
+    check_no_overlap(self, values, *[t for t in indices if t is not None])
     result_shape = np.broadcast_to(np.empty((), dtype=bool), tuple(self.shape))[key].shape
     vshape = tuple(values.shape)
     if len(vshape) > len(result_shape) or any(
