@@ -15,7 +15,11 @@ from minitorch_nn._shape import wrap_dim
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import type_name
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
-from minitorch_nn.backends.layout import check_inplace_overlap, check_no_overlap, has_internal_overlap
+from minitorch_nn.backends.layout import (
+    check_inplace_overlap,
+    check_no_overlap,
+    has_internal_overlap,
+)
 
 
 def _numpy_index(self, indices):
