@@ -298,14 +298,23 @@ def autograd_layer(op, args, kwargs):
     """Installed as ``_dispatch.autograd_layer``; see the module docstring."""
     if not _gm._enabled:
         return NotImplemented  # the fast path
+    # Plain tensors leave here, before any per-op work: one loop over the positional arguments
+    # (_any_requires_grad, inlined for them).
+    for a in args:
+        if isinstance(a, TensorBase):
+            if a._impl.requires_grad:
+                break
+        elif type(a) in (list, tuple):
+            if _any_requires_grad(a, None):
+                break
+    else:
+        if not (kwargs and _any_requires_grad((), kwargs)):
+            if op.is_inplace and args and isinstance(args[0], TensorBase) and args[0]._impl.base is not None:
+                _check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
+            return NotImplemented
     d = op.derivative
     if d is not None and d is not NONDIFFERENTIABLE and d.simple:
         return _record_simple(op, d, args, kwargs)
-    if not _any_requires_grad(args, kwargs):
-        if op.is_inplace and args and isinstance(args[0], TensorBase) and args[0]._impl.base is not None:
-            _check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
-        return NotImplemented
-    d = op.derivative
     if d is NONDIFFERENTIABLE:
         if op.is_inplace:
             _check_inplace(args[0])
