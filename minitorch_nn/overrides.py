@@ -279,11 +279,17 @@ def public(fn, *, func=None):
     """
     state = _state
     skip = _NO_OVERRIDE
+    # a function given ``out=`` by ``_functions/_out.writes_out``: its own body, for calls without
+    # keywords (``out`` is keyword-only, so they never write out). The ``__wrapped__`` test keeps
+    # a further decorator around such a function (functools.wraps copies the attribute) in the call.
+    direct = getattr(fn, "__without_out__", None)
+    if direct is None or getattr(fn, "__wrapped__", None) is not direct:
+        direct = fn
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if state.quiet:
-            return fn(*args, **kwargs)
+            return fn(*args, **kwargs) if kwargs else direct(*args)
         if not state.modes:
             # The common case once any subclass exists somewhere: all arguments are plain
             # tensors, numbers, dtypes... one set lookup each.
@@ -292,7 +298,7 @@ def public(fn, *, func=None):
                     break
             else:
                 if not kwargs:
-                    return fn(*args)
+                    return direct(*args)
                 for a in kwargs.values():
                     if type(a) not in skip:
                         break
