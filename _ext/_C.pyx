@@ -19,8 +19,8 @@ Where we differ from PyTorch: the payload is a Cython object with Python-visible
 than a C++ struct, so a student can inspect it (``t._impl``) from a Python prompt. The logic a
 student should change (ops, autograd, modules) lives in Python; this file only holds the data and
 the few accessors that every op touches, plus (included from ``_fastpath.pxi``, at the end) the
-compiled fast path for ``a + b``, ``a - b``, ``a * b``, ``a.relu()`` and ``a.sum()`` on plain
-tensors, which needs the payload's C fields.
+compiled fast path for ``a + b``, ``a - b``, ``a * b``, ``a.relu()``, ``a.sum()``, ``a.detach()``
+and ``a.to(dtype)`` on plain tensors, which needs the payload's C fields.
 """
 
 cimport cython

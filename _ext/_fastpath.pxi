@@ -6,8 +6,9 @@
 # is five Python layers (operator method, public function with its ``__torch_function__`` check,
 # OpOverload, the dispatch chain, the cpu kernel) around one numpy ufunc call; on a small model
 # those layers, not the arithmetic, are what a user waits for. So the most common ops --
-# ``a + b``, ``a - b``, ``a * b`` (and ``2 + a``, ``2 * a``), ``a.relu()``, ``a.sum()`` -- first
-# try this file, which does in C exactly what the full path would end up doing: read the
+# ``a + b``, ``a - b``, ``a * b`` (and ``2 + a``, ``2 * a``), ``a.relu()``, ``a.sum()``, and the
+# two that ``state_dict()`` and ``Module.to(dtype)`` call once per tensor, ``a.detach()`` and
+# ``a.to(dtype)`` (issue 4; their own rules are at the end of this file) -- first try this file, which does in C exactly what the full path would end up doing: read the
 # operands' numpy views, call the same numpy function, wrap the array as a fresh tensor.
 #
 # When it may run (everything else takes the full path, unchanged)
@@ -15,7 +16,9 @@
 # Nothing that could observe or change the op may be in play:
 #
 # * the tensors are exactly ``Tensor`` (no subclass: no ``__torch_function__``/``__torch_dispatch__``
-#   of their own), on the cpu, float32/float64/int64, row-major and not empty, not requiring grad;
+#   of their own), on the cpu, float32/float64/int64, row-major and not empty, and autograd would
+#   not record the op: no input requires grad, or grad mode is off (``no_grad``: backward formulas
+#   and optimizer steps run so; the full path then also gives a result without grad_fn);
 # * the other operand is a tensor of the *same* dtype, or a Python ``int``/``float`` (exact types,
 #   so ``bool`` and numpy scalars go the full way) whose conversion to the tensor's dtype is exact
 #   or cannot differ from the full path's (no float operand for an int64 tensor: PyTorch gives the
@@ -63,6 +66,11 @@ cdef object _slow_sub = None
 cdef object _slow_mul = None
 cdef object _slow_relu = None
 cdef object _slow_sum = None
+cdef object _slow_detach = None
+cdef object _slow_to = None
+cdef dict _grad_mode_globals = None   # autograd.grad_mode.__dict__: _enabled
+cdef object _dtype_cls = None         # the class minitorch_nn.dtype
+cdef object _param_cls = None         # nn.Parameter, looked up once nn is imported (see _plain_class)
 
 # The numpy functions the cpu kernels call for these ops.
 cdef object _np_add = np.add
@@ -73,8 +81,9 @@ cdef object _np_add_reduce = np.add.reduce
 cdef dict _ZEROS = {}                 # dtype -> 0-d zero of that dtype (relu's np.maximum(x, 0))
 
 
-def install_fast_path(*, tensor_cls, tf_state, dispatch_module, python_dispatch_module, ops_module, float32,
-                      float64, int64, cpu, slow_add, slow_sub, slow_mul, slow_relu, slow_sum):
+def install_fast_path(*, tensor_cls, tf_state, dispatch_module, python_dispatch_module, ops_module,
+                      grad_mode_module, dtype_cls, float32, float64, int64, cpu, slow_add, slow_sub, slow_mul,
+                      slow_relu, slow_sum, slow_detach, slow_to):
     """Give the fast path the objects it checks against and the full-path functions it defers to.
 
     Called once by ``minitorch_nn._tensor_methods`` when it builds Tensor's methods.
@@ -82,6 +91,9 @@ def install_fast_path(*, tensor_cls, tf_state, dispatch_module, python_dispatch_
     global _Tensor, _tf_state, _dispatch_globals, _ops_globals, _python_dispatch_globals, _python_layer
     global _plain_dispatch, _f32, _f64, _i64, _cpu
     global _fp_var, _fp_ignore, _slow_add, _slow_sub, _slow_mul, _slow_relu, _slow_sum
+    global _slow_detach, _slow_to, _grad_mode_globals, _dtype_cls
+    _grad_mode_globals, _dtype_cls = vars(grad_mode_module), dtype_cls
+    _slow_detach, _slow_to = slow_detach, slow_to
     _Tensor, _tf_state = tensor_cls, tf_state
     _dispatch_globals, _ops_globals = vars(dispatch_module), vars(ops_module)
     _python_dispatch_globals, _python_layer = vars(python_dispatch_module), python_dispatch_module.python_layer
@@ -122,12 +134,18 @@ cdef inline bint _nothing_intercepts() except -1:
     return <object>layer is _python_layer and modes != NULL and not <object>modes
 
 
+cdef inline bint _grad_enabled():
+    cdef PyObject* value = PyDict_GetItem(_grad_mode_globals, "_enabled")
+    return value == NULL or <object>value is not False
+
+
 cdef inline TensorImpl _plain(object t):
-    """``t``'s payload when ``t`` is exactly a cpu ``Tensor`` of a fast dtype, not requiring grad."""
+    """``t``'s payload when ``t`` is exactly a cpu ``Tensor`` of a fast dtype that autograd would
+    not record (it does not require grad, or grad mode is off: ``no_grad``)."""
     if type(t) is not _Tensor:
         return None
     cdef TensorImpl impl = (<TensorBase>t)._impl
-    if impl is None or impl.requires_grad:
+    if impl is None or (impl.requires_grad and _grad_enabled()):
         return None
     dtype = impl.dtype
     if dtype is not _f32 and dtype is not _f64 and dtype is not _i64:
@@ -307,3 +325,84 @@ def tensor_sum(self, *args, **kwargs):
             if out is not None:
                 return _wrap(_Tensor, _fresh_impl(out, a.dtype, _cpu))
     return _slow_sum(self, *args, **kwargs)
+
+
+# -- detach() and to(dtype): the per-parameter work of state_dict() and Module.to() (issue 4) ----------
+
+cdef inline bint _plain_class(object cls) except -1:
+    """``Tensor`` itself or exactly ``nn.Parameter``, whose ``__torch_function__`` is the disabled
+    one: the full path treats a Parameter like a plain tensor and returns plain Tensors."""
+    global _param_cls
+    if cls is _Tensor:
+        return True
+    if _param_cls is None:
+        import sys
+        mod = sys.modules.get("minitorch_nn.nn.parameter")
+        if mod is None:
+            return False
+        _param_cls = mod.Parameter
+    return cls is _param_cls
+
+
+cdef inline TensorImpl _plain_cpu(object t):
+    """``t``'s payload when ``t`` is a plain (see ``_plain_class``) cpu tensor, any dtype or layout."""
+    if not _plain_class(type(t)):
+        return None
+    cdef TensorImpl impl = (<TensorBase>t)._impl
+    if impl is None or impl.storage is None:
+        return None
+    device = impl.device
+    if device is not _cpu and device.type != "cpu":
+        return None
+    return impl
+
+
+def tensor_detach(self, *args, **kwargs):
+    """``self.detach()``: a new tensor on the same storage, sizes, strides and offset, sharing the
+    version counter, with no grad_fn, not requiring grad and not a view (``_base`` is None) --
+    the payload the full path's ``backends/views.py:detach`` builds."""
+    cdef TensorImpl a, impl
+    if not args and not kwargs:
+        a = _plain_cpu(self)
+        if a is not None and _nothing_intercepts():
+            impl = TensorImpl.__new__(TensorImpl)
+            impl.storage = a.storage
+            impl.sizes = a.sizes
+            impl.strides = a.strides
+            impl.offset = a.offset
+            impl.dtype = a.dtype
+            impl.device = a.device
+            impl.version = a.version
+            return _wrap(_Tensor, impl)
+    return _slow_detach(self, *args, **kwargs)
+
+
+def tensor_to(self, *args, **kwargs):
+    """``self.to(dtype)`` / ``self.to(dtype=dtype)``: ``self`` itself when the dtype is already
+    ``dtype``, else the full path's ``_to_copy``: ``astype`` with numpy's warnings off, as a fresh
+    row-major tensor. Only for row-major, non-empty float32/float64/int64 operands and targets
+    that autograd would not record; anything else (devices, copy=, memory formats) goes the full way.
+    """
+    cdef TensorImpl a
+    cdef Py_ssize_t nargs = len(args)
+    dtype = None
+    if nargs == 1 and not kwargs:
+        dtype = args[0]
+    elif nargs == 0 and len(kwargs) == 1:
+        dtype = kwargs.get("dtype")
+    if dtype is not None and type(dtype) is _dtype_cls:
+        a = _plain_cpu(self)
+        if a is not None and _nothing_intercepts():
+            if dtype is a.dtype:
+                return self
+            if ((dtype is _f32 or dtype is _f64 or dtype is _i64) and
+                    (a.dtype is _f32 or a.dtype is _f64 or a.dtype is _i64) and
+                    not (a.requires_grad and _grad_enabled()) and _row_major(a.sizes, a.strides) and
+                    _fp_var is not None):
+                token = PyContextVar_Set(_fp_var, _fp_ignore)
+                try:
+                    r = a.numpy_view().astype(dtype.numpy_dtype)
+                finally:
+                    PyContextVar_Reset(_fp_var, token)
+                return _wrap(_Tensor, _fresh_impl(r, dtype, _cpu))
+    return _slow_to(self, *args, **kwargs)

@@ -22,6 +22,7 @@ from minitorch_nn._functions import shape as _sh
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import normalize_size
 from minitorch_nn._tensor import Tensor
+from minitorch_nn.autograd import grad_mode as _grad_mode
 from minitorch_nn.overrides import public
 
 # name on Tensor -> function whose first argument is the tensor
@@ -37,12 +38,13 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
     _FORWARD.pop(_name, None)
 
 
-# The plain-tensor fast path (issue 2: per-op overhead): ``x.relu()``, ``x.sum()`` and the
+# The plain-tensor fast path (issue 2: per-op overhead): ``x.relu()``, ``x.sum()``, ``x.detach()``,
+# ``x.to(dtype)`` (issue 4: state_dict and Module.to call these once per tensor) and the
 # operators ``+ - *`` below are compiled functions from ``_ext/_fastpath.pxi``. When nothing could
 # observe the op (exact ``Tensor``s on the cpu, no grad, no mode or dispatch subclass...) they
 # call numpy themselves, exactly as the cpu kernel would; otherwise they call the full-path
 # function given to ``_C.install_fast_path`` at the bottom of this file.
-_FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum}
+_FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum, "detach": _C.tensor_detach, "to": _C.tensor_to}
 _FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back to
 
 
@@ -399,9 +401,10 @@ Tensor.__hash__ = lambda self: id(self)
 
 _C.install_fast_path(
     tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, python_dispatch_module=_python_dispatch,
-    ops_module=_ops,
+    ops_module=_ops, grad_mode_module=_grad_mode, dtype_cls=_dt.dtype,
     float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
     slow_add=_binary_or_notimpl(Tensor.add), slow_sub=_binary_or_notimpl(Tensor.sub),
     slow_mul=_binary_or_notimpl(Tensor.mul),
     slow_relu=_FULL_PATH["relu"], slow_sum=_FULL_PATH["sum"],
+    slow_detach=_FULL_PATH["detach"], slow_to=_FULL_PATH["to"],
 )

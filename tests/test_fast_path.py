@@ -324,3 +324,176 @@ def test_results_own_their_sizes_and_strides():
         assert sys.getrefcount(out._impl.sizes[0]) > 2 and sys.getrefcount(out._impl.strides[0]) > 2
     assert outs[-1].shape == (1000,) and outs[-1].stride() == (1,)
     del filler
+
+
+# -- grad mode off: inputs that require grad take the fast path under no_grad -------------------------
+
+
+def _requiring_grad(spec, as_param=False):
+    # a leaf that requires grad, in the spec's layout (a view of a non-grad tensor may be made one)
+    t = build(mt, spec).requires_grad_()
+    return mt.nn.Parameter(t.detach().contiguous()) if as_param else t
+
+
+FLOAT_FAST = ("float32", "float64")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op=st.sampled_from(sorted(BINARY) + ["relu", "sum"]),
+       a=tensor_specs(dtypes=FLOAT_FAST + ("float16",), layouts=LAYOUTS, max_dims=3),
+       other=st.sampled_from(["same", "grad", "scalar", "0-d"]), grad_enabled=st.booleans())
+def test_grad_mode_off_fast_path_matches_full_path(op, a, other, grad_enabled):
+    x = _requiring_grad(a)
+    if other == "scalar":
+        y = 2.5
+    elif other == "0-d":
+        y = mt.tensor(1.5, dtype=x.dtype)
+    else:
+        y = build(mt, a)
+        if other == "grad":
+            y.requires_grad_()
+    fn = (lambda: getattr(x, op)()) if op in ("relu", "sum") else (lambda: BINARY[op](x, y))
+    with mt.set_grad_enabled(grad_enabled):
+        assert_fast_equals_full(fn, x)
+
+
+def _ran_any_kernel(fn):
+    with kernel_calls() as calls, copy_kernel_calls() as copies:
+        fn()
+    return len(calls) + len(copies) > 0
+
+
+def test_fast_path_runs_under_no_grad_for_inputs_that_require_grad():
+    a = mt.ones(2, 3, requires_grad=True)
+    b = mt.nn.Parameter(mt.ones(2, 3))
+    with mt.no_grad():
+        for fn in _all_ops(a, a) + [lambda: a + b.detach(), lambda: a.detach() * 2, lambda: a.to(mt.float64)]:
+            assert not _ran_any_kernel(fn)
+            out = fn()
+            assert not out.requires_grad and out.grad_fn is None
+    for fn in _all_ops(a, a) + [lambda: a.to(mt.float64)]:  # grad mode on: recorded, full path
+        assert _ran_any_kernel(fn)
+        assert fn().grad_fn is not None
+
+
+# -- detach() and to(dtype) ------------------------------------------------------------------------------
+
+
+def detach_outcome(t):
+    """Everything observable about ``t.detach()``, including what it shares with ``t``."""
+    out = t.detach()
+    before = t._version
+    out._bump_version()  # a shared version counter: the input sees the write
+    seen = t._version - before
+    t._impl.version.value = before
+    return (outcome(lambda: out), out is t, out.data_ptr() == t.data_ptr(), out._impl.storage is t._impl.storage,
+            out._base is None, out._is_view(), seen, out.is_leaf, type(out))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=tensor_specs(dtypes=FAST_DTYPES + OTHER_DTYPES + ("bfloat16", "uint8"), layouts=LAYOUTS, min_side=0),
+       kind=st.sampled_from(["plain", "requires grad", "parameter", "subclass", "non-leaf", "view of grad"]),
+       grad_enabled=st.booleans(), mode=st.booleans())
+def test_detach_fast_path_matches_full_path(spec, kind, grad_enabled, mode):
+    t = build(mt, spec)
+    floating = t.dtype.is_floating_point
+    if kind == "requires grad" and floating:
+        t = t.requires_grad_()
+    elif kind == "parameter":
+        t = mt.nn.Parameter(t, requires_grad=floating)
+    elif kind == "subclass":
+        t = t.as_subclass(_Sub)
+    elif kind == "non-leaf" and floating:
+        t = t.requires_grad_() * 1
+    elif kind == "view of grad" and floating and t.dim():
+        t = t.detach().requires_grad_()[:1]
+    with mt.set_grad_enabled(grad_enabled), _Passthrough() if mode else contextlib.nullcontext():
+        fast = detach_outcome(t)
+        with full_path():
+            full = detach_outcome(t)
+    assert fast == full
+
+
+TO_TARGETS = ("float32", "float64", "int64", "float16", "int32", "bool")
+
+
+def to_outcome(t, args, kwargs):
+    out = outcome(lambda: t.to(*args, **kwargs))
+    return out, t.to(*args, **kwargs) is t
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=tensor_specs(dtypes=FAST_DTYPES * 3 + OTHER_DTYPES, layouts=LAYOUTS, min_side=0),
+       target=st.sampled_from(TO_TARGETS), keyword=st.booleans(),
+       kind=st.sampled_from(["plain", "requires grad", "parameter", "subclass"]),
+       grad_enabled=st.booleans(), mode=st.booleans())
+def test_to_dtype_fast_path_matches_full_path(spec, target, keyword, kind, grad_enabled, mode):
+    t = build(mt, spec)
+    floating = t.dtype.is_floating_point
+    if kind == "requires grad" and floating:
+        t = t.requires_grad_()
+    elif kind == "parameter":
+        t = mt.nn.Parameter(t, requires_grad=floating)
+    elif kind == "subclass":
+        t = t.as_subclass(_Sub)
+    dtype = getattr(mt, target)
+    args, kwargs = ((), {"dtype": dtype}) if keyword else ((dtype,), {})
+    with mt.set_grad_enabled(grad_enabled), _Passthrough() if mode else contextlib.nullcontext():
+        fast = to_outcome(t, args, kwargs)
+        with full_path():
+            full = to_outcome(t, args, kwargs)
+    assert fast == full
+
+
+def test_to_special_values_match_full_path():
+    # overflow to inf (float64 -> float32), NaN/inf to int64, rounding: numpy's warnings stay off
+    a = mt.tensor([1e300, -1e300, float("nan"), float("inf"), 0.1, -0.0, 2.0**63], dtype=mt.float64)
+    for t in (a, a.float(), mt.tensor([2**62, -(2**63), 3], dtype=mt.int64)):
+        for target in (mt.float32, mt.float64, mt.int64):
+            assert_fast_equals_full(lambda t=t, target=target: t.to(target), t)
+
+
+@contextlib.contextmanager
+def copy_kernel_calls():
+    """Count calls of ``_to_copy``'s cpu kernel and of ``detach``'s kernel (the fast path calls neither)."""
+    ops = [aten._to_copy.default, aten.detach.default]
+    keys = ["cpu", "any"]
+    saved = [op._kernels[k] for op, k in zip(ops, keys)]
+    calls = []
+    for op, k, kernel in zip(ops, keys, saved):
+        op._kernels[k] = lambda *a, _k=kernel, **kw: (calls.append(1), _k(*a, **kw))[1]
+    try:
+        yield calls
+    finally:
+        for op, k, kernel in zip(ops, keys, saved):
+            op._kernels[k] = kernel
+
+
+def test_detach_and_to_fast_paths_run_and_decline():
+    a = mt.arange(6.0).reshape(2, 3)
+    p = mt.nn.Parameter(mt.ones(2, 3))
+    fast = [lambda: a.detach(), lambda: a.t().detach(), lambda: p.detach(), lambda: a.to(mt.float64),
+            lambda: a.to(dtype=mt.int64), lambda: a.long().to(mt.float32)]
+    for fn in fast:
+        with copy_kernel_calls() as calls:
+            fn()
+        assert not calls
+    assert a.to(mt.float32) is a and p.to(mt.float32) is p and a.t().to(mt.float32) is not None
+    slow = [lambda: a.to(mt.float16), lambda: a.t().to(mt.float64), lambda: a.to(mt.float64, copy=True),
+            lambda: a.to("cpu", mt.float64), lambda: p.to(mt.float64), lambda: a.as_subclass(_Sub).detach(),
+            lambda: a.as_subclass(_Sub).to(mt.float64), lambda: a.detach().requires_grad_().to(mt.float64)]
+    for fn in slow:
+        with copy_kernel_calls() as calls:
+            fn()
+        assert calls
+    seen = []
+
+    class Log(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        for fn in fast[:4]:
+            fn()
+    assert seen == [mt.Tensor.detach, mt.Tensor.t, mt.Tensor.detach, mt.Tensor.detach, mt.Tensor.to]
