@@ -390,7 +390,12 @@ def _record_simple(op, d, args, kwargs):
                 edges.append((fn, impl.output_nr))
                 needed.append(True)
             elif impl.requires_grad:
-                edges.append((grad_accumulator(impl), 0))
+                # grad_accumulator(impl), with its cached case inlined (a leaf used again
+                # while its graph is alive: every weight of a model in a training step)
+                meta = impl.autograd_meta
+                ref = meta.get("grad_accumulator") if meta else None
+                fn = ref() if ref is not None else None
+                edges.append((fn or grad_accumulator(impl), 0))
                 needed.append(True)
             else:
                 edges.append(_NO_EDGE)
@@ -400,10 +405,12 @@ def _record_simple(op, d, args, kwargs):
             edges.append(_NO_EDGE)
             needed.append(False)
             metas.append(None)
-    if True not in needed:
-        return NotImplemented   # nothing differentiable requires grad (maybe an index does)
     needed = tuple(needed)
-    plan = d._plans.get(needed) or d.plan(needed)
+    plan = d._plans.get(needed)   # (no plan is ever made for "no input needs a gradient")
+    if plan is None:
+        if True not in needed:
+            return NotImplemented   # nothing differentiable requires grad (maybe an index does)
+        plan = d.plan(needed)
     node = d.node_cls(d, tuple(edges), tuple(metas), plan.needs)
 
     # 2. Save what the formulas of the inputs that need a gradient read.
