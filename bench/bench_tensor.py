@@ -44,6 +44,11 @@ def best_us(fn, number, repeat):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 
+def _no_grad_add(lib, x, y):
+    with lib.no_grad():
+        return x + y
+
+
 def tiny_cases(mt, np, torch):
     a, b = mt.ones(4), mt.full((4,), 2.0)
     na, nb = np.ones(4, np.float32), np.full(4, 2.0, np.float32)
@@ -56,11 +61,21 @@ def tiny_cases(mt, np, torch):
         "relu": (lambda: a.relu(), lambda: np.maximum(na, zero)),
         "sum": (lambda: a.sum(), lambda: np.add.reduce(na, None)),
         "mt.add (full path)": (lambda: mt.add(a, b), lambda: na + nb),
+        # state_dict() and Module.to(dtype) call these once per tensor (issue 4); numpy's
+        # counterparts are a view and astype
+        "detach": (lambda: a.detach(), lambda: na.view()),
+        "to(float64)": (lambda: a.to(mt.float64), lambda: na.astype(np.float64)),
+        # backward formulas and optimizer steps run under no_grad on tensors that require grad
+        "add, no_grad, grad": (lambda: _no_grad_add(mt, ga, gb), lambda: na + nb),
     }
+    ga, gb = mt.ones(4, requires_grad=True), mt.full((4,), 2.0, requires_grad=True)
     if torch is not None:
         ta, tb = torch.ones(4), torch.full((4,), 2.0)
+        tga, tgb = torch.ones(4, requires_grad=True), torch.full((4,), 2.0, requires_grad=True)
         torch_fns = {"add": lambda: ta + tb, "sub": lambda: ta - tb, "mul": lambda: ta * tb, "add scalar": lambda: ta + 1,
-                     "relu": lambda: ta.relu(), "sum": lambda: ta.sum(), "mt.add (full path)": lambda: torch.add(ta, tb)}
+                     "relu": lambda: ta.relu(), "sum": lambda: ta.sum(), "mt.add (full path)": lambda: torch.add(ta, tb),
+                     "detach": lambda: ta.detach(), "to(float64)": lambda: ta.to(torch.float64),
+                     "add, no_grad, grad": lambda: _no_grad_add(torch, tga, tgb)}
     else:
         torch_fns = {}
     return [(name, m, n, torch_fns.get(name)) for name, (m, n) in cases.items()]
