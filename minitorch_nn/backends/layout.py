@@ -25,6 +25,7 @@ and the result gets strides (1, 3), like ``a``.
 from __future__ import annotations
 
 from minitorch_nn._C import TensorBase
+from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
 from minitorch_nn._tensor import contiguous_strides as _row_major  # (cached: every op asks)
 
 
@@ -153,10 +154,12 @@ def elementwise_strides(shape, operands, common_dtype=None):
     # the common case first, and cheaply: every input already has plain row-major strides (no
     # rule below can then give anything else, as long as the result is not empty)
     plain = True
+    row_major = _ROW_MAJOR.get   # (contiguous_strides' own cache, read without a call)
     for op in operands:
         if isinstance(op, TensorBase):
             impl = op._impl
-            if impl.strides != _row_major(impl.sizes):
+            sizes = impl.sizes
+            if impl.strides != (row_major(sizes) or _row_major(sizes)):
                 plain = False
                 break
         elif type(op) is tuple and op[1] != _row_major(op[0]):

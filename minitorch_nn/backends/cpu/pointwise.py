@@ -33,6 +33,7 @@ from minitorch_nn.backends.cpu._numpy import (
     fp_errors_off,
     fp_errors_restore,
     numpy_broadcast_error,
+    wrap,
     wrap_strided,
     write_into,
 )
@@ -72,7 +73,9 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
         raise
     finally:
         fp_errors_restore(token)
-    return r, (dt.bool if kind == "bool" else dtype), elementwise_strides(np.shape(r), (a, b), dtype)
+    # (r.shape: np.shape is a dispatched numpy function, a measurable cost on every op)
+    shape = r.shape if type(r) is np.ndarray else np.shape(r)
+    return r, (dt.bool if kind == "bool" else dtype), elementwise_strides(shape, (a, b), dtype)
 
 
 def _to_result_dtype(x, dtype, exact_scalar):
@@ -96,11 +99,16 @@ def unary(fn, a, kind="promote"):
         r = fn(x)
     finally:
         fp_errors_restore(token)
-    return r, (dt.bool if kind == "bool" else dtype), elementwise_strides(np.shape(r), (a,), dtype)
+    # (r.shape: np.shape is a dispatched numpy function, a measurable cost on every op)
+    shape = r.shape if type(r) is np.ndarray else np.shape(r)
+    return r, (dt.bool if kind == "bool" else dtype), elementwise_strides(shape, (a,), dtype)
 
 
 def _out(triple):
-    return wrap_strided(*triple)
+    r, dtype, strides = triple
+    if strides is None:   # contiguous, the common case: wrap_strided would only call wrap
+        return wrap(r, dtype)
+    return wrap_strided(r, dtype, strides)
 
 
 def _inplace(self, triple):
