@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from minitorch_nn._functions._out import writes_out, writes_out_tuple
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import public
 
@@ -41,15 +42,18 @@ def _named(name, fields):
 _QR = _named("linalg_qr", ["Q", "R"])
 _SVD = _named("linalg_svd", ["U", "S", "Vh"])
 _EIGH = _named("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_GEQRF = _named("geqrf", ["a", "tau"])
 
 
 @public
+@writes_out_tuple(_QR)
 def qr(A, mode="reduced", *, out=None):
     """QR decomposition ``A = Q R`` (``mode`` is ``'reduced'``, ``'complete'`` or ``'r'``)."""
     return _QR(*aten.linalg_qr.default(A, mode))
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def solve(A, B, *, left=True, out=None):
     """The ``X`` with ``A X = B`` (or ``X A = B`` when ``left=False``)."""
     return aten.linalg_solve.default(A, B, left=left) if not left else aten.linalg_solve.default(A, B)
@@ -62,18 +66,21 @@ def matrix_exp(A):
 
 
 @public
+@writes_out_tuple(_SVD)
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh``."""
     return _SVD(*aten.linalg_svd.default(A, full_matrices))
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def svdvals(A, *, driver=None, out=None):
     """The singular values of ``A``, in descending order."""
     return aten.linalg_svdvals.default(A)
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ``ord``-norm of ``x`` seen as a vector (over ``dim``, or over every element)."""
     if isinstance(dim, int):
@@ -83,18 +90,21 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @public
+@writes_out_tuple(_EIGH)
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices."""
     return _EIGH(*aten.linalg_eigh.default(A, UPLO))
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def inv(A, *, out=None):
     """The inverse of each square matrix in ``A``."""
     return aten.linalg_inv.default(A)
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def det(A, *, out=None):
     """The determinant of each square matrix in ``A``."""
     return aten.linalg_det.default(A)
@@ -106,12 +116,14 @@ def det(A, *, out=None):
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues (ascending) of symmetric matrices."""
     return aten.linalg_eigh.default(A, UPLO)[0]
 
 
 @public
+@writes_out("any", check_overlap=False)
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The number of singular values above ``max(atol, rtol * largest)`` (int64).
 
@@ -129,6 +141,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 
 @public
+@writes_out("any", check_overlap=False)
 def householder_product(A, tau, *, out=None):
     """The first ``n`` columns of ``H_1 H_2 ... H_k`` with ``H_i = I - tau_i v_i v_i^H``.
 
@@ -154,6 +167,7 @@ def householder_product(A, tau, *, out=None):
     return Q[..., :, :n]
 
 
+@writes_out_tuple(_GEQRF)
 def geqrf(input, *, out=None):
     """LAPACK's QR in compact form: ``(a, tau)``, R on and above the diagonal of ``a``, the
     Householder vectors below it. Not differentiable (nor is PyTorch's)."""
@@ -172,8 +186,7 @@ def geqrf(input, *, out=None):
     m, n = a.shape[-2:]
     h = np.stack(hs).reshape(*batch, m, n) if hs else np.zeros(a.shape, a.dtype)
     tau = np.stack(taus).reshape(*batch, min(m, n)) if taus else np.zeros((*batch, min(m, n)), a.dtype)
-    GeqrfResult = _named("geqrf", ["a", "tau"])
-    return GeqrfResult(_from_array(np.ascontiguousarray(h).astype(a.dtype), input.dtype),
+    return _GEQRF(_from_array(np.ascontiguousarray(h).astype(a.dtype), input.dtype),
                        _from_array(np.ascontiguousarray(tau).astype(a.dtype), input.dtype))
 
 
@@ -218,6 +231,7 @@ def dist(input, other, p=2):
     return _Dist.apply(input, other, p)
 
 
+@writes_out("dot")
 def vdot(input, other, *, out=None):
     """``torch.vdot``: the dot product of two 1-D tensors, the first conjugated (real only here)."""
     return aten.dot.default(input, other)  # real dtypes: conjugation is the identity

@@ -14,6 +14,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._device import canonical, get_default_device
+from minitorch_nn._functions._out import writes_out_factory
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import normalize_size
 from minitorch_nn._tensor import Tensor, _from_array
@@ -190,22 +191,26 @@ def from_dlpack(ext_tensor):
 # -- sized factories --------------------------------------------------------------------------------
 
 @public
+@writes_out_factory
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
     """An uninitialised tensor (zero-filled here, which PyTorch does not promise)."""
     return _finish(aten.empty.memory_format(normalize_size(size, "empty"), **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
+@writes_out_factory
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     return _finish(aten.zeros.default(normalize_size(size, "zeros"), **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
+@writes_out_factory
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     return _finish(aten.ones.default(normalize_size(size, "ones"), **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
+@writes_out_factory
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     return _finish(aten.full.default(normalize_size((size,)), fill_value, **_factory_kwargs(dtype, device)), requires_grad)
 
@@ -270,6 +275,7 @@ def _number(x):
 
 
 @public
+@writes_out_factory
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) every ``step`` (PyTorch's dtype rules)."""
     start, end, step = _number(start), _number(end), _number(step)
@@ -284,11 +290,13 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
 
 @public
+@writes_out_factory
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     return _finish(aten.linspace.default(_number(start), _number(end), steps, **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
+@writes_out_factory
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     kw = _factory_kwargs(dtype, device)
     return _finish(aten.eye.default(n, **kw) if m is None else aten.eye.m(n, m, **kw), requires_grad)
@@ -304,6 +312,7 @@ def _gen_kwargs(generator, dtype, device):
 
 
 @public
+@writes_out_factory
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples in [0, 1), the same numbers as PyTorch's cpu generator."""
     size = normalize_size(size)
@@ -312,6 +321,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 
 
 @public
+@writes_out_factory
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples, the same numbers as PyTorch's cpu generator."""
     size = normalize_size(size)
@@ -320,6 +330,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 
 @public
+@writes_out_factory
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Random integers in [low, high); ``randint(high, size)`` is accepted too."""
     if size is None:
@@ -333,6 +344,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 
 @public
+@writes_out_factory
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A random permutation of ``0..n-1``."""
     kw = _gen_kwargs(generator, dtype or dt.int64, device)

@@ -7,22 +7,26 @@ dims and run ``bmm`` on a 3-D view.
 
 from __future__ import annotations
 
+from minitorch_nn._functions._out import CAST, write_out, writes_out
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import broadcast_shapes
 from minitorch_nn.overrides import public
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def mm(input, mat2, *, out=None):
     return aten.mm.default(input, mat2)
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def bmm(input, mat2, *, out=None):
     return aten.bmm.default(input, mat2)
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     kw = {}
     if beta != 1:
@@ -33,11 +37,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return aten.baddbmm.default(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
 @public
+@writes_out("dot")
 def dot(input, tensor, *, out=None):
     return aten.dot.default(input, tensor)
 
@@ -46,11 +52,13 @@ inner = dot
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def mv(input, vec, *, out=None):
     return aten.mv.default(input, vec)
 
 
 @public
+@writes_out("safe")
 def outer(input, vec2, *, out=None):
     return aten.outer.default(input, vec2)
 
@@ -61,6 +69,10 @@ ger = outer
 @public
 def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's rules for 1-D, 2-D and batched operands."""
+    if out is not None:
+        # the 1-D @ 1-D case is ``dot`` and has its dtype rule and words
+        rule = CAST["dot"] if input.dim() == 1 and other.dim() == 1 else CAST["exact"]
+        return write_out("matmul", out, [input, other], lambda: matmul(input, other), rule, check_overlap=False)
     da, db = input.dim(), other.dim()
     if da == 0 or db == 0:
         raise RuntimeError(

@@ -231,6 +231,7 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 @public
+@writes_out("nonzero")
 def nonzero(input, *, out=None, as_tuple=False):
     idx = aten.nonzero.default(input)
     if as_tuple:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from minitorch_nn._C import TensorBase
+from minitorch_nn._functions._out import CAST, write_out, write_out_tuple, writes_out, writes_out_reduction, writes_out_tuple
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import public
 
@@ -45,6 +46,7 @@ def _dims(dim):
 
 
 @public
+@writes_out_reduction
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum of all elements, or along ``dim`` (int or list of ints)."""
     if dim is None and not keepdim and dtype is None:
@@ -58,6 +60,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @public
+@writes_out("safe", check_overlap=False)
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     kw = {"dtype": dtype} if dtype is not None else {}
     if dim is None and not keepdim:
@@ -66,7 +69,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @public
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+@writes_out_reduction
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     kw = {"dtype": dtype} if dtype is not None else {}
     if dim is None:
         return aten.prod.default(input, **kw)
@@ -85,35 +89,52 @@ def _max_min(name, input, dim, keepdim, other):
     return return_types.get(name)(values, indices)
 
 
+def _max_min_out(name, input, dim, keepdim, other, out):
+    # with a dim, out is (values, indices), each of exactly the result's dtype; otherwise one tensor
+    inputs = [t for t in (input, dim, other) if isinstance(t, TensorBase)]
+    compute = lambda: _max_min(name, input, dim, keepdim, other)  # noqa: E731
+    if dim is None or isinstance(dim, TensorBase) or other is not None:
+        return write_out(name, out, inputs, compute, CAST["safe"], check_overlap=False)
+    return write_out_tuple(name, out, inputs, compute, CAST["exact"], return_types.get(f"{name}_out"))
+
+
 @public
 def max(input, dim=None, keepdim=False, *, out=None, other=None):
     """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor, ``maximum``."""
+    if out is not None:
+        return _max_min_out("max", input, dim, keepdim, other, out)
     return _max_min("max", input, dim, keepdim, other)
 
 
 @public
 def min(input, dim=None, keepdim=False, *, out=None, other=None):
+    if out is not None:
+        return _max_min_out("min", input, dim, keepdim, other, out)
     return _max_min("min", input, dim, keepdim, other)
 
 
 @public
+@writes_out("amax", check_overlap=False)
 def amax(input, dim=(), keepdim=False, *, out=None):
     return aten.amax.default(input, _dims(dim) if dim != () else [], keepdim) if keepdim else aten.amax.default(input, _dims(dim) if dim != () else [])
 
 
 @public
+@writes_out("amax", check_overlap=False)
 def amin(input, dim=(), keepdim=False, *, out=None):
     return aten.amin.default(input, _dims(dim) if dim != () else [], keepdim) if keepdim else aten.amin.default(input, _dims(dim) if dim != () else [])
 
 
 @public
-def argmax(input, dim=None, keepdim=False):
+@writes_out("exact", check_overlap=False)
+def argmax(input, dim=None, keepdim=False, *, out=None):
     if dim is None and not keepdim:
         return aten.argmax.default(input)
     return aten.argmax.default(input, dim, keepdim)
 
 
 @public
+@writes_out("multinomial")
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Sample category indices from each row of ``input`` (1-d, or 2-d: one distribution per row).
 
@@ -133,15 +154,12 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             f"multinomial(): argument 'num_samples' (position 2) must be int, not {type(num_samples).__name__}"
         )
     kw = {"generator": generator} if generator is not None else {}
-    result = aten.multinomial.default(input, num_samples.__index__(), replacement, **kw)
-    if out is None:
-        return result
-    aten.resize_.default(out, list(result.shape))
-    return aten.copy_.default(out, result)
+    return aten.multinomial.default(input, num_samples.__index__(), replacement, **kw)
 
 
 @public
-def argmin(input, dim=None, keepdim=False):
+@writes_out("exact", check_overlap=False)
+def argmin(input, dim=None, keepdim=False, *, out=None):
     if dim is None and not keepdim:
         return aten.argmin.default(input)
     return aten.argmin.default(input, dim, keepdim)
@@ -168,6 +186,7 @@ def _var_args(dim, unbiased, keepdim, correction):
 
 
 @public
+@writes_out("safe", check_overlap=False)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance (Bessel-corrected by default, ``correction=1``)."""
     args, kw = _var_args(dim, unbiased, keepdim, correction)
@@ -175,6 +194,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 @public
+@writes_out("safe", check_overlap=False)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     args, kw = _var_args(dim, unbiased, keepdim, correction)
     return aten.std.correction(input, *args, **kw)
@@ -193,11 +213,13 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @public
+@writes_out("safe", check_overlap=False)
 def logsumexp(input, dim, keepdim=False, *, out=None):
     return aten.logsumexp.default(input, _dims(dim), keepdim) if keepdim else aten.logsumexp.default(input, _dims(dim))
 
 
 @public
+@writes_out("bool", check_overlap=False)
 def all(input, dim=None, keepdim=False, *, out=None):
     if dim is None:
         return aten.all.default(input)
@@ -205,6 +227,7 @@ def all(input, dim=None, keepdim=False, *, out=None):
 
 
 @public
+@writes_out("bool", check_overlap=False)
 def any(input, dim=None, keepdim=False, *, out=None):
     if dim is None:
         return aten.any.default(input)
@@ -226,26 +249,33 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if keepdim:
         args.append(True)
     kw = {"dtype": dtype} if dtype is not None else {}
+    if out is not None:  # ``out`` may come by position here (it is the fifth parameter)
+        compute = lambda: aten.linalg_vector_norm.default(*args, **kw)  # noqa: E731
+        return write_out("norm", out, [input], compute, CAST["exact"], check_overlap=False)
     return aten.linalg_vector_norm.default(*args, **kw)
 
 
 @public
+@writes_out_reduction(check_overlap=True)
 def cumsum(input, dim, *, dtype=None, out=None):
     return aten.cumsum.default(input, dim, dtype=dtype) if dtype is not None else aten.cumsum.default(input, dim)
 
 
 @public
+@writes_out_reduction(check_overlap=True)
 def cumprod(input, dim, *, dtype=None, out=None):
     return aten.cumprod.default(input, dim, dtype=dtype) if dtype is not None else aten.cumprod.default(input, dim)
 
 
 @public
+@writes_out_tuple(return_types.get("sort_out"))
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     values, indices = aten.sort.default(input, dim, descending)
     return return_types.get("sort")(values, indices)
 
 
 @public
+@writes_out_tuple(return_types.get("topk_out"))
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     values, indices = aten.topk.default(input, k, dim, largest, sorted)
     return return_types.get("topk")(values, indices)

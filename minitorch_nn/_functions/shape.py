@@ -12,6 +12,7 @@ from __future__ import annotations
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._device import canonical
+from minitorch_nn._functions._out import writes_out
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import infer_size, normalize_size, wrap_dim
 from minitorch_nn.backends.views import compute_view_strides
@@ -189,6 +190,7 @@ def broadcast_tensors(*tensors):
 
 
 @public
+@writes_out("cat")
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dimension."""
     if not isinstance(tensors, (list, tuple)):
@@ -200,6 +202,7 @@ concat = concatenate = cat
 
 
 @public
+@writes_out("cat")
 def stack(tensors, dim=0, *, out=None):
     """Join tensors along a new dimension."""
     return aten.stack.default(list(tensors), dim) if dim != 0 else aten.stack.default(list(tensors))
@@ -261,11 +264,13 @@ def roll(input, shifts, dims=None):
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def tril(input, diagonal=0, *, out=None):
     return aten.tril.default(input, diagonal)
 
 
 @public
+@writes_out("exact", check_overlap=False)
 def triu(input, diagonal=0, *, out=None):
     return aten.triu.default(input, diagonal)
 
