@@ -344,8 +344,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 if runs:
                     _send(node, (), buffers, dependencies, ready)
                 continue
-            n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
-            grad_outputs = [buf.get(k) for k in range(n_out)]
+            if len(buf) == 1 and 0 in buf and not getattr(node, "_output_meta", None):
+                grad_outputs = [buf[0]]   # the usual node: one output, its gradient
+            else:
+                n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
+                grad_outputs = [buf.get(k) for k in range(n_out)]
             del buf   # the engine keeps no extra reference (AccumulateGrad checks who shares a gradient)
             if targets is not None and not accumulate and runs:
                 # PyTorch's ordering: a node that will run captures its gradient *before* the

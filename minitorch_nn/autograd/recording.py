@@ -207,7 +207,10 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def apply(self, grad_outputs):
-        if all(g is None for g in grad_outputs):
+        for g in grad_outputs:
+            if g is not None:
+                break
+        else:   # no gradient at all: nothing to compute
             return (None,) * len(self.next_functions)
         if _tf_state.quiet:   # nothing could intercept the formulas' ops anyway
             return self._apply(grad_outputs)
@@ -230,6 +233,7 @@ class OpNode(Node):
         # plain aliases (cheaper ops); not when __torch_dispatch__ classes must see their own.
         detached = not _gm._enabled and _dispatch.python_layer is None
         wanted = _graph.should_compute[0]
+        saved = self._saved
         k = 0   # index of the first edge of the current input
         for name, fn, params, is_list in d.formulas:
             n_edges = self._needs[name]
@@ -240,7 +244,12 @@ class OpNode(Node):
             if not any(n_edges):
                 out.extend([None] * len(n_edges))
                 continue
-            result = fn(grad, *[self._value(p, detached) for p in params])
+            values = []
+            for p in params:
+                v = saved[p]
+                # a SavedTensor unpacked here, without _value's call: the usual case
+                values.append(v.unpack(self, detached) if type(v) is SavedTensor else self._value(p, detached))
+            result = fn(grad, *values)
             if is_list:
                 out.extend(r if need else None for r, need in zip(result, n_edges))
             else:
