@@ -217,13 +217,25 @@ def _short_name(node) -> str:
     return re.sub(r"Backward\d*$", "", node.name().rsplit("::", 1)[-1])
 
 
+# minitorch_nn.Tensor, read on first use: _tensor.py is imported after this module. A global
+# and not a local ``from ... import`` because that import costs about a microsecond per unpack.
+_Tensor = None
+
+
+def _load_tensor_class():
+    global _Tensor
+    from minitorch_nn._tensor import Tensor
+
+    _Tensor = Tensor
+    return Tensor
+
+
 def tensor_for(impl):
     """The Python tensor that owns ``impl`` (the same object when it is alive), else a new handle.
 
     Uses ``TensorBase._base``, which knows how to find a payload's owning handle.
     """
-    from minitorch_nn._tensor import Tensor
-
+    Tensor = _Tensor or _load_tensor_class()
     probe = TensorImpl(None, (), (), 0, impl.dtype, impl.device, impl.version)
     probe.base = impl
     return _C._wrap(Tensor, probe)._base
@@ -314,14 +326,12 @@ class SavedTensor:
                 "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
         if detached:
-            from minitorch_nn._tensor import Tensor
-
+            Tensor = _Tensor or _load_tensor_class()
             return _C._wrap(Tensor, _alias(impl))
         if not self.is_output:
             return tensor_for(impl)
         # An output comes back with its grad_fn, so a double backward can go through it.
-        from minitorch_nn._tensor import Tensor
-
+        Tensor = _Tensor or _load_tensor_class()
         out = _alias(impl)
         out.requires_grad = True
         out.grad_fn = node
@@ -332,8 +342,7 @@ class SavedTensor:
         t = self.unpack_hook(self.packed)
         if not self.is_output:
             return t
-        from minitorch_nn._tensor import Tensor
-
+        Tensor = _Tensor or _load_tensor_class()
         out = _alias(t._impl)
         out.requires_grad, out.grad_fn, out.output_nr = True, node, self.output_nr
         return _C._wrap(Tensor, out)
