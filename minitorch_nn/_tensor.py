@@ -129,6 +129,19 @@ class Tensor(TensorBase):
             raise BufferError(f"minitorch_nn exports only cpu tensors through DLPack, not {self.device.type}")
         return (1, 0)
 
+    def is_contiguous(self, memory_format=None):
+        """True when the elements are laid out in ``memory_format``'s order with no gaps: row-major
+        by default, ``channels_last`` (4-d: C, W, H, N from the fastest) when asked."""
+        if memory_format is dt.channels_last:
+            from minitorch_nn.backends.layout import is_channels_last
+
+            return is_channels_last(tuple(self.shape), self.stride())
+        if memory_format is None or isinstance(memory_format, dt.memory_format):
+            return TensorBase.is_contiguous(self)  # (preserve_format asks the row-major question too, as in PyTorch)
+        raise TypeError(
+            f"is_contiguous(): argument 'memory_format' must be torch.memory_format, not {type(memory_format).__name__}"
+        )
+
     def __deepcopy__(self, memo):
         from minitorch_nn._serialization_helpers import deepcopy_tensor
 
