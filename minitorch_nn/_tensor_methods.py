@@ -258,6 +258,10 @@ def scatter_add_(self, dim, index, src):
     return aten.scatter_add_.default(self, dim, index, src)
 
 
+def index_add_(self, dim, index, source, *, alpha=1):
+    return aten.index_add_.default(self, dim, index, source, alpha=alpha)
+
+
 def addcmul_(self, tensor1, tensor2, *, value=1):
     return aten.addcmul_.default(self, tensor1, tensor2, value=value)
 
@@ -299,7 +303,7 @@ def _inplace_unary(name):
 
 
 for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, normal_, bernoulli_, bernoulli,
-           random_, exponential_, masked_fill_, index_put_, scatter_, scatter_add_, addcmul_, addcdiv_, lerp_,
+           random_, exponential_, masked_fill_, index_put_, scatter_, scatter_add_, index_add_, addcmul_, addcdiv_, lerp_,
            set_, as_strided_, resize_):
     setattr(Tensor, _f.__name__, public(_f))
 for _name in _INPLACE_UNARY:

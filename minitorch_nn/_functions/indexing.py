@@ -270,5 +270,6 @@ def masked_select(input, mask):
 
 
 @public
-def index_add(input, dim, index, source, *, alpha=1):
+@writes_out("exact")
+def index_add(input, dim, index, source, *, alpha=1, out=None):
     return aten.index_add.default(input, dim, index, source, alpha=alpha)

@@ -220,13 +220,49 @@ def nonzero(self):
     return wrap(np.stack(np.nonzero(arr), axis=1).astype(np.int64), dt.int64)
 
 
+def _check_index_add(self, dim, index, source):
+    """PyTorch's checks of ``index_add``, in its order and words; returns the wrapped dim."""
+    d = wrap_dim(dim, max(self.dim(), 1))
+    if index.dim() > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {index.dim()} with type: "
+            f"{type_name(index.dtype)} and size: {list(index.shape)}"
+        )
+    if index.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {type_name(index.dtype)}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({type_name(self.dtype)}) and source ({type_name(source.dtype)}) must have the same scalar type"
+        )
+    source_len = source.shape[d] if source.dim() > 0 else 1
+    if index.numel() != source_len:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.numel()}) should be equal to source.size(dim): ({source_len}), for dim: {dim}"
+        )
+    others = lambda t: [s for k, s in enumerate(t.shape) if k != d]  # noqa: E731
+    if self.dim() > 0 and source.dim() > 0 and others(self) != others(source):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}"
+        )
+    size = self.shape[d] if self.dim() > 0 else 1
+    for i in as_array(index).reshape(-1).tolist():
+        if not 0 <= i < size:
+            raise RuntimeError(f"index {i} is out of bounds for dimension {d} with size {size}")
+    return d
+
+
 @aten.index_add.default.impl("cpu")
 def index_add(self, dim, index, source, *, alpha=1):
-    d = wrap_dim(dim, self.dim())
+    d = _check_index_add(self, dim, index, source)
     out = as_array(self).copy()
+    if self.dim() == 0:  # a 0-d self is treated as one element along dim 0
+        return wrap(out + as_array(source) * alpha, self.dtype)
     key = [slice(None)] * self.dim()
-    key[d] = as_array(index)
-    np.add.at(out, tuple(key), as_array(source).astype(out.dtype) * alpha)
+    key[d] = as_array(index).reshape(-1)
+    if not self.dtype.is_floating_point and self.dtype is not dt.bool:
+        alpha = int(alpha)  # PyTorch converts alpha to self's dtype
+    np.add.at(out, tuple(key), (as_array(source) * alpha).astype(out.dtype))
     return wrap(out, self.dtype)
 
 
