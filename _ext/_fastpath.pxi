@@ -134,9 +134,12 @@ cdef inline bint _nothing_intercepts() except -1:
     return <object>layer is _python_layer and modes != NULL and not <object>modes
 
 
-cdef inline bint _grad_enabled():
+cdef inline bint _grad_enabled() except -1:
+    """``autograd.grad_mode._enabled``: off inside ``no_grad``, where autograd records nothing."""
     cdef PyObject* value = PyDict_GetItem(_grad_mode_globals, "_enabled")
-    return value == NULL or <object>value is not False
+    if value == NULL or <object>value is True:
+        return True
+    return bool(<object>value)
 
 
 cdef inline TensorImpl _plain(object t):
