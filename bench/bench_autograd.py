@@ -5,8 +5,10 @@ Three measurements, each printed as minitorch_nn's microseconds, torch's, and th
 1. **Recording, per op**, on tiny tensors that require grad, where the time is all bookkeeping:
    the autograd layer (``autograd/recording.py``) making a node, saving tensors and wiring the
    output, on top of the op itself. ``grad`` is the op with recording; ``no-rec`` is the same op on
-   the same tensors under ``no_grad()`` (the same dispatch path, nothing recorded), so
-   ``grad - no-rec`` is the price of recording alone, printed as ``rec`` with its own ratio.
+   the same tensors under ``no_grad()`` (nothing recorded), so ``grad - no-rec`` is the price of
+   recording, printed as ``rec`` with its own ratio. For ops
+   with a compiled fast path (``+``, ``*``, ``relu``, ``sum``), ``no-rec`` takes that path and
+   ``grad`` does not, so table 1b times aten ops called directly, where only recording differs.
 2. **Backward of a small chain** (``tanh(x * w)`` five times, then ``sum``): the forward pass, and
    forward + backward, so the difference is what the engine (``autograd/engine.py``) costs.
 3. **Forward + backward of a small MLP** (two ``addmm`` layers with ``relu`` and a softmax
@@ -86,6 +88,39 @@ def bench_recording(number):
         print(f"{name:<12}{m:>8.2f}{t:>8.2f}{_ratio(m, t)} |{rec:>7.2f}{trec:>7.2f}{_ratio(rec, trec if trec > 0.05 else 0)} |"
               f"{m0:>8.2f}{t0:>8.2f}")
     return results
+
+
+def _aten_ops(L):
+    aten = L.ops.aten
+    a = L.tensor(np.random.default_rng(0).standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
+    b = L.tensor(np.random.default_rng(1).standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
+    return {
+        "mul": lambda: aten.mul.Tensor(a, b),
+        "mul scalar": lambda: aten.mul.Tensor(a, 2.0),
+        "exp": lambda: aten.exp.default(a),
+        "sum": lambda: aten.sum.default(a),
+        "mm": lambda: aten.mm.default(a, b),
+    }
+
+
+def bench_recording_aten(number):
+    """Recording alone: the same aten op with and without grad mode. Calling the op directly
+    keeps every other step the same (the compiled fast path of ``a * b`` and friends runs under
+    no_grad but not with grad, so in table 1 their ``rec`` also holds the full dispatch path)."""
+    print("1b. recording alone, on aten ops called directly (us): grad - no_grad")
+    print(f"{'op':<12}{'rec':>8}{'torch':>8}{'ratio':>7} |{'grad':>8}{'torch':>8}{'ratio':>7}")
+    mine = _aten_ops(mt)
+    theirs = _aten_ops(torch) if torch is not None else {}
+    for name, fn in mine.items():
+        m = _per_call_us(fn, number)
+        with mt.no_grad():
+            rec = max(m - _per_call_us(fn, number), 0.0)
+        t = trec = 0.0
+        if name in theirs:
+            t = _per_call_us(theirs[name], number)
+            with torch.no_grad():
+                trec = max(t - _per_call_us(theirs[name], number), 0.0)
+        print(f"{name:<12}{rec:>8.2f}{trec:>8.2f}{_ratio(rec, trec if trec > 0.05 else 0)} |{m:>8.2f}{t:>8.2f}{_ratio(m, t)}")
 
 
 # -- 2. backward of a small chain -----------------------------------------------------------------
@@ -169,6 +204,7 @@ def main(argv=None):
     if torch is not None:
         torch.set_num_threads(1)
     bench_recording(args.number)
+    bench_recording_aten(args.number)
     bench_backward(args.chain_number)
     bench_mlp(args.mlp_number)
 
