@@ -66,8 +66,35 @@ def _rebuild(cls, array, dtype_name, device_str, requires_grad, state):
     return t
 
 
+def _rebuild_strided(cls, storage, sizes, strides, offset, dtype_name, requires_grad, state):
+    """A cpu tensor over a copy of its whole storage, with its sizes, strides and offset."""
+    from minitorch_nn import _dtype as dt
+    from minitorch_nn._C import TensorImpl, _wrap
+    from minitorch_nn._device import CPU
+
+    dtype = dt._dtype_from_name(dtype_name)
+    storage = np.ascontiguousarray(storage, dtype=dtype.numpy_dtype).reshape(-1)
+    sizes, strides, offset = tuple(int(s) for s in sizes), tuple(int(s) for s in strides), int(offset)
+    if len(sizes) != len(strides) or offset < 0 or any(s < 0 for s in (*sizes, *strides)):
+        raise RuntimeError(f"pickled tensor has an invalid geometry: sizes {sizes}, strides {strides}, offset {offset}")
+    if 0 not in sizes and offset + sum((n - 1) * st for n, st in zip(sizes, strides)) >= max(storage.size, 1):
+        raise RuntimeError(f"pickled tensor's geometry reaches past its storage of {storage.size} elements")
+    impl = TensorImpl(storage, sizes, strides, offset, dtype, CPU)
+    impl.requires_grad = requires_grad
+    t = _wrap(cls, impl)
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
 def reduce_tensor(t):
-    """Pickle a tensor as (class, data copy, dtype, device, requires_grad, __dict__)."""
+    """Pickle a tensor. A cpu tensor keeps its layout, as in PyTorch: its whole storage is copied
+    with its sizes, strides and offset (a transposed or sliced tensor comes back transposed or
+    sliced). Other devices: (class, contiguous data copy, dtype, device, requires_grad, __dict__)."""
+    impl = t._impl
+    if not t.is_meta and str(t.device) == "cpu" and isinstance(impl.storage, np.ndarray):
+        return (_rebuild_strided, (type(t), impl.storage.copy(), tuple(impl.sizes), tuple(impl.strides), impl.offset,
+                                   t.dtype.name, t.requires_grad, dict(t.__dict__)))
     if t.is_meta:
         data = tuple(t.shape)
     else:

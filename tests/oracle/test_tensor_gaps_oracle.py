@@ -143,3 +143,56 @@ def test_index_add_gradients_match_torch():
         (a.index_add(0, L.tensor([0, 0]), s, alpha=3) * L.arange(6.0).reshape(3, 2)).sum().backward()
         got[L] = (a.grad.tolist(), s.grad.tolist())
     assert got[mt] == got[torch]
+
+
+# -- pickle / deepcopy / save of a strided tensor --------------------------------------------------
+
+def _round_trips(L, v):
+    buf = io.BytesIO()
+    L.save(v, buf)
+    buf.seek(0)
+    return {
+        "pickle": pickle.loads(pickle.dumps(v)),
+        "deepcopy": copy.deepcopy(v),
+        "save": L.load(buf, weights_only=True),
+    }
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(
+    shape=st.lists(st.integers(1, 3), min_size=2, max_size=4),
+    seed=st.integers(0, 200),
+    start=st.integers(0, 1),
+    step=st.integers(1, 2),
+    dtype=st.sampled_from(["float32", "int64", "bool"]),
+    requires_grad=st.booleans(),
+)
+def test_copies_keep_strides_and_offset_like_torch(shape, seed, start, step, dtype, requires_grad):
+    perms = list(itertools.permutations(range(len(shape))))
+    perm = list(perms[seed % len(perms)])
+
+    def go(L):
+        base = L.arange(_prod(shape)).reshape(shape).to(getattr(L, dtype))
+        v = base.permute(perm)[start:, ..., ::step]
+        if requires_grad and dtype == "float32":
+            v = v.detach().requires_grad_()  # a leaf that is still a strided view
+        return {k: (t.stride(), t.storage_offset(), t.tolist(), t.requires_grad, t.is_contiguous())
+                for k, t in _round_trips(L, v).items()}
+
+    assert go(mt) == go(torch)
+
+
+def test_pickled_view_is_independent_of_the_original():
+    for L in (mt, torch):
+        x = L.arange(6.0).reshape(2, 3)
+        y = pickle.loads(pickle.dumps(x.t()))
+        y[0, 0] = 100.0
+        assert x[0, 0].item() == 0.0 and y.stride() == (1, 3)
+
+
+def test_pickled_expanded_and_channels_last_tensors_keep_layout():
+    for L in (mt, torch):
+        e = pickle.loads(pickle.dumps(L.arange(3.0).expand(2, 3)))
+        c = pickle.loads(pickle.dumps(L.zeros(2, 3, 2, 2).to(memory_format=L.channels_last)))
+        assert e.stride() == (0, 1) and e.tolist() == [[0.0, 1.0, 2.0]] * 2
+        assert c.is_contiguous(memory_format=L.channels_last)
