@@ -96,6 +96,11 @@ def _index_select(name, result, out):
         raise RuntimeError("index_select(): self and result must have the same scalar type")
 
 
+def _masked_select(name, result, out):
+    if result is not out:
+        raise RuntimeError("masked_select(): self and result must have the same scalar type")
+
+
 def _dot(name, result, out):
     if result is not out:
         raise RuntimeError(f"result dtype {type_name(out)} does not match input dtype {type_name(result)}")
@@ -119,7 +124,7 @@ def _any_dtype(name, result, out):
 CAST = {
     "safe": _safe, "same": _same, "where": _where, "nan_to_num": _nan_to_num, "exact": _exact, "amax": _amax,
     "bool": _bool_result, "cat": _cat, "index_select": _index_select, "dot": _dot, "nonzero": _nonzero,
-    "multinomial": _multinomial, "any": _any_dtype,
+    "multinomial": _multinomial, "any": _any_dtype, "masked_select": _masked_select,
 }
 
 _RESIZE_WARNING = (

@@ -279,6 +279,15 @@ def _number(x):
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) every ``step`` (PyTorch's dtype rules)."""
     start, end, step = _number(start), _number(end), _number(step)
+    if dtype is dt.int64 and end is not None and (end - start) * step >= 0:
+        # PyTorch's int64 arange truncates bounds and step to integers first (its other integer
+        # dtypes do not): ``arange(0.5, 3.7, dtype=int64)`` is ``[0, 1, 2]``, with int32 it is
+        # ``[0, 1, 2, 3]``; a step truncated to 0 is a ValueError there
+        if step and not int(step):
+            raise ValueError("step must be nonzero")
+        start, end, step = int(start), int(end), int(step)
+    elif dtype is dt.int64 and end is None and start >= 0:
+        start = int(start)  # ``arange(2.5, dtype=int64)``: the end truncated the same way
     kw = _factory_kwargs(dtype, device)
     if end is None:
         out_t = aten.arange.default(start, **kw)

@@ -265,7 +265,8 @@ def masked_fill(input, mask, value):
 
 
 @public
-def masked_select(input, mask):
+@writes_out("masked_select")
+def masked_select(input, mask, *, out=None):
     return aten.masked_select.default(input, mask)
 
 

@@ -209,13 +209,13 @@ def stack(tensors, dim=0, *, out=None):
 
 
 @public
-def hstack(tensors):
-    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+def hstack(tensors, *, out=None):
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1, out=out)
 
 
 @public
-def vstack(tensors):
-    return cat([t.unsqueeze(0) if t.dim() == 1 else t for t in tensors], 0)
+def vstack(tensors, *, out=None):
+    return cat([t.unsqueeze(0) if t.dim() == 1 else t for t in tensors], 0, out=out)
 
 
 @public

@@ -125,6 +125,10 @@ CASES = {
     "cat_into_an_input_overlap": lambda L, x: (x, L.cat([x[:1], x[1:]], out=x)),
     "stack": lambda L, x: (o := _e(L, 2, 2), L.stack([x, x], 1, out=o)),
     "stack_into_long_refused": lambda L, x: (o := _e(L, 0, dtype="int64"), L.stack([x, x], out=o)),
+    "hstack_into_double": lambda L, x: (o := _e(L, 0, dtype="float64"), L.hstack([x, x], out=o)),
+    "vstack_into_long_refused": lambda L, x: (o := _e(L, 0, dtype="int64"), L.vstack([x, x], out=o)),
+    "masked_select": lambda L, x: (o := _e(L, 2), L.masked_select(x, x > 0, out=o)),
+    "masked_select_into_double_refused": lambda L, x: (o := _e(L, 0, dtype="float64"), L.masked_select(x, x > 0, out=o)),
     "tril": lambda L, x: (o := _e(L, 0), L.tril(x, 1, out=o)),
     "triu_into_double_refused": lambda L, x: (o := _e(L, 0, dtype="float64"), L.triu(x, out=o)),
     "nonzero": lambda L, x: (o := _e(L, 11, 2, dtype="int64"), L.nonzero(x, out=o)),
@@ -139,10 +143,14 @@ CASES = {
     "empty_shape_and_dtype": lambda L, x: (o := _e(L, 0, dtype="int64"), L.empty(2, 2, out=o).zero_()),
     "arange_into_double": lambda L, x: (o := _e(L, 0, dtype="float64"), L.arange(5, out=o)),
     "arange_dtype_mismatch": lambda L, x: (o := _e(L, 0, dtype="int64"), L.arange(5, dtype=L.float32, out=o)),
+    "arange_fractional_into_long": lambda L, x: (o := _e(L, 0, dtype="int64"), L.arange(-2.5, 3.7, 1.5, out=o)),
+    "arange_end_only_into_long": lambda L, x: (o := _e(L, 0, dtype="int64"), L.arange(2.5, out=o)),
+    "arange_step_truncated_to_zero": lambda L, x: (o := _e(L, 0, dtype="int64"), L.arange(0, 1, 0.25, out=o)),
     "linspace_into_long": lambda L, x: (o := _e(L, 0, dtype="int64"), L.linspace(0, 8, 5, out=o)),
     "eye_into_long": lambda L, x: (o := _e(L, 0, dtype="int64"), L.eye(2, 3, out=o)),
     "eye_dtype_mismatch": lambda L, x: (o := _e(L, 0, dtype="int64"), L.eye(2, dtype=L.float32, out=o)),
     "rand_into_double_same_stream": lambda L, x: (L.manual_seed(3), o := _e(L, 0, dtype="float64"), L.rand(3, out=o))[1:],
+    "rand_into_long_refused": lambda L, x: (o := _e(L, 0, dtype="int64"), L.rand(3, out=o)),
     "randn": lambda L, x: (L.manual_seed(4), o := _e(L, 2, 2), L.randn(2, 2, out=o))[1:],
     "randint_into_float": lambda L, x: (L.manual_seed(5), o := _e(L, 0), L.randint(0, 9, (4,), out=o))[1:],
     "randperm": lambda L, x: (L.manual_seed(6), o := _e(L, 0, dtype="int64"), L.randperm(5, out=o))[1:],
@@ -225,3 +233,26 @@ def test_reductions_with_out_match_torch_property(shape, dim, keepdim, dtype, fn
         return lambda L2, x: call(L2, L2.zeros(shape))
 
     assert run(with_shape(mt), mt) == run(with_shape(torch), torch)
+
+
+@SETTINGS
+@given(
+    start=st.floats(-5, 5).map(lambda v: round(v, 2)),
+    length=st.floats(-1, 6).map(lambda v: round(v, 2)),
+    step=st.sampled_from([0.5, 1, 1.5, 2, 2.7, -1, -1.5]),
+    dtype=st.sampled_from(["int64", "int32", "float64"]),
+)
+def test_arange_with_integer_dtype_truncates_like_torch_property(start, length, step, dtype):
+    end = start + length if step > 0 else start - length
+
+    def go(L):
+        try:
+            return L.arange(start, end, step, dtype=getattr(L, dtype)).tolist()
+        except Exception as e:  # noqa: BLE001 - both libraries' errors are compared
+            return type(e).__name__, str(e)
+
+    got, want = go(mt), go(torch)
+    if dtype == "float64" and not isinstance(want, tuple):
+        assert got == pytest.approx(want)
+    else:
+        assert got == want

@@ -13,6 +13,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._tensor import _from_array
+from minitorch_nn.backends.common import not_implemented
 from minitorch_nn.backends.cpu._numpy import as_array
 from minitorch_nn.backends.layout import check_inplace_overlap
 
@@ -27,7 +28,7 @@ def _gen(generator):
 
 def _check_float(d, name):
     if not d.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{d.name}\'')
+        raise not_implemented(name, d)  # PyTorch's NotImplementedError and words
 
 
 @aten.rand.default.impl("cpu")
