@@ -38,6 +38,7 @@ from __future__ import annotations
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
@@ -201,8 +202,6 @@ def topological_order(roots):
 
 def sum_to_size(grad, sizes):
     """Sum a broadcast gradient back to ``sizes`` (PyTorch's ``at::sum_to``)."""
-    from minitorch_nn._ops import aten
-
     lead = grad.dim() - len(sizes)
     dims = list(range(lead))
     for i, s in enumerate(sizes):

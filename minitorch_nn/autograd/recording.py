@@ -39,6 +39,7 @@ from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._ops import aten
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import (
@@ -612,8 +613,6 @@ def _metadata(v, attr):
 
 
 def _clone_op():
-    from minitorch_nn._ops import aten
-
     return aten.clone.default
 
 
@@ -674,14 +673,10 @@ def regenerate_view_node(impl):
 
 
 def _window(result, sizes, strides, offset):
-    from minitorch_nn._ops import aten
-
     return aten.as_strided.default(result, list(sizes), list(strides), offset)
 
 
 def _empty_like_base(grad, sizes, strides):
-    from minitorch_nn._ops import aten
-
     return aten.empty_strided.default(list(sizes), list(strides), dtype=grad.dtype, device=grad.device)
 
 
