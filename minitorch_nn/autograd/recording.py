@@ -434,7 +434,11 @@ def _record_simple(op, d, args, kwargs):
         else:
             saved[name] = v   # an int, a list of ints, a dtype...
     for name, pos, owner, attr in plan.metadata:
-        saved[name] = _metadata(args[pos] if pos < n else d.arg(owner, args, kwargs), attr)
+        v = args[pos] if pos < n else d.arg(owner, args, kwargs)
+        if attr in _IMPL_FIELDS and isinstance(v, TensorBase):
+            saved[name] = getattr(v._impl, attr)   # self_sizes and the like: _metadata, inlined
+        else:
+            saved[name] = _metadata(v, attr)
 
     # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
     _gm._enabled = False
@@ -589,6 +593,10 @@ def _record(op, d, args, kwargs):
             idx = int(p[6:]) if len(p) > 6 else 0
             saved[p] = SavedTensor(outs[idx], is_output=True)
     return out
+
+
+# the metadata names that are fields of the payload as they are (``self_sizes`` -> impl.sizes)
+_IMPL_FIELDS = frozenset({"sizes", "strides", "offset", "dtype", "device"})
 
 
 def _metadata(v, attr):
