@@ -233,10 +233,10 @@ def where(condition, input=None, other=None, *, out=None):
 @public
 @writes_out("nonzero")
 def nonzero(input, *, out=None, as_tuple=False):
+    if as_tuple and input.dim() == 0:
+        input = aten.unsqueeze.default(input, 0)  # PyTorch answers a 0-d input as a 1-element vector here
     idx = aten.nonzero.default(input)
     if as_tuple:
-        if input.dim() == 0:
-            return (idx.reshape(-1),)
         return tuple(idx[:, i] for i in range(idx.shape[1]))
     return idx
 

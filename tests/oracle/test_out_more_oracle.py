@@ -131,6 +131,7 @@ CASES = {
     "masked_select_into_double_refused": lambda L, x: (o := _e(L, 0, dtype="float64"), L.masked_select(x, x > 0, out=o)),
     "tril": lambda L, x: (o := _e(L, 0), L.tril(x, 1, out=o)),
     "triu_into_double_refused": lambda L, x: (o := _e(L, 0, dtype="float64"), L.triu(x, out=o)),
+    "nonzero_into_empty_takes_column_major": lambda L, x: (o := _e(L, 0, dtype="int64"), L.nonzero(x, out=o)),
     "nonzero": lambda L, x: (o := _e(L, 11, 2, dtype="int64"), L.nonzero(x, out=o)),
     "nonzero_into_float_refused": lambda L, x: (o := _e(L, 0), L.nonzero(x, out=o)),
     # factories

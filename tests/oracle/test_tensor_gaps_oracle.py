@@ -196,3 +196,19 @@ def test_pickled_expanded_and_channels_last_tensors_keep_layout():
         c = pickle.loads(pickle.dumps(L.zeros(2, 3, 2, 2).to(memory_format=L.channels_last)))
         assert e.stride() == (0, 1) and e.tolist() == [[0.0, 1.0, 2.0]] * 2
         assert c.is_contiguous(memory_format=L.channels_last)
+
+
+# -- nonzero's layout ------------------------------------------------------------------------------
+
+@SETTINGS
+@given(shape=st.lists(st.integers(0, 3), min_size=0, max_size=3), seed=st.integers(0, 2**16))
+def test_nonzero_result_layout_matches_torch(shape, seed):
+    import numpy as np
+
+    mask = np.random.default_rng(seed).random(shape) < 0.5
+
+    def go(L):
+        n = L.nonzero(L.tensor(mask.tolist() if shape else bool(mask)))
+        return tuple(n.shape), n.stride(), n.tolist(), [t.tolist() for t in L.nonzero(L.tensor(mask.tolist() if shape else bool(mask)), as_tuple=True)]
+
+    assert go(mt) == go(torch)

@@ -14,7 +14,7 @@ from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import type_name
-from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
+from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
 from minitorch_nn.backends.layout import (
     check_inplace_overlap,
     check_no_overlap,
@@ -216,8 +216,11 @@ def masked_select(self, mask):
 def nonzero(self):
     arr = as_array(self)
     if arr.ndim == 0:
-        return wrap(np.zeros((1 if arr else 0, 0), dtype=np.int64), dt.int64)
-    return wrap(np.stack(np.nonzero(arr), axis=1).astype(np.int64), dt.int64)
+        count = 1 if arr else 0
+        return wrap_strided(np.zeros((count, 0), dtype=np.int64), dt.int64, (1, count))
+    # PyTorch's result is column-major (strides ``(1, count)``): each column is one dim's indices
+    idx = np.stack(np.nonzero(arr), axis=1).astype(np.int64)
+    return wrap_strided(idx, dt.int64, (1, idx.shape[0]))
 
 
 def _check_index_add(self, dim, index, source):
