@@ -158,6 +158,10 @@ CASES = {
     # linalg
     "linalg_inv": lambda L, x: (o := _e(L, 3, 3), L.linalg.inv(_sq(L), out=o)),
     "linalg_inv_into_double_refused": lambda L, x: (o := _e(L, 0, dtype="float64"), L.linalg.inv(_sq(L), out=o)),
+    "linalg_inv_into_empty_takes_column_major": lambda L, x: (o := _e(L, 0), L.linalg.inv(_sq(L), out=o)),
+    "linalg_solve_into_empty": lambda L, x: (o := _e(L, 0), L.linalg.solve(_sq(L), x[:, :2], out=o)),
+    "linalg_solve_shape_refused": lambda L, x: (o := _e(L, 0), L.linalg.solve(_sq(L), x.t(), out=o)),
+    "linalg_eigh_into_empty": lambda L, x: (o := (_e(L, 0), _e(L, 0)), L.linalg.eigh(_sq(L), out=o)),
     "linalg_det": lambda L, x: (o := _e(L, 0), L.linalg.det(_sq(L), out=o)),
     "linalg_solve": lambda L, x: (o := _e(L, 3, 2), L.linalg.solve(_sq(L), x[:, :2], out=o)),
     "linalg_svdvals": lambda L, x: (o := _e(L, 0), L.linalg.svdvals(_sq(L), out=o)),
@@ -257,3 +261,36 @@ def test_arange_with_integer_dtype_truncates_like_torch_property(start, length, 
         assert got == pytest.approx(want)
     else:
         assert got == want
+
+
+LINALG_LAYOUTS = {
+    "qr": lambda L, a, s: L.linalg.qr(a),
+    "qr_complete_batched": lambda L, a, s: L.linalg.qr(L.stack([a, a * 2]), mode="complete"),
+    "qr_r": lambda L, a, s: L.linalg.qr(a, mode="r"),
+    "svd": lambda L, a, s: L.linalg.svd(a),
+    "svd_reduced_batched": lambda L, a, s: L.linalg.svd(L.stack([a, a]), full_matrices=False),
+    "eigh_batched": lambda L, a, s: L.linalg.eigh(L.stack([s @ s.t(), s.t() @ s])),
+    "inv_batched": lambda L, a, s: L.linalg.inv(L.stack([s, s.t()])),
+    "solve": lambda L, a, s: L.linalg.solve(s, a[:3]),
+    "solve_vector": lambda L, a, s: L.linalg.solve(s, a[0]),
+    "solve_right": lambda L, a, s: L.linalg.solve(s, a[:2], left=False),
+    "solve_right_refused": lambda L, a, s: L.linalg.solve(s, a[:2].t(), left=False),
+    "solve_vector_refused": lambda L, a, s: L.linalg.solve(s, L.ones(4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_LAYOUTS))
+def test_linalg_result_layouts_match_torch(name):
+    """LAPACK writes matrices column-major and PyTorch keeps that layout; so do we."""
+
+    def go(L):
+        a = L.tensor([[2.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 4.0], [1.0, 1.0, 1.0]])
+        s = a[:3]
+        try:
+            r = LINALG_LAYOUTS[name](L, a, s)
+        except Exception as e:  # noqa: BLE001 - both libraries' errors are compared
+            return type(e).__name__, str(e)
+        parts = tuple(r) if isinstance(r, tuple) else (r,)
+        return [(tuple(t.shape), t.stride()) for t in parts]
+
+    assert go(mt) == go(torch)

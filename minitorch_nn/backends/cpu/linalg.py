@@ -12,7 +12,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype, result_type, type_name
-from minitorch_nn.backends.cpu._numpy import as_array, wrap, write_into
+from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
 
 
 def _c_name(d):
@@ -165,6 +165,20 @@ def einsum(equation, tensors, *, path=None):
 
 # -- decompositions -------------------------------------------------------------------------------
 
+def _column_major(arr, dtype):
+    """A matrix result laid out as LAPACK writes it, as PyTorch's are: each matrix column-major
+    (strides ``(..., 1, rows)``), the batch row-major around them."""
+    if arr.ndim < 2:
+        return wrap(arr, dtype)
+    m, n = arr.shape[-2:]
+    strides = [1, m]
+    block = m * n
+    for size in reversed(arr.shape[:-2]):
+        strides.insert(0, block)
+        block *= size
+    return wrap_strided(arr, dtype, tuple(strides))
+
+
 def _float_input(A, name):
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {type_name(A.dtype)}")
@@ -181,17 +195,35 @@ def linalg_qr(A, mode="reduced"):
     q, r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
     if mode == "r":
         q = np.zeros((0,), dtype=a.dtype)
-    return wrap(q, A.dtype), wrap(r, A.dtype)
+    return _column_major(q, A.dtype), _column_major(r, A.dtype)
 
 
 @aten.linalg_solve.default.impl("cpu")
 def linalg_solve(A, B, *, left=True):
     a = _float_input(A, "linalg.solve")
     b = as_array(B, compute_dtype(B.dtype))
+    vector_rhs = B.dim() == A.dim() - 1
+    _check_solve_shapes(A, B, left, vector_rhs)
     if not left:
         # X A = B  <=>  A^T X^T = B^T
-        return wrap(np.swapaxes(_solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), B.dim() == A.dim() - 1), -1, -2), A.dtype)
-    return wrap(_solve(a, b, B.dim() == A.dim() - 1), A.dtype)
+        # (PyTorch solves the transposed system too, so its X is the transpose of a
+        # column-major result: row-major)
+        return wrap(np.swapaxes(_solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), vector_rhs), -1, -2), A.dtype)
+    x = _solve(a, b, vector_rhs)
+    return wrap(x, A.dtype) if vector_rhs else _column_major(x, A.dtype)
+
+
+def _check_solve_shapes(A, B, left, vector_rhs):
+    """PyTorch's message when B's rows (or columns, for ``left=False``) do not fit A."""
+    n = A.shape[-1]
+    rows, cols = (B.shape[-1], 1) if vector_rhs else (B.shape[-2], B.shape[-1])
+    fits = rows == n if (left or vector_rhs) else cols == A.shape[-2]
+    if not fits:
+        equation = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation {equation} "
+            f"({A.shape[-2]}x{n} and {rows}x{cols})"
+        )
 
 
 def _solve(a, b, vector_rhs):
@@ -220,7 +252,7 @@ def linalg_matrix_exp(self):
 def linalg_svd(A, full_matrices=True, *, driver=None):
     a = _float_input(A, "linalg.svd")
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return wrap(u, A.dtype), wrap(s, A.dtype), wrap(vh, A.dtype)
+    return _column_major(u, A.dtype), wrap(s, A.dtype), _column_major(vh, A.dtype)
 
 
 @aten.linalg_svdvals.default.impl("cpu")
@@ -233,14 +265,14 @@ def linalg_svdvals(A, *, driver=None):
 def linalg_eigh(self, UPLO="L"):
     a = _float_input(self, "linalg.eigh")
     w, v = np.linalg.eigh(a, UPLO=UPLO)
-    return wrap(w, self.dtype), wrap(v, self.dtype)
+    return wrap(w, self.dtype), _column_major(v, self.dtype)
 
 
 @aten.linalg_inv.default.impl("cpu")
 def linalg_inv(A):
     a = _float_input(A, "linalg.inv")
     try:
-        return wrap(np.linalg.inv(a), A.dtype)
+        return _column_major(np.linalg.inv(a), A.dtype)
     except np.linalg.LinAlgError:
         raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because the input matrix is singular.") from None
 
