@@ -13,7 +13,7 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
-from minitorch_nn.backends.common import compute_dtype, result_type
+from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
 from minitorch_nn.backends.layout import check_inplace_overlap, like_strides
 
@@ -209,6 +209,8 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _dtype_or_default(dtype)
+    if d is dt.bool:
+        raise not_implemented("linspace_cpu", d)
     return _from_array(linspace_values(start, end, steps, d), d)
 
 

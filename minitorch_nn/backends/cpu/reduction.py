@@ -301,6 +301,8 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def _scan(fn, self, dim, dtype):
     out = _sum_dtype(self, dtype)
+    if out is dt.bool:  # (a bool input scans in int64; only an asked-for bool result has no loop)
+        raise not_implemented(f"{fn.__name__}_out_cpu", out)
     d = wrap_dim(dim, self.dim())
     x = as_array(self, compute_dtype(out))
     # numpy's scans flatten a 0-d input to shape (1,); the result keeps the input's shape
