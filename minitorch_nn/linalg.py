@@ -186,8 +186,11 @@ def geqrf(input, *, out=None):
     m, n = a.shape[-2:]
     h = np.stack(hs).reshape(*batch, m, n) if hs else np.zeros(a.shape, a.dtype)
     tau = np.stack(taus).reshape(*batch, min(m, n)) if taus else np.zeros((*batch, min(m, n)), a.dtype)
-    return _GEQRF(_from_array(np.ascontiguousarray(h).astype(a.dtype), input.dtype),
-                       _from_array(np.ascontiguousarray(tau).astype(a.dtype), input.dtype))
+    from minitorch_nn.backends.cpu.linalg import _column_major
+
+    # ``a`` column-major, as LAPACK (and so PyTorch) leaves it
+    return _GEQRF(_column_major(h.astype(a.dtype), input.dtype),
+                  _from_array(np.ascontiguousarray(tau).astype(a.dtype), input.dtype))
 
 
 def _dist_function():

@@ -275,6 +275,7 @@ LINALG_LAYOUTS = {
     "svd": lambda L, a, s: L.linalg.svd(a),
     "svd_reduced_batched": lambda L, a, s: L.linalg.svd(L.stack([a, a]), full_matrices=False),
     "eigh_batched": lambda L, a, s: L.linalg.eigh(L.stack([s @ s.t(), s.t() @ s])),
+    "geqrf_batched": lambda L, a, s: L.geqrf(L.stack([a, a * 3])),
     "inv_batched": lambda L, a, s: L.linalg.inv(L.stack([s, s.t()])),
     "solve": lambda L, a, s: L.linalg.solve(s, a[:3]),
     "solve_vector": lambda L, a, s: L.linalg.solve(s, a[0]),
