@@ -13,6 +13,7 @@ which is element [j, i] of ``x``.
 from __future__ import annotations
 
 from minitorch_nn._C import Size
+from minitorch_nn.backends.common import type_name
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import infer_size, wrap_dim
 from minitorch_nn._tensor import _make_view, contiguous_strides
@@ -179,11 +180,13 @@ def expand(self, size, *, implicit=False):
     size = list(size)
     if len(size) < len(sizes):
         raise RuntimeError(
-            f"expand({self.__class__.__module__.split('.')[0] == 'minitorch_nn' and 'torch.FloatTensor' or 'Tensor'}{{{list(sizes)}}}, size={size}): the number of sizes provided ({len(size)}) must be greater or equal to the number of dimensions in the tensor ({len(sizes)})"
+            f"expand(torch.{type_name(self.dtype)}Tensor{{{list(sizes)}}}, size={size}): the number of sizes provided ({len(size)}) must be greater or equal to the number of dimensions in the tensor ({len(sizes)})"
         )
     lead = len(size) - len(sizes)
     new_sizes, new_strides = [], []
-    for i, target in enumerate(size):
+    # last dim first, as PyTorch checks them: with several bad dims, the error names the last one
+    for i in reversed(range(len(size))):
+        target = size[i]
         j = i - lead
         if j < 0:
             if target < 0:
@@ -207,7 +210,7 @@ def expand(self, size, *, implicit=False):
                 f"The expanded size of the tensor ({target}) must match the existing size ({cur}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: {sizes}"
             )
-    return _make_view(self, new_sizes, new_strides, offset)
+    return _make_view(self, new_sizes[::-1], new_strides[::-1], offset)
 
 
 @aten.slice.Tensor.impl("any")

@@ -349,6 +349,32 @@ def test_matmul_family(shapes_ab, dtype, layout, seed):
         run_both(lambda lib, x, y: lib.mv(x, y), a, b, **tol)
 
 
+@pytest.mark.parametrize("bias_shape", [(4,), (1, 4), (3, 1), (3, 4), (), (5, 4), (2, 3, 4), (4, 3)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_addmm_bias_shapes_and_bias_untouched(bias_shape, dtype):
+    # alpha=beta=1 (nn.Linear's call) adds the bias into the product in place: the bias itself
+    # must not change, and bias shapes that do not broadcast to the product must fail as in torch
+    rng = np.random.default_rng(len(bias_shape))
+    a = TensorSpec(values(rng, (3, 5), dtype, specials=False, small=True), dtype, "contiguous", (3, 5))
+    b = TensorSpec(values(rng, (4, 5), dtype, specials=False, small=True), dtype, "contiguous", (4, 5))
+    bias = TensorSpec(values(rng, bias_shape, dtype, specials=False, small=True), dtype, "contiguous", bias_shape)
+
+    def call(lib, bias_t, x, w):
+        before = bias_t.clone()
+        out = lib.addmm(bias_t, x, w.t())
+        assert lib.equal(bias_t, before) and bias_t._version == 0
+        return out
+
+    tol = {"rtol": 2e-2, "atol": 2e-2} if dtype == "float16" else {"rtol": 1e-5, "atol": 1e-5}
+    ours, theirs = run_both(call, bias, a, b, **tol)
+    if isinstance(theirs, Exception):
+        assert str(ours) == str(theirs)
+    # beta=0 ignores the bias' values but still checks its shape
+    ours, theirs = run_both(lambda lib, bias_t, x, w: lib.addmm(bias_t, x, w.t(), beta=0), bias, a, b, **tol)
+    if isinstance(theirs, Exception):
+        assert str(ours) == str(theirs)
+
+
 def test_matmul_dtype_mismatch_and_einsum():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     run_both(lambda lib, x: lib.mm(x, x.t().double()), TensorSpec(a, "float32", "contiguous", (2, 3)))

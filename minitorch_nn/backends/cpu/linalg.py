@@ -12,6 +12,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype, result_type, type_name
+from minitorch_nn.backends.views import expand
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
 
 
@@ -68,6 +69,11 @@ def bmm(self, mat2):
     return wrap(_matmul(_mat(self, d), _mat(mat2, d)), d)
 
 
+def _broadcasts_into(shape, target):
+    """True when ``shape`` broadcasts to ``target`` without growing it."""
+    return all(s in (1, t) for s, t in zip(reversed(tuple(shape)), reversed(tuple(target))))
+
+
 @aten.addmm.default.impl("cpu")
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     prod = mm(mat1, mat2)
@@ -77,7 +83,14 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
             raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(d)}")
         # integer addmm casts alpha and beta to the integer type (0.5 becomes 0), as PyTorch's BLAS path does
         alpha, beta = int(alpha), int(beta)
+    if self.dim() > 2 or not _broadcasts_into(self.shape, prod.shape):
+        expand(self, prod.shape)  # raises PyTorch's error for a bias that cannot broadcast to the product
     cd = compute_dtype(d)
+    if alpha == 1 and beta == 1 and cd is d:
+        # nn.Linear's case: add the bias into the fresh product in place (no second result array)
+        r = _mat(prod, d)
+        r += as_array(self, cd)
+        return prod
     r = _mat(prod, d) * np.asarray(alpha, cd.numpy_dtype) if alpha != 1 else _mat(prod, d)
     if beta != 0:
         r = r + (as_array(self, cd) * np.asarray(beta, cd.numpy_dtype) if beta != 1 else as_array(self, cd))
