@@ -1,4 +1,5 @@
 """The cpu backend: numpy kernels, one file per op family. Importing it registers them."""
 
 from minitorch_nn.backends.cpu import factories, indexing, linalg, pointwise, random, reduction  # noqa: F401
+from minitorch_nn.backends.cpu import activations  # noqa: F401  (after pointwise, whose helpers it uses)
 from minitorch_nn.backends.cpu import storage_ops  # noqa: F401  (Tensor.set_)

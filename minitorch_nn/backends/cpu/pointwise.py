@@ -1,4 +1,4 @@
-"""Elementwise cpu kernels: arithmetic, math functions, comparisons, activations.
+"""Elementwise cpu kernels: arithmetic, math functions, clamp, comparisons, logic, ``where``.
 
 Mirrors PyTorch's ``aten/src/ATen/native/BinaryOps.cpp``/``UnaryOps.cpp`` (the cpu kernels).
 Each op is a numpy ufunc plus PyTorch's dtype rule:
@@ -12,6 +12,9 @@ returns a triple ``(values, dtype, strides)``: the strides are the memory layout
 ``TensorIterator`` gives the result (``backends/layout.py``: ``x.t().exp()`` keeps ``x.t()``'s
 column-major order), None meaning contiguous. In-place variants (``add_``) compute the same values
 and write them into ``self``, after PyTorch's cast and memory-overlap checks.
+
+The activations (``relu``, ``gelu``, ...) are elementwise too; they live in ``activations.py``,
+which reuses this file's helpers.
 """
 
 from __future__ import annotations
@@ -650,98 +653,6 @@ def clamp_min(self, min):
 @aten.clamp_max.default.impl("cpu")
 def clamp_max(self, max):
     return _out(_clamp(self, None, max, "clamp_max_scalar_cpu"))
-
-
-# -- activations ----------------------------------------------------------------------------------
-
-def _relu(x):
-    return np.maximum(x, np.zeros((), dtype=x.dtype))
-
-
-def _check_relu(self):
-    if self._impl.dtype is dt.bool:
-        raise RuntimeError("Boolean inputs not supported for relu")
-
-
-@aten.relu.default.impl("cpu")
-def relu(self):
-    _check_relu(self)
-    return _out(unary(_relu, self))
-
-
-@aten.relu_.default.impl("cpu")
-def relu_(self):
-    _check_relu(self)
-    check_inplace_overlap(self)
-    return _inplace(self, unary(_relu, self))
-
-
-@aten.gelu.default.impl("cpu")
-def gelu(self, *, approximate="none"):
-    _float_only(self, "GeluKernelImpl")
-    if approximate == "none":
-        fn = lambda x: x * 0.5 * (1.0 + _erf(x * np.asarray(0.7071067811865476, dtype=x.dtype)))
-    elif approximate == "tanh":
-        k = np.sqrt(2.0 / np.pi)
-        fn = lambda x: 0.5 * x * (1.0 + np.tanh(np.asarray(k, x.dtype) * (x + np.asarray(0.044715, x.dtype) * x * x * x)))
-    else:
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    return _out(unary(fn, self, "float"))
-
-
-@aten.silu.default.impl("cpu")
-def silu(self):
-    _float_only(self, "silu_cpu")
-    return _out(unary(lambda x: x * _sigmoid(x), self, "float"))
-
-
-@aten.softplus.default.impl("cpu")
-def softplus(self, beta=1, threshold=20):
-    _float_only(self, "softplus_cpu")
-    fn = lambda x: np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
-    return _out(unary(fn, self, "float"))
-
-
-@aten.elu.default.impl("cpu")
-def elu(self, alpha=1, scale=1, input_scale=1):
-    _float_only(self, "elu_cpu")
-    fn = lambda x: np.where(x > 0, x * scale, alpha * scale * np.expm1(x * input_scale))
-    return _out(unary(fn, self, "float"))
-
-
-@aten.leaky_relu.default.impl("cpu")
-def leaky_relu(self, negative_slope=0.01):
-    _float_only(self, "leaky_relu_cpu")
-    return _out(unary(lambda x: np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype)), self))
-
-
-@aten.hardtanh.default.impl("cpu")
-def hardtanh(self, min_val=-1, max_val=1):
-    if self.dtype is dt.bool:
-        raise RuntimeError("Bool inputs not supported for hardtanh")
-    if self.dtype is dt.uint8 and (int(min_val) < 0 or int(max_val) < 0):
-        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
-    return _out(unary(lambda x: np.minimum(np.maximum(x, as_array(min_val, compute_dtype(self.dtype))),
-                                           as_array(max_val, compute_dtype(self.dtype))), self))
-
-
-_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
-
-
-@aten.threshold_backward.default.impl("cpu")
-def threshold_backward(grad_output, self, threshold):
-    def fn(g, x):
-        drop = x <= threshold
-        it = _SAME_SIZE_INT.get(g.dtype.itemsize)
-        if it is None or g.shape != drop.shape:
-            return np.where(drop, np.zeros((), g.dtype), g)
-        # np.where branches per element, slow on a random mask (relu's); instead AND g's bits
-        # with 0 (dropped) or all ones (kept): the same values, several times faster.
-        keep_bits = drop.astype(it)
-        keep_bits -= 1
-        return np.bitwise_and(g.view(it), keep_bits).view(g.dtype)
-
-    return _out(binary(fn, grad_output, self))
 
 
 # -- comparisons and logic -------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""Activation cpu kernels: relu, gelu, silu, softplus, elu, leaky_relu, hardtanh, and relu's
+backward ``threshold_backward``.
+
+Mirrors PyTorch's ``aten/src/ATen/native/Activation.cpp`` (with its cpu kernels in
+``native/cpu/Activation.cpp``). They are elementwise ops like those of ``pointwise.py`` and reuse
+its machinery: ``unary``/``binary`` compute a result triple ``(values, dtype, strides)`` with
+PyTorch's dtype rule and result layout, ``_out`` wraps it, ``_inplace`` writes it into ``self``.
+Like PyTorch, most activations refuse integer inputs (``_float_only``) and name the cpu kernel
+that is "not implemented" for that dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minitorch_nn import _dtype as dt
+from minitorch_nn._ops import aten
+from minitorch_nn.backends.common import compute_dtype
+from minitorch_nn.backends.cpu._numpy import as_array
+from minitorch_nn.backends.cpu.pointwise import (
+    _erf,
+    _float_only,
+    _inplace,
+    _out,
+    _sigmoid,
+    binary,
+    unary,
+)
+from minitorch_nn.backends.layout import check_inplace_overlap
+
+
+def _relu(x):
+    return np.maximum(x, np.zeros((), dtype=x.dtype))
+
+
+def _check_relu(self):
+    if self._impl.dtype is dt.bool:
+        raise RuntimeError("Boolean inputs not supported for relu")
+
+
+@aten.relu.default.impl("cpu")
+def relu(self):
+    _check_relu(self)
+    return _out(unary(_relu, self))
+
+
+@aten.relu_.default.impl("cpu")
+def relu_(self):
+    _check_relu(self)
+    check_inplace_overlap(self)
+    return _inplace(self, unary(_relu, self))
+
+
+@aten.gelu.default.impl("cpu")
+def gelu(self, *, approximate="none"):
+    _float_only(self, "GeluKernelImpl")
+    if approximate == "none":
+        fn = lambda x: x * 0.5 * (1.0 + _erf(x * np.asarray(0.7071067811865476, dtype=x.dtype)))
+    elif approximate == "tanh":
+        k = np.sqrt(2.0 / np.pi)
+        fn = lambda x: 0.5 * x * (1.0 + np.tanh(np.asarray(k, x.dtype) * (x + np.asarray(0.044715, x.dtype) * x * x * x)))
+    else:
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _out(unary(fn, self, "float"))
+
+
+@aten.silu.default.impl("cpu")
+def silu(self):
+    _float_only(self, "silu_cpu")
+    return _out(unary(lambda x: x * _sigmoid(x), self, "float"))
+
+
+@aten.softplus.default.impl("cpu")
+def softplus(self, beta=1, threshold=20):
+    _float_only(self, "softplus_cpu")
+    fn = lambda x: np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
+    return _out(unary(fn, self, "float"))
+
+
+@aten.elu.default.impl("cpu")
+def elu(self, alpha=1, scale=1, input_scale=1):
+    _float_only(self, "elu_cpu")
+    fn = lambda x: np.where(x > 0, x * scale, alpha * scale * np.expm1(x * input_scale))
+    return _out(unary(fn, self, "float"))
+
+
+@aten.leaky_relu.default.impl("cpu")
+def leaky_relu(self, negative_slope=0.01):
+    _float_only(self, "leaky_relu_cpu")
+    return _out(unary(lambda x: np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype)), self))
+
+
+@aten.hardtanh.default.impl("cpu")
+def hardtanh(self, min_val=-1, max_val=1):
+    if self.dtype is dt.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self.dtype is dt.uint8 and (int(min_val) < 0 or int(max_val) < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    return _out(unary(lambda x: np.minimum(np.maximum(x, as_array(min_val, compute_dtype(self.dtype))),
+                                           as_array(max_val, compute_dtype(self.dtype))), self))
+
+
+_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+@aten.threshold_backward.default.impl("cpu")
+def threshold_backward(grad_output, self, threshold):
+    def fn(g, x):
+        drop = x <= threshold
+        it = _SAME_SIZE_INT.get(g.dtype.itemsize)
+        if it is None or g.shape != drop.shape:
+            return np.where(drop, np.zeros((), g.dtype), g)
+        # np.where branches per element, slow on a random mask (relu's); instead AND g's bits
+        # with 0 (dropped) or all ones (kept): the same values, several times faster.
+        keep_bits = drop.astype(it)
+        keep_bits -= 1
+        return np.bitwise_and(g.view(it), keep_bits).view(g.dtype)
+
+    return _out(binary(fn, grad_output, self))
