@@ -77,10 +77,6 @@ def _normalize(index):
     return (index,)
 
 
-def _is_advanced(i):
-    return isinstance(i, (TensorBase, list, np.ndarray)) or (isinstance(i, bool))
-
-
 def _apply_basic(self, index):
     """Apply ints/slices/None/Ellipsis as views; return the view and the advanced indices per dim.
 

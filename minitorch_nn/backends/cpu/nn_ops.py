@@ -644,14 +644,6 @@ def native_dropout_backward(grad_output, mask, scale):
 # Losses
 # =================================================================================================
 
-def _check_same_size(input, target, name):
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(
-            f"Using a target size ({list(target.shape)}) that is different to the input size ({list(input.shape)}). "
-            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size."
-        )
-
-
 @aten.mse_loss.default.impl("cpu")
 def mse_loss(self, target, reduction=MEAN):
     _check_float(self, "mse_cpu")

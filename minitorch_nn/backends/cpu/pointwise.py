@@ -48,10 +48,6 @@ from minitorch_nn.backends.layout import (
 )
 
 
-def _float_result(d: dt.dtype) -> dt.dtype:
-    return d if d.is_floating_point else dt.get_default_dtype()
-
-
 def binary(fn, a, b, kind="promote", *, exact_scalar=False):
     """Apply numpy ``fn`` to two operands with PyTorch's dtype rule ``kind``; returns
     (array, dtype, strides).

@@ -94,11 +94,6 @@ def _check_nonempty(self, name, dim=None):
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def _nan_aware(fn, nanfn):
-    # PyTorch's max/min propagate NaN, as numpy's max/min do.
-    return fn
-
-
 @aten.max.default.impl("cpu")
 def max_all(self):
     if self.numel() == 0:
