@@ -205,29 +205,6 @@ def _gelu_backward(grad, self, approximate):
     return grad * (cdf + self * pdf)
 
 
-def _layer_norm_input_backward(grads, input, normalized_shape, weight, result1, result2):
-    grad = grads[0]
-    axes = list(range(input.dim() - len(normalized_shape), input.dim()))
-    n = 1
-    for s in normalized_shape:
-        n *= s
-    xhat = (input - result1) * result2
-    g = grad * weight if weight is not None else grad
-    return (g - g.mean(axes, keepdim=True) - xhat * (g * xhat).mean(axes, keepdim=True)) * result2
-
-
-def _layer_norm_weight_backward(grads, input, normalized_shape, result1, result2):
-    lead = list(range(input.dim() - len(normalized_shape)))
-    xhat = (input - result1) * result2
-    g = grads[0] * xhat
-    return g.sum(lead) if lead else g
-
-
-def _layer_norm_bias_backward(grads, input_sizes, normalized_shape):
-    lead = list(range(len(input_sizes) - len(normalized_shape)))
-    return grads[0].sum(lead) if lead else grads[0]
-
-
 def _reduction(g, reduction, numel):
     return g / numel if reduction == 1 else g
 
@@ -669,12 +646,6 @@ derivative("binary_cross_entropy", "BinaryCrossEntropyBackward0",
 derivative("nll_loss_forward", "NllLossBackward0",
            self=lambda grads, self, target, weight, reduction, ignore_index, result1: _nll_loss_backward(
                grads[0], self, target, weight, reduction, ignore_index, result1))
-derivative("native_layer_norm", "NativeLayerNormBackward0",
-           input=lambda grads, input, normalized_shape, weight, result1, result2: _layer_norm_input_backward(
-               grads, input, normalized_shape, weight, result1, result2),
-           weight=lambda grads, input, normalized_shape, result1, result2: _layer_norm_weight_backward(
-               grads, input, normalized_shape, result1, result2),
-           bias=lambda grads, input_sizes, normalized_shape: _layer_norm_bias_backward(grads, input_sizes, normalized_shape))
 
 
 def _bce_logits_grad(self, target, weight, pos_weight):

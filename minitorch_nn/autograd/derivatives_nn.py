@@ -217,9 +217,8 @@ derivative(
 )
 
 
-# Replaces the tensor-op formula in derivatives.py, which reads the saved mean/rstd outputs and
-# so loses their dependence on the input in a double backward (and runs ~10 ops where one
-# kernel does on the plain path).
+# Not a formula of tensor ops on the saved mean/rstd outputs: that would lose their dependence
+# on the input in a double backward (and run ~10 ops where one kernel does on the plain path).
 
 def _ln_grad(which, grads, input, normalized_shape, weight, bias, eps, mean, rstd):
     if not grad_mode.is_grad_enabled():
