@@ -40,20 +40,15 @@ def _safe(name, result, out):
         raise RuntimeError(f"result type {type_name(result)} can't be cast to the desired output type {type_name(out)}")
 
 
-def _same(name, result, out):
-    # unary ops that keep their input's dtype check that ``out`` has it
-    if result is not out:
-        raise RuntimeError(f"Found dtype {type_name(out)} but expected {type_name(result)}")
+def _must_match(message):
+    """A rule for ops whose ``out`` must have the result's dtype exactly; ``message`` is that op's
+    PyTorch wording, with ``{result}`` and ``{out}`` standing for the two dtypes' names."""
 
+    def check(name, result, out):
+        if result is not out:
+            raise RuntimeError(message.format(result=type_name(result), out=type_name(out)))
 
-def _where(name, result, out):
-    if result is not out:
-        raise RuntimeError(f"Expected out type to be {type_name(result)} but got {type_name(out)}")
-
-
-def _nan_to_num(name, result, out):
-    if result is not out:
-        raise RuntimeError(f"nan_to_num: dtype of out: {type_name(out)} should be same as input: {type_name(result)}")
+    return check
 
 
 # c10's ``toString`` names, the words of ``TORCH_CHECK(result.scalar_type() == ...)`` messages
@@ -72,14 +67,6 @@ def _exact(name, result, out):
         )
 
 
-def _amax(name, result, out):
-    if result is not out:
-        raise RuntimeError(
-            f"Expected the dtype for input and out to match, but got {type_name(result)} for input's dtype and "
-            f"{type_name(out)} for out's dtype."
-        )
-
-
 def _bool_result(name, result, out):
     # all/any: the result is always bool
     if out is not result:
@@ -91,40 +78,26 @@ def _cat(name, result, out):
         raise TypeError(f"torch.cat(): input types can't be cast to the desired output type {type_name(out)}")
 
 
-def _index_select(name, result, out):
-    if result is not out:
-        raise RuntimeError("index_select(): self and result must have the same scalar type")
-
-
-def _masked_select(name, result, out):
-    if result is not out:
-        raise RuntimeError("masked_select(): self and result must have the same scalar type")
-
-
-def _dot(name, result, out):
-    if result is not out:
-        raise RuntimeError(f"result dtype {type_name(out)} does not match input dtype {type_name(result)}")
-
-
-def _nonzero(name, result, out):
-    if result is not out:
-        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type{type_name(out)}")
-
-
-def _multinomial(name, result, out):
-    if result is not out:
-        raise RuntimeError(f"multinomial expects Long tensor out, got: {type_name(out)}")
-
-
 def _any_dtype(name, result, out):
     # composites that end in a copy (matrix_rank, householder_product): any dtype, cast on copy
     pass
 
 
 CAST = {
-    "safe": _safe, "same": _same, "where": _where, "nan_to_num": _nan_to_num, "exact": _exact, "amax": _amax,
-    "bool": _bool_result, "cat": _cat, "index_select": _index_select, "dot": _dot, "nonzero": _nonzero,
-    "multinomial": _multinomial, "any": _any_dtype, "masked_select": _masked_select,
+    "safe": _safe, "exact": _exact, "bool": _bool_result, "cat": _cat, "any": _any_dtype,
+    # ``out`` must have the result's dtype, each op saying so in its own words; "same": unary ops
+    # that keep their input's dtype
+    "same": _must_match("Found dtype {out} but expected {result}"),
+    "where": _must_match("Expected out type to be {result} but got {out}"),
+    "nan_to_num": _must_match("nan_to_num: dtype of out: {out} should be same as input: {result}"),
+    "amax": _must_match(
+        "Expected the dtype for input and out to match, but got {result} for input's dtype and {out} for out's dtype."
+    ),
+    "index_select": _must_match("index_select(): self and result must have the same scalar type"),
+    "masked_select": _must_match("masked_select(): self and result must have the same scalar type"),
+    "dot": _must_match("result dtype {out} does not match input dtype {result}"),
+    "nonzero": _must_match("nonzero: Expected out tensor to have scalar type Long but got scalar type{out}"),
+    "multinomial": _must_match("multinomial expects Long tensor out, got: {out}"),
 }
 
 _RESIZE_WARNING = (
