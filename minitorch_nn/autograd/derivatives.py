@@ -209,22 +209,6 @@ def _reduction(g, reduction, numel):
     return g / numel if reduction == 1 else g
 
 
-def _nll_loss_backward(grad, self, target, weight, reduction, ignore_index, result1):
-    # grad_input[i, target[i]] = -w[target[i]] * grad (/ total_weight for "mean")
-    classes_dim = 1 if self.dim() >= 2 else 0
-    tgt = target.unsqueeze(classes_dim)
-    w = weight[target] if weight is not None else target.new_ones(list(target.shape)).to(self.dtype)
-    w = _masked(w, target != ignore_index)
-    g = grad
-    if reduction == 1:
-        g = g / result1
-    if reduction == 0:
-        vals = -(w * g)
-    else:
-        vals = -(w * g)
-    return aten.scatter.src(_zeros(self.shape, self), classes_dim, tgt, vals.unsqueeze(classes_dim).to(self.dtype))
-
-
 def _matrix_exp_backward(grad, self):
     # d/dA exp(A) applied to G is the top-right block of exp([[A^T, G], [0, A^T]]).
     n = self.shape[-1]
@@ -643,9 +627,6 @@ derivative("binary_cross_entropy", "BinaryCrossEntropyBackward0",
            # d/d target of -(t log x + (1 - t) log(1 - x)) is -logit(x) (unclamped, as PyTorch's)
            target=lambda grad, self, weight, reduction: _reduction(
                ((1 - self).log() - self.log()) * grad * (weight if weight is not None else 1), reduction, self.numel()))
-derivative("nll_loss_forward", "NllLossBackward0",
-           self=lambda grads, self, target, weight, reduction, ignore_index, result1: _nll_loss_backward(
-               grads[0], self, target, weight, reduction, ignore_index, result1))
 
 
 def _bce_logits_grad(self, target, weight, pos_weight):

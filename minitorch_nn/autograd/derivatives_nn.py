@@ -246,8 +246,8 @@ derivative(
 )
 
 # -- nll_loss ------------------------------------------------------------------------------------
-# Replaces the tensor-op formula in derivatives.py, which indexes ``weight[target]`` and so fails
-# on targets equal to ``ignore_index`` (e.g. -100). The backward kernel skips those rows, as
+# One kernel rather than a formula of tensor ops: indexing ``weight[target]`` would fail on
+# targets equal to ``ignore_index`` (e.g. -100). The backward kernel skips those rows, as
 # PyTorch's ``nll_loss_backward`` does.
 
 derivative(
