@@ -18,6 +18,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, result_type
+from minitorch_nn.backends.layout import check_inplace_overlap
 from minitorch_nn.backends.cuda import elementwise as ew
 from minitorch_nn.backends.cuda.copy import copy_into
 from minitorch_nn.backends.cuda.fallback import host_kernel
@@ -146,6 +147,7 @@ def clamp_max(self, max):
 
 @aten.clamp_.default.impl("cuda")
 def clamp_(self, min=None, max=None):
+    check_inplace_overlap(self, min, max)  # PyTorch's refusals, before anything is written
     if not _clamp_ok(self, min, max):
         return _host_clamp_(self, min, max)
     r = clamp_values(self, min, max)

@@ -17,6 +17,7 @@ from minitorch_nn._ops import aten
 from minitorch_nn._shape import broadcast_shapes
 from minitorch_nn.backends.cuda import storage
 from minitorch_nn.backends.cuda._numba import cuda
+from minitorch_nn.backends.layout import check_inplace_overlap, like_strides
 from minitorch_nn.backends.cuda.elementwise import (
     MAX_DIMS,
     THREADS,
@@ -118,18 +119,31 @@ def cast_contiguous(t, dtype) -> TensorBase:
     return out
 
 
+def cast_keeping_layout(t, dtype, memory_format=None) -> TensorBase:
+    """A copy of ``t`` with ``dtype``, laid out as ``empty_like(t, memory_format=...)`` is
+    (``backends/layout.py``: a permuted ``t`` gives a permuted copy), as ``clone``/``to`` do."""
+    strides = like_strides(t, memory_format)
+    if strides is None:
+        return cast_contiguous(t, dtype)
+    out = storage.empty(t.shape, dtype, strides)
+    copy_into(out, t)
+    return out
+
+
 # -- registered kernels ----------------------------------------------------------------------------
 
 
-def to_device(t, device, dtype):
-    """cpu (or cuda) tensor ``t`` -> a new cuda tensor of ``dtype`` (``backends/transfer.py`` calls this)."""
+def to_device(t, device, dtype, memory_format=None):
+    """cpu (or cuda) tensor ``t`` -> a new cuda tensor of ``dtype`` (``backends/transfer.py`` calls
+    this), laid out as ``empty_like(t)`` is: ``x.t().cuda()`` stays column-major, as in PyTorch."""
     if t.device.type == "cuda":
-        return cast_contiguous(t, dtype)
+        return cast_keeping_layout(t, dtype, memory_format)
     from minitorch_nn.backends.cpu._numpy import as_array
 
     arr = as_array(t)
     # (np.asarray, not np.ascontiguousarray: that one turns a 0-d array into shape (1,))
-    return storage.from_host(np.asarray(arr).astype(dtype.numpy_dtype, copy=False), dtype)
+    return storage.from_host(np.asarray(arr).astype(dtype.numpy_dtype, copy=False), dtype,
+                             like_strides(t, memory_format))
 
 
 @aten._to_copy.default.impl("cuda")
@@ -140,20 +154,28 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
     target = self.dtype if dtype is None else dtype
     dev = self.device if device is None else canonical(device)
     if dev.type == "cuda":
-        return cast_contiguous(self, target)
+        return cast_keeping_layout(self, target, memory_format)
     if dev.type == "meta":
-        return _new_meta(tuple(self.shape), target)
+        return _new_meta(tuple(self.shape), target, strides=like_strides(self, memory_format))
+    # to the host: the cpu tensor keeps the layout too (``x.t().cuda().cpu()`` is still column-major)
+    from minitorch_nn.backends.cpu._numpy import wrap_strided
+
+    strides = like_strides(self, memory_format)
     host = storage.to_host(self)
-    return _from_array(host.astype(target.numpy_dtype, copy=False), target)
+    if strides is None:
+        return _from_array(host.astype(target.numpy_dtype, copy=False), target)
+    return wrap_strided(host.astype(target.numpy_dtype, copy=False), target, strides)
 
 
 @aten.clone.default.impl("cuda")
 def clone(self, *, memory_format=None):
-    return cast_contiguous(self, self.dtype)
+    return cast_keeping_layout(self, self.dtype, memory_format)
 
 
 @aten.copy_.default.impl("cuda")
 def copy_(self, src, non_blocking=False):
+    if isinstance(src, TensorBase):
+        check_inplace_overlap(self, src)  # PyTorch's refusals, before anything is written
     if not isinstance(src, TensorBase):
         from minitorch_nn.backends.cuda.elementwise import scalar_operand
 
@@ -291,7 +313,9 @@ _factory(aten.empty.memory_format, None)
 def _like(op, value):
     def kernel(self, *args, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
         v = args[0] if args else value
-        t = storage.empty(tuple(self.shape), dtype if dtype is not None else self.dtype)
+        # laid out as PyTorch's empty_like(self, memory_format=...): a permuted self, a permuted result
+        t = storage.empty(tuple(self.shape), dtype if dtype is not None else self.dtype,
+                          like_strides(self, memory_format))
         return t if v is None else fill_value(t, v)
 
     op.impl("cuda")(kernel)

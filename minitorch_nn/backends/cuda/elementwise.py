@@ -8,8 +8,11 @@ thread computes one output element:
 2. ``broadcast_index``: map that index into each (smaller, broadcast) input shape;
 3. ``index_to_position``: multi-index + strides + offset -> position in the flat storage.
 
-Outputs are always fresh and contiguous, so ``out[i]`` is the output element. When every operand
-is contiguous with the output's shape, a second, flat kernel skips the index arithmetic.
+Outputs are fresh, and laid out as PyTorch's ``TensorIterator`` lays them out: in the memory order
+of the operands (``backends/layout.py``'s :func:`elementwise_strides`, the cpu backend's rule too),
+so ``x.t().exp()`` is column-major. The strided kernels write through the output's strides. When
+every operand has the output's shape and exactly its dense strides, a second, flat kernel skips the
+index arithmetic: element ``i`` of each storage block belongs with element ``i`` of the output's.
 
 The function applied (``a + b``, ``exp(x)``...) is a small Python function compiled as a CUDA
 *device function* and baked into its own kernel (``make_map``/``make_zip``), one per function,
@@ -33,6 +36,7 @@ from minitorch_nn._shape import broadcast_shapes
 from minitorch_nn.backends.common import compute_dtype, result_type
 from minitorch_nn.backends.cuda import storage
 from minitorch_nn.backends.cuda._numba import cuda, simulator
+from minitorch_nn.backends.layout import elementwise_strides, is_non_overlapping_and_dense
 
 _cuda = cuda()
 MAX_DIMS = 16
@@ -107,14 +111,14 @@ def make_map(fn):
     f = _cuda.jit(device=True)(fn)
 
     @_cuda.jit
-    def strided(out, out_shape, n, a, a_shape, a_strides, a_offset):
+    def strided(out, out_shape, out_strides, n, a, a_shape, a_strides, a_offset):
         i = _cuda.grid(1)
         if i < n:
             out_index = _cuda.local.array(MAX_DIMS, np.int64)
             a_index = _cuda.local.array(MAX_DIMS, np.int64)
             to_index(i, out_shape, out_index)
             broadcast_index(out_index, out_shape, a_shape, a_index)
-            out[i] = f(a[index_to_position(a_index, a_strides, a_offset)])
+            out[index_to_position(out_index, out_strides, 0)] = f(a[index_to_position(a_index, a_strides, a_offset)])
 
     @_cuda.jit
     def flat(out, n, a, a_offset):
@@ -134,7 +138,7 @@ def make_zip(fn):
     f = _cuda.jit(device=True)(fn)
 
     @_cuda.jit
-    def strided(out, out_shape, n, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset):
+    def strided(out, out_shape, out_strides, n, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset):
         i = _cuda.grid(1)
         if i < n:
             out_index = _cuda.local.array(MAX_DIMS, np.int64)
@@ -143,7 +147,7 @@ def make_zip(fn):
             to_index(i, out_shape, out_index)
             broadcast_index(out_index, out_shape, a_shape, a_index)
             broadcast_index(out_index, out_shape, b_shape, b_index)
-            out[i] = f(
+            out[index_to_position(out_index, out_strides, 0)] = f(
                 a[index_to_position(a_index, a_strides, a_offset)],
                 b[index_to_position(b_index, b_strides, b_offset)],
             )
@@ -166,8 +170,8 @@ def make_zip3(fn):
     f = _cuda.jit(device=True)(fn)
 
     @_cuda.jit
-    def strided(out, out_shape, n, a, a_shape, a_strides, a_offset, b, b_shape, b_strides, b_offset,
-                c, c_shape, c_strides, c_offset):
+    def strided(out, out_shape, out_strides, n, a, a_shape, a_strides, a_offset, b, b_shape, b_strides,
+                b_offset, c, c_shape, c_strides, c_offset):
         i = _cuda.grid(1)
         if i < n:
             out_index = _cuda.local.array(MAX_DIMS, np.int64)
@@ -179,7 +183,7 @@ def make_zip3(fn):
             y = b[index_to_position(idx, b_strides, b_offset)]
             broadcast_index(out_index, out_shape, c_shape, idx)
             z = c[index_to_position(idx, c_strides, c_offset)]
-            out[i] = f(x, y, z)
+            out[index_to_position(out_index, out_strides, 0)] = f(x, y, z)
 
     _KERNELS[key] = strided
     return strided
@@ -208,44 +212,55 @@ def _as_compute(x, cdt):
     return cast_contiguous(x, cdt)
 
 
-def launch(fn, operands, out_dtype, compute, cast=True):
+def launch(fn, operands, out_dtype, compute, cast=True, *, layout=None, common_dtype=None):
     """Run ``fn`` over ``operands`` (cuda tensors / numbers) in dtype ``compute``; result ``out_dtype``.
 
-    The kernel writes a contiguous result of the compute dtype (or bool); a last cast gives
-    ``out_dtype`` (float32 -> float16, for instance).
+    The result is laid out by :func:`elementwise_strides` over ``layout`` (the op's operands as
+    PyTorch's TensorIterator sees them, numbers included; default: the tensors among ``operands``,
+    since a number argument is usually a parameter, as ``clamp``'s bounds) in ``common_dtype``
+    (default ``out_dtype``). The kernel writes the compute dtype (or bool); a last cast, keeping
+    the layout, gives ``out_dtype`` (float32 -> float16, for instance).
     """
+    if layout is None:
+        layout = [x for x in operands if isinstance(x, TensorBase)]
     ops = [_as_compute(x, compute) for x in operands] if cast else list(operands)
     shape = broadcast_shapes(*[tuple(o.shape) for o in ops])
+    strides = elementwise_strides(shape, layout, out_dtype if common_dtype is None else common_dtype)
     kernel_dtype = dt.bool if out_dtype is dt.bool else compute
-    out = storage.empty(shape, kernel_dtype)
+    out = storage.empty(shape, kernel_dtype, strides)
     n = out.numel()
     if n:
         impls = [o._impl for o in ops]
         o = out._impl.storage
+        out_strides = out._impl.strides
         grid = (blocks_for(n), THREADS)
-        flat_ok = all(tuple(i.sizes) == shape and o_.is_contiguous() for i, o_ in zip(impls, ops))
+        flat_ok = all(
+            tuple(i.sizes) == shape and i.strides == out_strides and is_non_overlapping_and_dense(i.sizes, i.strides)
+            for i in impls
+        )
+        dev_shape, dev_strides = device_ints(tuple(shape)), device_ints(tuple(out_strides))
         if len(ops) == 1:
             strided, flat = make_map(fn)
             a = impls[0]
             if flat_ok:
                 flat[grid](o, n, a.storage, a.offset)
             else:
-                strided[grid](o, device_ints(tuple(shape)), n, a.storage, *device_meta(a))
+                strided[grid](o, dev_shape, dev_strides, n, a.storage, *device_meta(a))
         elif len(ops) == 2:
             strided, flat = make_zip(fn)
             a, b = impls
             if flat_ok:
                 flat[grid](o, n, a.storage, a.offset, b.storage, b.offset)
             else:
-                strided[grid](o, device_ints(tuple(shape)), n, a.storage, *device_meta(a), b.storage, *device_meta(b))
+                strided[grid](o, dev_shape, dev_strides, n, a.storage, *device_meta(a), b.storage, *device_meta(b))
         else:
             a, b, c = impls
-            make_zip3(fn)[grid](o, device_ints(tuple(shape)), n, a.storage, *device_meta(a), b.storage,
+            make_zip3(fn)[grid](o, dev_shape, dev_strides, n, a.storage, *device_meta(a), b.storage,
                                 *device_meta(b), c.storage, *device_meta(c))
     if out_dtype is not kernel_dtype:
-        from minitorch_nn.backends.cuda.copy import cast_contiguous
+        from minitorch_nn.backends.cuda.copy import cast_keeping_layout
 
-        out = cast_contiguous(out, out_dtype)
+        out = cast_keeping_layout(out, out_dtype)
     return out
 
 
@@ -255,7 +270,8 @@ def pointwise(fn, *operands, kind="promote"):
     if kind == "float" and not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
     cdt = compute_dtype(dtype)
-    return launch(fn, operands, dt.bool if kind == "bool" else dtype, cdt)
+    # every operand counts for the layout, numbers too (the ``2`` of ``x + 2``), as on cpu
+    return launch(fn, operands, dt.bool if kind == "bool" else dtype, cdt, layout=operands, common_dtype=dtype)
 
 
 # -- the functions (compiled as device functions) -----------------------------------------------------

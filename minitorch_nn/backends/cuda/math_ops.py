@@ -21,6 +21,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, result_type
+from minitorch_nn.backends.layout import check_inplace_overlap
 from minitorch_nn.backends.cuda import elementwise as ew
 from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.activations import _baked
@@ -257,12 +258,16 @@ def _division_like(op, float_fn, int_fn, inplace=False, mode_kw=False):
 
     if mode_kw:
         def kernel(self, other, *, rounding_mode):
+            if inplace:
+                check_inplace_overlap(self, other)  # PyTorch's refusals, before anything is written
             r = run(self, other, rounding_mode)
             if r is None:
                 return host(self, other, rounding_mode=rounding_mode)
             return _inplace(self, r) if inplace else r
     else:
         def kernel(self, other):
+            if inplace:
+                check_inplace_overlap(self, other)
             r = run(self, other)
             if r is None:
                 return host(self, other)
@@ -286,6 +291,8 @@ def _float_pow(op, inplace=False):
     host = host_kernel(op)
 
     def kernel(self, exponent):
+        if inplace:
+            check_inplace_overlap(self, exponent)
         d = result_type(self, exponent)
         if not d.is_floating_point or not _on_cuda(self, exponent) or isinstance(exponent, bool) or isinstance(self, bool):
             return host(self, exponent)
@@ -379,6 +386,7 @@ _host_erfinv_ = host_kernel(aten.erfinv_.default)
 
 @aten.erfinv_.default.impl("cuda")
 def erfinv_(self):
+    check_inplace_overlap(self)
     if not self.dtype.is_floating_point:
         return _host_erfinv_(self)
     return _inplace(self, ew.launch(f_erfinv, [self], self.dtype, compute_dtype(self.dtype)))

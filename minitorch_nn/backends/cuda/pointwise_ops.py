@@ -15,6 +15,7 @@ from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, resu
 from minitorch_nn.backends.cuda import elementwise as ew
 from minitorch_nn.backends.cuda.copy import copy_into
 from minitorch_nn.backends.cuda.fallback import host_kernel
+from minitorch_nn.backends.layout import check_inplace_overlap, converted_geometry
 
 
 def _is_bool(x):
@@ -48,13 +49,18 @@ def _scaled(fn, self, other, alpha):
     d = result_type(self, other)
     if not d.is_floating_point:
         return None
-    return ew.launch(_SCALED[fn], [self, other, alpha], d, compute_dtype(d))
+    # alpha is a parameter, not an operand, for the result's layout (as on cpu)
+    return ew.launch(_SCALED[fn], [self, other, alpha], d, compute_dtype(d), layout=[self, other])
 
 
 def _binary(op, fn, kind="promote", inplace_of=None):
     host = host_kernel(op)
 
     def kernel(self, other, *, alpha=1):
+        if inplace_of:
+            # PyTorch's refusals (an expanded self, a self partly overlapping other), before
+            # anything is computed or written, on every path (the host path only sees copies)
+            check_inplace_overlap(self, other)
         if _is_bool(self) or _is_bool(other):
             return host(self, other, alpha=alpha) if "alpha" in op._schema.text else host(self, other)
         if not (type(alpha) is int and alpha == 1):
@@ -109,9 +115,11 @@ _host_pow = host_kernel(aten.pow.Tensor_Scalar)
 def pow_ts(self, exponent):
     if not self.dtype.is_floating_point or isinstance(exponent, bool):
         return _host_pow(self, exponent)  # integer powers have their own rules (negative exponents)
+    # the exponent is a parameter, not an operand, for the result's layout (as on cpu)
+    d = self.dtype
     if exponent == 2:
-        return ew.pointwise(ew.f_mul, self, self)
-    return ew.pointwise(ew.f_pow, self, exponent)
+        return ew.launch(ew.f_mul, [self, self], d, compute_dtype(d), layout=[self])
+    return ew.launch(ew.f_pow, [self, exponent], d, compute_dtype(d), layout=[self])
 
 
 # -- unary ----------------------------------------------------------------------------------------
@@ -125,6 +133,8 @@ def _unary(op, fn, kind, inplace=False):
     host = host_kernel(op)
 
     def kernel(self):
+        if inplace:
+            check_inplace_overlap(self)
         if self.dtype is dt.bool or (kind == "promote" and not self.dtype.is_floating_point and op.__name__.split(".")[0].rstrip("_") in ("floor", "ceil", "trunc", "sign")):
             return host(self)
         r = ew.pointwise(fn, self, kind=kind)
@@ -155,7 +165,11 @@ def where(condition, self, other):
     dtype = result_type(self, other)
     cdt = compute_dtype(dtype)
     # the condition is read as bool; self and other are cast to the result's compute dtype
-    return ew.launch(ew.f_where, [condition, ew._as_compute(self, cdt), ew._as_compute(other, cdt)], dtype, cdt, cast=False)
+    # laid out from the operands as PyTorch sees them (each converted to its compute dtype), as on cpu
+    layout = [converted_geometry(condition, dt.bool)]
+    layout += [converted_geometry(x, dtype) if isinstance(x, TensorBase) else x for x in (self, other)]
+    return ew.launch(ew.f_where, [condition, ew._as_compute(self, cdt), ew._as_compute(other, cdt)], dtype, cdt,
+                     cast=False, layout=layout)
 
 
 @aten.threshold_backward.default.impl("cuda")
@@ -248,6 +262,7 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
 
 @aten.addcmul_.default.impl("cuda")
 def addcmul_(self, tensor1, tensor2, *, value=1):
+    check_inplace_overlap(self, tensor1, tensor2)
     r, host = _addc(self, tensor1, tensor2, value, ew.f_mul, None)
     if host is not None or r is None:
         return host_kernel(aten.addcmul_.default)(self, tensor1, tensor2, value=value)
@@ -256,6 +271,7 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
 
 @aten.addcdiv_.default.impl("cuda")
 def addcdiv_(self, tensor1, tensor2, *, value=1):
+    check_inplace_overlap(self, tensor1, tensor2)
     r, host = _addc(self, tensor1, tensor2, value, ew.f_div, None)
     if host is not None or r is None:
         return host_kernel(aten.addcdiv_.default)(self, tensor1, tensor2, value=value)
@@ -277,6 +293,7 @@ def lerp(self, end, weight):
 
 @aten.lerp_.Scalar.impl("cuda")
 def lerp_(self, end, weight):
+    check_inplace_overlap(self, end, weight)
     if not _all_float(self, end) or self.dtype is not end.dtype:
         return host_kernel(aten.lerp_.Scalar)(self, end, weight)
     return _inplace(self, _lerp(self, end, weight))

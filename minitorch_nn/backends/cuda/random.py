@@ -30,6 +30,7 @@ from minitorch_nn.backends.cuda import storage
 from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.elementwise import THREADS, blocks_for
 from minitorch_nn.backends.cuda.fallback import host_kernel
+from minitorch_nn.backends.layout import check_inplace_overlap, like_strides
 
 _cuda = cuda()
 
@@ -108,7 +109,9 @@ def _fill_tensor(self, kind, a, b):
     n = self.numel()
     cdt = compute_dtype(self.dtype)
     exact = kind in (4, 5)  # integers and 53-bit uniforms are made in float64, exactly
-    tmp = storage.empty(self.shape, cdt if self.dtype.is_floating_point and not exact else dt.float64)
+    # the draws go in self's memory order (tmp is laid out like it), as PyTorch's TensorIterator fills
+    tmp = storage.empty(self.shape, cdt if self.dtype.is_floating_point and not exact else dt.float64,
+                        like_strides(self))
     if n:
         _fill[blocks_for(n), THREADS](tmp._impl.storage, n, np.uint64(STATE["seed"]), _next_offset(), kind,
                                       float(a), float(b))
@@ -125,6 +128,7 @@ _host_bernoulli = host_kernel(aten.bernoulli_.float)
 @aten.uniform_.default.impl("cuda")
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     lo = kw.pop("from", from_)
+    check_inplace_overlap(self)  # PyTorch's refusal of an expanded self, on every path
     if generator is not None or not self.dtype.is_floating_point:
         return _host_uniform(self, lo, to, generator=generator)
     return _fill_tensor(self, 0, lo, to)
@@ -132,6 +136,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
 
 @aten.normal_.default.impl("cuda")
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    check_inplace_overlap(self)
     if generator is not None or not self.dtype.is_floating_point or std < 0:
         return _host_normal(self, mean, std, generator=generator)  # PyTorch's checks
     return _fill_tensor(self, 1, mean, std)
@@ -139,6 +144,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 @aten.bernoulli_.float.impl("cuda")
 def bernoulli_(self, p=0.5, *, generator=None):
+    check_inplace_overlap(self)
     if generator is not None or not 0 <= p <= 1:
         return _host_bernoulli(self, p, generator=generator)
     return _fill_tensor(self, 2, p, 0.0)
@@ -162,7 +168,9 @@ for _op, _kind in ((aten.rand.default, 0), (aten.randn.default, 1)):
 
 def _like(kind):
     def kernel(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-        t = storage.empty(tuple(self.shape), dtype if dtype is not None else self.dtype)
+        # laid out as empty_like(self, memory_format=...), as PyTorch's rand_like is
+        t = storage.empty(tuple(self.shape), dtype if dtype is not None else self.dtype,
+                          like_strides(self, memory_format))
         return _fill_tensor(t, kind, 0.0, 1.0)
 
     return kernel

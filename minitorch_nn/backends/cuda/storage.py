@@ -62,21 +62,31 @@ def wrap(storage, sizes, dtype, strides=None, offset=0) -> Tensor:
     return _C._wrap(Tensor, TensorImpl(storage, sizes, strides, offset, dtype, CUDA0))
 
 
-def empty(sizes, dtype) -> Tensor:
-    """An uninitialised contiguous cuda tensor."""
+def empty(sizes, dtype, strides=None) -> Tensor:
+    """An uninitialised cuda tensor: contiguous, or with ``strides`` (non-negative, from
+    ``backends/layout.py``), its storage then just long enough to hold every element."""
     sizes = tuple(int(s) for s in sizes)
-    n = 1
-    for s in sizes:
-        n *= s
-    return wrap(device_array(n, storage_dtype(dtype)), sizes, dtype)
+    if strides is None:
+        n = 1
+        for s in sizes:
+            n *= s
+        return wrap(device_array(n, storage_dtype(dtype)), sizes, dtype)
+    n = 0 if 0 in sizes else 1 + sum((size - 1) * stride for size, stride in zip(sizes, strides))
+    return wrap(device_array(n, storage_dtype(dtype)), sizes, dtype, strides)
 
 
-def from_host(arr: np.ndarray, dtype) -> Tensor:
-    """Copy a numpy array (already of ``dtype``'s numpy dtype) to a new contiguous cuda tensor."""
-    flat = np.ascontiguousarray(arr).reshape(-1)
+def from_host(arr: np.ndarray, dtype, strides=None) -> Tensor:
+    """Copy a numpy array (already of ``dtype``'s numpy dtype) to a new cuda tensor, contiguous or
+    laid out with ``strides`` (non-negative, dense: the host buffer is arranged so first)."""
+    if strides is None or 0 in arr.shape:
+        flat = np.ascontiguousarray(arr).reshape(-1)
+        strides = None
+    else:
+        flat = np.empty(1 + sum((size - 1) * stride for size, stride in zip(arr.shape, strides)), dtype=arr.dtype)
+        np.lib.stride_tricks.as_strided(flat, arr.shape, tuple(s * arr.dtype.itemsize for s in strides))[...] = arr
     if dtype is dt.bfloat16:
         flat = flat.view(np.uint16)
-    return wrap(_track(cuda().to_device(flat)), arr.shape, dtype)
+    return wrap(_track(cuda().to_device(flat)), arr.shape, dtype, strides)
 
 
 def to_host(t) -> np.ndarray:
