@@ -38,6 +38,7 @@ from minitorch_nn.backends.cuda.elementwise import (
     to_index,
 )
 from minitorch_nn.backends.cuda.fallback import host_kernel
+from minitorch_nn.backends.layout import check_inplace_overlap
 
 _cuda = cuda()
 _ATOMIC = (dt.float32, dt.float64, dt.int32, dt.int64)  # what cuda.atomic.add supports
@@ -183,6 +184,8 @@ def _scatter_op(op, add, inplace):
     host = host_kernel(op)
 
     def kernel(self, dim, index, src):
+        if inplace:
+            check_inplace_overlap(self)  # PyTorch's refusal of an expanded self, on every path
         if not _scatter_ok(self, dim, index, src) or (add and self.dtype not in _ATOMIC):
             return host(self, dim, index, src)
         out = _copy_of(self)
@@ -248,6 +251,7 @@ def index_add(self, dim, index, source, *, alpha=1):
 
 @aten.index_add_.default.impl("cuda")
 def index_add_(self, dim, index, source, *, alpha=1):
+    check_inplace_overlap(self)
     r = _index_add(self, dim, index, source, alpha) if _index_add_ok(self, dim, index, source, alpha) else None
     if r is None:
         return _host_index_add_(self, dim, index, source, alpha=alpha)
