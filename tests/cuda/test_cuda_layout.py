@@ -71,6 +71,10 @@ UNARY = {
     "half": lambda t: t.half().neg(),        # a 16-bit result: computed in float32, cast keeping layout
     "gt": lambda t: t > 0,                   # a bool result
     "pow": lambda t: t ** 2,
+    "nan_to_num_int": lambda t: t.long().nan_to_num(),  # nothing to replace: a copy, laid out as clone
+    "masked_fill": lambda t: t.masked_fill(t > 0, 2.0),  # PyTorch fills a contiguous clone
+    "relu": lambda t: mt.nn.functional.relu(t),
+    "remainder": lambda t: t % 1.5,
 }
 
 

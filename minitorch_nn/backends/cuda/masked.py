@@ -155,8 +155,9 @@ def _fill_ok(self, mask, value):
 
 def _masked_fill(self, mask, value):
     cdt = compute_dtype(self.dtype)
+    # PyTorch fills a contiguous clone of self, whatever self's layout: no operand orders the result
     return ew.launch(ew.f_where, [mask, ew._as_compute(value, cdt), ew._as_compute(self, cdt)], self.dtype, cdt,
-                     cast=False)
+                     cast=False, layout=())
 
 
 def _register(op, inplace):

@@ -25,7 +25,7 @@ from minitorch_nn.backends.layout import check_inplace_overlap
 from minitorch_nn.backends.cuda import elementwise as ew
 from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.activations import _baked
-from minitorch_nn.backends.cuda.copy import cast_contiguous, copy_into
+from minitorch_nn.backends.cuda.copy import cast_contiguous, cast_keeping_layout, copy_into
 from minitorch_nn.backends.cuda.fallback import host_kernel
 
 # -- device functions ----------------------------------------------------------------------------------
@@ -396,7 +396,7 @@ def erfinv_(self):
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
     d = self.dtype
     if not d.is_floating_point:
-        return cast_contiguous(self, d)  # nothing to replace: a copy
+        return cast_keeping_layout(self, d)  # nothing to replace: a copy (laid out like self, as clone)
     info = dt.finfo(d)  # infinities become the largest finite values of the tensor's own dtype
     fn = _baked(make_nan_to_num, 0.0 if nan is None else float(nan), float(info.max if posinf is None else posinf),
                 float(info.min if neginf is None else neginf))
