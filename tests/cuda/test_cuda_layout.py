@@ -164,6 +164,9 @@ INPLACE = {
     "addcmul_": lambda t, o: t.addcmul_(o, o),
     "uniform_": lambda t, o: t.uniform_(),
     "normal_": lambda t, o: t.normal_(),
+    "exponential_": lambda t, o: t.exponential_(),
+    "random_": lambda t, o: t.random_(0, 3),
+    "bernoulli_": lambda t, o: t.bernoulli_(0.5),
     "scatter_": lambda t, o: t.scatter_(0, mt.zeros(tuple(t.shape), dtype=mt.int64, device=o.device), o),
     "index_add_": lambda t, o: t.index_add_(0, mt.zeros(t.shape[0], dtype=mt.int64, device=o.device), o),
 }

@@ -279,6 +279,7 @@ _host_exponential = host_kernel(aten.exponential_.default)
 
 @aten.exponential_.default.impl("cuda")
 def exponential_(self, lambd=1.0, *, generator=None):
+    check_inplace_overlap(self)
     if generator is not None or not self.dtype.is_floating_point or not lambd > 0:
         return _host_exponential(self, lambd, generator=generator)
     return _fill_tensor(self, 3, lambd, 0.0)
@@ -306,6 +307,7 @@ _host_random = host_kernel(aten.random_.default)
 
 
 def _random_from(self, from_, to, *, generator=None):
+    check_inplace_overlap(self)
     r = None
     if generator is None and to is not None and from_ < to:
         r = _integer_fill(self, from_, to - from_)
@@ -317,12 +319,14 @@ getattr(aten.random_, "from").impl("cuda")(_random_from)
 
 @aten.random_.to.impl("cuda")
 def random_to(self, to, *, generator=None):
+    check_inplace_overlap(self)
     r = _integer_fill(self, 0, to) if generator is None and to > 0 else None
     return r if r is not None else _host_random_to(self, to, generator=generator)
 
 
 @aten.random_.default.impl("cuda")
 def random_(self, *, generator=None):
+    check_inplace_overlap(self)
     r = None
     if generator is None and self.dtype is not dt.bool:
         d = self.dtype
