@@ -134,6 +134,12 @@ def main() -> int:
             check(f.__name__, ew.make_zip(f)[1], (A(T), i8, A(T), i8, A(T), i8))
     for f in integer:
         check(f.__name__, ew.make_zip(f)[1], (A(i8), i8, A(i8), i8, A(i8), i8))
+    # the strided kernels, which write through the output's strides (``backends/layout.py``'s order)
+    for T in (f4, f8):
+        check("strided_map", ew.make_map(ew.f_exp)[0], (A(T), I, I, i8, A(T), I, I, i8))
+        check("strided_zip", ew.make_zip(ew.f_add)[0], (A(T), I, I, i8) + (A(T), I, I, i8) * 2)
+        check("strided_zip3", ew.make_zip3(ew.f_lerp), (A(T), I, I, i8) + (A(T), I, I, i8) * 3)
+    check("strided_compare", ew.make_zip(ew.f_gt)[0], (A(b1), I, I, i8) + (A(f4), I, I, i8) * 2)
     for line in failures:
         print("FAILED", line)
     print(f"{count[0] - len(failures)} of {count[0]} kernel signatures compile for compute capability 8.0")
