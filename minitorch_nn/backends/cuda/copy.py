@@ -5,6 +5,10 @@ kernel does all the work: it reads any (sizes, strides, offset) layout and write
 on the way (numba converts on the store). Two small kernels convert bfloat16, which we store as raw
 16-bit words (see ``storage.py``): a bfloat16 is the top half of a float32, so widening is a shift
 and narrowing is a shift with round-to-nearest-even.
+
+As on cpu, a copy is laid out by ``backends/layout.py``: ``clone``, ``to``/``.cuda()``/``.cpu()`` and
+the ``*_like`` factories keep a tensor's memory order (``like_strides``), and ``copy_`` refuses to
+write into a tensor that overlaps itself or its source (``check_inplace_overlap``).
 """
 
 from __future__ import annotations
