@@ -555,12 +555,8 @@ def _record(op, d, args, kwargs):
                 # op so that a double backward can differentiate through it.
                 v = _clone_op()(v)
             saved[p] = SavedTensor(v)
-        elif type(v) in (list, tuple) and any(isinstance(t, TensorBase) for t in v):
-            saved[p] = [SavedTensor(t) if t is not None else None for t in v]
-        elif p in d.tensor_args and isinstance(v, (int, float)):
-            saved[p] = SavedScalar(v)
         else:
-            saved[p] = v
+            saved[p] = _saved_value(d, p, v)
 
     # 3. Run the op below autograd.
     out = _run_below(op, args, kwargs)
@@ -571,19 +567,7 @@ def _record(op, d, args, kwargs):
         _rebase_history(args[0], node)
     else:
         for i, o in enumerate(outs):
-            if isinstance(o, TensorBase):
-                impl = o._impl
-                if impl.dtype.is_floating_point or impl.dtype.is_complex:
-                    for a in args:
-                        if o is a:  # an op must hand back a new tensor, or the input's history breaks
-                            raise RuntimeError(f"{op}: autograd expected a new tensor, not an input")
-                    impl.grad_fn = node
-                    impl.requires_grad = True
-                    impl.output_nr = i
-                    base = impl.base
-                    if base is not None and base.grad_fn is not None:
-                        # remember which history of the base this view was made from
-                        impl.autograd_meta = {"view_base_fn": base.grad_fn}
+            _wire_output(op, node, args, o, i)
     if d.multi_output:
         node._output_meta = tuple(
             (o._impl.sizes, o._impl.dtype, o._impl.device) if isinstance(o, TensorBase) else None for o in outs
