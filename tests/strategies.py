@@ -17,6 +17,8 @@ import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
+from minitorch_nn.testing.strategies import values as _package_values
+
 DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
 INT_NAMES = ("uint8", "int8", "int16", "int32", "int64")
@@ -40,23 +42,9 @@ class TensorSpec:
 
 
 def values(rng: np.random.Generator, shape, dtype: str, *, specials=True, positive=False, small=False):
-    """Random values for ``dtype``: small integers, or floats with a sprinkle of inf/nan/-0."""
-    n = int(np.prod(shape, dtype=np.int64))
-    if dtype == "bool":
-        arr = rng.integers(0, 2, n).astype(bool)
-    elif dtype in INT_NAMES:
-        lo = 0 if dtype == "uint8" or positive else (-5 if small else -20)
-        hi = 6 if small else 21
-        arr = rng.integers(lo, hi, n).astype(_NUMPY[dtype])
-    else:
-        arr = rng.standard_normal(n) * (1.5 if small else 3.0)
-        if positive:
-            arr = np.abs(arr) + 0.1
-        if specials and n:
-            mask = rng.random(n) < 0.1
-            arr[mask] = rng.choice([np.inf, -np.inf, np.nan, 0.0, -0.0], mask.sum())
-        arr = arr.astype(_NUMPY[dtype])
-    return arr.reshape(shape)
+    """Random values for ``dtype``: :func:`minitorch_nn.testing.strategies.values`, with the
+    inf/nan/-0 sprinkle on by default (the oracle tests want the special values)."""
+    return _package_values(rng, shape, dtype, specials=specials, positive=positive, small=small)
 
 
 def _base_shape(shape, layout):
