@@ -452,4 +452,5 @@ def _set_impl(TensorBase t, TensorImpl impl):
     impl.owner = <PyObject*>t
 
 
+include "_autograd_fast.pxi"
 include "_fastpath.pxi"

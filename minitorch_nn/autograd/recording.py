@@ -386,6 +386,46 @@ def _record_simple(op, d, args, kwargs):
     This runs for every recorded op, so it is written for speed: no helper calls where a line
     does, and the plan says up front what to save.
     """
+    # 1. and 2.: the node, its edges and what its formulas will read.
+    started = _start_simple(d, args, kwargs)
+    if started is NotImplemented:
+        return NotImplemented   # nothing differentiable requires grad (maybe an index does)
+    node, plan = started
+
+    # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
+    _gm._enabled = False
+    try:
+        python_layer = _dispatch.python_layer
+        out = NotImplemented if python_layer is None else python_layer(op, args, kwargs)
+        if out is NotImplemented:
+            out = _dispatch.backend(op, args, kwargs)
+    finally:
+        _gm._enabled = True
+
+    # 4. Wire the outputs to the node.
+    return _finish_simple(op, d, node, plan, args, out)
+
+
+def _record_computed(op, args, out):
+    """Record ``op(*args)`` whose result ``out`` was already computed below autograd.
+
+    For compiled fast paths that run the kernel themselves (``_ext/_fastpath.pxi``): steps 1, 2
+    and 4 of ``_record_simple``, the same graph as the full path. ``op.derivative`` must be a
+    simple one (``d.simple``); the op writes no input, so the inputs' versions saved now are
+    the ones they had at the call. Returns ``out``, or ``NotImplemented`` when no differentiable
+    input requires grad (the caller then returns ``out`` as it is).
+    """
+    d = op.derivative
+    started = _start_simple(d, args, None)
+    if started is NotImplemented:
+        return NotImplemented
+    node, plan = started
+    return _finish_simple(op, d, node, plan, args, out)
+
+
+def _start_simple(d, args, kwargs):
+    """Steps 1 and 2 of ``_record_simple``: ``(node, plan)``, or NotImplemented when no
+    differentiable input requires grad."""
     n = len(args)
     # 1. One edge per differentiable input (as _edge, inlined).
     edges, metas, needed = [], [], []
@@ -419,7 +459,7 @@ def _record_simple(op, d, args, kwargs):
     plan = d._plans.get(needed)   # (no plan is ever made for "no input needs a gradient")
     if plan is None:
         if True not in needed:
-            return NotImplemented   # nothing differentiable requires grad (maybe an index does)
+            return NotImplemented
         plan = d.plan(needed)
     node = d.node_cls(d, tuple(edges), tuple(metas), plan.needs)
 
@@ -439,18 +479,12 @@ def _record_simple(op, d, args, kwargs):
             saved[name] = getattr(v._impl, attr)   # self_sizes and the like: _metadata, inlined
         else:
             saved[name] = _metadata(v, attr)
+    return node, plan
 
-    # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
-    _gm._enabled = False
-    try:
-        python_layer = _dispatch.python_layer
-        out = NotImplemented if python_layer is None else python_layer(op, args, kwargs)
-        if out is NotImplemented:
-            out = _dispatch.backend(op, args, kwargs)
-    finally:
-        _gm._enabled = True
 
-    # 4. Wire the outputs to the node.
+def _finish_simple(op, d, node, plan, args, out):
+    """Step 4 of ``_record_simple``: wire the outputs to ``node``, save the outputs the
+    formulas read; returns ``out``."""
     if d.multi_output:
         outs = out if type(out) in (tuple, list) else (out,)
         for i, o in enumerate(outs):
@@ -472,6 +506,7 @@ def _record_simple(op, d, args, kwargs):
             base = impl.base
             if base is not None and base.grad_fn is not None:
                 impl.autograd_meta = {"view_base_fn": base.grad_fn}
+    saved = node._saved
     for name, idx in plan.results:
         saved[name] = SavedTensor(outs[idx], is_output=True)
     return out
