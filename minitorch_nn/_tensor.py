@@ -233,7 +233,14 @@ class Tensor(TensorBase):
             if not isinstance(new_grad, TensorBase):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(new_grad).__name__}")
             if new_grad.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_C_TYPE_NAMES[new_grad.dtype.name]}' to a "
+                    f"tensor with grad_dtype '{_SCALAR_TYPE_NAMES[self.dtype.name]}'. The gradient must match "
+                    "the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                    "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype "
+                    "with caution. Diverging the dtypes of a tensor and its gradient may break downstream "
+                    "systems that assume they match."
+                )
             if new_grad.device != self.device:
                 raise RuntimeError("assigned grad has data located on a different device")
             if tuple(new_grad.shape) != tuple(self.shape):
@@ -319,6 +326,17 @@ class Tensor(TensorBase):
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
+
+# c10's names in the ``.grad`` dtype message: the C type of the gradient, the ScalarType of the tensor
+_C_TYPE_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+    "bool": "bool",
+}
+_SCALAR_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
 
 _LEGACY_TYPE_NAMES = {
     dt.float32: "torch.FloatTensor", dt.float64: "torch.DoubleTensor", dt.float16: "torch.HalfTensor",

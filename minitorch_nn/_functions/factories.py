@@ -24,6 +24,9 @@ from minitorch_nn.overrides import public
 
 def _finish(t, requires_grad):
     if requires_grad:
+        if not t.dtype.is_floating_point:
+            # the factories' wording (Tensor.requires_grad_ says "only ... floating point dtype")
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 

@@ -238,10 +238,8 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
 
     d = self.dtype if dtype is None else dtype
     if device is not None and canonical(device).type != "meta":
-        raise NotImplementedError(
-            "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
-            "torch.nn.Module.to() when moving module from meta to a different device."
-        )
+        # PyTorch's plain text; Module.to (nn/modules/_conversion.py) adds the to_empty() hint.
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     return _new_meta(_shape(self), d, strides=like_strides(self, memory_format))
 
 

@@ -64,6 +64,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
         if type(data) is Tensor or type(data) is Parameter:
             # The plain case: a new Parameter handle sharing data's storage.
             # (``_C._wrap`` wants a plain ``type``; our metaclass makes cls a subclass of it.)
+            if requires_grad and not data.dtype.is_floating_point:
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             t = _C.TensorBase.__new__(cls)
             _C._set_impl(t, _alias_impl(data))
             t._impl.requires_grad = bool(requires_grad)

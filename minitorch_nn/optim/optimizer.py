@@ -212,6 +212,8 @@ class Optimizer:
     def __repr__(self):
         lines = [self.__class__.__name__ + " ("]
         for i, group in enumerate(self.param_groups):
+            if i:
+                lines.append("")  # PyTorch leaves a blank line between groups
             lines.append(f"Parameter Group {i}")
             for key in sorted(group.keys()):
                 if key != "params":
