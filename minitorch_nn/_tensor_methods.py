@@ -61,13 +61,12 @@ def _method(name, fn):
         _FULL_PATH[name] = public(impl, func=fast)
         return fast
 
-    def method(self, *args, **kwargs):
-        return impl(self, *args, **kwargs)
-
-    method.__name__ = name
-    method.__qualname__ = "Tensor." + name
-    method.__doc__ = fn.__doc__
-    return public(method)
+    # The wrapper calls the function's body itself (``x.exp()`` is ``exp(x)`` without the
+    # function's own wrapper in between), under the method's names.
+    method = public(impl)
+    method.__name__, method.__qualname__, method.__doc__ = name, "Tensor." + name, fn.__doc__
+    method.__module__ = __name__
+    return method
 
 
 for _name, _fn in _FORWARD.items():

@@ -79,9 +79,11 @@ def backend(op, args, kwargs):
         # a tensor whose device has its own kernel.
         a = args[0]
         if isinstance(a, TensorBase):
-            kernel = op._kernels.get(a._impl.device.type)
+            kernels = op._kernels
+            # (views and other metadata-only ops have one kernel for every device, under "any")
+            kernel = kernels.get(a._impl.device.type) or kernels.get("any")
             if kernel is not None:
-                return kernel(*args, **kwargs)
+                return kernel(*args, **kwargs) if kwargs else kernel(*args)
     if op.is_like_factory and kwargs.get("device") is not None:
         # empty_like(x, device="meta") makes a meta tensor whatever x's device is
         dev = canonical(kwargs["device"]).type

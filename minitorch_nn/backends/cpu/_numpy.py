@@ -7,6 +7,8 @@ in float32 and rounded back at the end, which is what PyTorch's cpu kernels do t
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from minitorch_nn import _C
@@ -14,7 +16,8 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
 from minitorch_nn._device import CPU
 from minitorch_nn._shape import broadcast_shapes
-from minitorch_nn._tensor import Tensor, _from_array
+from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
+from minitorch_nn._tensor import Tensor, _from_array, _wrap_array, contiguous_strides
 from minitorch_nn.backends.common import compute_dtype
 
 # -- floating-point error flags --------------------------------------------------------------------
@@ -31,19 +34,21 @@ except ImportError:  # pragma: no cover - depends on the numpy version
     _extobj_contextvar = None
 
 
-def fp_errors_off():
-    """Silence numpy's floating-point warnings until :func:`fp_errors_restore` (PyTorch never warns)."""
-    if _extobj_contextvar is not None:
-        return _extobj_contextvar.set(_IGNORE_FP_ERRORS)
-    state = np.errstate(all="ignore")
-    state.__enter__()
-    return state
+if _extobj_contextvar is not None:
+    # fp_errors_off() -> token: silence numpy's floating-point warnings (PyTorch never warns) until
+    # fp_errors_restore(token). Both are the context variable's own (C) methods, bound once: on a
+    # tiny tensor even a Python function frame around them is a measurable part of the op.
+    fp_errors_off = functools.partial(_extobj_contextvar.set, _IGNORE_FP_ERRORS)
+    fp_errors_restore = _extobj_contextvar.reset
+else:  # pragma: no cover - depends on the numpy version
 
+    def fp_errors_off():
+        """Silence numpy's floating-point warnings until :func:`fp_errors_restore` (PyTorch never warns)."""
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
 
-def fp_errors_restore(token):
-    if _extobj_contextvar is not None:
-        _extobj_contextvar.reset(token)
-    else:
+    def fp_errors_restore(token):
         token.__exit__(None, None, None)
 
 
@@ -71,6 +76,10 @@ def wrap(result, dtype: dt.dtype):
         result = np.asarray(result)
     if result.dtype != dtype.numpy_dtype:
         result = cast(result, dtype)
+    if _wrap_array is not None and result.flags.c_contiguous:
+        # _tensor._from_array's common case, written out: every op result comes here
+        shape = result.shape
+        return _wrap_array(Tensor, result, dtype, CPU, _ROW_MAJOR.get(shape) or contiguous_strides(shape))
     return _from_array(result, dtype)
 
 

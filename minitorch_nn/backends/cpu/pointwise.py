@@ -25,6 +25,8 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
+from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
+from minitorch_nn.backends.common import _COMPUTE
 from minitorch_nn.backends.common import (
     check_inplace_cast,
     compute_dtype,
@@ -89,18 +91,25 @@ def _to_result_dtype(x, dtype, exact_scalar):
 
 
 def unary(fn, a, kind="promote"):
-    dtype = a._impl.dtype
+    impl = a._impl
+    dtype = impl.dtype
     if kind == "float" and not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
-    x = as_array(a, compute_dtype(dtype))
+    x = impl.numpy_view()
+    cdt = _COMPUTE.get(dtype, dtype)  # (compute_dtype, read without a call)
+    if cdt is not impl.dtype:
+        x = x.astype(cdt.numpy_dtype)
     token = fp_errors_off()
     try:
         r = fn(x)
     finally:
         fp_errors_restore(token)
-    # (r.shape: np.shape is a dispatched numpy function, a measurable cost on every op)
-    shape = r.shape if type(r) is np.ndarray else np.shape(r)
-    return r, (dt.bool if kind == "bool" else dtype), elementwise_strides(shape, (a,), dtype)
+    sizes = impl.sizes  # (the result's shape)
+    if impl.strides == _ROW_MAJOR.get(sizes) and 0 not in sizes:
+        strides = None  # a row-major input gives a row-major result: elementwise_strides' first rule
+    else:
+        strides = elementwise_strides(sizes, (a,), dtype)
+    return r, (dt.bool if kind == "bool" else dtype), strides
 
 
 def _out(triple):
