@@ -16,9 +16,12 @@
 # Nothing that could observe or change the op may be in play:
 #
 # * the tensors are exactly ``Tensor`` (no subclass: no ``__torch_function__``/``__torch_dispatch__``
-#   of their own), on the cpu, float32/float64/int64, row-major and not empty, and autograd would
-#   not record the op: no input requires grad, or grad mode is off (``no_grad``: backward formulas
-#   and optimizer steps run so; the full path then also gives a result without grad_fn);
+#   of their own), on the cpu, float32/float64/int64, row-major and not empty. When an input
+#   requires grad and grad mode is on, the result is then recorded by the compiled recorder
+#   (``_autograd_fast.pxi``: the same node, edges and saved tensors as ``autograd/recording.py``
+#   makes), provided ``recorder_ready()``: no ``saved_tensors_hooks`` (their pack hooks run before
+#   the kernel in the full path) and the autograd layer is the recording one. Under ``no_grad``
+#   nothing is recorded, as in the full path;
 # * the other operand is a tensor of the *same* dtype, or a Python ``int``/``float`` (exact types,
 #   so ``bool`` and numpy scalars go the full way) whose conversion to the tensor's dtype is exact
 #   or cannot differ from the full path's (no float operand for an int64 tensor: PyTorch gives the
@@ -32,8 +35,9 @@
 #
 # The result must be exactly what the full path gives: the same numpy call on the same arrays
 # (so the same values, bit for bit), the same dtype, row-major strides (row-major inputs give a
-# row-major result in PyTorch and in the kernels), a fresh version counter, no grad_fn.
-# ``tests/test_fast_path.py`` checks this against the full path on random operands.
+# row-major result in PyTorch and in the kernels), a fresh version counter, and the graph the
+# full path records. ``tests/test_fast_path.py`` checks this against the full path on random
+# operands, ``tests/test_fast_record.py`` the graphs (nodes, edges, saved tensors, use counts).
 # Floating-point warnings: the cpu kernels silence numpy's (PyTorch never warns) for elementwise
 # ops but not for ``sum``; we do the same, by switching numpy's error-state context variable
 # directly (``np.errstate`` would cost more than the op).
@@ -143,12 +147,12 @@ cdef inline bint _grad_enabled() except -1:
 
 
 cdef inline TensorImpl _plain(object t):
-    """``t``'s payload when ``t`` is exactly a cpu ``Tensor`` of a fast dtype that autograd would
-    not record (it does not require grad, or grad mode is off: ``no_grad``)."""
+    """``t``'s payload when ``t`` is exactly a cpu ``Tensor`` of a fast dtype, row-major. It may
+    require grad: the caller then records the op (see ``_records``)."""
     if type(t) is not _Tensor:
         return None
     cdef TensorImpl impl = (<TensorBase>t)._impl
-    if impl is None or (impl.requires_grad and _grad_enabled()):
+    if impl is None:
         return None
     dtype = impl.dtype
     if dtype is not _f32 and dtype is not _f64 and dtype is not _i64:
@@ -159,6 +163,21 @@ cdef inline TensorImpl _plain(object t):
     if not _row_major(impl.sizes, impl.strides):
         return None
     return impl
+
+
+cdef inline int _records(TensorImpl a, TensorImpl b) except -2:
+    """Whether autograd records an op on ``a`` (and ``b``, or None): 1 when it does and the
+    compiled recorder can stand in for it, 0 when nothing is recorded (no input requires grad,
+    or ``no_grad``), -1 when the fast path must step aside (``recorder_ready()`` is false)."""
+    if not (a.requires_grad or (b is not None and b.requires_grad)) or not _grad_enabled():
+        return 0
+    return 1 if recorder_ready() else -1
+
+
+cdef inline object _recorded(object op, tuple args, object out):
+    """``out`` wired into the graph as the full path's autograd layer would have done."""
+    r = record_computed(op, args, out)
+    return out if r is NotImplemented else r
 
 
 cdef inline bint _row_major(tuple sizes, tuple strides) except -1:
@@ -237,13 +256,14 @@ cdef object _fresh_tensor(object r, object dtype):
     return _wrap(_Tensor, _fresh_impl(arr, dtype, _cpu))
 
 
-cdef object _binary(object ufunc, object self, object other):
-    """``ufunc(self, other)`` as a fresh tensor, or None when the full path must run."""
+cdef object _binary(object ufunc, int which, object self, object other):
+    """``ufunc(self, other)`` as a fresh tensor (recorded when an input requires grad), or None
+    when the full path must run. ``which`` names the op for the recorder: 0 add, 1 sub, 2 mul."""
     cdef TensorImpl a = _plain(self)
     if a is None or not _nothing_intercepts():
         return None
     dtype = a.dtype
-    cdef TensorImpl b
+    cdef TensorImpl b = None
     if type(other) is _Tensor:
         b = _plain(other)
         if b is None or b.dtype is not dtype:
@@ -253,13 +273,16 @@ cdef object _binary(object ufunc, object self, object other):
         y = _scalar_operand(other, dtype)
         if y is None:
             return None
+    cdef int record = _records(a, b)
+    if record < 0 or (record and dtype is _i64):
+        return None
     x = a.numpy_view()
     if dtype is _i64:  # integer add/sub/mul set no floating-point flags: no error state to switch
         try:
             r = ufunc(x, y)
         except Exception:
             return None  # the full path raises PyTorch's error
-        return _fresh_tensor(r, dtype)
+        return _fresh_tensor(r, dtype)  # (int64 tensors never require grad)
     if _fp_var is None:
         return None
     token = PyContextVar_Set(_fp_var, _fp_ignore)
@@ -269,7 +292,10 @@ cdef object _binary(object ufunc, object self, object other):
         return None
     finally:
         PyContextVar_Reset(_fp_var, token)
-    return _fresh_tensor(r, dtype)
+    out = _fresh_tensor(r, dtype)
+    if record and out is not None:
+        return _recorded(_op_add if which == 0 else _op_sub if which == 1 else _op_mul, (self, other), out)
+    return out
 
 
 # -- the functions installed on Tensor (see _tensor_methods.py) ----------------------------------
@@ -278,19 +304,19 @@ cdef object _binary(object ufunc, object self, object other):
 
 def tensor_add(self, other):
     """``self + other`` (and ``other + self``): the fast path, else the full path."""
-    r = _binary(_np_add, self, other)
+    r = _binary(_np_add, 0, self, other)
     return _slow_add(self, other) if r is None else r
 
 
 def tensor_sub(self, other):
     """``self - other``: the fast path, else the full path."""
-    r = _binary(_np_subtract, self, other)
+    r = _binary(_np_subtract, 1, self, other)
     return _slow_sub(self, other) if r is None else r
 
 
 def tensor_mul(self, other):
     """``self * other`` (and ``other * self``): the fast path, else the full path."""
-    r = _binary(_np_multiply, self, other)
+    r = _binary(_np_multiply, 2, self, other)
     return _slow_mul(self, other) if r is None else r
 
 
@@ -301,12 +327,15 @@ def tensor_relu(self, *args, **kwargs):
     NaN, so it never warns (the tests compare both paths' warnings on NaN and infinities).
     """
     cdef TensorImpl a
+    cdef int record
     if not args and not kwargs:
         a = _plain(self)
         if a is not None and _nothing_intercepts():
-            r = _fresh_tensor(_np_maximum(a.numpy_view(), _ZEROS[a.dtype]), a.dtype)
-            if r is not None:
-                return r
+            record = _records(a, None)
+            if record >= 0:
+                r = _fresh_tensor(_np_maximum(a.numpy_view(), _ZEROS[a.dtype]), a.dtype)
+                if r is not None:
+                    return _recorded(_op_relu, (self,), r) if record else r
     return _slow_relu(self, *args, **kwargs)
 
 
@@ -317,16 +346,20 @@ def tensor_sum(self, *args, **kwargs):
     passed as ``out``, which saves turning numpy's scalar result into an array afterwards.
     """
     cdef TensorImpl a
+    cdef int record
     if not args and not kwargs:
         a = _plain(self)
         if a is not None and _nothing_intercepts():
-            out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0)
+            record = _records(a, None)
+            out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0) if record >= 0 else None
             try:
-                _np_add_reduce(a.numpy_view(), None, None, out)
+                if out is not None:
+                    _np_add_reduce(a.numpy_view(), None, None, out)
             except Exception:
                 out = None  # (a warning turned into an error): the full path raises it again
             if out is not None:
-                return _wrap(_Tensor, _fresh_impl(out, a.dtype, _cpu))
+                r = _wrap(_Tensor, _fresh_impl(out, a.dtype, _cpu))
+                return _recorded(_op_sum, (self,), r) if record else r
     return _slow_sum(self, *args, **kwargs)
 
 

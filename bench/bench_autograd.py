@@ -200,13 +200,19 @@ def main(argv=None):
     parser.add_argument("--number", type=int, default=2000, help="calls per timing of one op")
     parser.add_argument("--chain-number", type=int, default=300, help="calls per timing of the chain")
     parser.add_argument("--mlp-number", type=int, default=100, help="steps per timing of the MLP")
+    parser.add_argument("--sections", default="1,1b,2,3", help="which tables to print, e.g. 1,1b")
     args = parser.parse_args(argv)
+    sections = set(args.sections.split(","))
     if torch is not None:
         torch.set_num_threads(1)
-    bench_recording(args.number)
-    bench_recording_aten(args.number)
-    bench_backward(args.chain_number)
-    bench_mlp(args.mlp_number)
+    if "1" in sections:
+        bench_recording(args.number)
+    if "1b" in sections:
+        bench_recording_aten(args.number)
+    if "2" in sections:
+        bench_backward(args.chain_number)
+    if "3" in sections:
+        bench_mlp(args.mlp_number)
 
 
 if __name__ == "__main__":

@@ -208,8 +208,6 @@ def test_fast_path_runs_for_plain_operands():
 def test_fast_path_declines_when_something_could_observe():
     a = mt.ones(2, 3)
     cases = {
-        "requires grad": (mt.ones(2, 3, requires_grad=True), a),
-        "other requires grad": (a, mt.ones(2, 3, requires_grad=True)),
         "subclass": (a.as_subclass(_Sub), a),
         "non-contiguous": (mt.ones(3, 2).t(), a),
         "float16": (a.half(), a.half()),
@@ -220,9 +218,30 @@ def test_fast_path_declines_when_something_could_observe():
     for name, (x, y) in cases.items():
         assert _ran_full_path(lambda x=x, y=y: x + y), name
         assert _ran_full_path(lambda x=x, y=y: x * y), name
-    for x in (mt.ones(2, requires_grad=True), a.as_subclass(_Sub), mt.ones(3, 2).t(), a.half()):
+    for x in (a.as_subclass(_Sub), mt.ones(3, 2).t(), a.half()):
         assert _ran_full_path(lambda x=x: x.relu()) and _ran_full_path(lambda x=x: x.sum())
     assert _ran_full_path(lambda: a.sum(0)) and _ran_full_path(lambda: a.sum(dtype=mt.float64))
+
+
+def test_fast_path_records_when_an_input_requires_grad():
+    # the kernel runs in C and the compiled recorder wires the result (tests/test_fast_record.py
+    # compares the graphs); with saved-tensor hooks, whose pack hooks run before the kernel in
+    # the full path, or another autograd layer installed, the full path runs
+    a, w = mt.ones(2, 3), mt.ones(2, 3, requires_grad=True)
+    for x, y in ((w, a), (a, w), (w, w), (w, 2.0)):
+        assert not _ran_full_path(lambda x=x, y=y: x + y)
+        assert not _ran_full_path(lambda x=x, y=y: x * y)
+    assert not _ran_full_path(lambda: w.relu()) and not _ran_full_path(lambda: w.sum())
+    with mt.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        for fn in _all_ops(w, a):
+            assert _ran_full_path(fn)
+    saved = _dispatch.autograd_layer
+    _dispatch.autograd_layer = lambda op, args, kwargs: saved(op, args, kwargs)
+    try:
+        for fn in _all_ops(w, a):
+            assert _ran_full_path(fn)
+    finally:
+        _dispatch.autograd_layer = saved
 
 
 @pytest.mark.parametrize("layer", ["python_layer", "forward_ad_layer"])
@@ -371,9 +390,11 @@ def test_fast_path_runs_under_no_grad_for_inputs_that_require_grad():
             assert not _ran_any_kernel(fn)
             out = fn()
             assert not out.requires_grad and out.grad_fn is None
-    for fn in _all_ops(a, a) + [lambda: a.to(mt.float64)]:  # grad mode on: recorded, full path
-        assert _ran_any_kernel(fn)
+    for fn in _all_ops(a, a):  # grad mode on: the compiled kernel, recorded
+        assert not _ran_any_kernel(fn)
         assert fn().grad_fn is not None
+    assert _ran_any_kernel(lambda: a.to(mt.float64))  # (no recording fast path for to())
+    assert a.to(mt.float64).grad_fn is not None
 
 
 # -- detach() and to(dtype) ------------------------------------------------------------------------------

@@ -1,0 +1,290 @@
+"""The compiled recorder builds the same autograd graph as the readable one.
+
+``a + b``, ``a - b``, ``a * b``, ``a.relu()`` and ``a.sum()`` on tensors that require grad run
+their kernel in C (``_ext/_fastpath.pxi``) and then ``record_computed`` (``_ext/_autograd_fast.pxi``)
+wires the result into the graph, instead of ``autograd/recording.py:_record_simple`` around the
+full dispatch chain. Everything a user can observe about the graph must be the same either way,
+so each case here runs twice on fresh, identical inputs, once as is and once with the full path
+forced (a pass-through dispatcher, as ``dispatch_trace()`` installs), and compares:
+
+* the result: requires_grad, is_leaf, output_nr, view bookkeeping;
+* its node: class, ``name()``, sequence number (one more than the node made just before),
+  ``next_functions`` (which leaf's ``AccumulateGrad``, which node, which input_nr), input
+  metadata, and every saved value (kind, version, output flag, which tensor it holds);
+* ``_use_count()`` of every input while the graph is alive (``swap_tensors`` relies on it);
+* after backward (with a tensor hook and ``retain_grad`` on the result): every gradient, bit for
+  bit, or the error (a saved input modified in place gives the version error).
+
+``_C._record_computed`` is also called directly, on ops that have no compiled kernel yet, with a
+result computed under ``no_grad``: that is how other fast paths use it.
+"""
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import minitorch_nn as mt
+from minitorch_nn import _C
+from minitorch_nn._ops import aten
+from minitorch_nn.autograd.graph import AccumulateGrad, Node, SavedScalar, SavedTensor
+from tests.strategies import build, tensor_specs
+from tests.test_fast_path import _ran_full_path, full_path
+
+OPS = {
+    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
+    "radd": lambda x, y: y + x, "rmul": lambda x, y: y * x,
+    "relu": lambda x, y: x.relu(), "sum": lambda x, y: x.sum(),
+}
+
+
+def _label(impl, tensors, out):
+    """Which tensor of the case a payload is: an input's index, "out", an alias of the output."""
+    for i, t in enumerate(tensors):
+        if impl is t._impl:
+            return i
+    if out is not None and impl is out._impl:
+        return "out"
+    if out is not None and impl.storage is out._impl.storage:
+        return "alias of out"
+    return "other"
+
+
+def _saved_signature(v, tensors, out):
+    if isinstance(v, SavedScalar):
+        return ("scalar", type(v.value).__name__, repr(v.value), v.released)
+    if isinstance(v, SavedTensor):
+        return ("tensor", v.version, v.is_output, v.output_nr, v.released,
+                None if v.impl is None else _label(v.impl, tensors, out))
+    return ("value", repr(v))
+
+
+def _node_signature(node, tensors, out):
+    if node is None:
+        return None
+    if isinstance(node, AccumulateGrad):
+        return ("AccumulateGrad", node.name(), _label(node._impl, tensors, out), node._sequence_nr())
+    edges = []
+    for fn, nr in node.next_functions:
+        if isinstance(fn, AccumulateGrad) or fn is None:
+            edges.append((_node_signature(fn, tensors, out), nr))
+        else:  # a node made by the case's setup: the same object as that input's grad_fn
+            edges.append((fn.name(), nr, [i for i, t in enumerate(tensors) if t.grad_fn is fn]))
+    saved = getattr(node, "_saved", {})
+    return (
+        type(node).__name__, type(node).__module__, node.name(), tuple(edges), node._input_metadata,
+        tuple(sorted((k, _saved_signature(v, tensors, out)) for k, v in saved.items())),
+        getattr(node, "_needs", None), getattr(node, "_output_meta", None),
+    )
+
+
+def _result_signature(out, tensors, before_seq):
+    """Everything observable about ``out`` and its node, with inputs named by position."""
+    node = out.grad_fn
+    meta = out._impl.autograd_meta
+    return (
+        out.requires_grad, out.is_leaf, out.output_nr, out.dtype, tuple(out.shape), out.stride(),
+        np.asarray(out.detach()._array).tobytes(),
+        None if out._base is None else _label(out._base._impl, tensors, None),
+        sorted(meta) if meta else meta,
+        None if node is None else node._sequence_nr() - before_seq,
+        _node_signature(node, tensors, out),
+        [t._use_count() for t in tensors],
+        [sorted(t._impl.autograd_meta or ()) for t in tensors],
+    )
+
+
+def _backward_outcome(out, tensors, modify):
+    """Gradients after backward through ``out`` (with a hook and retain_grad), or the error."""
+    seen = []
+    if out.requires_grad:
+        out.retain_grad()
+        out.register_hook(lambda g: seen.append(np.asarray(g._array).tobytes()))
+    if modify is not None:
+        with mt.no_grad():
+            tensors[modify].add_(1)  # a saved input modified in place: the version check fails
+    try:
+        out.backward(mt.ones_like(out))
+    except RuntimeError as e:
+        return ("error", str(e))
+    grads = [None if t._impl.grad is None else np.asarray(t._impl.grad._array).tobytes() for t in tensors]
+    return ("ok", grads, seen, None if out.grad is None else np.asarray(out.grad._array).tobytes(),
+            [t._use_count() for t in tensors])
+
+
+def _run_case(make, op, modify):
+    """(graph signature, backward outcome) of ``op`` on the inputs ``make()`` builds."""
+    tensors, x, y = make()
+    before = Node()._sequence_nr()
+    out = op(x, y)
+    sig = _result_signature(out, tensors, before) if isinstance(out, mt.Tensor) else ("not a tensor", out)
+    return sig, _backward_outcome(out, tensors, modify) if isinstance(out, mt.Tensor) else None
+
+
+def assert_same_graph(make, op, modify=None):
+    fast = _run_case(make, op, modify)
+    with full_path():
+        full = _run_case(make, op, modify)
+    assert fast == full
+
+
+# -- the compiled methods --------------------------------------------------------------------------
+
+
+def _inputs(spec, other, x_kind, y_grad):
+    """A ``make()`` for one case: ``x`` a leaf that requires grad, a node's output, or a view of
+    either; ``y`` a tensor (requiring grad or not), a Python number or ``x`` itself. The setup runs
+    on the full path so that only the op under test differs between the two runs."""
+
+    def make():
+        with full_path():
+            leaf = build(mt, spec).requires_grad_()
+            tensors = [leaf]
+            if x_kind == "leaf":
+                x = leaf
+            elif x_kind == "node output":
+                x = leaf * 1.5
+            elif x_kind == "view of leaf":
+                x = leaf.view(-1) if leaf.is_contiguous() else leaf
+            else:  # a view of a node's output, whose base is later written through another view
+                base = leaf * 1.0
+                x = base.view(-1) if base.is_contiguous() else base
+                if base.numel():
+                    base.view(-1)[:1].mul_(2)
+            if x is not leaf:
+                tensors.append(x)
+            if other == "scalar":
+                y = 2.5
+            elif other == "self":
+                y = x
+            else:
+                y = mt.tensor(build(mt, spec).detach().numpy(), dtype=x.dtype) if other == "same" else \
+                    mt.tensor(1.25, dtype=x.dtype)
+                y = y.reshape(x.shape) if other == "same" else y
+                if y_grad:
+                    y.requires_grad_()
+                tensors.append(y)
+        return tensors, x, y
+
+    return make
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op=st.sampled_from(sorted(OPS)),
+       spec=tensor_specs(dtypes=("float32", "float64"), layouts=("contiguous",), max_dims=3),
+       other=st.sampled_from(["same", "0-d", "scalar", "self"]), y_grad=st.booleans(),
+       x_kind=st.sampled_from(["leaf", "node output", "view of leaf", "stale view"]),
+       modify=st.sampled_from([None, 0, -1]))
+def test_compiled_methods_build_the_full_paths_graph(op, spec, other, y_grad, x_kind, modify):
+    make = _inputs(spec, other, x_kind, y_grad)
+    if x_kind == "leaf" and other == "same" and modify is None:
+        # the fast path must really run here, or the comparison would be vacuous
+        tensors, x, y = make()
+        assert not _ran_full_path(lambda: OPS[op](x, y))
+    assert_same_graph(make, OPS[op], modify)
+
+
+def test_only_the_second_operand_requires_grad():
+    def make():
+        a, b = mt.ones(2, 3), mt.full((2, 3), 3.0, requires_grad=True)
+        return [a, b], a, b
+
+    for op in ("add", "sub", "mul"):
+        assert_same_graph(make, OPS[op])
+
+
+def test_grad_mode_off_records_nothing():
+    def make():
+        a = mt.ones(2, 3, requires_grad=True)
+        return [a], a, a
+
+    for op in OPS.values():
+        with mt.no_grad():
+            assert_same_graph(make, op)
+
+
+def test_repeated_use_of_a_leaf_shares_its_accumulate_grad():
+    # while a leaf's graph is alive, every op on it points at the same AccumulateGrad
+    a = mt.ones(3, requires_grad=True)
+    outs = [a * a, a + 1, a.relu(), a.sum()]
+    accs = {id(fn) for o in outs for fn, _ in o.grad_fn.next_functions if fn is not None}
+    assert len(accs) == 1
+    del outs
+    b = a * 2  # the old graph died: a fresh node, as in the full path
+    assert isinstance(b.grad_fn.next_functions[0][0], AccumulateGrad)
+
+
+def test_nodes_have_no_instance_dict():
+    out = mt.ones(2, requires_grad=True) * 3
+    try:
+        out.grad_fn.foo = 1
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("a node accepted a new attribute")
+    assert out.grad_fn.name() == "MulBackward0" and repr(out.grad_fn).startswith("<MulBackward0 object at 0x")
+    assert out.grad_fn._saved_other.item() == 3  # a wrapped number, as a 0-d tensor
+
+
+# -- record_computed called directly (how other compiled fast paths use it) -------------------------
+
+
+def _direct(op, args):
+    """``op(*args)`` computed under no_grad, then recorded by the compiled recorder."""
+    with mt.no_grad():
+        out = op(*args)
+    r = _C._record_computed(op, args, out)
+    return out if r is NotImplemented else r
+
+
+DIRECT = {
+    "exp": (aten.exp.default, lambda x, y: (x,)),
+    "tanh": (aten.tanh.default, lambda x, y: (x,)),
+    "mul": (aten.mul.Tensor, lambda x, y: (x, y)),
+    "div": (aten.div.Tensor, lambda x, y: (x, y)),
+    "mm": (aten.mm.default, lambda x, y: (x.reshape(2, 3), y.reshape(3, 2))),
+    "view": (aten.view.default, lambda x, y: (x, [3, 2])),
+    "t": (aten.t.default, lambda x, y: (x.reshape(2, 3),)),
+    "slice": (aten.slice.Tensor, lambda x, y: (x, 0, 1, 4)),
+    "sum dim": (aten.sum.dim_IntList, lambda x, y: (x, [0], True)),
+    "max dim": (aten.max.dim, lambda x, y: (x.reshape(2, 3), 1)),
+    "softmax": (aten._softmax.default, lambda x, y: (x.reshape(2, 3), 1, False)),
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(DIRECT)), x_grad=st.booleans(), y_grad=st.booleans(),
+       x_kind=st.sampled_from(["leaf", "node output"]), modify=st.sampled_from([None, 0]))
+def test_record_computed_matches_the_full_path(name, x_grad, y_grad, x_kind, modify):
+    op, args_of = DIRECT[name]
+
+    def make():
+        with full_path():
+            leaf = mt.tensor(np.linspace(-1, 1, 6, dtype=np.float32), requires_grad=x_grad)
+            x = leaf * 1.5 if x_kind == "node output" else leaf
+            y = mt.tensor(np.linspace(0.5, 2, 6, dtype=np.float32), requires_grad=y_grad)
+            tensors = [leaf, y] + ([x] if x is not leaf else [])
+        return tensors, x, y
+
+    def run(path):
+        tensors, x, y = make()
+        args = args_of(x, y)
+        before = Node()._sequence_nr()
+        out = path(op, args)
+        main = out[0] if isinstance(out, tuple) else out
+        return _result_signature(main, tensors, before), \
+            _backward_outcome(main, tensors, modify) if main.requires_grad else None
+
+    fast = run(_direct)
+    with full_path():
+        full = run(lambda op, args: op(*args))
+    assert fast == full
+
+
+def test_record_computed_declines_when_only_an_index_requires_grad():
+    # nothing differentiable requires grad: NotImplemented, the caller returns its result as is
+    x = mt.ones(3)
+    idx = mt.tensor([0, 2])
+    with mt.no_grad():
+        out = aten.index_select.default(x, 0, idx)
+    assert _C._record_computed(aten.index_select.default, (x, 0, idx), out) is NotImplemented
+    assert out.grad_fn is None and not out.requires_grad
