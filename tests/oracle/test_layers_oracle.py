@@ -316,6 +316,33 @@ def test_linear_dispatches_like_torch(monkeypatch):
     assert seen == ["aten.t.default", "aten.addmm.default", "aten.t.default", "aten.mm.default"]
 
 
+def test_cross_entropy_dispatches_like_torch():
+    """F.cross_entropy reaches __torch_dispatch__ as _log_softmax + nll_loss_forward in both."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from minitorch_nn.utils._python_dispatch import TorchDispatchMode as OurMode
+
+    def names(lib, mode_cls):
+        seen = []
+
+        class Spy(mode_cls):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func).removeprefix("aten."))
+                return func(*args, **(kwargs or {}))
+
+        # (no grad: with grad, torch's autograd also dispatches a detach of the saved log_softmax
+        # output, which ours does not; that is autograd's business, not the loss function's)
+        x = lib.randn(4, 3)
+        y = lib.tensor([0, 2, 1, 2])
+        with Spy():
+            lib.nn.functional.cross_entropy(x, y)
+        return seen
+
+    assert names(mt, OurMode) == names(torch, TorchDispatchMode) == [
+        "_log_softmax.default", "nll_loss_forward.default"]
+
+
 CE = [dict(), dict(reduction="sum"), dict(reduction="none"), dict(label_smoothing=0.2), dict(weight=True),
       dict(weight=True, label_smoothing=0.3, reduction="none"), dict(weight=True, label_smoothing=0.3),
       dict(ignore_index=3)]
@@ -364,6 +391,10 @@ def test_loss_errors():
     _, e = run_both(d, lambda lib, F, t: F.binary_cross_entropy_with_logits(t["x"], t["t"]))
     assert "must be the same as input size" in str(e)
     run_both(d, lambda lib, F, t: F.cross_entropy(t["x"], t["y"], reduction="bogus"))
+    d.values("y0", np.array(1))  # a 0-d target counts as batch size 0 against a batched input
+    for name in ("nll_loss", "cross_entropy"):
+        _, e = run_both(d, lambda lib, F, t, name=name: getattr(F, name)(t["x"], t["y0"]))
+        assert "Expected input batch_size (5) to match target batch_size (0)." in str(e)
 
 
 def test_other_losses():

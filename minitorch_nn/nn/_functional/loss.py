@@ -85,12 +85,23 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log likelihood of the target class (``aten.nll_loss_forward``)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    red = _reduction_enum(reduction)
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() != 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]}).")
-    if input.dim() <= 2:
+    return _nll_loss(input, target, weight, _reduction_enum(reduction), ignore_index)
+
+
+def _nll_loss(input, target, weight, red, ignore_index):
+    """:func:`nll_loss` after the reduction is resolved to its enum; :func:`cross_entropy` calls
+    this directly (as PyTorch's calls its C++ ``nll_loss_nd``: no second ``__torch_function__``
+    check, and no second pass over the arguments)."""
+    ndim = input.dim()
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    if ndim != 1:
+        # (``size(0)`` rather than ``shape[0]``: no Size object built on every call)
+        batch = input.size(0)
+        target_batch = target.size(0) if target.dim() else 0  # PyTorch reads a 0-d target's as 0
+        if batch != target_batch:
+            raise ValueError(f"Expected input batch_size ({batch}) to match target batch_size ({target_batch}).")
+    if ndim <= 2:
         return aten.nll_loss_forward.default(input, target, weight, red, ignore_index)[0]
     # (N, C, d1, ...) -> (N*d1*..., C): classes last, one row per position
     if tuple(target.shape[1:]) != tuple(input.shape[2:]):
@@ -105,15 +116,17 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """``nll_loss(_log_softmax(input, 1), target)``; also probability targets and label smoothing."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    logp = _log_softmax(input, class_dim)
-    n_classes = input.shape[class_dim]
-    if tuple(input.shape) == tuple(target.shape) and target.dtype.is_floating_point:
+    ndim = input.dim()
+    class_dim = 0 if ndim == 1 else 1
+    logp = aten._log_softmax.default(input, class_dim, False)
+    n_classes = input.size(class_dim)
+    if target.dim() == ndim and target.dtype.is_floating_point and target.shape == input.shape:
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim, n_classes, input)
-    loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    loss = _nll_loss(logp, target, weight, _reduction_enum(reduction), ignore_index)
     if label_smoothing == 0.0:
         return loss
     # the smoothed part: the mean over classes of -log p, masked where target == ignore_index
@@ -222,7 +235,3 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         return loss
     _reduction_enum(reduction)
     return loss.mean() if reduction == "mean" else loss.sum()
-
-
-def _log_softmax(input, dim):
-    return aten._log_softmax.default(input, dim, False)
