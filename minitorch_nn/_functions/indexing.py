@@ -21,15 +21,16 @@ _INDEX_DTYPES = (dt.int64, dt.int32, dt.uint8, dt.bool)
 
 
 def _as_index_tensor(idx):
-    from minitorch_nn._functions.factories import tensor
-
     if isinstance(idx, TensorBase):
         t = idx
-    elif isinstance(idx, list) and not idx:
-        t = tensor(idx, dtype=dt.int64)  # x[[]] selects nothing, with an (empty) long index
     else:
-        _reject_strings(idx)
-        t = tensor(idx)
+        from minitorch_nn._functions.factories import tensor
+
+        if isinstance(idx, list) and not idx:
+            t = tensor(idx, dtype=dt.int64)  # x[[]] selects nothing, with an (empty) long index
+        else:
+            _reject_strings(idx)
+            t = tensor(idx)
     if t.dtype not in _INDEX_DTYPES:
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return t
@@ -86,14 +87,17 @@ def _apply_basic(self, index):
     is arbitrary); we raise an IndexError that says so.
     """
     index = _normalize(index)
-    consumed = sum(
-        1 if not (i is None or i is Ellipsis or (isinstance(i, TensorBase) and i.dtype is dt.bool) or isinstance(i, bool)) else
-        (i.dim() if isinstance(i, TensorBase) and i.dtype is dt.bool else 0)
-        for i in index
-    )
+    consumed = ellipses = 0  # dims the indices use up; how many "..." there are
+    for i in index:
+        if i is Ellipsis:
+            ellipses += 1
+        elif isinstance(i, TensorBase) and i.dtype is dt.bool:
+            consumed += i.dim()  # a k-d mask uses up k dims
+        elif not (i is None or isinstance(i, bool)):
+            consumed += 1
     if consumed > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
-    several_ellipses = sum(1 for i in index if i is Ellipsis) > 1
+    several_ellipses = ellipses > 1
     result = self
     dim = 0
     advanced = []  # (dim, index tensor)
@@ -119,13 +123,7 @@ def _apply_basic(self, index):
             advanced.append((dim, _as_index_tensor([i])))
             dim += 1
         elif isinstance(i, slice):
-            start, stop, step = i.start, i.stop, i.step
-            if step is not None and step.__index__() == 0:
-                raise ValueError("slice step cannot be zero")  # (Python's own message, as PyTorch shows)
-            if step is not None and step < 0:
-                raise ValueError("step must be greater than zero")
-            if not (start is None and stop is None and step is None):
-                result = aten.slice.Tensor(result, dim, _int(start, 0), _int(stop, 9223372036854775807), _int(step, 1))
+            result = _slice(result, dim, i)
             dim += 1
         elif isinstance(i, TensorBase) or isinstance(i, (list, np.ndarray)):
             t = _as_index_tensor(i)
@@ -162,6 +160,18 @@ def _apply_basic(self, index):
     return result, advanced
 
 
+def _slice(t, dim, i):
+    """``t`` sliced along ``dim`` by the slice ``i`` (``t`` itself for ``:``)."""
+    start, stop, step = i.start, i.stop, i.step
+    if step is not None and step.__index__() == 0:
+        raise ValueError("slice step cannot be zero")  # (Python's own message, as PyTorch shows)
+    if step is not None and step < 0:
+        raise ValueError("step must be greater than zero")
+    if start is None and stop is None and step is None:
+        return t
+    return aten.slice.Tensor(t, dim, _int(start, 0), _int(stop, 9223372036854775807), _int(step, 1))
+
+
 def _int(v, default):
     if v is None:
         return default
@@ -186,6 +196,18 @@ def _index_list(result, advanced):
 
 @public
 def getitem(self, index):
+    # The two commonest indices, ``x[i]`` and ``x[a:b]`` on a tensor with dims, go straight to
+    # their view op (the same steps _apply_basic takes for a tuple of one).
+    kind = type(index)
+    if kind is int or kind is slice:
+        sizes = self._impl.sizes
+        if sizes:
+            if kind is slice:
+                result = _slice(self, 0, index)
+                return aten.alias.default(self) if result is self else result
+            if not -sizes[0] <= index < sizes[0]:
+                raise IndexError(f"index {index} is out of bounds for dimension 0 with size {sizes[0]}")
+            return aten.select.int(self, 0, index)
     result, advanced = _apply_basic(self, index)
     if not advanced:
         if result is self:

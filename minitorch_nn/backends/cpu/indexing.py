@@ -22,13 +22,23 @@ from minitorch_nn.backends.layout import (
 )
 
 
-def _numpy_index(self, indices):
+_max = np.maximum.reduce  # (np.max without its Python-level argument handling)
+_min = np.minimum.reduce
+_MASK_DTYPES = (np.dtype(bool), np.dtype(np.uint8))
+
+
+def _numpy_index(self, indices, check_bounds=True):
     """``indices`` (``Tensor?[]``, one entry per dim from the first) as a numpy index key, after
     PyTorch's checks: the index tensors must broadcast together, and each index value must be
     in range. As in PyTorch's kernel, which visits the output elements in order and checks each
     one's index in every indexed dim, the first bad value in that order is reported (its dim
-    counted among the indexed dims only), and nothing is checked when no element is picked."""
+    counted among the indexed dims only), and nothing is checked when no element is picked.
+
+    ``check_bounds=False`` leaves the values unchecked, for a caller that lets numpy find a bad
+    one (numpy raises IndexError for the same values) and calls again to get PyTorch's error."""
     arrays = [None if t is None else as_array(t) for t in indices]
+    sizes = self._impl.sizes
+    ndim = len(sizes)
     key, checks, shapes = [], [], []  # checks: (ordinal, index array, size of its dim)
     dim = ordinal = 0
     for arr in arrays:
@@ -36,7 +46,7 @@ def _numpy_index(self, indices):
             key.append(slice(None))
             dim += 1
             continue
-        if arr.dtype in (bool, np.uint8):  # a k-d mask stands for k index tensors of its nonzero count
+        if arr.dtype in _MASK_DTYPES:  # a k-d mask stands for k index tensors of its nonzero count
             arr = arr.astype(bool)
             shapes += [(int(np.count_nonzero(arr)),)] * max(arr.ndim, 1)
             key.append(arr)
@@ -44,23 +54,28 @@ def _numpy_index(self, indices):
             ordinal += max(arr.ndim, 1)
             continue
         shapes.append(arr.shape)
-        checks.append((ordinal, arr, self.shape[dim] if dim < self.dim() else 0, len(key)))
+        checks.append((ordinal, arr, sizes[dim] if dim < ndim else 0, len(key)))
         key.append(arr)
         dim += 1
         ordinal += 1
-    try:
-        picked = np.broadcast_shapes(*shapes) if shapes else ()
-    except ValueError:
-        listed = ", ".join(str(list(s)) for s in shapes)
-        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}") from None
-    kept = [self.shape[d] for d in range(dim, self.dim())]
-    kept += [self.shape[d] for d, a in enumerate(arrays) if a is None and d < self.dim()]
+    if len(set(shapes)) == 1:
+        picked = shapes[0]  # (the common case: no broadcasting to work out)
+    else:
+        try:
+            picked = np.broadcast_shapes(*shapes) if shapes else ()
+        except ValueError:
+            listed = ", ".join(str(list(s)) for s in shapes)
+            raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}") from None
+    kept = [sizes[d] for d in range(dim, ndim)]
+    kept += [sizes[d] for d, a in enumerate(arrays) if a is None and d < ndim]
     if 0 in picked or 0 in kept:
         # no element is picked: no value is checked (numpy would check them all, so pass zeros)
         for _, arr, _, k in checks:
             key[k] = np.zeros_like(arr)
         return tuple(key)
-    if checks:
+    if check_bounds and checks and any(_max(a, None) >= n or _min(a, None) < -n for _, a, n, _ in checks):
+        # some value is out of range (two reductions per index told us, cheaply): find the first
+        # one in PyTorch's order, which costs more
         bad = np.stack([np.broadcast_to((a >= n) | (a < -n), picked).reshape(-1) for _, a, n, _ in checks], axis=1)
         if bad.any():
             element, j = divmod(int(np.argmax(bad.reshape(-1))), len(checks))
@@ -72,7 +87,14 @@ def _numpy_index(self, indices):
 
 @aten.index.Tensor.impl("cpu")
 def index(self, indices):
-    return wrap(np.array(as_array(self)[_numpy_index(self, indices)], copy=True), self.dtype)
+    # numpy checks every index value as it gathers; only when it finds a bad one do we look for
+    # the one PyTorch reports
+    try:
+        picked = as_array(self)[_numpy_index(self, indices, check_bounds=False)]
+    except IndexError:
+        _numpy_index(self, indices)  # raises PyTorch's error
+        raise
+    return wrap(np.array(picked, copy=True), self.dtype)
 
 
 def _single_mask(indices):

@@ -11,6 +11,7 @@ Welford update, so when the input holds an infinity its mean can come out ``nan`
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -20,10 +21,21 @@ from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim, wrap_dims
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import compute_dtype, mean_dtype, not_implemented, type_name
-from minitorch_nn.backends.cpu._numpy import as_array, wrap
+from minitorch_nn.backends.cpu._numpy import as_array, fp_errors_off, fp_errors_restore, wrap
+
+# np.max(x, ...) is np.maximum.reduce(x, ...) behind a Python-level argument check that costs more
+# than the reduction itself on a small tensor: the kernels call the ufunc's reduce directly.
+_max = np.maximum.reduce
+_min = np.minimum.reduce
 
 
 def _axes(self, dim):
+    """numpy's ``axis`` for PyTorch's ``dim`` (an int or a list of ints); None means every dim."""
+    if type(dim) is list and len(dim) == 1:
+        # the common ``x.sum(1)`` (aten gets ``[1]``): no duplicate to look for
+        ndim = len(self._impl.sizes)
+        axis = wrap_dim(dim[0], ndim)  # (a dim out of range raises, for a 0-d tensor too)
+        return (axis,) if ndim else None
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return None
     if isinstance(dim, int):
@@ -63,11 +75,14 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
     cdt = compute_dtype(d)
     x = as_array(self, cdt)
     axes = _axes(self, dim)
-    count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+    count = x.size if axes is None else math.prod([x.shape[a] for a in axes])
     # sum / count rather than np.mean: an empty reduction is nan (0/0) without numpy's
     # "Mean of empty slice" warning, which PyTorch does not give
-    with np.errstate(all="ignore"):
+    token = fp_errors_off()
+    try:
         r = np.add.reduce(x, axis=axes, keepdims=keepdim, dtype=cdt.numpy_dtype) / np.asarray(count, cdt.numpy_dtype)
+    finally:
+        fp_errors_restore(token)
     return wrap(r, d)
 
 
@@ -100,7 +115,7 @@ def max_all(self):
         raise RuntimeError(
             "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
         )
-    return wrap(np.max(as_array(self)), self.dtype)
+    return wrap(_max(as_array(self), axis=None), self.dtype)
 
 
 @aten.min.default.impl("cpu")
@@ -109,7 +124,7 @@ def min_all(self):
         raise RuntimeError(
             "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
         )
-    return wrap(np.min(as_array(self)), self.dtype)
+    return wrap(_min(as_array(self), axis=None), self.dtype)
 
 
 def _max_min_dim(self, dim, keepdim, pick, argpick, name):
@@ -144,12 +159,12 @@ def min_dim(self, dim, keepdim=False):
 
 @aten.amax.default.impl("cpu")
 def amax(self, dim=(), keepdim=False):
-    return wrap(np.max(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
+    return wrap(_max(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
 
 
 @aten.amin.default.impl("cpu")
 def amin(self, dim=(), keepdim=False):
-    return wrap(np.min(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
+    return wrap(_min(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
 
 
 def _arg(self, dim, keepdim, fn, name):
@@ -189,7 +204,7 @@ def _var(self, dim, correction, keepdim, name):
     cdt = compute_dtype(d)
     x = as_array(self, cdt)
     axes = _axes(self, dim)
-    count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+    count = x.size if axes is None else math.prod([x.shape[a] for a in axes])
     with warnings.catch_warnings():
         if count - ddof <= 0:
             # PyTorch's warning, instead of numpy's "Degrees of freedom <= 0 for slice"
@@ -348,21 +363,31 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
 
 
 def _softmax_impl(self, dim, log):
-    d = wrap_dim(dim, self.dim())
-    dtype = self.dtype
+    impl = self._impl
+    ndim = len(impl.sizes)
+    d = wrap_dim(dim, ndim)
+    dtype = impl.dtype
     if not dtype.is_floating_point:
-        last = "lastdim_" if d == max(self.dim() - 1, 0) else ""
+        last = "lastdim_" if d == max(ndim - 1, 0) else ""
         raise not_implemented(f"{'log_' if log else ''}softmax_{last}kernel_impl", dtype)
     x = as_array(self, compute_dtype(dtype))
-    if self.dim() == 0:
+    if ndim == 0:
         x = x.reshape(1)
-    m = np.max(x, axis=d if self.dim() else 0, keepdims=True) if x.size else x
-    with np.errstate(all="ignore"):
-        shifted = x - m
-        e = np.exp(shifted)
-        s = np.sum(e, axis=d if self.dim() else 0, keepdims=True)
-        r = shifted - np.log(s) if log else e / s
-    return wrap(r.reshape(tuple(self.shape)), dtype)
+    # max, exp, sum: the usual shift by the max keeps exp from overflowing. The steps after the
+    # first subtraction write into its fresh array (out=): on small tensors each new array is a
+    # measurable part of the op.
+    token = fp_errors_off()
+    try:
+        shifted = x - _max(x, axis=d, keepdims=True) if x.size else x.copy()
+        if log:
+            s = np.add.reduce(np.exp(shifted), axis=d, keepdims=True)
+            r = np.subtract(shifted, np.log(s), out=shifted)
+        else:
+            e = np.exp(shifted, out=shifted)
+            r = np.divide(e, np.add.reduce(e, axis=d, keepdims=True), out=e)
+    finally:
+        fp_errors_restore(token)
+    return wrap(r.reshape(()) if ndim == 0 else r, dtype)
 
 
 @aten._softmax.default.impl("cpu")
