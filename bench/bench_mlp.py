@@ -6,7 +6,9 @@ with ``--optim adam``); both
 libraries start from the same weights (``manual_seed(0)``) and see the same batch. One step is
 ``zero_grad`` + forward + ``backward`` + ``step``. It prints the best and median milliseconds
 per step, the ratio ours/torch, and the loss after the timed steps in both libraries (they agree,
-since every op is the same op).
+since every op is the same op). ``--parts`` also times the five parts of a step separately
+(best of the steps for each part, so the parts need not add up to the best step), which shows
+where the difference between the libraries lies.
 
 Both libraries run with one thread by default (``torch.set_num_threads`` and, for numpy's
 BLAS, ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` set before numpy is imported), so the
@@ -33,15 +35,41 @@ def make(lib, x, y, optim="sgd"):
     else:
         opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, **kw)
     X, Y = lib.tensor(x), lib.tensor(y)
+    cross_entropy = nn.functional.cross_entropy
 
     def step():
         opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(X), Y)
+        loss = cross_entropy(model(X), Y)
         loss.backward()
         opt.step()
         return loss
 
+    def parts(n):
+        """Best microseconds of each part of a step over ``n`` steps (after one warm-up step)."""
+        step()
+        clock = time.perf_counter
+        best = dict.fromkeys(PARTS, float("inf"))
+        for _ in range(n):
+            t0 = clock()
+            opt.zero_grad()
+            t1 = clock()
+            out = model(X)
+            t2 = clock()
+            loss = cross_entropy(out, Y)
+            t3 = clock()
+            loss.backward()
+            t4 = clock()
+            opt.step()
+            t5 = clock()
+            for name, took in zip(PARTS, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+                best[name] = min(best[name], took * 1e6)
+        return best
+
+    step.parts = parts
     return step
+
+
+PARTS = ("zero_grad", "forward", "loss", "backward", "step")
 
 
 def timeit(step, n):
@@ -59,6 +87,7 @@ def main():
     parser.add_argument("steps", nargs="?", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--optim", choices=("sgd", "adam"), default="sgd")
+    parser.add_argument("--parts", action="store_true", help="also time zero_grad, forward, loss, backward, step")
     args = parser.parse_args()
     if "numpy" not in sys.modules:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -72,14 +101,16 @@ def main():
     import minitorch_nn as mt
     import minitorch_nn.optim  # noqa: F401
 
-    rows = [("minitorch_nn", *timeit(make(mt, x, y, args.optim), args.steps))]
+    steps = [make(mt, x, y, args.optim)]
+    rows = [("minitorch_nn", *timeit(steps[0], args.steps))]
     try:
         import torch
     except ImportError:
         torch = None
     if torch is not None:
         torch.set_num_threads(args.threads)
-        rows.append(("torch", *timeit(make(torch, x, y, args.optim), args.steps)))
+        steps.append(make(torch, x, y, args.optim))
+        rows.append(("torch", *timeit(steps[1], args.steps)))
 
     opt_name = "Adam(lr=1e-3)" if args.optim == "adam" else "SGD(momentum=0.9)"
     print(f"MLP 784-256-10, batch 128, {opt_name}: {args.steps} steps")
@@ -88,6 +119,16 @@ def main():
         print(f"{name:<14}{best:>10.3f}{med:>12.3f}{loss:>14.6f}")
     if len(rows) == 2:
         print(f"ratio ours/torch (best): {rows[0][1] / rows[1][1]:.2f}x, (median): {rows[0][2] / rows[1][2]:.2f}x")
+    if args.parts:
+        best = [s.parts(args.steps) for s in steps]
+        print(f"\nparts of a step, best us of {args.steps}:")
+        print(f"{'part':<12}{'minitorch_nn':>14}" + (f"{'torch':>10}{'ratio':>8}{'diff us':>10}" if len(best) == 2 else ""))
+        for name in PARTS:
+            line = f"{name:<12}{best[0][name]:>14.1f}"
+            if len(best) == 2:
+                ours, theirs = best[0][name], best[1][name]
+                line += f"{theirs:>10.1f}{ours / theirs:>8.2f}{ours - theirs:>10.1f}"
+            print(line)
 
 
 if __name__ == "__main__":
