@@ -1,0 +1,291 @@
+"""The backward engine's fast loop (``engine._run_all``) against its reference loop (``run_backward``).
+
+``loss.backward()`` without ``inputs`` runs through ``_run_all``, a copy of ``run_backward``'s
+loop written for speed. Every scenario here runs twice, once through each loop (the switch is
+``engine.use_fast_loop``), and everything observable must agree: gradients (values, strides,
+and whether ``.grad`` is the formula's own result or a copy), the order of hooks of every kind,
+the aten ops a ``TorchDispatchMode`` sees, what ``__torch_function__`` sees, and error messages.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import minitorch_nn as mt
+from minitorch_nn.autograd import engine
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode
+
+
+def _both(scenario, *args):
+    """``scenario(*args)`` through the fast loop and through the reference loop."""
+    results = []
+    for fast in (True, False):
+        old = engine.use_fast_loop
+        engine.use_fast_loop = fast
+        try:
+            results.append(scenario(*args))
+        finally:
+            engine.use_fast_loop = old
+    return results
+
+
+def _grad_state(t):
+    g = t.grad
+    if g is None:
+        return None
+    return (g.numpy().tolist(), g.stride(), str(g.dtype), g.grad_fn is not None)
+
+
+def _tag(t, name, log):
+    t.grad_fn.register_hook(lambda gi, go: log.append(name))
+    t.grad_fn.register_prehook(lambda go: log.append("pre_" + name))
+    return t
+
+
+def _leaves(n, log, shape=(3,)):
+    out = []
+    for i in range(n):
+        leaf = mt.ones(shape, requires_grad=True)
+        leaf.register_post_accumulate_grad_hook(lambda t, i=i: log.append(f"acc{i}"))
+        out.append(leaf)
+    return out
+
+
+def _hooks_everywhere():
+    log = []
+    a, b, c = _leaves(3, log)
+    a.register_hook(lambda g: log.append("hook_a"))
+    p = _tag(a * 2, "p", log)
+    q = _tag(b.exp(), "q", log)
+    q.register_hook(lambda g: log.append("hook_q") or g * 2)   # replaces the gradient
+    r = _tag(p + q, "r", log)
+    r.retain_grad()
+    s = _tag(c * 3, "s", log)
+    v = _tag(s * r, "v", log)
+    w = _tag(r.sin() + v, "w", log)
+    w.sum().backward()
+    return log, [_grad_state(t) for t in (a, b, c, r)]
+
+
+def _six_leaves_tie():
+    # six AccumulateGrad nodes ready at once: the heap's tie order is visible to hooks
+    log = []
+    leaves = _leaves(6, log)
+    mt.stack(leaves).sum().backward()
+    return log
+
+
+def _stealing_and_layout():
+    x = mt.ones(3, 2).t().detach().requires_grad_()
+    (x * 2).sum().backward()
+    y = mt.ones(3, requires_grad=True)
+    g = mt.ones(3)
+    y.backward(g)
+    z = mt.ones(3, requires_grad=True)
+    (z * z).sum().backward()           # two gradients summed in the buffer: still stolen
+    z_first = z.grad
+    (z * 3).sum().backward()           # accumulated in place
+    return (x.grad.stride(), y.grad.data_ptr() == g.data_ptr(), _grad_state(z), z.grad is z_first)
+
+
+def _dispatch_ops():
+    ops = []
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = mt.ones(3, requires_grad=True)
+    w = mt.full((2, 3), 0.5, requires_grad=True)
+    d = mt.ones(2, 3, dtype=mt.float64, requires_grad=True)
+    with Recorder():
+        ((x * w).tanh() * x).sum().backward()
+        (x * x).sum().backward()
+        z = mt.ones(3, requires_grad=True)
+        (z * z).sum().backward()   # two gradients summed in z's buffer: stolen (aten.detach)
+        (d.float() * w).sum().backward()
+    return ops, [_grad_state(t) for t in (x, w, d)]
+
+
+def _create_graph_double_backward():
+    x = mt.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (x.tanh() * x).sum().backward(create_graph=True)
+    g = x.grad
+    x.grad = None
+    g.sum().backward()
+    return _grad_state(x), g.grad_fn is not None
+
+
+def _errors():
+    messages = []
+    x = mt.ones(3, requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    try:
+        y.backward()
+    except RuntimeError as e:
+        messages.append(str(e))
+    z = x * 2
+    out = (z * z).sum()
+    with mt.no_grad():
+        z.add_(1)
+    try:
+        out.backward()
+    except RuntimeError as e:
+        messages.append(str(e))
+    return messages
+
+
+def _torch_function_subclass():
+    seen = []
+
+    class Logged(mt.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x = mt.ones(3, requires_grad=True)
+    s = mt.full((3,), 2.0).as_subclass(Logged)
+    with mt._C.DisableTorchFunctionSubclass():
+        y = (x * s).exp()
+    y.register_hook(lambda g: seen.append("hook") or g * s)
+    seen.clear()
+    y.sum().backward()
+    return seen, _grad_state(x)
+
+
+def _no_gradient_reaches_a_node():
+    # a custom Function that sends nothing back: the nodes before it get no gradient, and the
+    # leaf is still reached through the other path
+    class Stop(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    log = []
+    (x,) = _leaves(1, log)
+    a = _tag(x * 2, "a", log)
+    (Stop.apply(a) + x * 3).sum().backward()
+    return log, _grad_state(x)
+
+
+def _nested_backward_in_hook():
+    x = mt.ones(3, requires_grad=True)
+    inner = []
+
+    def hook(g):
+        y = mt.ones(3, requires_grad=True)
+        with mt.enable_grad():   # backward runs with grad mode off
+            (y * 4).sum().backward()
+        inner.append(_grad_state(y))
+
+    t = x * 2
+    t.register_hook(hook)
+    (t * x).sum().backward()
+    return inner, _grad_state(x)
+
+
+SCENARIOS = [_hooks_everywhere, _six_leaves_tie, _stealing_and_layout, _dispatch_ops,
+             _create_graph_double_backward, _errors, _torch_function_subclass,
+             _no_gradient_reaches_a_node, _nested_backward_in_hook]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__.strip("_"))
+def test_fast_loop_matches_reference_loop(scenario):
+    fast, reference = _both(scenario)
+    assert fast == reference
+
+
+def test_reference_loop_really_runs_when_switched_off(monkeypatch):
+    # guards the comparison above: with the switch off, the fast loop is not entered
+    calls = []
+    monkeypatch.setattr(engine, "_run_all", lambda *a: calls.append(a))
+    engine.use_fast_loop = False
+    try:
+        (mt.ones(2, requires_grad=True) * 2).sum().backward()
+    finally:
+        engine.use_fast_loop = True
+    assert calls == []
+    (mt.ones(2, requires_grad=True) * 2).sum().backward()
+    assert len(calls) == 1
+
+
+def test_count_dependencies_matches_the_topological_order():
+    x, y = mt.ones(3, requires_grad=True), mt.ones(3, requires_grad=True)
+    a = x * y
+    b = a * x + a.exp()
+    roots = [b.sum().grad_fn, a.grad_fn]
+    expected = {}
+    for node in engine.topological_order(roots):
+        for child, _ in node.next_functions:
+            if child is not None:
+                expected[child] = expected.get(child, 0) + 1
+    assert engine.count_dependencies(roots) == expected
+
+
+_UNARY = ["exp", "tanh", "sigmoid", "sin", "neg"]
+
+
+@st.composite
+def _programs(draw):
+    """A random small DAG: each step combines earlier values with a binary op or maps one with
+    a unary op; some values get hooks or retain_grad."""
+    n_leaves = draw(st.integers(1, 3))
+    steps = []
+    for i in range(draw(st.integers(1, 8))):
+        n = n_leaves + i
+        kind = draw(st.sampled_from(["add", "mul", "sub", "unary", "broadcast"]))
+        steps.append((kind, draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1)),
+                      draw(st.sampled_from(_UNARY)), draw(st.sampled_from([None, "hook", "retain", "node"]))))
+    return n_leaves, steps
+
+
+def _run_program(program, data):
+    n_leaves, steps = program
+    log = []
+    values = [mt.tensor(data[i], dtype=mt.float32, requires_grad=True) for i in range(n_leaves)]
+    for i, leaf in enumerate(values):
+        leaf.register_hook(lambda g, i=i: log.append(("leaf", i, g.numpy().tolist())))
+    retained = []
+    for k, (kind, i, j, unary, extra) in enumerate(steps):
+        a, b = values[i], values[j]
+        if kind == "add":
+            v = a + b
+        elif kind == "mul":
+            v = a * b
+        elif kind == "sub":
+            v = a - b
+        elif kind == "broadcast":
+            v = a * b[:1]   # a gradient summed back from a broadcast
+        else:
+            v = getattr(a, unary)()
+        if extra == "hook":
+            v.register_hook(lambda g, k=k: log.append(("hook", k, g.numpy().tolist())))
+        elif extra == "retain":
+            v.retain_grad()
+            retained.append(v)
+        elif extra == "node":
+            v.grad_fn.register_hook(lambda gi, go, k=k: log.append(("node", k)))
+        values.append(v)
+    values[-1].sum().backward()
+    grads = [_grad_state(t) for t in values[:n_leaves] + retained]
+    return log, grads
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=_programs(), seed=st.integers(0, 2**16))
+def test_random_graphs_run_the_same_in_both_loops(program, seed):
+    data = np.random.default_rng(seed).uniform(-1, 1, size=(3, 4)).astype(np.float32)
+    fast, reference = _both(_run_program, program, data)
+    assert fast == reference
