@@ -33,7 +33,9 @@ def broadcast_shapes(*shapes) -> tuple:
     out = [1] * ndim
     for shape in shapes:
         lead = ndim - len(shape)
-        for i, size in enumerate(shape):
+        # from the last dim down, as PyTorch's infer_size, so the first mismatch reported is the innermost
+        for i in reversed(range(len(shape))):
+            size = shape[i]
             j = lead + i
             if out[j] == size or size == 1:
                 continue
@@ -45,6 +47,36 @@ def broadcast_shapes(*shapes) -> tuple:
                     f"non-singleton dimension {j}"
                 )
     return tuple(out)
+
+
+def check_size_nonnegative(size, message=None) -> None:
+    """PyTorch's check in every factory (``at::empty``): no negative sizes; ``message`` replaces the
+    words for the kernels that word it their own way (cpu ``zeros``)."""
+    for s in size:
+        if s < 0:
+            raise RuntimeError(message or f"Trying to create tensor with negative dimension {s}: {list(size)}")
+
+
+def broadcast_shapes_public(*shapes):
+    """``torch.broadcast_shapes``: like :func:`broadcast_shapes`, but an int counts as a 1-D shape,
+    the result is a ``torch.Size``, and a mismatch gets the Python-level message of
+    ``torch.broadcast_shapes`` (which names the argument), not the one the ops give."""
+    from minitorch_nn._C import Size
+
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            elif shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching argument "
+                    f"at index {arg_idx} had {shape}; but expected shape should be broadcastable to {common}"
+                )
+    return Size(common)
 
 
 def infer_size(size, numel: int) -> tuple:

@@ -203,7 +203,11 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 @public
 @writes_out_factory
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(aten.zeros.default(normalize_size(size, "zeros"), **_factory_kwargs(dtype, device)), requires_grad)
+    size = normalize_size(size, "zeros")
+    if any(s < 0 for s in size) and _device(device).type != "meta":
+        # torch.zeros words its own check (new_zeros and the meta kernel give at::empty's)
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return _finish(aten.zeros.default(size, **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public

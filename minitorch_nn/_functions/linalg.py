@@ -81,6 +81,14 @@ def matmul(input, other, *, out=None):
     if da == 1 and db == 1:
         return aten.dot.default(input, other)
     if da == 2 and db == 1:
+        if input.dtype is not other.dtype and input.shape[1] == other.shape[0]:
+            # PyTorch's matmul words a dtype mismatch as mm does (torch.mv itself says "addmv ...")
+            from minitorch_nn._tensor import _C_TYPE_NAMES as names
+
+            raise RuntimeError(
+                "expected m1 and m2 to have the same dtype, but got: "
+                f"{names[input.dtype.name]} != {names[other.dtype.name]}"
+            )
         return aten.mv.default(input, other)
     if da == 1 and db == 2:
         return aten.squeeze.dim(aten.mm.default(aten.unsqueeze.default(input, 0), other), 0)

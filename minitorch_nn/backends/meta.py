@@ -14,7 +14,7 @@ from __future__ import annotations
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
-from minitorch_nn._shape import broadcast_shapes, wrap_dim, wrap_dims
+from minitorch_nn._shape import broadcast_shapes, check_size_nonnegative, wrap_dim, wrap_dims
 from minitorch_nn._tensor import _new_meta
 from minitorch_nn.backends.common import (
     can_cast,
@@ -78,7 +78,7 @@ _POINTWISE = {
     "clamp.Tensor clamp_min.default clamp_max.default floor.default ceil.default round.default "
     "round.decimals trunc.default frac.default fmod.Scalar bitwise_and.Tensor bitwise_or.Tensor "
     "bitwise_xor.Tensor bitwise_not.default relu.default leaky_relu.default hardtanh.default "
-    "threshold_backward.default where.self div.Tensor_mode",
+    "threshold_backward.default tanh_backward.default sigmoid_backward.default where.self div.Tensor_mode",
     "float": "div.Tensor exp.default exp2.default expm1.default log.default log2.default log10.default "
     "log1p.default sqrt.default rsqrt.default sin.default cos.default tan.default asin.default "
     "acos.default atan.default atan2.default sinh.default cosh.default tanh.default sigmoid.default "
@@ -134,6 +134,7 @@ def copy_(self, src, non_blocking=False):
 # -- factories ------------------------------------------------------------------------------------
 
 def _factory(size, dtype):
+    check_size_nonnegative(size)
     return _new_meta(tuple(size), dtype if dtype is not None else dt.get_default_dtype())
 
 

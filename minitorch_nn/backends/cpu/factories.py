@@ -11,7 +11,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
-from minitorch_nn._shape import wrap_dim
+from minitorch_nn._shape import check_size_nonnegative, wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
 from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
@@ -26,12 +26,14 @@ def _dtype_or_default(dtype, fallback=None):
 
 @aten.empty.memory_format.impl("cpu")
 def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    check_size_nonnegative(size)
     d = _dtype_or_default(dtype)
     return _from_array(np.zeros(tuple(size), dtype=d.numpy_dtype), d)
 
 
 @aten.empty_strided.default.impl("cpu")
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    check_size_nonnegative(size)
     d = _dtype_or_default(dtype)
     size, stride = tuple(size), tuple(stride)
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
@@ -45,18 +47,21 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
 
 @aten.zeros.default.impl("cpu")
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    check_size_nonnegative(size)
     d = _dtype_or_default(dtype)
     return _from_array(np.zeros(tuple(size), dtype=d.numpy_dtype), d)
 
 
 @aten.ones.default.impl("cpu")
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    check_size_nonnegative(size)
     d = _dtype_or_default(dtype)
     return _from_array(np.ones(tuple(size), dtype=d.numpy_dtype), d)
 
 
 @aten.full.default.impl("cpu")
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    check_size_nonnegative(size)
     d = dtype if dtype is not None else result_type(fill_value)
     return _from_array(np.full(tuple(size), fill_value, dtype=d.numpy_dtype), d)
 

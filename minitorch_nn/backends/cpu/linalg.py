@@ -13,7 +13,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype, result_type, type_name
 from minitorch_nn.backends.views import expand
-from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
+from minitorch_nn.backends.cpu._numpy import as_array, fp_errors_off, fp_errors_restore, wrap, wrap_strided, write_into
 
 
 def _c_name(d):
@@ -29,8 +29,11 @@ def _check_same_dtype(a, b, what="expected m1 and m2 to have the same dtype"):
 
 def _matmul(a, b):
     # inf * 0 inside a product is nan without a numpy warning, as in PyTorch
-    with np.errstate(all="ignore"):
+    token = fp_errors_off()
+    try:
         return np.matmul(a, b)
+    finally:
+        fp_errors_restore(token)
 
 
 def _mat(x, d):
@@ -43,7 +46,7 @@ def mm(self, mat2):
         raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if self.shape[1] != mat2.shape[0]:
+    if self._impl.sizes[1] != mat2._impl.sizes[0]:  # (the sizes tuples: .shape builds a Size each time)
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})"
         )
@@ -64,18 +67,28 @@ def bmm(self, mat2):
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
         )
-    _check_same_dtype(self, mat2, "expected scalar type")
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(f"expected scalar type {type_name(self.dtype)} but found {type_name(mat2.dtype)}")
     d = self.dtype
     return wrap(_matmul(_mat(self, d), _mat(mat2, d)), d)
 
 
 def _broadcasts_into(shape, target):
     """True when ``shape`` broadcasts to ``target`` without growing it."""
-    return all(s in (1, t) for s, t in zip(reversed(tuple(shape)), reversed(tuple(target))))
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != 1 and s != t:
+            return False
+    return True
 
 
 @aten.addmm.default.impl("cpu")
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    # PyTorch checks the dtypes (self against mat2 first) before the shapes
+    for name, t in (("self", self), ("mat1", mat1)):
+        if t.dtype is not mat2.dtype:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got {type_name(t.dtype)} and {type_name(mat2.dtype)}"
+            )
     prod = mm(mat1, mat2)
     d = prod.dtype
     if not d.is_floating_point:
@@ -83,7 +96,7 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
             raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(d)}")
         # integer addmm casts alpha and beta to the integer type (0.5 becomes 0), as PyTorch's BLAS path does
         alpha, beta = int(alpha), int(beta)
-    if self.dim() > 2 or not _broadcasts_into(self.shape, prod.shape):
+    if self.dim() > 2 or not _broadcasts_into(self._impl.sizes, prod._impl.sizes):
         expand(self, prod.shape)  # raises PyTorch's error for a bias that cannot broadcast to the product
     cd = compute_dtype(d)
     if alpha == 1 and beta == 1 and cd is d:
@@ -142,6 +155,12 @@ def mv(self, vec):
     if self.shape[1] != vec.shape[0]:
         raise RuntimeError(
             f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})"
+        )
+    if self.dtype is not vec.dtype:
+        # PyTorch's mv is addmv into an output of vec's dtype, hence three names
+        raise RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{type_name(vec.dtype)}, {type_name(self.dtype)}, and {type_name(vec.dtype)}"
         )
     return wrap(_matmul(_mat(self, self.dtype), _mat(vec, self.dtype)), self.dtype)
 

@@ -12,6 +12,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
+from minitorch_nn._shape import check_size_nonnegative
 from minitorch_nn._tensor import _from_array
 from minitorch_nn.backends.common import not_implemented
 from minitorch_nn.backends.cpu._numpy import as_array
@@ -34,6 +35,7 @@ def _check_float(d, name):
 @aten.rand.default.impl("cpu")
 @aten.rand.generator.impl("cpu")
 def rand(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    check_size_nonnegative(size)  # at::empty's check comes first, as in PyTorch
     d = dtype or dt.get_default_dtype()
     _check_float(d, "check_uniform_bounds")
     return _from_array(_gen(generator)._uniform(tuple(size), d.numpy_dtype, 0.0, 1.0), d)
@@ -42,6 +44,7 @@ def rand(size, *, generator=None, dtype=None, layout=None, device=None, pin_memo
 @aten.randn.default.impl("cpu")
 @aten.randn.generator.impl("cpu")
 def randn(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    check_size_nonnegative(size)
     d = dtype or dt.get_default_dtype()
     _check_float(d, "normal_kernel_cpu")
     return _from_array(_gen(generator)._normal(tuple(size), d.numpy_dtype, 0.0, 1.0), d)
@@ -67,6 +70,7 @@ def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, m
 @aten.randint.low.impl("cpu")
 @aten.randint.low_generator.impl("cpu")
 def randint_low(low, high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    check_size_nonnegative(size)
     d = dtype or dt.int64
     return _from_array(_gen(generator)._randint(tuple(size), d.numpy_dtype, low, high), d)
 
