@@ -4,8 +4,10 @@
 their kernel in C (``_ext/_fastpath.pxi``) and then ``record_computed`` (``_ext/_autograd_fast.pxi``)
 wires the result into the graph, instead of ``autograd/recording.py:_record_simple`` around the
 full dispatch chain. Everything a user can observe about the graph must be the same either way,
-so each case here runs twice on fresh, identical inputs, once as is and once with the full path
-forced (a pass-through dispatcher, as ``dispatch_trace()`` installs), and compares:
+so each case here runs twice on fresh, identical inputs, once as is and once on the reference
+path (a pass-through dispatcher, as ``dispatch_trace()`` installs, which makes the fast path step
+aside, and the readable ``_record_simple`` in place of its compiled twin ``_C.record_simple``),
+and compares:
 
 * the result: requires_grad, is_leaf, output_nr, view bookkeeping;
 * its node: class, ``name()``, sequence number (one more than the node made just before),
@@ -16,8 +18,11 @@ forced (a pass-through dispatcher, as ``dispatch_trace()`` installs), and compar
   bit, or the error (a saved input modified in place gives the version error).
 
 ``_C._record_computed`` is also called directly, on ops that have no compiled kernel yet, with a
-result computed under ``no_grad``: that is how other fast paths use it.
+result computed under ``no_grad``: that is how other fast paths use it. Other ops, through their
+public functions, compare the compiled ``record_simple`` with the readable one.
 """
+
+import contextlib
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -26,9 +31,22 @@ from hypothesis import strategies as st
 import minitorch_nn as mt
 from minitorch_nn import _C
 from minitorch_nn._ops import aten
+from minitorch_nn.autograd import recording
 from minitorch_nn.autograd.graph import AccumulateGrad, Node, SavedScalar, SavedTensor
 from tests.strategies import build, tensor_specs
 from tests.test_fast_path import _ran_full_path, full_path
+
+@contextlib.contextmanager
+def reference_path():
+    """The full dispatch chain (no compiled fast path) and the readable Python recorder."""
+    compiled = recording._fast_record_simple
+    recording._fast_record_simple = recording._record_simple
+    try:
+        with full_path():
+            yield
+    finally:
+        recording._fast_record_simple = compiled
+
 
 OPS = {
     "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
@@ -122,7 +140,7 @@ def _run_case(make, op, modify):
 
 def assert_same_graph(make, op, modify=None):
     fast = _run_case(make, op, modify)
-    with full_path():
+    with reference_path():
         full = _run_case(make, op, modify)
     assert fast == full
 
@@ -275,7 +293,7 @@ def test_record_computed_matches_the_full_path(name, x_grad, y_grad, x_kind, mod
             _backward_outcome(main, tensors, modify) if main.requires_grad else None
 
     fast = run(_direct)
-    with full_path():
+    with reference_path():
         full = run(lambda op, args: op(*args))
     assert fast == full
 
@@ -288,3 +306,31 @@ def test_record_computed_declines_when_only_an_index_requires_grad():
         out = aten.index_select.default(x, 0, idx)
     assert _C._record_computed(aten.index_select.default, (x, 0, idx), out) is NotImplemented
     assert out.grad_fn is None and not out.requires_grad
+
+
+# -- every other op: the compiled record_simple against the readable one ---------------------------
+
+PUBLIC = {
+    "exp": lambda x, y: x.exp(), "tanh": lambda x, y: x.tanh(), "div": lambda x, y: x / y,
+    "pow": lambda x, y: x ** 2, "matmul": lambda x, y: x.reshape(2, 3) @ y.reshape(3, 2),
+    "view": lambda x, y: x.view(3, 2), "t": lambda x, y: x.reshape(2, 3).t(), "getitem": lambda x, y: x[1:4],
+    "softmax": lambda x, y: mt.softmax(x.reshape(2, 3), 1), "max dim": lambda x, y: x.reshape(2, 3).max(1)[0],
+    "sort": lambda x, y: x.sort()[0], "where": lambda x, y: mt.where(x > 0, x, y),
+    "cat (general recorder)": lambda x, y: mt.cat([x, y]), "mean": lambda x, y: x.mean(),
+    "to float64": lambda x, y: x.double(), "clone": lambda x, y: x.clone(), "expand": lambda x, y: x[:1].expand(4),
+    "in place then op": lambda x, y: (x * 1).mul_(y).exp(),
+}
+
+
+def test_public_ops_build_the_same_graph_with_both_recorders():
+    def make():
+        leaf = mt.tensor(np.linspace(-1, 1, 6, dtype=np.float32), requires_grad=True)
+        y = mt.tensor(np.linspace(0.5, 2, 6, dtype=np.float32), requires_grad=True)
+        return [leaf, y], leaf, y
+
+    for name, fn in PUBLIC.items():
+        for modify in (None, 0):
+            fast = _run_case(make, fn, modify)
+            with reference_path():
+                full = _run_case(make, fn, modify)
+            assert fast == full, name

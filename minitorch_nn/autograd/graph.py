@@ -21,8 +21,10 @@ nodes get the largest number there is, as in PyTorch.
 
 Where we differ from PyTorch: nodes are Python objects; a node class per op is made on demand
 (``node_class("MulBackward0")``) instead of being generated C++. Like PyTorch's C++ nodes they have
-``__slots__`` (no ``__dict__``: ``grad_fn.foo = 1`` is an ``AttributeError``), which also keeps
-making them cheap. Two differences a ``TorchDispatchMode`` can see: PyTorch saves and unpacks a
+no ``__dict__`` (``grad_fn.foo = 1`` is an ``AttributeError``). Their fields, and those of
+``AccumulateGrad``, ``SavedTensor`` and ``SavedScalar``, are laid out in C by small Cython base
+classes (``NodeBase``... in ``_ext/_autograd_fast.pxi``) so that the compiled recorder can fill them
+without running the ``__init__``s below; every method stays here, in Python. Two differences a ``TorchDispatchMode`` can see: PyTorch saves and unpacks a
 node's own outputs through ``aten.detach``, we alias them without an op; and ``AccumulateGrad``'s
 strided copy starts from ``aten.empty_strided`` where PyTorch uses ``aten.new_empty_strided``.
 """
@@ -30,13 +32,12 @@ strided copy starts from ``aten.empty_strided`` where PyTorch uses ``aten.new_em
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
 import sys
 import weakref
 
 from minitorch_nn import _C
-from minitorch_nn._C import TensorImpl
+from minitorch_nn._C import AccumulateGradBase, NodeBase, SavedScalarBase, SavedTensorBase, TensorImpl
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn.autograd import grad_mode as _gm
@@ -85,32 +86,33 @@ def _add_hook(hooks, fn):
 # ---------------------------------------------------------------------------------------------
 
 
-# Sequence numbers: one counter for the whole process (PyTorch keeps one per thread).
-_next_sequence_nr = itertools.count().__next__
+# Sequence numbers: one counter for the whole process (PyTorch keeps one per thread), kept in C
+# so that the compiled recorder and Node.__init__ take numbers from the same counter.
+_next_sequence_nr = _C.next_sequence_nr
 # AccumulateGrad's number: UINT64_MAX in PyTorch, so leaves are written as soon as they can be.
 MAX_SEQUENCE_NR = 2**64 - 1
 
 
-class Node:
+class Node(NodeBase):
     """One step of the backward pass (``torch.autograd.graph.Node``).
 
     ``apply(grad_outputs)`` takes one gradient per output of the forward op and returns one
     gradient per edge in ``next_functions`` (``None`` where there is nothing to send).
+
+    Its fields (in C: ``NodeBase``, see the module docstring; a node can be weakly referenced):
+
+    * ``next_functions``: one edge ``(node, input_nr)`` per input;
+    * ``_input_metadata``: for each edge, (sizes, dtype, device) of the input the gradient goes
+      to, so the engine can sum a broadcast gradient back to the input's shape and cast it;
+    * ``_seq_nr``: the engine runs ready nodes with the highest number first;
+    * ``_pre_hooks``: fn(grad_outputs) -> new grad_outputs or None;
+    * ``_post_hooks``: fn(grad_inputs, grad_outputs) -> new grad_inputs or None;
+    * ``_tensor_pre_hooks``: output_nr -> hooks registered with ``Tensor.register_hook``;
+    * ``_retains_grad``: output_nr -> TensorImpl whose .grad to fill (``Tensor.retain_grad``);
+    * ``_metadata``: the dict behind ``metadata``.
     """
 
-    __slots__ = (
-        "next_functions",
-        # For each edge: (sizes, dtype, device) of the input the gradient goes to, so the engine
-        # can sum a broadcast gradient back to the input's shape and cast it to its dtype.
-        "_input_metadata",
-        "_seq_nr",            # the engine runs ready nodes with the highest number first
-        "_pre_hooks",         # fn(grad_outputs) -> new grad_outputs or None
-        "_post_hooks",        # fn(grad_inputs, grad_outputs) -> new grad_inputs or None
-        "_tensor_pre_hooks",  # output_nr -> hooks registered with Tensor.register_hook
-        "_retains_grad",      # output_nr -> TensorImpl whose .grad to fill (Tensor.retain_grad)
-        "_metadata",
-        "__weakref__",
-    )
+    __slots__ = ()
 
     def __init__(self):
         self._seq_nr = _next_sequence_nr()
@@ -280,15 +282,18 @@ class save_on_cpu(saved_tensors_hooks):
         super().__init__(pack, unpack)
 
 
-class SavedTensor:
+class SavedTensor(SavedTensorBase):
     """A tensor kept for backward, with the version it had when saved (``SavedVariable``).
 
     An input is saved as its payload itself, so it counts in ``t._use_count()`` exactly as
     PyTorch's saved variables do. An output of the node is saved as a bare alias of its data
     (no ``grad_fn``), because the output points at the node and the node must not point back.
+
+    Fields (in C: ``SavedTensorBase``): ``impl``, ``version``, ``is_output``, ``output_nr``,
+    ``released``, and with saved-tensor hooks ``packed`` and ``unpack_hook``.
     """
 
-    __slots__ = ("impl", "version", "is_output", "output_nr", "released", "packed", "unpack_hook")
+    __slots__ = ()
 
     def __init__(self, tensor, is_output=False):
         impl = tensor._impl
@@ -353,11 +358,12 @@ class SavedTensor:
         self.packed = None
 
 
-class SavedScalar(SavedTensor):
+class SavedScalar(SavedTensor, SavedScalarBase):
     """A Python number passed where the schema says ``Tensor`` (``x * 2``): PyTorch wraps it in a
-    0-d tensor and saves that like any tensor, so it too is freed after backward."""
+    0-d tensor and saves that like any tensor, so it too is freed after backward. (Its field
+    ``value`` is in C: ``SavedScalarBase``.)"""
 
-    __slots__ = ("value",)
+    __slots__ = ()
 
     def __init__(self, value):
         self.value = value
@@ -378,14 +384,15 @@ class SavedScalar(SavedTensor):
 # ---------------------------------------------------------------------------------------------
 
 
-class AccumulateGrad(Node):
+class AccumulateGrad(Node, AccumulateGradBase):
     """The node at the end of every path: adds the incoming gradient into ``leaf.grad``.
 
-    It holds the leaf's payload (so a leaf in a live graph has ``_use_count() == 2``) and is
-    cached *weakly* in the leaf's ``autograd_meta``: the graph keeps it alive, the leaf does not.
+    It holds the leaf's payload, ``_impl`` (so a leaf in a live graph has ``_use_count() == 2``),
+    and is cached *weakly* in the leaf's ``autograd_meta``: the graph keeps it alive, the leaf does
+    not. (The compiled recorder makes it too: ``_accumulate_grad`` in ``_ext/_autograd_fast.pxi``.)
     """
 
-    __slots__ = ("_impl",)
+    __slots__ = ()
 
     def __init__(self, impl):
         # Node.__init__ written out (a leaf's node is made again whenever its last graph died).

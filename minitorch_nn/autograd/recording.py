@@ -25,8 +25,14 @@ Speed: this layer runs for every op on tensors that require grad, so the common 
 own short path, ``_record_simple`` (ops whose differentiable inputs are single tensors and that
 write no input). Everything that depends only on the op and on *which* inputs need a gradient
 (what to save, which saved names are arguments, metadata or outputs) is worked out once and kept
-on the op's :class:`Derivative` as a :class:`_SavePlan`; nodes use ``__slots__``. ``_record`` is
-the general path (``Tensor[]`` inputs such as ``cat``, and in-place ops).
+on the op's :class:`Derivative` as a :class:`_SavePlan`. ``_record`` is the general path
+(``Tensor[]`` inputs such as ``cat``, and in-place ops).
+
+``_record_simple`` here is the readable reference; what runs is its compiled twin,
+``_C.record_simple`` (``_ext/_autograd_fast.pxi``), which does the same steps in the same order
+and fills the nodes' and saved tensors' C fields directly. The compiled fast paths of
+``a * b`` and friends record through the same code (``record_computed``, whose reference is
+``_record_computed`` here). ``tests/test_fast_record.py`` checks that both build the same graph.
 
 Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad has
 ``requires_grad=False`` here (PyTorch reports True with no ``grad_fn``); an in-place op on it
@@ -36,7 +42,8 @@ with grad mode on is refused with PyTorch's message either way.
 from __future__ import annotations
 
 from minitorch_nn import _dispatch
-from minitorch_nn._C import TensorBase
+from minitorch_nn import _C
+from minitorch_nn._C import OpNodeBase, TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn._ops import aten
@@ -164,14 +171,18 @@ class _SavePlan:
 # ---------------------------------------------------------------------------------------------
 
 
-class OpNode(Node):
+class OpNode(Node, OpNodeBase):
     """A node made from a :class:`Derivative`: runs the formulas of the inputs that need grad.
 
     Its formulas run with ``__torch_function__`` disabled, as PyTorch's C++ backward formulas
     run below the Python layer: a tensor subclass saved for backward does not see them.
+
+    Fields, besides Node's (in C: ``OpNodeBase``): ``_derivative``; ``_saved``, name -> saved
+    value; ``_needs``, input name -> [needs a gradient]; ``_output_meta``, (sizes, dtype, device)
+    per output of a multi-output op.
     """
 
-    __slots__ = ("_derivative", "_saved", "_needs", "_output_meta")
+    __slots__ = ()
 
     def __init__(self, derivative, next_functions=(), input_metadata=(), needs=None):
         # Node.__init__ written out, with the edges passed in: this runs once per recorded op.
@@ -324,7 +335,7 @@ def autograd_layer(op, args, kwargs):
             return NotImplemented
     d = op.derivative
     if d is not None and d is not NONDIFFERENTIABLE and d.simple:
-        return _record_simple(op, d, args, kwargs)
+        return _fast_record_simple(op, d, args, kwargs)
     if d is NONDIFFERENTIABLE:
         if op.is_inplace:
             _check_inplace(args[0])
@@ -383,8 +394,8 @@ def _record_simple(op, d, args, kwargs):
     """``_record`` for ops whose differentiable inputs are single tensors and that write no
     input (``d.simple``): the same four steps, with the per-op work done once in ``d.plan``.
 
-    This runs for every recorded op, so it is written for speed: no helper calls where a line
-    does, and the plan says up front what to save.
+    The readable reference of ``_C.record_simple`` (``_ext/_autograd_fast.pxi``), which is what
+    the autograd layer calls: the same steps, in the same order, in C.
     """
     # 1. and 2.: the node, its edges and what its formulas will read.
     started = _start_simple(d, args, kwargs)
@@ -513,6 +524,9 @@ def _finish_simple(op, d, node, plan, args, out):
 
 
 _NO_EDGE = (None, 0)
+
+# What autograd_layer calls: the compiled twin of _record_simple (tests swap in the reference).
+_fast_record_simple = _C.record_simple
 
 
 def _saved_value(d, name, v):
