@@ -72,14 +72,22 @@ def make(lib, x, y, optim="sgd"):
 PARTS = ("zero_grad", "forward", "loss", "backward", "step")
 
 
-def timeit(step, n):
-    step()  # warm up (first-use allocations, lazy imports)
-    times = []
+def timeit(steps, n):
+    """Best and median milliseconds per step of each library's ``step``, and its final loss.
+
+    The libraries' steps are interleaved (ours, torch, ours, ...), so that a burst of load on a
+    shared machine hits both alike.
+    """
+    for step in steps:
+        step()  # warm up (first-use allocations, lazy imports)
+    times = [[] for _ in steps]
+    losses = [None] * len(steps)
     for _ in range(n):
-        t0 = time.perf_counter()
-        loss = step()
-        times.append(time.perf_counter() - t0)
-    return min(times) * 1e3, statistics.median(times) * 1e3, loss.item()
+        for i, step in enumerate(steps):
+            t0 = time.perf_counter()
+            losses[i] = step()
+            times[i].append(time.perf_counter() - t0)
+    return [(min(t) * 1e3, statistics.median(t) * 1e3, loss.item()) for t, loss in zip(times, losses)]
 
 
 def main():
@@ -101,8 +109,7 @@ def main():
     import minitorch_nn as mt
     import minitorch_nn.optim  # noqa: F401
 
-    steps = [make(mt, x, y, args.optim)]
-    rows = [("minitorch_nn", *timeit(steps[0], args.steps))]
+    steps, names = [make(mt, x, y, args.optim)], ["minitorch_nn"]
     try:
         import torch
     except ImportError:
@@ -110,7 +117,8 @@ def main():
     if torch is not None:
         torch.set_num_threads(args.threads)
         steps.append(make(torch, x, y, args.optim))
-        rows.append(("torch", *timeit(steps[1], args.steps)))
+        names.append("torch")
+    rows = [(name, *timed) for name, timed in zip(names, timeit(steps, args.steps))]
 
     opt_name = "Adam(lr=1e-3)" if args.optim == "adam" else "SGD(momentum=0.9)"
     print(f"MLP 784-256-10, batch 128, {opt_name}: {args.steps} steps")
