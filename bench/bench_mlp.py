@@ -72,21 +72,24 @@ def make(lib, x, y, optim="sgd"):
 PARTS = ("zero_grad", "forward", "loss", "backward", "step")
 
 
-def timeit(steps, n):
+def timeit(steps, n, block=10):
     """Best and median milliseconds per step of each library's ``step``, and its final loss.
 
-    The libraries' steps are interleaved (ours, torch, ours, ...), so that a burst of load on a
-    shared machine hits both alike.
+    The libraries take turns in blocks of ``block`` steps (ours, torch, ours, ...), so that a
+    burst of load on a shared machine hits both alike, while each step still finds its own
+    model in the caches as it would in a training loop.
     """
     for step in steps:
         step()  # warm up (first-use allocations, lazy imports)
     times = [[] for _ in steps]
     losses = [None] * len(steps)
-    for _ in range(n):
+    for start in range(0, n, block):
         for i, step in enumerate(steps):
-            t0 = time.perf_counter()
-            losses[i] = step()
-            times[i].append(time.perf_counter() - t0)
+            step()  # (back in the caches after the other library's turn)
+            for _ in range(min(block, n - start)):
+                t0 = time.perf_counter()
+                losses[i] = step()
+                times[i].append(time.perf_counter() - t0)
     return [(min(t) * 1e3, statistics.median(t) * 1e3, loss.item()) for t, loss in zip(times, losses)]
 
 
