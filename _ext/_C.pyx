@@ -20,7 +20,8 @@ than a C++ struct, so a student can inspect it (``t._impl``) from a Python promp
 student should change (ops, autograd, modules) lives in Python; this file only holds the data and
 the few accessors that every op touches, plus (included from ``_fastpath.pxi``, at the end) the
 compiled fast path for ``a + b``, ``a - b``, ``a * b``, ``a.relu()``, ``a.sum()``, ``a.detach()``
-and ``a.to(dtype)`` on plain tensors, which needs the payload's C fields.
+and ``a.to(dtype)`` on plain tensors, which needs the payload's C fields, and (from
+``_fastpath_ops.pxi``) the one for unary math, division, matmul and the common views.
 """
 
 cimport cython
@@ -454,3 +455,4 @@ def _set_impl(TensorBase t, TensorImpl impl):
 
 include "_autograd_fast.pxi"
 include "_fastpath.pxi"
+include "_fastpath_ops.pxi"

@@ -45,6 +45,10 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
 # call numpy themselves, exactly as the cpu kernel would; otherwise they call the full-path
 # function given to ``_C.install_fast_path`` at the bottom of this file.
 _FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum, "detach": _C.tensor_detach, "to": _C.tensor_to}
+# ... and, from ``_ext/_fastpath_ops.pxi``, unary math, div, matmul/mm and the views t, transpose,
+# unsqueeze, squeeze (also with grad: they record through the compiled recorder)
+_FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built before it existed)
+_FAST_METHODS.update(_FAST_OPS)
 _FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back to
 
 
@@ -149,6 +153,11 @@ for _f in (view, view_as, reshape_as, permute, expand, repeat, flip, new_zeros, 
     setattr(Tensor, _f.__name__, public(_f))
 Tensor.reshape = lambda self, *shape: _sh.reshape(self, *shape)
 Tensor.reshape.__name__ = "reshape"
+if _FAST_OPS:  # compiled view() and reshape(); their full paths: the public view above, and reshape()
+    _FULL_PATH["view"] = public(view, func=_C.tensor_view)
+    _C.tensor_view.__name__, _C.tensor_view.__qualname__, _C.tensor_view.__doc__ = "view", "Tensor.view", view.__doc__
+    _C.tensor_reshape.__name__, _C.tensor_reshape.__qualname__ = "reshape", "Tensor.reshape"
+    Tensor.view, Tensor.reshape = _C.tensor_view, _C.tensor_reshape
 Tensor.T = property(public(size_method_T))
 Tensor.mT = property(public(mT))
 Tensor.H = Tensor.T
@@ -398,6 +407,12 @@ Tensor.__lt__ = _binary_or_notimpl(Tensor.lt)
 Tensor.__le__ = _binary_or_notimpl(Tensor.le)
 Tensor.__gt__ = _binary_or_notimpl(Tensor.gt)
 Tensor.__ge__ = _binary_or_notimpl(Tensor.ge)
+if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to handlers as func)
+    Tensor.__neg__, Tensor.__abs__ = _C.tensor_neg, _C.tensor_abs
+    Tensor.__truediv__, Tensor.__matmul__ = _C.tensor_truediv, _C.tensor_matmul_op
+    _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_sh.reshape,
+                        slow_truediv=_binary_or_notimpl(_FULL_PATH["div"]),
+                        slow_matmul_op=_binary_or_notimpl(_FULL_PATH["matmul"]))
 Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
 Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)

@@ -1,0 +1,652 @@
+# Compiled fast paths for more ops (issue 3: per-op overhead, with and without grad). Included
+# into _C.pyx after _fastpath.pxi (``+ - * relu sum detach to``), whose checks and helpers it reuses.
+#
+# What it covers
+# --------------
+# * unary float math: ``exp expm1 log log2 log10 log1p sqrt rsqrt sin cos tan sinh cosh tanh
+#   sigmoid reciprocal`` (float32/float64), ``neg abs`` (also int64), as methods, and ``-x``,
+#   ``abs(x)``;
+# * ``x.div(y)`` and ``x / y`` with a tensor of the same float dtype or a Python number;
+# * ``x.matmul(y)``, ``x.mm(y)`` and ``x @ y`` for two 2-D float matrices of one dtype (any strides);
+# * the views ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``,
+#   ``x.squeeze(d)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` (when it is a view).
+#
+# Each is the Tensor method itself (see ``_tensor_methods.py``): when nothing could observe the op
+# (the ``_nothing_intercepts()`` conditions of _fastpath.pxi; exact ``Tensor`` or ``Parameter``
+# operands on the cpu) it does in C exactly what the cpu kernel would do -- the same numpy function
+# on the same arrays with the same floating-point error state, or for a view the same payload as
+# ``backends/views.py`` builds through ``_tensor._make_view`` (shared storage and version counter,
+# ``_base``, sizes/strides/offset) -- and otherwise it calls the full-path method, which raises
+# PyTorch's errors (a shape mismatch, a bad dim: we decline rather than raise).
+#
+# With grad: when grad mode is on and an input requires grad, the value is computed the same way
+# and then handed to ``record_computed`` (_autograd_fast.pxi), which builds the graph node, saves
+# tensors and wires the output (for a view also ``view_base_fn``) as the full path's autograd
+# layer does, with the op's arguments exactly as the full path passes them (``x.view(2, -1)``
+# records ``aten.view.default(x, [2, -1])``). ``_records()`` says when the compiled recorder may
+# stand in (no ``saved_tensors_hooks``: their pack hooks would run before the kernel).
+#
+# Only the inputs whose result is simple take this path: row-major, non-empty float32/float64
+# (int64 for neg/abs) operands for elementwise ops (their result is then row-major, as the
+# kernels' layout rule gives); any layout for the views and for matmul (a fresh row-major
+# product). Everything else -- other dtypes, strided elementwise inputs, 1-D/batched matmul,
+# ``out=``, keyword arguments -- takes the full path unchanged. ``tests/test_fast_path_ops.py``
+# compares both paths on random operands.
+
+from cpython.tuple cimport PyTuple_GET_SIZE
+
+cdef object _Size = Size
+
+# What install_fast_ops hands us (full-path functions), and what _load_fast_ops looks up on first
+# use (the ops and the kernels' numpy functions: the backends load after the method table).
+cdef bint _ops_loaded = False
+cdef object _slow_div = None
+cdef object _slow_truediv = None
+cdef object _slow_matmul = None
+cdef object _slow_mm = None
+cdef object _slow_matmul_op = None
+cdef object _slow_t = None
+cdef object _slow_transpose = None
+cdef object _slow_unsqueeze = None
+cdef object _slow_squeeze = None
+cdef object _slow_view = None
+cdef object _slow_reshape = None
+cdef object _op_div = None
+cdef object _op_mm = None
+cdef object _op_t = None
+cdef object _op_transpose = None
+cdef object _op_unsqueeze = None
+cdef object _op_squeeze = None
+cdef object _op_squeeze_dim = None
+cdef object _op_view = None
+cdef object _np_true_divide = np.true_divide
+cdef object _np_matmul = np.matmul
+
+
+cdef class _Unary:
+    """One unary op: its OpOverload, the numpy function its cpu kernel applies, its full path."""
+    cdef str name
+    cdef bint ints      # int64 inputs too (result int64): neg, abs; the others give floats
+    cdef object op
+    cdef object fn
+    cdef object slow
+
+
+# the float ops take their function from the cpu kernels' table (pointwise._FLOAT_UNARY)
+_FLOAT_UNARY_NAMES = ("exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+                      "tan", "sinh", "cosh", "tanh", "sigmoid", "reciprocal")
+cdef dict _unary = {}   # name -> _Unary
+
+
+cdef _Unary _make_unary(str name, bint ints):
+    cdef _Unary u = _Unary.__new__(_Unary)
+    u.name, u.ints = name, ints
+    _unary[name] = u
+    return u
+
+
+for _n in _FLOAT_UNARY_NAMES:
+    _make_unary(_n, False)
+_make_unary("neg", True)
+_make_unary("abs", True)
+cdef _Unary _u_exp = _unary["exp"]
+cdef _Unary _u_expm1 = _unary["expm1"]
+cdef _Unary _u_log = _unary["log"]
+cdef _Unary _u_log2 = _unary["log2"]
+cdef _Unary _u_log10 = _unary["log10"]
+cdef _Unary _u_log1p = _unary["log1p"]
+cdef _Unary _u_sqrt = _unary["sqrt"]
+cdef _Unary _u_rsqrt = _unary["rsqrt"]
+cdef _Unary _u_sin = _unary["sin"]
+cdef _Unary _u_cos = _unary["cos"]
+cdef _Unary _u_tan = _unary["tan"]
+cdef _Unary _u_sinh = _unary["sinh"]
+cdef _Unary _u_cosh = _unary["cosh"]
+cdef _Unary _u_tanh = _unary["tanh"]
+cdef _Unary _u_sigmoid = _unary["sigmoid"]
+cdef _Unary _u_reciprocal = _unary["reciprocal"]
+cdef _Unary _u_neg = _unary["neg"]
+cdef _Unary _u_abs = _unary["abs"]
+
+
+def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul_op):
+    """Give these fast paths the full-path functions they defer to (called once by
+    ``_tensor_methods`` after ``install_fast_path``). ``slow`` maps a method name (``"exp"``,
+    ``"div"``, ``"t"``...) to the full-path method that hands the compiled one to handlers."""
+    global _slow_div, _slow_truediv, _slow_matmul, _slow_mm, _slow_matmul_op, _slow_t, _slow_transpose
+    global _slow_unsqueeze, _slow_squeeze, _slow_view, _slow_reshape
+    cdef _Unary u
+    for name, u in _unary.items():
+        u.slow = slow[name]
+    _slow_div, _slow_matmul, _slow_mm = slow["div"], slow["matmul"], slow["mm"]
+    _slow_t, _slow_transpose = slow["t"], slow["transpose"]
+    _slow_unsqueeze, _slow_squeeze = slow["unsqueeze"], slow["squeeze"]
+    _slow_view, _slow_reshape = slow_view, slow_reshape
+    _slow_truediv, _slow_matmul_op = slow_truediv, slow_matmul_op
+
+
+cdef bint _load_fast_ops() except -1:
+    """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
+    backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
+    global _ops_loaded, _op_div, _op_mm, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
+    global _op_squeeze_dim, _op_view
+    import sys
+    pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
+    if pointwise is None or _slow_view is None:
+        return False
+    from minitorch_nn._ops import aten
+    cdef _Unary u
+    for name, u in _unary.items():
+        u.op = getattr(aten, name).default
+        if not u.ints:
+            u.fn = pointwise._FLOAT_UNARY[name]
+    _u_neg.fn = np.negative               # pointwise.neg: unary(np.negative, self)
+    _u_abs.fn = pointwise._SAME_UNARY["abs"][0]
+    _op_div, _op_mm = aten.div.Tensor, aten.mm.default
+    _op_t, _op_transpose = aten.t.default, aten.transpose.int
+    _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
+    _op_view = aten.view.default
+    _ops_loaded = True
+    return True
+
+
+cdef inline bint _may_run() except -1:
+    """Nothing could observe the op (``_nothing_intercepts``) and the ops are looked up."""
+    if not _nothing_intercepts():
+        return False
+    return _ops_loaded or _load_fast_ops()
+
+
+# -- which operands ---------------------------------------------------------------------------------
+
+cdef inline TensorImpl _cpu_payload(object t):
+    """``t``'s payload when ``t`` is a plain ``Tensor``/``Parameter`` (see ``_plain_class``) on the cpu."""
+    if type(t) is not _Tensor and not _plain_class(type(t)):
+        return None
+    cdef TensorImpl impl = (<TensorBase>t)._impl
+    if impl is None or impl.storage is None:
+        return None
+    device = impl.device
+    if device is not _cpu and device.type != "cpu":
+        return None
+    return impl
+
+
+cdef inline TensorImpl _elementwise_input(object t, bint ints):
+    """The payload of an operand whose elementwise result is simply row-major: plain, cpu,
+    float32/float64 (or int64 when ``ints``), row-major and non-empty. It may require grad."""
+    cdef TensorImpl impl = _cpu_payload(t)
+    if impl is None:
+        return None
+    dtype = impl.dtype
+    if dtype is not _f32 and dtype is not _f64 and not (ints and dtype is _i64):
+        return None
+    if not _row_major(impl.sizes, impl.strides):
+        return None
+    return impl
+
+
+# -- unary math ---------------------------------------------------------------------------------------
+
+cdef object _unary_op(_Unary u, object self, tuple args, dict kwargs):
+    """``u``'s op on ``self`` as the cpu kernel computes it (``pointwise.unary``: the numpy
+    function with floating-point warnings off), recorded when needed; else the full path."""
+    cdef TensorImpl a
+    cdef int record
+    if not args and not kwargs and _fp_var is not None:
+        a = _elementwise_input(self, u.ints)
+        if a is not None and _may_run():
+            record = _records(a, None)
+            if record >= 0:
+                token = PyContextVar_Set(_fp_var, _fp_ignore)
+                try:
+                    r = u.fn(a.numpy_view())
+                except Exception:
+                    r = None   # (cannot happen with warnings off; the full path would raise it)
+                finally:
+                    PyContextVar_Reset(_fp_var, token)
+                if r is not None:
+                    out = _fresh_tensor(r, a.dtype)
+                    if out is not None:
+                        return _recorded(u.op, (self,), out) if record else out
+    return u.slow(self, *args, **kwargs)
+
+
+def tensor_exp(self, *args, **kwargs):
+    """``self.exp()``: the fast path, else the full path."""
+    return _unary_op(_u_exp, self, args, kwargs)
+
+
+def tensor_expm1(self, *args, **kwargs):
+    """``self.expm1()``: the fast path, else the full path."""
+    return _unary_op(_u_expm1, self, args, kwargs)
+
+
+def tensor_log(self, *args, **kwargs):
+    """``self.log()``: the fast path, else the full path."""
+    return _unary_op(_u_log, self, args, kwargs)
+
+
+def tensor_log2(self, *args, **kwargs):
+    """``self.log2()``: the fast path, else the full path."""
+    return _unary_op(_u_log2, self, args, kwargs)
+
+
+def tensor_log10(self, *args, **kwargs):
+    """``self.log10()``: the fast path, else the full path."""
+    return _unary_op(_u_log10, self, args, kwargs)
+
+
+def tensor_log1p(self, *args, **kwargs):
+    """``self.log1p()``: the fast path, else the full path."""
+    return _unary_op(_u_log1p, self, args, kwargs)
+
+
+def tensor_sqrt(self, *args, **kwargs):
+    """``self.sqrt()``: the fast path, else the full path."""
+    return _unary_op(_u_sqrt, self, args, kwargs)
+
+
+def tensor_rsqrt(self, *args, **kwargs):
+    """``self.rsqrt()``: the fast path, else the full path."""
+    return _unary_op(_u_rsqrt, self, args, kwargs)
+
+
+def tensor_sin(self, *args, **kwargs):
+    """``self.sin()``: the fast path, else the full path."""
+    return _unary_op(_u_sin, self, args, kwargs)
+
+
+def tensor_cos(self, *args, **kwargs):
+    """``self.cos()``: the fast path, else the full path."""
+    return _unary_op(_u_cos, self, args, kwargs)
+
+
+def tensor_tan(self, *args, **kwargs):
+    """``self.tan()``: the fast path, else the full path."""
+    return _unary_op(_u_tan, self, args, kwargs)
+
+
+def tensor_sinh(self, *args, **kwargs):
+    """``self.sinh()``: the fast path, else the full path."""
+    return _unary_op(_u_sinh, self, args, kwargs)
+
+
+def tensor_cosh(self, *args, **kwargs):
+    """``self.cosh()``: the fast path, else the full path."""
+    return _unary_op(_u_cosh, self, args, kwargs)
+
+
+def tensor_tanh(self, *args, **kwargs):
+    """``self.tanh()``: the fast path, else the full path."""
+    return _unary_op(_u_tanh, self, args, kwargs)
+
+
+def tensor_sigmoid(self, *args, **kwargs):
+    """``self.sigmoid()``: the fast path (the kernel's own ``pointwise._sigmoid``), else the full path."""
+    return _unary_op(_u_sigmoid, self, args, kwargs)
+
+
+def tensor_reciprocal(self, *args, **kwargs):
+    """``self.reciprocal()``: the fast path, else the full path."""
+    return _unary_op(_u_reciprocal, self, args, kwargs)
+
+
+def tensor_neg(self, *args, **kwargs):
+    """``self.neg()`` and ``-self``: the fast path, else the full path."""
+    return _unary_op(_u_neg, self, args, kwargs)
+
+
+def tensor_abs(self, *args, **kwargs):
+    """``self.abs()`` and ``abs(self)``: the fast path, else the full path."""
+    return _unary_op(_u_abs, self, args, kwargs)
+
+
+# -- division -----------------------------------------------------------------------------------------
+
+cdef object _div(object self, object other):
+    """``self / other`` as ``pointwise.div`` computes it (``np.true_divide`` with warnings off) for
+    a float tensor and a tensor of its dtype or a Python number, recorded when needed; or None."""
+    cdef TensorImpl a = _elementwise_input(self, False)
+    if a is None or _fp_var is None or not _may_run():
+        return None
+    dtype = a.dtype
+    cdef TensorImpl b = None
+    if type(other) is _Tensor or isinstance(other, TensorBase):
+        b = _elementwise_input(other, False)
+        if b is None or b.dtype is not dtype:
+            return None
+        y = b.numpy_view()
+    else:
+        y = _scalar_operand(other, dtype)   # (exact int/float only: bools and numpy scalars decline)
+        if y is None:
+            return None
+    cdef int record = _records(a, b)
+    if record < 0:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = _np_true_divide(a.numpy_view(), y)
+    except Exception:
+        return None   # a broadcasting error: the full path raises PyTorch's
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    out = _fresh_tensor(r, dtype)
+    if out is None:
+        return None
+    return _recorded(_op_div, (self, other), out) if record else out
+
+
+def tensor_div(self, other, *args, **kwargs):
+    """``self.div(other)``: the fast path, else the full path (``rounding_mode=``, ``out=``...)."""
+    if not args and not kwargs:
+        r = _div(self, other)
+        if r is not None:
+            return r
+    return _slow_div(self, other, *args, **kwargs)
+
+
+def tensor_truediv(self, other):
+    """``self / other``: the fast path, else the full path."""
+    r = _div(self, other)
+    return _slow_truediv(self, other) if r is None else r
+
+
+# -- matrix product ---------------------------------------------------------------------------------
+
+cdef inline TensorImpl _matrix(object t):
+    """The payload of a plain cpu float32/float64 matrix with no empty dim (any strides)."""
+    cdef TensorImpl impl = _cpu_payload(t)
+    if impl is None:
+        return None
+    dtype = impl.dtype
+    if dtype is not _f32 and dtype is not _f64:
+        return None
+    sizes = impl.sizes
+    if PyTuple_GET_SIZE(sizes) != 2 or <Py_ssize_t>sizes[0] == 0 or <Py_ssize_t>sizes[1] == 0:
+        return None
+    return impl
+
+
+cdef object _mm(object self, object other):
+    """``self @ other`` for two matrices as ``linalg.mm`` computes it (``np.matmul`` with
+    warnings off, wrapped row-major), recorded as ``aten.mm`` when needed; or None."""
+    cdef TensorImpl a = _matrix(self)
+    if a is None or _fp_var is None:
+        return None
+    cdef TensorImpl b = _matrix(other)
+    if b is None or b.dtype is not a.dtype or a.sizes[1] != b.sizes[0] or not _may_run():
+        return None
+    cdef int record = _records(a, b)
+    if record < 0:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = _np_matmul(a.numpy_view(), b.numpy_view())
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    out = _fresh_tensor(r, a.dtype)   # (copies to row-major if numpy's result were not)
+    if out is None:
+        return None
+    return _recorded(_op_mm, (self, other), out) if record else out
+
+
+def tensor_matmul(self, other, *args, **kwargs):
+    """``self.matmul(other)``: the fast path for two matrices, else the full path."""
+    if not args and not kwargs:
+        r = _mm(self, other)
+        if r is not None:
+            return r
+    return _slow_matmul(self, other, *args, **kwargs)
+
+
+def tensor_mm(self, mat2, *args, **kwargs):
+    """``self.mm(mat2)``: the fast path, else the full path."""
+    if not args and not kwargs:
+        r = _mm(self, mat2)
+        if r is not None:
+            return r
+    return _slow_mm(self, mat2, *args, **kwargs)
+
+
+def tensor_matmul_op(self, other):
+    """``self @ other``: the fast path for two matrices, else the full path."""
+    r = _mm(self, other)
+    return _slow_matmul_op(self, other) if r is None else r
+
+
+# -- views --------------------------------------------------------------------------------------------
+
+cdef object _view_of(TensorImpl b, tuple sizes, tuple strides, Py_ssize_t offset):
+    """``_tensor._make_view``'s payload: ``b``'s storage, dtype, device and version counter through
+    new sizes/strides/offset, remembering the base (``b``'s own base when ``b`` is a view)."""
+    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
+    impl.storage = b.storage
+    impl.sizes = sizes
+    impl.strides = strides
+    impl.offset = offset
+    impl.dtype = b.dtype
+    impl.device = b.device
+    impl.version = b.version
+    impl.base = b.base if b.base is not None else b
+    return _wrap(_Tensor, impl)
+
+
+cdef object _finish_view(object op, tuple args, TensorImpl a, tuple sizes, tuple strides):
+    """The view of ``a`` with these sizes/strides, recorded when needed; None to decline."""
+    cdef int record = _records(a, None)
+    if record < 0:
+        return None
+    out = _view_of(a, sizes, strides, a.offset)
+    return _recorded(op, args, out) if record else out
+
+
+cdef inline Py_ssize_t _dim_index(object dim, Py_ssize_t n):
+    """``dim`` (an exact int) wrapped into ``range(n)``, or -1 when it is not valid here."""
+    if type(dim) is not int:
+        return -1
+    cdef Py_ssize_t d
+    try:
+        d = dim
+    except OverflowError:
+        return -1
+    if d < -n or d >= n:
+        return -1
+    return d + n if d < 0 else d
+
+
+def tensor_t(self, *args, **kwargs):
+    """``self.t()``: ``views.t`` (a transpose of a matrix, an alias below 2 dims), else the full path."""
+    cdef TensorImpl a
+    cdef Py_ssize_t n
+    if not args and not kwargs:
+        a = _cpu_payload(self)
+        if a is not None and _may_run():
+            n = PyTuple_GET_SIZE(a.sizes)
+            if n == 2:
+                out = _finish_view(_op_t, (self,), a, (a.sizes[1], a.sizes[0]), (a.strides[1], a.strides[0]))
+            elif n < 2:
+                out = _finish_view(_op_t, (self,), a, a.sizes, a.strides)
+            else:
+                out = None
+            if out is not None:
+                return out
+    return _slow_t(self, *args, **kwargs)
+
+
+def tensor_transpose(self, *args, **kwargs):
+    """``self.transpose(dim0, dim1)``: ``views.transpose``, else the full path."""
+    cdef TensorImpl a
+    cdef Py_ssize_t n, d0, d1
+    cdef list sizes, strides
+    if len(args) == 2 and not kwargs:
+        a = _cpu_payload(self)
+        if a is not None and _may_run():
+            n = PyTuple_GET_SIZE(a.sizes)
+            d0, d1 = _dim_index(args[0], n), _dim_index(args[1], n)
+            if d0 >= 0 and d1 >= 0:
+                sizes, strides = list(a.sizes), list(a.strides)
+                sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+                strides[d0], strides[d1] = strides[d1], strides[d0]
+                out = _finish_view(_op_transpose, (self, args[0], args[1]), a, tuple(sizes), tuple(strides))
+                if out is not None:
+                    return out
+    return _slow_transpose(self, *args, **kwargs)
+
+
+def tensor_unsqueeze(self, *args, **kwargs):
+    """``self.unsqueeze(dim)``: ``views.unsqueeze``, else the full path."""
+    cdef TensorImpl a
+    cdef Py_ssize_t n, d
+    cdef list sizes, strides
+    if len(args) == 1 and not kwargs:
+        a = _cpu_payload(self)
+        if a is not None and _may_run():
+            n = PyTuple_GET_SIZE(a.sizes)
+            d = _dim_index(args[0], n + 1)
+            if d >= 0:
+                sizes, strides = list(a.sizes), list(a.strides)
+                new_stride = 1 if d >= n else sizes[d] * strides[d]
+                sizes.insert(d, 1)
+                strides.insert(d, new_stride)
+                out = _finish_view(_op_unsqueeze, (self, args[0]), a, tuple(sizes), tuple(strides))
+                if out is not None:
+                    return out
+    return _slow_unsqueeze(self, *args, **kwargs)
+
+
+def tensor_squeeze(self, *args, **kwargs):
+    """``self.squeeze()`` / ``self.squeeze(dim)``: ``views.squeeze``/``squeeze_dim``, else the full path."""
+    cdef TensorImpl a
+    cdef Py_ssize_t n, i, d = -1
+    cdef list sizes, strides
+    if len(args) <= 1 and not kwargs:
+        a = _cpu_payload(self)
+        if a is not None and _may_run():
+            n = PyTuple_GET_SIZE(a.sizes)
+            if args:
+                d = _dim_index(args[0], n if n > 0 else 1)   # (wrap_dim: a 0-d tensor takes 0 and -1)
+            if not args or d >= 0:
+                sizes, strides = [], []
+                for i in range(n):
+                    if a.sizes[i] == 1 and (not args or i == d):
+                        continue
+                    sizes.append(a.sizes[i])
+                    strides.append(a.strides[i])
+                if args:
+                    out = _finish_view(_op_squeeze_dim, (self, args[0]), a, tuple(sizes), tuple(strides))
+                else:
+                    out = _finish_view(_op_squeeze, (self,), a, tuple(sizes), tuple(strides))
+                if out is not None:
+                    return out
+    return _slow_squeeze(self, *args, **kwargs)
+
+
+cdef list _size_arg(tuple shape):
+    """``list(normalize_size(shape))`` when every size is an exact int, else None (the full path
+    then converts or refuses the others)."""
+    if PyTuple_GET_SIZE(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    cdef list out = []
+    for s in shape:
+        if type(s) is not int:
+            return None
+        out.append(s)
+    return out
+
+
+cdef tuple _view_geometry(TensorImpl a, list size):
+    """(sizes, strides) of ``views.view(a, size)``: ``infer_size`` then ``compute_view_strides``
+    (PyTorch's ``computeStride``, chunk by chunk); None when the full path must decide (an error,
+    or an empty tensor, whose rules differ)."""
+    cdef tuple old_sizes = a.sizes, old_strides = a.strides
+    cdef Py_ssize_t numel = 1, known = 1, infer_at = -1, i, s, n_old = PyTuple_GET_SIZE(old_sizes)
+    cdef Py_ssize_t n_new = len(size)
+    for s in old_sizes:
+        numel *= s
+    if numel == 0:
+        return None
+    cdef list new_sizes = []
+    for i in range(n_new):
+        try:
+            s = size[i]
+        except OverflowError:
+            return None
+        if s == -1:
+            if infer_at >= 0:
+                return None
+            infer_at = i
+        elif s < 0:
+            return None
+        else:
+            known *= s
+        new_sizes.append(size[i])
+    if infer_at >= 0:
+        if known == 0 or numel % known != 0:
+            return None
+        new_sizes[infer_at] = numel // known
+    elif known != numel:
+        return None
+    cdef list new_strides = [0] * n_new
+    if n_old == 0:   # a 0-d tensor views as any shape of ones
+        return tuple(new_sizes), tuple([1] * n_new)
+    cdef Py_ssize_t view_d = n_new - 1, tensor_d, tensor_numel = 1, view_numel = 1
+    cdef Py_ssize_t chunk_base_stride = old_strides[n_old - 1]
+    for tensor_d in range(n_old - 1, -1, -1):
+        tensor_numel *= <Py_ssize_t>old_sizes[tensor_d]
+        # a chunk ends where the next-outer dim is not laid out right after this one
+        if tensor_d == 0 or (<Py_ssize_t>old_sizes[tensor_d - 1] != 1 and
+                             <Py_ssize_t>old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or <Py_ssize_t>new_sizes[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= <Py_ssize_t>new_sizes[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_sizes), tuple(new_strides)
+
+
+cdef object _view(object self, tuple shape):
+    """``aten.view.default(self, list(normalize_size(shape)))`` when it is a plain view; or None."""
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef list size = _size_arg(shape)
+    if size is None:
+        return None
+    geometry = _view_geometry(a, size)
+    if geometry is None:
+        return None
+    return _finish_view(_op_view, (self, size), a, geometry[0], geometry[1])
+
+
+def tensor_view(self, *shape):
+    """``self.view(*shape)``: the same view as ``views.view``, else the full path (dtype views, errors)."""
+    r = _view(self, shape)
+    return _slow_view(self, *shape) if r is None else r
+
+
+def tensor_reshape(self, *shape):
+    """``self.reshape(*shape)``: when the new shape is a view of ``self``, the full path's
+    ``aten.view.default(self, shape)``; otherwise (a copy) the full path."""
+    r = _view(self, shape)
+    return _slow_reshape(self, *shape) if r is None else r
+
+
+# Tensor's methods from this file, by name (``_tensor_methods.py`` installs them like _FAST_METHODS)
+FAST_OP_METHODS = {
+    "exp": tensor_exp, "expm1": tensor_expm1, "log": tensor_log, "log2": tensor_log2, "log10": tensor_log10,
+    "log1p": tensor_log1p, "sqrt": tensor_sqrt, "rsqrt": tensor_rsqrt, "sin": tensor_sin, "cos": tensor_cos,
+    "tan": tensor_tan, "sinh": tensor_sinh, "cosh": tensor_cosh, "tanh": tensor_tanh, "sigmoid": tensor_sigmoid,
+    "reciprocal": tensor_reciprocal, "neg": tensor_neg, "abs": tensor_abs, "div": tensor_div,
+    "matmul": tensor_matmul, "mm": tensor_mm, "t": tensor_t, "transpose": tensor_transpose,
+    "unsqueeze": tensor_unsqueeze, "squeeze": tensor_squeeze,
+}

@@ -1,0 +1,496 @@
+"""The compiled fast paths of ``_ext/_fastpath_ops.pxi`` give exactly what the full dispatch gives.
+
+Unary math (``x.exp()``... ``-x``, ``abs(x)``), ``x.div(y)``/``x / y``, ``x.matmul(y)``/``x.mm(y)``/
+``x @ y`` and the views ``t``, ``transpose``, ``unsqueeze``, ``squeeze``, ``view``, ``reshape`` skip
+the dispatch chain when nothing could observe them, with and without grad. Each case runs twice on
+the same operands, once as is and once with the full path forced (``full_path()``: the pass-through
+dispatcher that ``dispatch_trace()`` installs, under which every fast path declines), and compares
+
+* without grad: the result's class, dtype, shape, strides, offset, version, the bytes of its values,
+  what it shares with the inputs (storage, version counter, ``_base``), or the error; and warnings;
+* with grad: the graph (node class, edges, saved values and their versions, view bookkeeping, use
+  counts) and, after backward, every gradient bit for bit or the version error (the signatures of
+  ``tests/test_fast_record.py``, whose ``reference_path()`` also swaps in the readable recorder).
+
+Counting kernel calls checks that the fast path really runs for plain operands (else the
+comparisons would be vacuous) and that it declines under subclasses, modes, dispatch layers and
+forward AD, which must see every call.
+"""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import minitorch_nn as mt
+from minitorch_nn import _C, _dispatch
+from minitorch_nn._ops import aten
+from minitorch_nn.autograd.graph import Node
+from minitorch_nn.overrides import TorchFunctionMode
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode
+from tests import test_fast_record
+from tests.strategies import build, tensor_specs
+from tests.test_fast_path import full_path
+from tests.test_fast_record import _backward_outcome, _result_signature
+
+# the full dispatch chain with the readable Python recorder, where that can be chosen
+reference_path = getattr(test_fast_record, "reference_path", full_path)
+
+pytestmark = pytest.mark.skipif(not hasattr(_C, "FAST_OP_METHODS"), reason="_C was built without _fastpath_ops.pxi")
+
+UNARY = ("exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh",
+         "tanh", "sigmoid", "reciprocal", "neg", "abs")
+DTYPES = ("float32", "float64", "int64", "float32", "float64", "int32", "bool", "float16", "bfloat16")
+LAYOUTS = ("contiguous", "contiguous", "transposed", "sliced", "expanded", "offset")
+
+
+class _Sub(mt.Tensor):
+    pass
+
+
+class _Passthrough(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+# -- the cases: op(x, y) with the y (and arguments) each op takes ------------------------------------
+
+def _view_shapes(shape):
+    """Shapes to view a tensor of ``shape`` as: valid ones (with -1, ones, the same), and invalid ones."""
+    n = int(np.prod(shape)) if shape else 1
+    out = [(n,), (-1,), (1, n), (n, 1, 1), tuple(reversed(shape)), tuple(shape), (-1, 1), (n + 1,), (-1, -1), (-2,)]
+    if n % 2 == 0:
+        out += [(2, -1), (2, n // 2), (-1, 2, 1)]
+    if len(shape) >= 2:
+        out += [tuple(shape[:-2]) + (shape[-2] * shape[-1],), (shape[0], -1)]
+    return out
+
+
+@st.composite
+def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
+    """(name, spec of x, fn(x, y), spec or value of y or None)."""
+    kind = draw(st.sampled_from(["unary", "unary", "operator", "div", "matmul", "view"]))
+    if kind == "matmul":
+        n, k, m = (draw(st.integers(min_side, 3)) for _ in range(3))
+        x = draw(tensor_specs(shape=draw(st.sampled_from([(n, k), (n, k), (k,), (2, n, k)])), dtypes=dtypes,
+                              layouts=layouts))
+        k2 = draw(st.sampled_from([k, k, k + 1]))
+        y = draw(tensor_specs(shape=draw(st.sampled_from([(k2, m), (k2, m), (k2,)])),
+                              dtypes=draw(st.sampled_from([(x.dtype,), dtypes])), layouts=layouts))
+        name = draw(st.sampled_from(["matmul", "mm", "@"]))
+        fn = {"matmul": lambda a, b: a.matmul(b), "mm": lambda a, b: a.mm(b), "@": lambda a, b: a @ b}[name]
+        return name, x, fn, y
+    x = draw(tensor_specs(dtypes=dtypes, layouts=layouts, min_side=min_side))
+    if kind == "unary":
+        name = draw(st.sampled_from(UNARY))
+        return name, x, (lambda a, b: getattr(a, name)()), None
+    if kind == "operator":
+        name = draw(st.sampled_from(["-x", "abs(x)"]))
+        return name, x, ((lambda a, b: -a) if name == "-x" else (lambda a, b: abs(a))), None
+    if kind == "div":
+        other = draw(st.sampled_from(["same", "same", "0-d", "scalar", "broadcast", "other dtype"]))
+        if other == "scalar":
+            y = draw(st.sampled_from([2, -3, 0, 2.5, 0.1, -0.0, float("inf"), 1e300, 2**30, True]))
+        elif other == "0-d":
+            y = draw(tensor_specs(shape=(), dtypes=(x.dtype,)))
+        elif other == "broadcast":
+            y = draw(tensor_specs(shape=x.shape[-1:] if x.shape else (), dtypes=(x.dtype,), layouts=layouts))
+        else:
+            y = draw(tensor_specs(shape=x.shape, dtypes=(x.dtype,) if other == "same" else dtypes, layouts=layouts))
+        name = draw(st.sampled_from(["div", "/"]))
+        return name, x, ((lambda a, b: a.div(b)) if name == "div" else (lambda a, b: a / b)), y
+    ndim = len(x.shape)
+    name = draw(st.sampled_from(["t", "transpose", "unsqueeze", "squeeze", "squeeze(d)", "view", "reshape"]))
+    if name == "t":
+        return name, x, (lambda a, b: a.t()), None
+    if name == "transpose":
+        d0, d1 = draw(st.integers(-ndim - 1, ndim)), draw(st.integers(-ndim - 1, ndim))
+        return f"transpose({d0}, {d1})", x, (lambda a, b: a.transpose(d0, d1)), None
+    if name == "unsqueeze":
+        d = draw(st.integers(-ndim - 2, ndim + 1))
+        return f"unsqueeze({d})", x, (lambda a, b: a.unsqueeze(d)), None
+    if name == "squeeze":
+        return name, x, (lambda a, b: a.squeeze()), None
+    if name == "squeeze(d)":
+        d = draw(st.integers(-ndim - 1, ndim))
+        return f"squeeze({d})", x, (lambda a, b: a.squeeze(d)), None
+    shape = draw(st.sampled_from(_view_shapes(x.shape)))
+    form = draw(st.sampled_from(["args", "tuple", "list", "Size"]))
+    args = {"args": shape, "tuple": (shape,), "list": (list(shape),), "Size": (mt.Size(shape),)}[form]
+    return f"{name}{args}", x, (lambda a, b: getattr(a, name)(*args)), None
+
+
+def _make(v):
+    return build(mt, v) if hasattr(v, "layout") else v
+
+
+def _base_label(out, inputs):
+    if out._impl.base is None:
+        return None
+    for i, t in enumerate(inputs):
+        if out._impl.base is t._impl:
+            return ("input", i)
+        if out._impl.base is t._impl.base:
+            return ("base of input", i)
+    return "other"
+
+
+def outcome(fn, inputs):
+    """Everything observable about ``fn()`` (see the module docstring), and the warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn()
+        except Exception as e:  # noqa: BLE001 - the error itself is what we compare
+            result = ("error", type(e).__name__, str(e))
+        else:
+            if not isinstance(out, mt.Tensor):
+                result = ("value", type(out).__name__, repr(out))
+            else:
+                impl = out._impl
+                result = (
+                    "ok", type(out).__name__, out.dtype, tuple(out.shape), out.stride(), out.storage_offset(),
+                    [type(s) for s in impl.sizes + impl.strides], out._version, out.requires_grad, out.is_leaf,
+                    None if out.grad_fn is None else out.grad_fn.name(),
+                    np.asarray(out.detach()._array).tobytes(),
+                    [impl.storage is t._impl.storage for t in inputs],
+                    [impl.version is t._impl.version for t in inputs],
+                    _base_label(out, inputs), out._is_view(),
+                )
+    return result, [(w.category.__name__, str(w.message)) for w in caught]
+
+
+def assert_fast_equals_full(fn, *inputs):
+    inputs = [t for t in inputs if isinstance(t, mt.Tensor)]
+    versions = [t._version for t in inputs]
+    fast = outcome(fn, inputs)
+    with full_path():
+        full = outcome(fn, inputs)
+    assert fast == full
+    assert [t._version for t in inputs] == versions  # inputs untouched
+
+
+# -- without grad: random operands, dtypes, layouts, subclasses and modes -------------------------------
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(), subclass=st.sampled_from([None, None, "x", "y", "parameter"]), mode=st.booleans(),
+       grad=st.sampled_from([None, None, "no_grad", "enabled"]))
+def test_fast_ops_match_full_path(case, subclass, mode, grad):
+    name, xs, fn, ys = case
+    x, y = _make(xs), _make(ys)
+    if subclass == "x":
+        x = x.as_subclass(_Sub)
+    elif subclass == "y" and isinstance(y, mt.Tensor):
+        y = y.as_subclass(_Sub)
+    elif subclass == "parameter" and x.dtype.is_floating_point:
+        x = mt.nn.Parameter(x, requires_grad=False)
+    if grad is not None and x.dtype.is_floating_point:
+        x.requires_grad_()   # (a non-leaf view or not: requires_grad_ is refused on non-leaves)
+    with mt.set_grad_enabled(grad != "no_grad"), _Passthrough() if mode else contextlib.nullcontext():
+        assert_fast_equals_full(lambda: fn(x, y), x, y)
+
+
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64, mt.int64])
+def test_special_values_and_warnings(dtype):
+    # overflow, inf, nan, -0.0, log of negatives, division by zero: numpy's warnings stay off as in
+    # the kernels, and the values (NaN payloads included) are the kernels' bit for bit
+    if dtype.is_floating_point:
+        big = float(np.finfo(dtype.numpy_dtype).max)
+        values = [big, -big, float("inf"), -float("inf"), float("nan"), -0.0, 0.0, 1e-45, -1.5, 710.0]
+    else:
+        values = [2**62, -(2**63), 2**63 - 1, 0, -1, 7, 1, -5, 3, 2]
+    a = mt.tensor(values, dtype=dtype)
+    b = mt.tensor(values[::-1], dtype=dtype)
+    m = a.reshape(2, 5)
+    cases = [lambda n=n: getattr(a, n)() for n in UNARY] + [
+        lambda: -a, lambda: abs(a), lambda: a / b, lambda: a.div(b), lambda: a / 0, lambda: a / 0.0, lambda: a / -0.0,
+        lambda: m @ m.t(), lambda: m.t() @ m, lambda: m.mm(m.t()), lambda: m.matmul(m.t()),
+    ]
+    for fn in cases:
+        assert_fast_equals_full(fn, a, b, m)
+
+
+def test_errors_match():
+    a, b, v = mt.ones(2, 3), mt.ones(4, 5), mt.ones(3, 2).t()
+    cases = [
+        lambda: a @ b, lambda: a.mm(b), lambda: a.matmul(b), lambda: a.mm(mt.ones(3, 2, dtype=mt.float64)),
+        lambda: a / mt.ones(4), lambda: a.div(b), lambda: a / "x", lambda: a.div(2, rounding_mode="bad"),
+        lambda: a.exp(1), lambda: a.t(1), lambda: mt.ones(2, 2, 2).t(), lambda: a.transpose(0, 2),
+        lambda: a.transpose(0), lambda: a.unsqueeze(3), lambda: a.unsqueeze(-4), lambda: a.squeeze(2),
+        lambda: a.view(4), lambda: a.view(-1, -1), lambda: a.view(-2, 3), lambda: v.view(6),
+        lambda: a.view(2.0, 3), lambda: a.reshape(7), lambda: a.view(mt.float64), lambda: a.transpose(0, 1.0),
+        lambda: mt.ones(3, dtype=mt.bool).neg(), lambda: a.unsqueeze(2**70),
+    ]
+    for fn in cases:
+        assert_fast_equals_full(fn, a, b, v)
+
+
+# -- with grad: the same graph and gradients ------------------------------------------------------------
+
+def _grad_inputs(spec, y_spec, x_kind, y_kind):
+    """A ``make()`` for one case: ``x`` a leaf that requires grad (or a Parameter), a node's
+    output, a view of a leaf, or a view of a node's output whose base was later modified in place;
+    ``y`` a tensor (requiring grad or not) or a number. The setup runs on the full path so that only
+    the op under test differs between the two runs."""
+
+    def make():
+        with full_path():
+            leaf = build(mt, spec).requires_grad_()
+            if x_kind == "parameter":
+                leaf = mt.nn.Parameter(leaf.detach())
+            tensors = [leaf]
+            if x_kind in ("leaf", "parameter"):
+                x = leaf
+            elif x_kind == "node output":
+                x = leaf * 1.5
+            elif x_kind == "view of leaf":
+                x = leaf.unsqueeze(0).squeeze(0)
+            else:  # "stale view": a view of a node's output, whose base is then written in place
+                base = leaf * 1.0
+                x = base.unsqueeze(0).squeeze(0)
+                base.mul_(2)
+            if x is not leaf:
+                tensors.append(x)
+            y = _make(y_spec)
+            if isinstance(y, mt.Tensor):
+                y = y.to(x.dtype)
+                if y_kind == "grad":
+                    y.requires_grad_()
+                tensors.append(y)
+        return tensors, x, y
+
+    return make
+
+
+def _graph_outcome(make, fn, modify):
+    tensors, x, y = make()
+    before = Node()._sequence_nr()
+    try:
+        out = fn(x, y)
+    except Exception as e:  # noqa: BLE001
+        return ("error", type(e).__name__, str(e))
+    if not isinstance(out, mt.Tensor):
+        return ("value", repr(out))
+    sig = _result_signature(out, tensors, before)
+    try:
+        backward = _backward_outcome(out, tensors, modify) if out.requires_grad else None
+    except RuntimeError as e:  # (an expanded input cannot be modified in place)
+        backward = ("error", str(e))
+    return sig, out.grad_fn.name() if out.grad_fn else None, backward
+
+
+def assert_same_graph(make, fn, modify=None):
+    fast = _graph_outcome(make, fn, modify)
+    with reference_path():
+        full = _graph_outcome(make, fn, modify)
+    assert fast == full
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(dtypes=("float32", "float64"), min_side=1),
+       x_kind=st.sampled_from(["leaf", "leaf", "parameter", "node output", "view of leaf", "stale view"]),
+       y_kind=st.sampled_from(["grad", "plain"]), modify=st.sampled_from([None, None, 0, -1]))
+def test_fast_ops_with_grad_build_the_full_paths_graph(case, x_kind, y_kind, modify):
+    name, xs, fn, ys = case
+    assert_same_graph(_grad_inputs(xs, ys, x_kind, y_kind), fn, modify)
+
+
+def test_only_the_second_operand_requires_grad():
+    def make():
+        a, b = mt.full((2, 3), 2.0), mt.full((3, 2), 3.0, requires_grad=True)
+        return [a, b], a, b
+
+    assert_same_graph(make, lambda a, b: a @ b)
+    assert_same_graph(make, lambda a, b: a / b.t())
+
+
+def test_views_of_views_keep_the_root_base_and_grad():
+    x = mt.arange(24.0).reshape(2, 3, 4).clone().requires_grad_()
+    v = x.transpose(0, 2).unsqueeze(1).squeeze(1)
+    w = v.transpose(2, 0).view(6, 4)
+    assert v._base is x and w._base is x
+    assert v.grad_fn.name() == "SqueezeBackward1" and v.grad_fn.next_functions[0][0].name() == "UnsqueezeBackward0"
+    (w * mt.arange(24.0).reshape(w.shape)).sum().backward()
+    with full_path():
+        x2 = mt.arange(24.0).reshape(2, 3, 4).clone().requires_grad_()
+        v2 = x2.transpose(0, 2).unsqueeze(1).squeeze(1)
+        w2 = v2.transpose(2, 0).view(6, 4)
+        (w2 * mt.arange(24.0).reshape(w2.shape)).sum().backward()
+    assert np.asarray(x.grad._array).tobytes() == np.asarray(x2.grad._array).tobytes()
+
+
+def test_in_place_write_through_a_fast_view_updates_the_base_history():
+    # a view made on the fast path is a real view for autograd: writing through it rebases
+    def run(make_view):
+        leaf = mt.ones(2, 3, requires_grad=True)
+        base = leaf * 2
+        view = make_view(base)
+        view.mul_(mt.arange(1.0, 7.0).reshape(view.shape))
+        names = base.grad_fn.name(), view.grad_fn.name()
+        base.sum().backward()
+        return names, leaf.grad.tolist()
+
+    for make_view in (lambda b: b.t(), lambda b: b.view(3, 2), lambda b: b.unsqueeze(0), lambda b: b.transpose(1, 0)):
+        fast = run(make_view)
+        with full_path():
+            full = run(make_view)
+        assert fast == full and fast[0][0].endswith("CopySlices")
+
+
+# -- does the fast path run, and decline when it must? ---------------------------------------------------
+
+_COUNTED = [getattr(aten, n).default for n in UNARY] + [
+    aten.div.Tensor, aten.mm.default, aten.t.default, aten.transpose.int, aten.unsqueeze.default,
+    aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.view.default, aten.view.dtype,
+]
+
+
+@contextlib.contextmanager
+def kernel_calls():
+    """Count calls of the kernels of the ops above (the fast path calls none of them)."""
+    saved = [(op, dict(op._kernels)) for op in _COUNTED]
+    calls = []
+    for op, kernels in saved:
+        for key, kernel in kernels.items():
+            op._kernels[key] = lambda *a, _k=kernel, _op=op, **k: (calls.append(_op), _k(*a, **k))[1]
+    try:
+        yield calls
+    finally:
+        for op, kernels in saved:
+            op._kernels.clear()
+            op._kernels.update(kernels)
+
+
+def _ran_full_path(fn):
+    with kernel_calls() as calls:
+        try:
+            fn()
+        except RuntimeError:   # (the kernel's own error: it ran)
+            pass
+    return len(calls) > 0
+
+
+def _all_ops(a, b):
+    return [lambda n=n: getattr(a, n)() for n in UNARY] + [
+        lambda: -a, lambda: abs(a), lambda: a / b, lambda: a / 2, lambda: a.div(2.5), lambda: a @ b, lambda: a.mm(b),
+        lambda: a.matmul(b), lambda: a.t(), lambda: a.transpose(0, 1), lambda: a.unsqueeze(-1), lambda: a.squeeze(),
+        lambda: a.squeeze(0), lambda: a.view(-1), lambda: a.view(3, 3), lambda: a.reshape((9,)),
+    ]
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_fast_path_runs_for_plain_operands(grad):
+    for dtype in (mt.float32, mt.float64):
+        a = mt.tensor(np.linspace(0.1, 0.9, 9).reshape(3, 3), dtype=dtype, requires_grad=grad)
+        p = mt.nn.Parameter(a.detach().clone(), requires_grad=grad)
+        for x in (a, p):
+            for fn in _all_ops(x, x):
+                assert not _ran_full_path(fn)
+                assert (fn().grad_fn is not None) == grad
+    n = mt.arange(9).reshape(3, 3)
+    for fn in (lambda: -n, lambda: n.abs(), lambda: n.t(), lambda: n.view(9), lambda: n.unsqueeze(0)):
+        assert not _ran_full_path(fn)
+
+
+def test_fast_path_declines_when_something_could_observe():
+    a = mt.ones(3, 3)
+    declined = {
+        "subclass": (a.as_subclass(_Sub), a), "float16": (a.half(), a.half()), "int exp": (a.long(), a.long()),
+        "strided elementwise": (a.t(), a),
+    }
+    for name, (x, y) in declined.items():
+        for op in ("exp", "neg", "sigmoid"):
+            if op != "neg" or name in ("subclass", "float16"):  # (neg of int64 or of a view is fast)
+                assert _ran_full_path(lambda x=x, op=op: getattr(x, op)()), name
+        if name != "int exp":
+            assert _ran_full_path(lambda x=x, y=y: x / y), name
+    assert _ran_full_path(lambda: a.as_subclass(_Sub).t())
+    assert _ran_full_path(lambda: a / True) and _ran_full_path(lambda: a / np.float32(2))
+    assert _ran_full_path(lambda: a.long() / 2) and _ran_full_path(lambda: a @ a.double())
+    assert _ran_full_path(lambda: a.view(mt.float32)) and _ran_full_path(lambda: a.squeeze([0]))
+    assert _ran_full_path(lambda: mt.ones(0, 3).view(-1)) and _ran_full_path(lambda: mt.ones(0, 3) @ a)
+
+
+def test_fast_path_declines_under_saved_tensors_hooks():
+    a = mt.ones(2, 2, requires_grad=True)
+    packed = []
+    with mt.autograd.graph.saved_tensors_hooks(lambda t: (packed.append(1), t)[1], lambda t: t):
+        for fn in (lambda: a.exp(), lambda: a / a, lambda: a @ a):
+            assert _ran_full_path(fn)
+    assert packed
+
+
+@pytest.mark.parametrize("layer", ["python_layer", "forward_ad_layer"])
+def test_fast_path_declines_while_a_dispatch_layer_is_installed(layer):
+    a = mt.ones(3, 3)
+    saved = getattr(_dispatch, layer, None)
+    setattr(_dispatch, layer, lambda op, args, kwargs: NotImplemented)
+    try:
+        for fn in _all_ops(a, a):
+            assert _ran_full_path(fn)
+    finally:
+        setattr(_dispatch, layer, saved)
+    for fn in _all_ops(a, a):
+        assert not _ran_full_path(fn)
+
+
+def test_dispatch_modes_and_traces_see_every_call():
+    a = mt.ones(3, 3)
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        a.exp(), a / a, a @ a, a.t(), a.view(9), -a
+    assert seen == [aten.exp.default, aten.div.Tensor, aten.mm.default, aten.t.default, aten.view.default,
+                    aten.neg.default]
+    with mt.utils.dispatch_trace() as trace:
+        a.tanh(), a.transpose(0, 1), a.reshape(9)
+    text = str(trace)
+    for line in ("Tensor.tanh", "aten.tanh.default", "Tensor.transpose", "aten.transpose.int", "aten.view.default"):
+        assert line in text
+
+
+def test_function_modes_see_the_methods():
+    a = mt.ones(3, 3)
+    seen = []
+
+    class Log(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        a.exp(), a / 2, a @ a, a.t(), a.view(9), a.reshape(9), -a, abs(a), a.unsqueeze(0), a.squeeze(), a.div(a)
+    T = mt.Tensor
+    assert seen == [T.exp, T.div, T.matmul, T.t, T.view, mt.reshape, T.neg, T.abs, T.unsqueeze, T.squeeze, T.div]
+    assert T.exp.__name__ == "exp" and T.view.__qualname__ == "Tensor.view" and T.exp.__doc__
+
+
+def test_forward_ad_sees_the_ops():
+    import minitorch_nn.autograd.forward_ad as fwAD
+
+    x, tangent = mt.tensor([[0.5, 1.0], [1.5, 2.0]]), mt.ones(2, 2)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, tangent)
+        outs = [d.exp(), d / 2, d @ d, d.t(), d.view(4), d.unsqueeze(0)]
+        tangents = [fwAD.unpack_dual(o).tangent for o in outs]
+    expected = [x.exp(), tangent / 2, tangent @ x + x @ tangent, tangent.t(), tangent.view(4), tangent.unsqueeze(0)]
+    for t, e in zip(tangents, expected):
+        assert t is not None and mt.allclose(t, e)
+
+
+def test_view_results_share_storage_version_and_base():
+    a = mt.arange(6.0).reshape(2, 3).clone()
+    for v in (a.t(), a.view(3, 2), a.reshape(6), a.unsqueeze(0), a.transpose(0, 1), a.unsqueeze(0).squeeze(0)):
+        assert v._base is a and v._impl.storage is a._impl.storage and v._impl.version is a._impl.version
+        before = a._version
+        v.add_(0)
+        assert a._version == before + 1
+    assert a.view(6).view(2, 3)._base is a   # a view of a view: the root base, as _make_view
