@@ -11,7 +11,7 @@ from minitorch_nn import _C, _dispatch, _ops
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dtype as _dt
 from minitorch_nn import _functions as _pkg  # noqa: F401
-from minitorch_nn._C import TensorBase
+from minitorch_nn._C import Size, TensorBase
 from minitorch_nn._device import CPU
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._functions import indexing as _idx
@@ -86,11 +86,21 @@ Tensor.tensor_split = lambda self, indices_or_sections, dim=0: _sh.tensor_split(
 
 # -- methods whose argument forms differ from the function ------------------------------------------
 
+def _size_list(shape):
+    """``f(2, 8)``, ``f((2, 8))``, ``f([2, 8])``, ``f(Size)`` as a list of ints; anything but plain
+    ints goes through ``normalize_size`` (and its errors)."""
+    sizes = shape[0] if len(shape) == 1 and type(shape[0]) in (tuple, list, Size) else shape
+    for s in sizes:
+        if type(s) is not int:
+            return list(normalize_size(shape))
+    return list(sizes)
+
+
 def view(self, *shape):
     """Same storage, another shape (must be stride-compatible; else use reshape)."""
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and hasattr(shape[0], "itemsize"):
         return aten.view.dtype(self, shape[0])
-    return aten.view.default(self, list(normalize_size(shape)))
+    return aten.view.default(self, _size_list(shape))
 
 
 def view_as(self, other):
@@ -106,11 +116,11 @@ def permute(self, *dims):
 
 
 def expand(self, *sizes):
-    return aten.expand.default(self, list(normalize_size(sizes)))
+    return aten.expand.default(self, _size_list(sizes))
 
 
 def repeat(self, *sizes):
-    return aten.repeat.default(self, list(normalize_size(sizes)))
+    return aten.repeat.default(self, _size_list(sizes))
 
 
 def flip(self, *dims):
