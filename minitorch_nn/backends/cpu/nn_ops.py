@@ -36,6 +36,12 @@ from minitorch_nn.backends.cpu._numpy import (
 )
 from minitorch_nn.backends.layout import elementwise_strides
 
+# x.sum(), x.min(), np.max(x)... reach these ufuncs' reduce through Python-level argument handling
+# that costs more than the reduction on a small tensor: the hot kernels call them directly.
+_sum = np.add.reduce
+_max = np.maximum.reduce
+_min = np.minimum.reduce
+
 # Loss reductions travel as ints in aten schemas, as in PyTorch's ``at::Reduction``.
 NONE, MEAN, SUM = 0, 1, 2
 
@@ -718,7 +724,7 @@ def _nll_check(self, target, weight):
 def _nll_targets(t, ignore_index, n_classes):
     """(class index per row with ignored rows sent to 0, valid-row mask or None when every row counts)."""
     valid = t != ignore_index
-    if valid.all():
+    if np.logical_and.reduce(valid, axis=None):  # (valid.all(), without its Python-level wrapper)
         return t, None
     return np.where(valid, t, 0), valid
 
@@ -743,7 +749,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     n, n_classes = x.shape
     safe_t, valid = _nll_targets(t, ignore_index, n_classes)
     if n and (valid is None or valid.any()):
-        lo, hi = safe_t.min(), safe_t.max()   # (ignored rows hold 0, a valid class when there is one)
+        # (ignored rows hold 0, a valid class when there is one)
+        lo, hi = _min(safe_t, axis=None), _max(safe_t, axis=None)
         if lo < 0 or hi >= n_classes:
             raise IndexError(f"Target {int(hi if hi >= n_classes else lo)} is out of bounds.")
     w = _nll_weights(weight, safe_t, valid, d, x)
@@ -751,12 +758,12 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     losses = -picked if w is None else -picked * w
     if reduction == NONE:
         return wrap(losses.reshape(tuple(target.shape)), d), wrap(np.zeros((), x.dtype), d)
-    total = x.dtype.type(n) if w is None else w.sum()
+    total = x.dtype.type(n) if w is None else _sum(w, axis=None)
     if reduction == SUM:
-        return wrap(losses.sum(), d), wrap(total, d)
+        return wrap(_sum(losses, axis=None), d), wrap(total, d)
     token = fp_errors_off()  # every target ignored: 0/0 is nan, silently as in PyTorch
     try:
-        return wrap(losses.sum() / total, d), wrap(total, d)
+        return wrap(_sum(losses, axis=None) / total, d), wrap(total, d)
     finally:
         fp_errors_restore(token)
 
