@@ -190,6 +190,36 @@ def test_layer_state_dict_keys_and_buffers():
     assert lin.bias is None and list(lin.state_dict()) == ["weight"]
 
 
+def test_linear_forward_reads_what_attribute_access_reads():
+    """Linear.forward reads its registry for speed; it must use what ``lin.weight`` and
+    ``lin.bias`` give in every state: registered, parametrized, deleted and replaced, absent."""
+    from minitorch_nn.nn.utils import parametrize
+
+    class Double(nn.Module):
+        def forward(self, w):
+            return w * 2
+
+    mt.manual_seed(0)
+    x = mt.randn(4, 3)
+
+    def check(lin):
+        assert mt.equal(lin(x), F.linear(x, lin.weight, lin.bias))
+
+    lin = nn.Linear(3, 2)
+    check(lin)
+    parametrize.register_parametrization(lin, "weight", Double())
+    assert "weight" not in lin._parameters
+    check(lin)
+    assert not mt.equal(lin(x), F.linear(x, lin.parametrizations.weight.original, lin.bias))
+    parametrize.remove_parametrizations(lin, "weight")
+    check(lin)
+    del lin.bias
+    lin.bias = mt.full((2,), 5.0)  # a plain attribute now, not a parameter
+    check(lin)
+    assert mt.equal(lin(x), F.linear(x, lin.weight) + 5.0)
+    check(nn.Linear(3, 2, bias=False))
+
+
 def test_linear_init_bounds():
     mt.manual_seed(0)
     lin = nn.Linear(50, 40)
