@@ -474,8 +474,21 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 
 # -- unary math ---------------------------------------------------------------------------------
 
+_ONE = np.ones((), np.float32)  # (a 0-d operand: float32 and float64 arrays keep their dtype, as with 1.0)
+
+
 def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
+    """``1 / (1 + exp(-x))``, each step written into one temporary (positional ``out``: on a small
+    tensor the allocations and keyword handling cost more than the arithmetic). The same operations
+    and roundings as the plain expression; the compiled fast path (``_ext/_fastpath_ops.pxi``) calls
+    this function too."""
+    t = np.negative(x)
+    if type(t) is not np.ndarray:  # a 0-d input gives a numpy scalar: no memory to write into
+        return 1.0 / (1.0 + np.exp(t))
+    np.exp(t, t)
+    np.add(t, _ONE, t)
+    np.true_divide(_ONE, t, t)
+    return t
 
 
 def _erf(x):
