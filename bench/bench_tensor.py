@@ -9,6 +9,10 @@ tables:
   is the function form, which always runs the whole chain (public function,
   ``__torch_function__`` check, op, dispatch, kernel), for comparison. Target (issue 2): at or
   below PyTorch's.
+* **more tiny ops** (``exp``, ``tanh``, ``sigmoid``, ``-x``, ``/``, ``@``, ``t``, ``transpose``,
+  ``view``, ``reshape``, ``unsqueeze`` on shape ``(4, 4)`` float32), without and with
+  ``requires_grad=True`` (then the op is recorded: issue 3's target is within 1.5x of PyTorch).
+  Plain cpu tensors take the compiled paths of ``_ext/_fastpath_ops.pxi``.
 * **big ops** (``add``/``mul`` on 4M float32, float32 ``matmul`` at 512 and 2048): where the
   time is numpy's/BLAS's own. Target: within 1.1x of numpy.
 * **import time** of ``import minitorch_nn`` (next to ``import numpy``, which it includes, and
@@ -79,6 +83,34 @@ def tiny_cases(mt, np, torch):
     else:
         torch_fns = {}
     return [(name, m, n, torch_fns.get(name)) for name, (m, n) in cases.items()]
+
+
+def op_cases(mt, np, torch, grad):
+    """More tiny ops on (4, 4) float32: unary math, division, matmul and views
+    (``_ext/_fastpath_ops.pxi``), on tensors that require grad (``grad``: the op is recorded) or not.
+    numpy's column is the same computation on arrays (a view for the view ops)."""
+    rng = np.random.default_rng(0)
+    na, nb = rng.standard_normal((4, 4), dtype=np.float32), rng.standard_normal((4, 4), dtype=np.float32)
+
+    def ops(lib, a, b):
+        return {
+            "exp": lambda: a.exp(), "tanh": lambda: a.tanh(), "sigmoid": lambda: a.sigmoid(), "neg": lambda: -a,
+            "div": lambda: a / b, "div scalar": lambda: a / 2.0, "matmul": lambda: a @ b,
+            "t": lambda: a.t(), "transpose": lambda: a.transpose(0, 1), "view": lambda: a.view(16),
+            "reshape": lambda: a.reshape(2, 8), "unsqueeze": lambda: a.unsqueeze(0),
+        }
+
+    one = np.ones((), np.float32)
+    numpy_fns = {
+        "exp": lambda: np.exp(na), "tanh": lambda: np.tanh(na), "sigmoid": lambda: one / (one + np.exp(-na)),
+        "neg": lambda: -na, "div": lambda: na / nb, "div scalar": lambda: na / one, "matmul": lambda: na @ nb,
+        "t": lambda: na.T, "transpose": lambda: na.swapaxes(0, 1), "view": lambda: na.reshape(16),
+        "reshape": lambda: na.reshape(2, 8), "unsqueeze": lambda: na[None],
+    }
+    mine = ops(mt, mt.tensor(na, requires_grad=grad), mt.tensor(nb, requires_grad=grad))
+    theirs = ops(torch, torch.tensor(na, requires_grad=grad), torch.tensor(nb, requires_grad=grad)) if torch else {}
+    suffix = ", grad" if grad else ""
+    return [(name + suffix, fn, numpy_fns[name], theirs.get(name)) for name, fn in mine.items()]
 
 
 def big_cases(mt, np, torch, quick):
@@ -169,7 +201,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no 2048 matmul")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--only", choices=["tiny", "big", "import"], help="run one table")
+    parser.add_argument("--only", choices=["tiny", "ops", "big", "import"], help="run one table")
     args = parser.parse_args(argv)
     _set_threads(args.threads)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -190,6 +222,10 @@ def main(argv=None):
     if args.only in (None, "tiny"):
         table("tiny ops, shape (4,) float32 (per-op overhead)", tiny_cases(mt, np, torch),
               2000 if args.quick else 20000, repeat)
+    if args.only in (None, "ops"):
+        for grad in (False, True):
+            title = "more tiny ops, shape (4, 4) float32" + (", requiring grad (recorded)" if grad else "")
+            table(title, op_cases(mt, np, torch, grad), 2000 if args.quick else 20000, repeat)
     if args.only in (None, "big"):
         table("big ops (numpy/BLAS bound)", big_cases(mt, np, torch, args.quick), 3 if args.quick else 10, repeat)
     if args.only in (None, "import"):
