@@ -213,12 +213,12 @@ cdef object _saved_tensor(object tensor, bint is_output):
     return s
 
 
-cdef object _saved_value(object d, object name, object v):
+cdef object _saved_value(_Recipe r, object name, object v):
     """``recording._saved_value``: a number in a Tensor slot becomes a SavedScalar."""
     if type(v) is list or type(v) is tuple:
-        return _py_saved_value(d, name, v)
+        return _py_saved_value(r.d, name, v)
     cdef SavedScalarBase s
-    if isinstance(v, (int, float)) and name in d.tensor_args:
+    if isinstance(v, (int, float)) and name in r.tensor_args:
         s = SavedScalarBase.__new__(_SavedScalar)
         s.value = v
         s.released = False
@@ -261,48 +261,115 @@ cdef int _wire_output(object op, object node, tuple args, object o, Py_ssize_t i
 cdef tuple _NO_EDGE = (None, 0)   # the edge of an input that needs no gradient
 
 
-cdef object _start_simple(object d, tuple args, object kwargs):
-    """Steps 1 and 2: ``(node, plan)``, or NotImplemented when no differentiable input requires grad."""
-    cdef Py_ssize_t n = len(args), k, j = 0
-    cdef tuple positions = d.input_positions
-    k = len(positions)
-    cdef list edges = [None] * k
-    cdef list metas = [None] * k
-    cdef list needed = [False] * k
-    cdef bint any_needed = False
+cdef class _CompiledPlan:
+    """A ``recording._SavePlan``'s fields, read once into C."""
+
+    cdef object plan   # the _SavePlan itself (in d._plans, shared with the Python recorder)
+    cdef tuple args
+    cdef tuple metadata
+    cdef tuple results
+    cdef object needs
+
+
+cdef class _Recipe:
+    """What the recorder reads of one ``recording.Derivative``, read once into C fields."""
+
+    cdef object d
+    cdef tuple positions       # d.input_positions: (position, name) per differentiable input
+    cdef Py_ssize_t n_inputs
+    cdef object node_cls
+    cdef bint multi_output
+    cdef object tensor_args
+    # The plans by which inputs need a gradient, as a bit mask (bit j: input j); None until the
+    # first op that needs it, then taken from d.plan() (so both recorders share the same plans).
+    cdef list plans
+
+
+cdef dict _recipes = {}   # Derivative -> _Recipe
+cdef Py_ssize_t _MAX_MASKED_INPUTS = 8   # ops with more differentiable inputs than this are rare: no list of 2**k
+
+
+cdef _Recipe _recipe_of(object d):
+    cdef PyObject* found = PyDict_GetItem(_recipes, d)
+    if found != NULL:
+        return <_Recipe>found
+    cdef _Recipe r = _Recipe.__new__(_Recipe)
+    r.d = d
+    r.positions = tuple(d.input_positions)
+    r.n_inputs = len(r.positions)
+    r.node_cls = d.node_cls
+    r.multi_output = d.multi_output
+    r.tensor_args = d.tensor_args
+    r.plans = [None] * (1 << r.n_inputs) if r.n_inputs <= _MAX_MASKED_INPUTS else None
+    _recipes[d] = r
+    return r
+
+
+cdef _CompiledPlan _plan_of(_Recipe r, list needed, Py_ssize_t mask):
+    """``d.plan(tuple(needed))``, cached by ``mask`` in C."""
+    cdef _CompiledPlan cp
+    if r.plans is not None:
+        cp = r.plans[mask]
+        if cp is not None:
+            return cp
+    plan = r.d.plan(tuple(needed))
+    cp = _CompiledPlan.__new__(_CompiledPlan)
+    cp.plan, cp.args, cp.metadata, cp.results, cp.needs = plan, plan.args, plan.metadata, plan.results, plan.needs
+    if r.plans is not None:
+        r.plans[mask] = cp
+    return cp
+
+
+cdef inline void _put(tuple t, Py_ssize_t i, object v):
+    # fill slot i of a fresh tuple (PyTuple_SET_ITEM steals the reference we add)
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, i, v)
+
+
+cdef object _record(object op, object d, tuple args, object kwargs, object out, bint run):
+    """Steps 1-4 of ``recording._record_simple`` (step 3, the kernel, only when ``run``; else
+    ``out`` is the result already computed): returns the result, or NotImplemented when no
+    differentiable input requires grad."""
+    cdef _Recipe r = _recipe_of(d)
+    cdef Py_ssize_t n = len(args), k = r.n_inputs, j, pos, mask = 0
+    cdef tuple edges = PyTuple_New(k)
+    cdef tuple metas = PyTuple_New(k)
+    cdef list needed = None
     cdef TensorImpl impl
-    cdef Py_ssize_t pos
+    cdef tuple entry
     # 1. One edge per differentiable input.
     for j in range(k):
-        pos = positions[j][0]
-        v = args[pos] if pos < n else d.arg(positions[j][1], args, kwargs)
+        entry = <tuple>r.positions[j]
+        pos = entry[0]
+        v = args[pos] if pos < n else d.arg(entry[1], args, kwargs)
         if isinstance(v, TensorBase):
             impl = (<TensorBase>v)._impl
             fn = impl.grad_fn
             if fn is not None:
                 if impl.base is not None and impl.autograd_meta:
                     fn = _current_grad_fn(impl)   # a view whose base changed in place since
-                edges[j] = (fn, impl.output_nr)
-                needed[j] = any_needed = True
+                _put(edges, j, (fn, impl.output_nr))
+                mask |= 1 << j
             elif impl.requires_grad:
-                edges[j] = (_accumulate_grad(impl), 0)
-                needed[j] = any_needed = True
+                _put(edges, j, (_accumulate_grad(impl), 0))
+                mask |= 1 << j
             else:
-                edges[j] = _NO_EDGE
-            metas[j] = _meta_of(impl)
+                _put(edges, j, _NO_EDGE)
+            _put(metas, j, _meta_of(impl))
         else:
-            edges[j] = _NO_EDGE
-    if not any_needed:
+            _put(edges, j, _NO_EDGE)
+            _put(metas, j, None)
+    if mask == 0:
         return NotImplemented
-    key = tuple(needed)
-    cdef PyObject* found = PyDict_GetItem(d._plans, key)
-    plan = <object>found if found != NULL else d.plan(key)
-    cdef OpNodeBase node = OpNodeBase.__new__(d.node_cls)
+    if r.plans is None or r.plans[mask] is None:
+        needed = [bool(mask & (1 << j)) for j in range(k)]
+    cdef _CompiledPlan plan = _plan_of(r, needed, mask)
+    cdef OpNodeBase node = OpNodeBase.__new__(r.node_cls)
     global _seq_counter
     node._seq_nr = _seq_counter
     _seq_counter += 1
-    node.next_functions = tuple(edges)
-    node._input_metadata = tuple(metas)
+    node.next_functions = edges
+    node._input_metadata = metas
     node._derivative = d
     node._needs = plan.needs
     node._output_meta = ()
@@ -310,18 +377,21 @@ cdef object _start_simple(object d, tuple args, object kwargs):
     node._saved = saved
 
     # 2. Save what the formulas of the inputs that need a gradient read.
-    for name, pos_, may_hold_tensors in plan.args:
-        pos = pos_
+    for entry in plan.args:
+        name = entry[0]
+        pos = entry[1]
         v = args[pos] if pos < n else d.arg(name, args, kwargs)
         if isinstance(v, TensorBase):
             saved[name] = _saved_tensor(v, False)
-        elif may_hold_tensors:
-            saved[name] = _saved_value(d, name, v)
+        elif entry[2]:   # may hold tensors
+            saved[name] = _saved_value(r, name, v)
         else:
             saved[name] = v   # an int, a list of ints, a dtype...
-    for name, pos_, owner, attr in plan.metadata:
-        pos = pos_
-        v = args[pos] if pos < n else d.arg(owner, args, kwargs)
+    for entry in plan.metadata:
+        name = entry[0]
+        pos = entry[1]
+        attr = entry[3]
+        v = args[pos] if pos < n else d.arg(entry[2], args, kwargs)
         if isinstance(v, TensorBase):
             impl = (<TensorBase>v)._impl
             if attr == "sizes":
@@ -340,27 +410,33 @@ cdef object _start_simple(object d, tuple args, object kwargs):
                 saved[name] = impl.device
                 continue
         saved[name] = _py_metadata(v, attr)
-    return (node, plan)
 
+    # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
+    cdef dict dispatch
+    if run:
+        dispatch = _ag_dispatch_globals
+        _ag_grad_mode_globals["_enabled"] = False
+        try:
+            python_layer = dispatch["python_layer"]
+            out = NotImplemented if python_layer is None else python_layer(op, args, kwargs)
+            if out is NotImplemented:
+                out = dispatch["backend"](op, args, kwargs)
+        finally:
+            _ag_grad_mode_globals["_enabled"] = True
 
-
-cdef object _finish_simple(object op, object d, OpNodeBase node, object plan, tuple args, object out):
-    """Step 4: wire the outputs to ``node``, save the outputs the formulas read; returns ``out``."""
-    cdef Py_ssize_t i
-    if d.multi_output:
+    # 4. Wire the outputs to the node, save the outputs the formulas read.
+    if r.multi_output:
         outs = out if type(out) is tuple or type(out) is list else (out,)
-        for i in range(len(outs)):
-            _wire_output(op, node, args, outs[i], i)
+        for j in range(len(outs)):
+            _wire_output(op, node, args, outs[j], j)
         node._output_meta = tuple([
             _meta_of((<TensorBase>o)._impl) if isinstance(o, TensorBase) else None for o in outs])
     else:
-        outs = (out,)
+        outs = None
         _wire_output(op, node, args, out, 0)
-    cdef tuple results = plan.results
-    if results:
-        saved = node._saved
-        for name, idx in results:
-            saved[name] = _saved_tensor(outs[idx], True)
+    for entry in plan.results:
+        pos = entry[1]
+        saved[entry[0]] = _saved_tensor(out if outs is None else outs[pos], True)
     return out
 
 
@@ -371,24 +447,7 @@ def record_simple(op, d, args, kwargs):
     """``recording._record_simple(op, d, args, kwargs)``, in C (the same four steps)."""
     if _recording_layer is None:
         _load_recorder()
-    if type(args) is not tuple:
-        args = tuple(args)
-    started = _start_simple(d, <tuple>args, kwargs)
-    if started is NotImplemented:
-        return NotImplemented   # nothing differentiable requires grad (maybe an index does)
-    node, plan = <tuple>started
-
-    # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
-    cdef dict dispatch = _ag_dispatch_globals
-    _ag_grad_mode_globals["_enabled"] = False
-    try:
-        python_layer = dispatch["python_layer"]
-        out = NotImplemented if python_layer is None else python_layer(op, args, kwargs)
-        if out is NotImplemented:
-            out = dispatch["backend"](op, args, kwargs)
-    finally:
-        _ag_grad_mode_globals["_enabled"] = True
-    return _finish_simple(op, d, node, plan, <tuple>args, out)
+    return _record(op, d, args if type(args) is tuple else tuple(args), kwargs, None, True)
 
 
 cdef object record_computed(object op, tuple args, object out):
@@ -397,12 +456,7 @@ cdef object record_computed(object op, tuple args, object out):
     as it is)."""
     if _recording_layer is None:
         _load_recorder()
-    d = op.derivative
-    started = _start_simple(d, args, None)
-    if started is NotImplemented:
-        return NotImplemented
-    node, plan = <tuple>started
-    return _finish_simple(op, d, node, plan, args, out)
+    return _record(op, op.derivative, args, None, out, False)
 
 
 def _record_computed(op, args, out):
