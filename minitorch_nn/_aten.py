@@ -111,6 +111,8 @@ SCHEMAS = {
         'leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor',
         'hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor',
         'threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor',
+        'tanh_backward(Tensor grad_output, Tensor output) -> Tensor',
+        'sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor',
     ],
     "Comparison and logic": [
         'eq.Tensor(Tensor self, Tensor other) -> Tensor',

@@ -344,8 +344,16 @@ derivative("atan2", "Atan2Backward0",
            other=lambda grad, self, other: -grad * self / (self * self + other * other))
 derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * self.cosh())
 derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * self.sinh())
-derivative("tanh", "TanhBackward0", self=lambda grad, result: grad * (1 - result * result))
-derivative("sigmoid", "SigmoidBackward0", self=lambda grad, result: grad * result * (1 - result))
+# tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),
+# which is also what a TorchDispatchMode sees; those kernels have derivatives of their own.
+derivative("tanh", "TanhBackward0", self=lambda grad, result: aten.tanh_backward.default(grad, result))
+derivative("sigmoid", "SigmoidBackward0", self=lambda grad, result: aten.sigmoid_backward.default(grad, result))
+derivative("tanh_backward", "TanhBackwardBackward0",
+           grad_output=lambda grad, output: aten.tanh_backward.default(grad, output),
+           output=lambda grad, output, grad_output: grad * (-2 * output * grad_output))
+derivative("sigmoid_backward", "SigmoidBackwardBackward0",
+           grad_output=lambda grad, output: aten.sigmoid_backward.default(grad, output),
+           output=lambda grad, output, grad_output: grad * grad_output * (-2 * output + 1))
 derivative("erf", "ErfBackward0", self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-(self * self)).exp())
 derivative("erfc", "ErfcBackward0", self=lambda grad, self: grad * (-2 / math.sqrt(math.pi)) * (-(self * self)).exp())
 derivative("erfinv", "ErfinvBackward0", self=lambda grad, result: grad * (0.5 * math.sqrt(math.pi)) * (result * result).exp())

@@ -1,5 +1,5 @@
-"""Activation cpu kernels: relu, gelu, silu, softplus, elu, leaky_relu, hardtanh, and relu's
-backward ``threshold_backward``.
+"""Activation cpu kernels: relu, gelu, silu, softplus, elu, leaky_relu, hardtanh, and the backward
+kernels ``threshold_backward`` (relu's), ``tanh_backward`` and ``sigmoid_backward``.
 
 Mirrors PyTorch's ``aten/src/ATen/native/Activation.cpp`` (with its cpu kernels in
 ``native/cpu/Activation.cpp``). They are elementwise ops like those of ``pointwise.py`` and reuse
@@ -101,6 +101,41 @@ def hardtanh(self, min_val=-1, max_val=1):
 
 
 _SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+# tanh's and sigmoid's backward, from their output y: one kernel each, with PyTorch's expressions
+# and roundings (16-bit dtypes arrive here in float32, as binary() computes them).
+
+
+def _tanh_grad(g, y):
+    # PyTorch's cpu kernel computes 1 - y*y as one fused multiply-add, rounded once. For float32,
+    # computing it in float64 and rounding to float32 gives the same value (but for rare double-
+    # rounding ties); float64 has nothing wider, so there the last bit can differ from PyTorch's.
+    if y.dtype == np.float32:
+        return g * (1 - y.astype(np.float64) * y).astype(np.float32)
+    return g * (1 - y * y)
+
+
+def _sigmoid_grad(g, y):
+    return g * (1 - y) * y
+
+
+def _sigmoid_grad_half(g, y):
+    # PyTorch's float16 kernel works in float16 (each step rounded), not in float32
+    h = np.float16
+    g, y = g.astype(h), y.astype(h)
+    return g * (h(1) - y) * y
+
+
+@aten.tanh_backward.default.impl("cpu")
+def tanh_backward(grad_output, output):
+    return _out(binary(_tanh_grad, grad_output, output))
+
+
+@aten.sigmoid_backward.default.impl("cpu")
+def sigmoid_backward(grad_output, output):
+    half = grad_output.dtype is dt.float16 and output.dtype is dt.float16
+    return _out(binary(_sigmoid_grad_half if half else _sigmoid_grad, grad_output, output))
 
 
 @aten.threshold_backward.default.impl("cpu")

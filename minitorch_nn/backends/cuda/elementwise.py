@@ -516,6 +516,14 @@ def f_where(c, x, y):
     return x if c else y
 
 
+def f_tanh_backward(g, y):
+    return g * (1 - y * y)
+
+
+def f_sigmoid_backward(g, y):
+    return g * (1 - y) * y
+
+
 def f_threshold_backward(g, x, threshold):
     return g * 0 if x <= threshold else g
 

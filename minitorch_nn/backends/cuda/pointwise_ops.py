@@ -172,6 +172,16 @@ def where(condition, self, other):
                      cast=False, layout=layout)
 
 
+@aten.tanh_backward.default.impl("cuda")
+def tanh_backward(grad_output, output):
+    return ew.pointwise(ew.f_tanh_backward, grad_output, output)
+
+
+@aten.sigmoid_backward.default.impl("cuda")
+def sigmoid_backward(grad_output, output):
+    return ew.pointwise(ew.f_sigmoid_backward, grad_output, output)
+
+
 @aten.threshold_backward.default.impl("cuda")
 def threshold_backward(grad_output, self, threshold):
     return ew.pointwise(lambda_threshold_backward(threshold), grad_output, self)

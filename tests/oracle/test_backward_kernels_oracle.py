@@ -1,0 +1,96 @@
+"""Oracle: the backward kernels ``tanh_backward`` and ``sigmoid_backward`` against PyTorch 2.13.
+
+``TanhBackward0`` and ``SigmoidBackward0`` compute their gradient with one kernel each from the
+forward output, as PyTorch does: the values (16-bit dtypes computed in float32 and rounded once),
+the result's dtype and layout, the ops a ``TorchDispatchMode`` sees during backward, and double
+backward through the kernels' own nodes (``TanhBackwardBackward0``...).
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode as TorchMode  # noqa: E402
+
+import minitorch_nn as mt  # noqa: E402
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode as MtMode  # noqa: E402
+
+OPS = ["tanh", "sigmoid"]
+DTYPES = ["float32", "float64", "float16", "bfloat16"]
+
+
+def _as_np(t):
+    return t.detach().float().numpy() if t.dtype in (mt.bfloat16, torch.bfloat16) else t.detach().numpy()
+
+
+@settings(max_examples=40, deadline=None)
+@given(op=st.sampled_from(OPS), dtype=st.sampled_from(DTYPES), shape=st.sampled_from([(3,), (2, 3), (3, 1, 2), ()]),
+       transpose=st.booleans(), seed=st.integers(0, 2**16))
+def test_backward_kernel_matches_torch(op, dtype, shape, transpose, seed):
+    rng = np.random.default_rng(seed)
+    g_np, y_np = rng.uniform(-2, 2, shape), rng.uniform(-1, 1, shape)
+    results = []
+    for L in (mt, torch):
+        g, y = (L.tensor(a, dtype=getattr(L, dtype)) for a in (g_np, y_np))
+        if transpose and len(shape) >= 2:
+            g, y = g.mT.contiguous().mT, y.mT.contiguous().mT   # column-major operands
+        out = getattr(L.ops.aten, op + "_backward").default(g, y)
+        results.append((_as_np(out), str(out.dtype).split(".")[-1], out.stride(), tuple(out.shape)))
+    (a, *meta_a), (b, *meta_b) = results
+    assert meta_a == meta_b
+    np.testing.assert_array_equal(a, b) if dtype in ("float16", "bfloat16") else \
+        np.testing.assert_allclose(a, b, rtol=1e-6 if dtype == "float32" else 1e-12, atol=0)
+
+
+def _recorded(L, Mode, op):
+    ops = []
+
+    class Recorder(Mode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = L.tensor([0.3, -0.7, 1.2], requires_grad=True)
+    y = getattr(x, op)()
+    with Recorder():
+        y.backward(L.tensor([1.0, -2.0, 0.5]))
+    return [o for o in ops if o != "aten.detach.default"]   # (PyTorch unpacks saved outputs with detach)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_dispatch_mode_sees_the_backward_kernel(op):
+    assert _recorded(mt, MtMode, op) == _recorded(torch, TorchMode, op)
+
+
+def _double_backward(L, op):
+    x = L.tensor([0.3, -0.7, 1.2, 2.5], dtype=L.float64, requires_grad=True)
+    w = L.tensor([1.0, -2.0, 0.5, 3.0], dtype=L.float64)
+    (g,) = L.autograd.grad((getattr(x, op)() * w).sum(), x, create_graph=True)
+    (gg,) = L.autograd.grad((g * g).sum(), x)
+    return g.grad_fn.name(), g.detach().numpy(), gg.numpy()
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_double_backward_matches_torch(op):
+    (name_a, g_a, gg_a), (name_b, g_b, gg_b) = _double_backward(mt, op), _double_backward(torch, op)
+    assert name_a == name_b == f"{op.capitalize()}BackwardBackward0"
+    np.testing.assert_allclose(g_a, g_b, rtol=1e-12)
+    np.testing.assert_allclose(gg_a, gg_b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_gradient_of_grad_output_and_output_through_the_kernel(op):
+    # both inputs of the kernel need a gradient: the two formulas of its node
+    res = []
+    for L in (mt, torch):
+        g = L.tensor([0.5, -1.5, 2.0], dtype=L.float64, requires_grad=True)
+        y = L.tensor([0.2, -0.4, 0.9], dtype=L.float64, requires_grad=True)
+        out = getattr(L.ops.aten, op + "_backward").default(g, y)
+        (out * L.tensor([1.0, 2.0, 3.0], dtype=L.float64)).sum().backward()
+        res.append((out.grad_fn.name(), g.grad.numpy(), y.grad.numpy()))
+    assert res[0][0] == res[1][0]
+    for a, b in zip(res[0][1:], res[1][1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
