@@ -59,6 +59,20 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
     ``div`` are the exception for a Python number or 0-d tensor, which their kernels read in
     float32 as it is (``exact_scalar=True``).
     """
+    if isinstance(a, TensorBase) and isinstance(b, TensorBase):
+        ia, ib = a._impl, b._impl
+        dtype, sizes = ia.dtype, ia.sizes
+        if (dtype is ib.dtype and sizes == ib.sizes and sizes and 0 not in sizes and dtype not in _COMPUTE
+                and ia.strides == ib.strides == _ROW_MAJOR.get(sizes) and (kind != "float" or dtype.is_floating_point)):
+            # The common case, with the rules below already worked out: two row-major tensors of one
+            # dtype and shape have that dtype (result_type), are computed as they are (no 16-bit
+            # float) and give a row-major result (elementwise_strides).
+            token = fp_errors_off()
+            try:
+                r = fn(ia.numpy_view(), ib.numpy_view())
+            finally:
+                fp_errors_restore(token)
+            return r, (dt.bool if kind == "bool" else dtype), None
     dtype = result_type(a, b)
     if kind == "float" and not dtype.is_floating_point:
         dtype = dt.get_default_dtype()
