@@ -157,6 +157,18 @@ cdef inline bint _may_run() except -1:
     return _ops_loaded or _load_fast_ops()
 
 
+cdef inline int _record_mode(object op, TensorImpl a, TensorImpl b) except -2:
+    """``_records(a, b)`` (1 record, 0 nothing to record, -1 step aside), stepping aside also when
+    ``op``'s derivative is not one the compiled recorder handles (removed or replaced by a student,
+    say: the full path then records what it records)."""
+    cdef int record = _records(a, b)
+    if record == 1:
+        d = op.derivative
+        if d is None or getattr(d, "simple", False) is not True:
+            return -1
+    return record
+
+
 # -- which operands ---------------------------------------------------------------------------------
 
 cdef inline TensorImpl _cpu_payload(object t):
@@ -196,7 +208,7 @@ cdef object _unary_op(_Unary u, object self, tuple args, dict kwargs):
     if not args and not kwargs and _fp_var is not None:
         a = _elementwise_input(self, u.ints)
         if a is not None and _may_run():
-            record = _records(a, None)
+            record = _record_mode(u.op, a, None)
             if record >= 0:
                 token = PyContextVar_Set(_fp_var, _fp_ignore)
                 try:
@@ -321,7 +333,7 @@ cdef object _div(object self, object other):
         y = _scalar_operand(other, dtype)   # (exact int/float only: bools and numpy scalars decline)
         if y is None:
             return None
-    cdef int record = _records(a, b)
+    cdef int record = _record_mode(_op_div, a, b)
     if record < 0:
         return None
     token = PyContextVar_Set(_fp_var, _fp_ignore)
@@ -377,7 +389,7 @@ cdef object _mm(object self, object other):
     cdef TensorImpl b = _matrix(other)
     if b is None or b.dtype is not a.dtype or a.sizes[1] != b.sizes[0] or not _may_run():
         return None
-    cdef int record = _records(a, b)
+    cdef int record = _record_mode(_op_mm, a, b)
     if record < 0:
         return None
     token = PyContextVar_Set(_fp_var, _fp_ignore)
@@ -436,7 +448,7 @@ cdef object _view_of(TensorImpl b, tuple sizes, tuple strides, Py_ssize_t offset
 
 cdef object _finish_view(object op, tuple args, TensorImpl a, tuple sizes, tuple strides):
     """The view of ``a`` with these sizes/strides, recorded when needed; None to decline."""
-    cdef int record = _records(a, None)
+    cdef int record = _record_mode(op, a, None)
     if record < 0:
         return None
     out = _view_of(a, sizes, strides, a.offset)

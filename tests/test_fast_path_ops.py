@@ -423,6 +423,21 @@ def test_fast_path_declines_under_saved_tensors_hooks():
     assert packed
 
 
+def test_fast_path_declines_when_an_ops_derivative_is_not_a_simple_one():
+    # e.g. a course starter with a formula removed: the full path records a NotImplemented node
+    a = mt.ones(2, 2, requires_grad=True)
+    op = aten.exp.default
+    saved = op.derivative
+    op.derivative = None
+    try:
+        assert _ran_full_path(lambda: a.exp())
+        assert a.exp().grad_fn.name() == "NotImplemented"
+        assert not _ran_full_path(lambda: a.detach().exp())
+    finally:
+        op.derivative = saved
+    assert not _ran_full_path(lambda: a.exp())
+
+
 @pytest.mark.parametrize("layer", ["python_layer", "forward_ad_layer"])
 def test_fast_path_declines_while_a_dispatch_layer_is_installed(layer):
     a = mt.ones(3, 3)
