@@ -31,6 +31,7 @@
 #   counter both recorders and every Python ``Node.__init__`` take numbers from.
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.object cimport PyTypeObject
 from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
 
 
@@ -82,6 +83,16 @@ cdef class SavedScalarBase(SavedTensorBase):
     """The field of ``autograd/graph.py:SavedScalar``: the Python number."""
 
     cdef public object value
+
+
+cdef tuple _NO_ARGS = ()
+
+
+cdef inline object _new(object cls):
+    """``Base.__new__(cls)``: a fresh object of the Python class ``cls`` (whose C layout is one of
+    the bases above, all fields None), from the type's allocator directly: no ``__init__``, and
+    none of the Python-level ``__new__`` lookup and argument checks, which cost more than the rest."""
+    return (<PyTypeObject*>cls).tp_new(<type>cls, <PyObject*>_NO_ARGS, NULL)
 
 
 # -- the sequence counter -------------------------------------------------------------------------
@@ -176,7 +187,7 @@ cdef object _accumulate_grad(TensorImpl impl):
             if <object>node is not None:
                 return <object>node
     # AccumulateGrad.__init__, in C
-    cdef AccumulateGradBase acc = AccumulateGradBase.__new__(_AccumulateGrad)
+    cdef AccumulateGradBase acc = <AccumulateGradBase>_new(_AccumulateGrad)
     acc._seq_nr = _MAX_SEQUENCE_NR
     acc.next_functions = ()
     acc._input_metadata = (_meta_of(impl),)
@@ -203,7 +214,7 @@ cdef object _saved_tensor(object tensor, bint is_output):
     if _saved_hooks_stack or not isinstance(tensor, TensorBase):
         return _SavedTensor(tensor, is_output)   # the pack hook runs (or the same error is raised)
     cdef TensorImpl impl = (<TensorBase>tensor)._impl
-    cdef SavedTensorBase s = SavedTensorBase.__new__(_SavedTensor)
+    cdef SavedTensorBase s = <SavedTensorBase>_new(_SavedTensor)
     s.version = impl.version.value
     s.is_output = is_output
     s.output_nr = impl.output_nr
@@ -219,7 +230,7 @@ cdef object _saved_value(_Recipe r, object name, object v):
         return _py_saved_value(r.d, name, v)
     cdef SavedScalarBase s
     if isinstance(v, (int, float)) and name in r.tensor_args:
-        s = SavedScalarBase.__new__(_SavedScalar)
+        s = <SavedScalarBase>_new(_SavedScalar)
         s.value = v
         s.released = False
         s.unpack_hook = None
@@ -364,7 +375,7 @@ cdef object _record(object op, object d, tuple args, object kwargs, object out, 
     if r.plans is None or r.plans[mask] is None:
         needed = [bool(mask & (1 << j)) for j in range(k)]
     cdef _CompiledPlan plan = _plan_of(r, needed, mask)
-    cdef OpNodeBase node = OpNodeBase.__new__(r.node_cls)
+    cdef OpNodeBase node = <OpNodeBase>_new(r.node_cls)
     global _seq_counter
     node._seq_nr = _seq_counter
     _seq_counter += 1
