@@ -161,6 +161,44 @@ def _torch_function_subclass():
     return seen, _grad_state(x)
 
 
+def _torch_function_seen_by_user_code():
+    # With a live __torch_function__ class around, the engine's own work must not reach it, and
+    # user code (a custom Function's backward, hooks of every kind) must, as in the reference loop.
+    seen = []
+
+    class Logged(mt.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    s = mt.full((3,), 2.0).as_subclass(Logged)
+
+    class Scale(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append("Function.backward")
+            return g * s
+
+    x = mt.ones(3, requires_grad=True)
+    y = mt.ones(3, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda t: seen.append("post_acc") or (t.grad * s))
+    y.register_hook(lambda g: seen.append("leaf_hook") or g * 1)
+    with mt._C.DisableTorchFunctionSubclass():
+        a = (x * s).exp()
+        b = Scale.apply(a) * y
+        c = b.sin()
+    c.grad_fn.register_prehook(lambda go: seen.append("prehook") or (go[0] * s,))
+    b.grad_fn.register_hook(lambda gi, go: seen.append("posthook"))
+    seen.clear()
+    c.sum().backward()
+    return seen, _grad_state(x), _grad_state(y)
+
+
 def _no_gradient_reaches_a_node():
     # a custom Function that sends nothing back: the nodes before it get no gradient, and the
     # leaf is still reached through the other path
@@ -197,7 +235,7 @@ def _nested_backward_in_hook():
 
 
 SCENARIOS = [_hooks_everywhere, _six_leaves_tie, _stealing_and_layout, _dispatch_ops,
-             _create_graph_double_backward, _errors, _torch_function_subclass,
+             _create_graph_double_backward, _errors, _torch_function_subclass, _torch_function_seen_by_user_code,
              _no_gradient_reaches_a_node, _nested_backward_in_hook]
 
 

@@ -46,6 +46,7 @@ from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
 from minitorch_nn.autograd.ready_queue import ReadyQueue, _Entry
+from minitorch_nn.autograd.recording import OpNode
 from minitorch_nn.overrides import handle_torch_function, has_torch_function
 
 
@@ -62,9 +63,11 @@ def _tensor_like(values):
 
 
 def _make_grads(outputs, grads, is_grads_batched=False):
-    """The gradient to start from for each output: given, or ones for a scalar output."""
-    from minitorch_nn._functions.factories import ones_like
+    """The gradient to start from for each output: given, or ones for a scalar output.
 
+    PyTorch calls ``torch.ones_like(out)``; we call its aten op directly, which is the same
+    thing here: both callers have already handed over to ``__torch_function__`` handlers if any
+    took part, and a ``TorchDispatchMode`` sees the same ``aten.ones_like`` either way."""
     new = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         if isinstance(grad, TensorBase):
@@ -88,7 +91,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                     )
-                new.append(ones_like(out))
+                new.append(aten.ones_like.default(out, pin_memory=False))   # ones_like(out)
             else:
                 new.append(None)
         else:
@@ -501,79 +504,112 @@ def _run_all(root_edges, root_grads, retain_graph, create_graph):
     _gm._enabled = bool(create_graph)
     _graph.should_compute[0] = None   # every formula runs (a backward inside a hook may be nested)
     tf_state = _tf_state
+    # When something could intercept __torch_function__, run_backward disables it around each
+    # node's formulas and around each _send. Here it is disabled once for the whole loop (the
+    # "shield"), and lifted only around nodes that run user code (hooks, custom Functions), so
+    # those see __torch_function__ exactly as in run_backward.
+    shield = None if tf_state.quiet else DisableTorchFunction()
+    if shield is not None:
+        shield.__enter__()
+    shielded = shield is not None
     try:
         while ready:
             node = heappop(ready).node
-            buf = buffers.pop(node, None)
-            if buf is None:   # no gradient reached this node (see run_backward)
-                _send(node, (), buffers, dependencies, ready)
-                continue
-            is_leaf = type(node) is AccumulateGrad
-            if len(buf) == 1 and 0 in buf and (is_leaf or not getattr(node, "_output_meta", None)):
-                grad_outputs = [buf[0]]
-            else:
-                n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
-                grad_outputs = [buf.get(k) for k in range(n_out)]
-            del buf
-            if node._tensor_pre_hooks or node._retains_grad:
-                _call_tensor_hooks(node, grad_outputs)
-            elif is_leaf and node._impl is not None:
-                meta = node._impl.autograd_meta
-                if meta and meta.get("hooks"):   # a leaf's register_hook
-                    _call_tensor_hooks(node, grad_outputs)
-            if node._pre_hooks:
-                for hook in list(node._pre_hooks.values()):
-                    new = hook(tuple(grad_outputs))
-                    if new is not None:
-                        grad_outputs = list(new)
-            grad_outputs = tuple(grad_outputs)
-            grad_inputs = node.apply(grad_outputs)
-            if node._post_hooks:
-                for hook in list(node._post_hooks.values()):
-                    new = hook(grad_inputs, grad_outputs)
-                    if new is not None:
-                        grad_inputs = tuple(new)
-            del grad_outputs
-            if not retain_graph:
-                node.release_variables()
-            edges = node.next_functions
-            if not edges:
-                continue   # a leaf: nothing to send
-            if not tf_state.quiet:   # as run_backward: nothing may intercept the sums and casts
-                with DisableTorchFunction():
-                    _send(node, grad_inputs, buffers, dependencies, ready)
-                del grad_inputs
-                continue
-            # _send, written out
-            metas = node._input_metadata
-            n_grads = len(grad_inputs)
-            i = -1
-            for child, nr in edges:
-                i += 1
-                if child is None:
+            lifted = shielded and not _runs_no_user_code(node)
+            if lifted:
+                shield.__exit__(None, None, None)
+                shielded = False
+            try:
+                buf = buffers.pop(node, None)
+                if buf is None:   # no gradient reached this node (see run_backward)
+                    _send(node, (), buffers, dependencies, ready)
                     continue
-                g = grad_inputs[i] if i < n_grads else None
-                if g is not None:
-                    meta = metas[i] if i < len(metas) else None
-                    # (no local name for g._impl: AccumulateGrad's steal test counts its users)
-                    if meta is not None and (g._impl.sizes != meta[0] or g._impl.dtype is not meta[1]):
-                        g = _validate(node, i, g, meta)
-                    slot = buffers.get(child)
-                    if slot is None:
-                        buffers[child] = {nr: g}
-                    elif nr in slot:
-                        slot[nr] = slot[nr] + g
-                    else:
-                        slot[nr] = g
-                    g = slot = None   # hold no gradient past here (AccumulateGrad counts users)
-                left = dependencies[child] - 1
-                dependencies[child] = left
-                if left == 0:
-                    entry = _Entry(-child._seq_nr)
-                    entry.node = child
-                    heappush(ready, entry)
-            del grad_inputs
+                is_leaf = type(node) is AccumulateGrad
+                if len(buf) == 1 and 0 in buf and (is_leaf or not getattr(node, "_output_meta", None)):
+                    grad_outputs = [buf[0]]
+                else:
+                    n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
+                    grad_outputs = [buf.get(k) for k in range(n_out)]
+                del buf
+                if node._tensor_pre_hooks or node._retains_grad:
+                    _call_tensor_hooks(node, grad_outputs)
+                elif is_leaf and node._impl is not None:
+                    meta = node._impl.autograd_meta
+                    if meta and meta.get("hooks"):   # a leaf's register_hook
+                        _call_tensor_hooks(node, grad_outputs)
+                if node._pre_hooks:
+                    for hook in list(node._pre_hooks.values()):
+                        new = hook(tuple(grad_outputs))
+                        if new is not None:
+                            grad_outputs = list(new)
+                grad_outputs = tuple(grad_outputs)
+                grad_inputs = node.apply(grad_outputs)
+                if node._post_hooks:
+                    for hook in list(node._post_hooks.values()):
+                        new = hook(grad_inputs, grad_outputs)
+                        if new is not None:
+                            grad_inputs = tuple(new)
+                del grad_outputs
+                if not retain_graph:
+                    node.release_variables()
+                edges = node.next_functions
+                if not edges:
+                    continue   # a leaf: nothing to send
+                if not tf_state.quiet:   # as run_backward: nothing may intercept the sums and casts
+                    with DisableTorchFunction():
+                        _send(node, grad_inputs, buffers, dependencies, ready)
+                    del grad_inputs
+                    continue
+                # _send, written out
+                metas = node._input_metadata
+                n_grads = len(grad_inputs)
+                i = -1
+                for child, nr in edges:
+                    i += 1
+                    if child is None:
+                        continue
+                    g = grad_inputs[i] if i < n_grads else None
+                    if g is not None:
+                        meta = metas[i] if i < len(metas) else None
+                        # (no local name for g._impl: AccumulateGrad's steal test counts its users)
+                        if meta is not None and (g._impl.sizes != meta[0] or g._impl.dtype is not meta[1]):
+                            g = _validate(node, i, g, meta)
+                        slot = buffers.get(child)
+                        if slot is None:
+                            buffers[child] = {nr: g}
+                        elif nr in slot:
+                            slot[nr] = slot[nr] + g
+                        else:
+                            slot[nr] = g
+                        g = slot = None   # hold no gradient past here (AccumulateGrad counts users)
+                    left = dependencies[child] - 1
+                    dependencies[child] = left
+                    if left == 0:
+                        entry = _Entry(-child._seq_nr)
+                        entry.node = child
+                        heappush(ready, entry)
+                del grad_inputs
+            finally:
+                if lifted:
+                    shield.__enter__()
+                    shielded = True
     finally:
+        if shielded:
+            shield.__exit__(None, None, None)
         _gm._enabled = prev_mode
         _graph.should_compute[0] = prev_filter
+
+
+def _runs_no_user_code(node):
+    """True when running ``node`` calls no user code, so ``_run_all`` may keep
+    ``__torch_function__`` disabled around it: a formula node or a leaf's ``AccumulateGrad``,
+    with no hooks of any kind."""
+    if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retains_grad:
+        return False
+    if isinstance(node, OpNode):
+        return True
+    if type(node) is AccumulateGrad:
+        meta = node._impl.autograd_meta if node._impl is not None else None
+        return not (meta and (meta.get("hooks") or meta.get("post_accumulate_grad_hooks")))
+    return False
 

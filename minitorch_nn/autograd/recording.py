@@ -219,11 +219,6 @@ class OpNode(Node, OpNodeBase):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def apply(self, grad_outputs):
-        for g in grad_outputs:
-            if g is not None:
-                break
-        else:   # no gradient at all: nothing to compute
-            return (None,) * len(self.next_functions)
         if _tf_state.quiet:   # nothing could intercept the formulas' ops anyway
             return self._apply(grad_outputs)
         with DisableTorchFunction():
@@ -231,29 +226,40 @@ class OpNode(Node, OpNodeBase):
 
     def _apply(self, grad_outputs):
         d = self._derivative
-        if d.multi_output:
-            from minitorch_nn._functions.factories import zeros
-
-            grad = tuple(
-                g if g is not None else (zeros(meta[0], dtype=meta[1], device=meta[2]) if meta else None)
-                for g, meta in zip(grad_outputs, self._output_meta)
-            )
+        if len(grad_outputs) == 1 and not d.multi_output:
+            grad = grad_outputs[0]   # the usual node: one output
+            if grad is None:
+                return (None,) * len(self.next_functions)
         else:
-            grad = grad_outputs[0]
+            for g in grad_outputs:
+                if g is not None:
+                    break
+            else:   # no gradient at all: nothing to compute
+                return (None,) * len(self.next_functions)
+            if d.multi_output:
+                from minitorch_nn._functions.factories import zeros
+
+                grad = tuple(
+                    g if g is not None else (zeros(meta[0], dtype=meta[1], device=meta[2]) if meta else None)
+                    for g, meta in zip(grad_outputs, self._output_meta)
+                )
+            else:
+                grad = grad_outputs[0]
         out = []
         # Without create_graph nothing is recorded, so the formulas may read saved tensors as
         # plain aliases (cheaper ops); not when __torch_dispatch__ classes must see their own.
         detached = not _gm._enabled and _dispatch.python_layer is None
         wanted = _graph.should_compute[0]
         saved = self._saved
+        needs = self._needs
         k = 0   # index of the first edge of the current input
         for name, fn, params, is_list in d.formulas:
-            n_edges = self._needs[name]
+            n_edges = needs[name]
             if wanted is not None:
                 edges = self.next_functions
                 n_edges = [need and edges[k + i][0] in wanted for i, need in enumerate(n_edges)]
             k += len(n_edges)
-            if not any(n_edges):
+            if True not in n_edges:
                 out.extend([None] * len(n_edges))
                 continue
             values = []
