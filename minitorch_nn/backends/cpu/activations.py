@@ -112,7 +112,7 @@ def _tanh_grad(g, y):
     # computing it in float64 and rounding to float32 gives the same value (but for rare double-
     # rounding ties); float64 has nothing wider, so there the last bit can differ from PyTorch's.
     if y.dtype == np.float32:
-        return g * (1 - y.astype(np.float64) * y).astype(np.float32)
+        return g * (1.0 - np.multiply(y, y, dtype=np.float64)).astype(np.float32)   # (y*y exact)
     return g * (1 - y * y)
 
 
