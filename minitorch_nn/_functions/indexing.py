@@ -163,13 +163,17 @@ def _apply_basic(self, index):
 def _slice(t, dim, i):
     """``t`` sliced along ``dim`` by the slice ``i`` (``t`` itself for ``:``)."""
     start, stop, step = i.start, i.stop, i.step
+    _check_step(step)
+    if start is None and stop is None and step is None:
+        return t
+    return aten.slice.Tensor(t, dim, _int(start, 0), _int(stop, 9223372036854775807), _int(step, 1))
+
+
+def _check_step(step):
     if step is not None and step.__index__() == 0:
         raise ValueError("slice step cannot be zero")  # (Python's own message, as PyTorch shows)
     if step is not None and step < 0:
         raise ValueError("step must be greater than zero")
-    if start is None and stop is None and step is None:
-        return t
-    return aten.slice.Tensor(t, dim, _int(start, 0), _int(stop, 9223372036854775807), _int(step, 1))
 
 
 def _int(v, default):
@@ -194,20 +198,35 @@ def _index_list(result, advanced):
     return indices
 
 
+def _lone_index_on_0d(index):
+    """PyTorch's error for ``x[i]`` or ``x[a:b]`` on a 0-d tensor (inside a tuple it says "too many indices")."""
+    if type(index) is slice:
+        _check_step(index.step)  # (a bad step is reported first)
+        return IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if index == 0:
+        return IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert "
+            "a 0-dim tensor to a number"
+        )
+    return IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
+
+
 @public
 def getitem(self, index):
-    # The two commonest indices, ``x[i]`` and ``x[a:b]`` on a tensor with dims, go straight to
-    # their view op (the same steps _apply_basic takes for a tuple of one).
+    # The two commonest indices, ``x[i]`` and ``x[a:b]``, go straight to their view op (the steps
+    # _apply_basic takes for a tuple of one, except on a 0-d tensor, where PyTorch words its error
+    # differently for a lone index).
     kind = type(index)
     if kind is int or kind is slice:
         sizes = self._impl.sizes
-        if sizes:
-            if kind is slice:
-                result = _slice(self, 0, index)
-                return aten.alias.default(self) if result is self else result
-            if not -sizes[0] <= index < sizes[0]:
-                raise IndexError(f"index {index} is out of bounds for dimension 0 with size {sizes[0]}")
-            return aten.select.int(self, 0, index)
+        if not sizes:
+            raise _lone_index_on_0d(index)
+        if kind is slice:
+            result = _slice(self, 0, index)
+            return aten.alias.default(self) if result is self else result
+        if not -sizes[0] <= index < sizes[0]:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {sizes[0]}")
+        return aten.select.int(self, 0, index)
     result, advanced = _apply_basic(self, index)
     if not advanced:
         if result is self:
