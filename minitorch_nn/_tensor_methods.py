@@ -98,7 +98,9 @@ def _size_list(shape):
 
 def view(self, *shape):
     """Same storage, another shape (must be stride-compatible; else use reshape)."""
-    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and hasattr(shape[0], "itemsize"):
+    # (a dtype has an itemsize, and so has a numpy integer, which is a size)
+    if len(shape) == 1 and not hasattr(shape[0], "__index__") and not isinstance(shape[0], (tuple, list)) \
+            and hasattr(shape[0], "itemsize"):
         return aten.view.dtype(self, shape[0])
     return aten.view.default(self, _size_list(shape))
 
