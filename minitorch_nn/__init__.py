@@ -44,6 +44,7 @@ from minitorch_nn._shape import broadcast_shapes_public as broadcast_shapes  # n
 from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add
 from minitorch_nn import autograd  # noqa: F401  (installs the autograd layer; Tensor.backward)
 from minitorch_nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from minitorch_nn.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, is_inference_mode_enabled  # noqa: F401
 from minitorch_nn.linalg import _weight_norm, dist, geqrf, matrix_exp, norm_except_dim, vdot  # noqa: F401,E402  (top-level helpers, see linalg.py)
 from minitorch_nn import cuda  # noqa: F401,E402  (torch.cuda; its kernels load on first CUDA use)
 

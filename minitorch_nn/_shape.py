@@ -28,24 +28,32 @@ def wrap_dims(dims, ndim: int) -> list:
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """The shape that all ``shapes`` broadcast to, or PyTorch's size-mismatch error."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
+    """The shape that all ``shapes`` broadcast to, or PyTorch's size-mismatch error.
+
+    Shapes are combined pairwise from the left, as TensorIterator does (``infer_size``), so the
+    dimension named in the error counts within the two shapes being combined at that point."""
+    if len(shapes) == 2 and tuple(shapes[0]) == tuple(shapes[1]):
+        return tuple(shapes[0])  # the common case, kept cheap
+    out = ()
     for shape in shapes:
-        lead = ndim - len(shape)
-        # from the last dim down, as PyTorch's infer_size, so the first mismatch reported is the innermost
-        for i in reversed(range(len(shape))):
-            size = shape[i]
-            j = lead + i
-            if out[j] == size or size == 1:
-                continue
-            if out[j] == 1:
-                out[j] = size
-            else:
-                raise RuntimeError(
-                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({size}) at "
-                    f"non-singleton dimension {j}"
-                )
+        out = _infer_size(out, tuple(shape))
+    return out
+
+
+def _infer_size(a: tuple, b: tuple) -> tuple:
+    ndim = max(len(a), len(b))
+    out = [1] * ndim
+    # from the last dim down, as PyTorch's infer_size, so the first mismatch reported is the innermost
+    for i in range(ndim - 1, -1, -1):
+        offset = ndim - 1 - i
+        size_a = a[len(a) - 1 - offset] if offset < len(a) else 1
+        size_b = b[len(b) - 1 - offset] if offset < len(b) else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at "
+                f"non-singleton dimension {i}"
+            )
+        out[i] = size_b if size_a == 1 else size_a
     return tuple(out)
 
 

@@ -206,7 +206,15 @@ class Tensor(TensorBase):
 
     @requires_grad.setter
     def requires_grad(self, value):
-        self.requires_grad_(bool(value))
+        if not isinstance(value, bool):
+            raise RuntimeError("requires_grad must be a bool")
+        if value and not self.is_leaf:
+            # the attribute refuses any change on a non-leaf (requires_grad_(True) is a no-op there)
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        if value and not self.dtype.is_floating_point:
+            # the attribute's wording (requires_grad_() says "only ... floating point dtype")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
         """Set whether autograd records ops on this tensor (leaves only, floating dtypes only)."""

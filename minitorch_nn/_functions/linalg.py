@@ -81,44 +81,66 @@ def matmul(input, other, *, out=None):
     if da == 1 and db == 1:
         return aten.dot.default(input, other)
     if da == 2 and db == 1:
-        if input.dtype is not other.dtype and input.shape[1] == other.shape[0]:
-            # PyTorch's matmul words a dtype mismatch as mm does (torch.mv itself says "addmv ...")
-            from minitorch_nn._tensor import _C_TYPE_NAMES as names
-
-            raise RuntimeError(
-                "expected m1 and m2 to have the same dtype, but got: "
-                f"{names[input.dtype.name]} != {names[other.dtype.name]}"
-            )
         return aten.mv.default(input, other)
     if da == 1 and db == 2:
         return aten.squeeze.dim(aten.mm.default(aten.unsqueeze.default(input, 0), other), 0)
     if da == 2 and db == 2:
         return aten.mm.default(input, other)
-    if da >= 3 and db <= 2:
-        # fold the batch into the rows: (b..., n, k) @ (k, m) -> (b... * n, k) @ (k, m)
-        if db == 1:
-            out = matmul(input, aten.unsqueeze.default(other, 1))
-            return aten.squeeze.dim(out, -1)
-        batch = list(input.shape[:-1])
-        folded = input.reshape(-1, input.shape[-1])
-        return aten._unsafe_view.default(aten.mm.default(folded, other), batch + [other.shape[-1]])
-    # general batched case: broadcast batch dims, then bmm
-    a = aten.unsqueeze.default(input, 0) if da == 1 else input
+    if da == 3 and db == 3 and (input.shape[0] == 1) != (other.shape[0] == 1):
+        # a batch of one that needs a gradient is squeezed so the product can fold into one mm (as torch)
+        if input.shape[0] == 1 and input.requires_grad:
+            return matmul(aten.squeeze.dim(input, 0), other)
+        if other.shape[0] == 1 and other.requires_grad:
+            return matmul(input, aten.squeeze.dim(other, 0))
+    if _should_fold(input, other):
+        # Fold the batch of the larger operand into matrix rows and call one mm/mv, as ATen's
+        # _matmul_impl does; a 1-D/2-D @ N-D product is computed transposed, (B^T A^T)^T.
+        transpose = db > da
+        t1 = aten.transpose.int(other, -2, -1) if transpose else input
+        t2 = (aten.t.default(input) if da == 2 else input) if transpose else other
+        shape = list(t1.shape[:-1])
+        rows = 1
+        for s in shape:
+            rows *= s
+        folded = t1.reshape(rows, t1.shape[-1])
+        if t2.dim() == 1:
+            return aten._unsafe_view.default(aten.mv.default(folded, t2), shape)
+        out = aten._unsafe_view.default(aten.mm.default(folded, t2), shape + [t2.shape[1]])
+        return aten.transpose.int(out, -2, -1).contiguous() if transpose else out
+    # general batched case: broadcast batch dims, then bmm (a 1-D ``input`` is expanded as a row)
     b = aten.unsqueeze.default(other, -1) if db == 1 else other
-    n, k = a.shape[-2], a.shape[-1]
+    n = input.shape[-2] if da > 1 else 1
+    k = input.shape[-1]
     k2, m = b.shape[-2], b.shape[-1]
-    batch = list(broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    batch = list(broadcast_shapes(tuple(input.shape[:-2]), tuple(b.shape[:-2])))
     nb = 1
     for s in batch:
         nb *= s
-    a3 = aten.expand.default(a, batch + [n, k]).reshape(nb, n, k)
+    a3 = aten.expand.default(input, batch + [n, k]).reshape(nb, n, k)
     b3 = aten.expand.default(b, batch + [k2, m]).reshape(nb, k2, m)
-    out = aten._unsafe_view.default(aten.bmm.default(a3, b3), batch + [n, m])  # as torch: UnsafeViewBackward0
-    if da == 1:
-        out = aten.squeeze.dim(out, -2)
-    if db == 1:
-        out = aten.squeeze.dim(out, -1)
+    # one _unsafe_view straight to the result's shape (no squeeze for a 1-D operand), as torch
+    out_shape = batch + ([n] if da > 1 else []) + ([m] if db > 1 else [])
+    out = aten._unsafe_view.default(aten.bmm.default(a3, b3), out_shape)
     return out
+
+
+def _should_fold(tensor1, tensor2):
+    """ATen's ``should_fold``: can the N-D operand (N >= 3) against a 1-D/2-D one be folded into one
+    mm/mv without copying it (or is the copy worth it because the small operand needs a gradient)?"""
+    larger = tensor1.dim() >= tensor2.dim()
+    big, small = (tensor1, tensor2) if larger else (tensor2, tensor1)
+    if not (big.dim() >= 3 and small.dim() <= 2):
+        return False
+    if small.requires_grad:
+        return True  # folding keeps the small operand's gradient a plain mm instead of a batched sum
+    if tensor1.dim() == 2:
+        return False  # the transposed result would need one more copy
+    if big.numel() == 0:
+        return True
+    shape, strides = list(big.shape), list(big.stride())
+    if not larger:  # the folded operand is big.mT
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big.dim() - 2))
 
 
 @public

@@ -48,6 +48,7 @@ from minitorch_nn.autograd.recording import autograd_layer as _autograd_layer
 _dispatch.autograd_layer = _autograd_layer
 
 _anomaly = False
+_anomaly_check_nan = True
 
 
 class _VariableMeta(type):
@@ -72,16 +73,16 @@ class set_detect_anomaly(contextlib.ContextDecorator):
     """Accepted for compatibility; minitorch_nn's errors already name the failing node's op."""
 
     def __init__(self, mode: bool, check_nan: bool = True):
-        global _anomaly
-        self.prev = _anomaly
-        _anomaly = bool(mode)
+        global _anomaly, _anomaly_check_nan
+        self.prev = _anomaly, _anomaly_check_nan
+        _anomaly, _anomaly_check_nan = bool(mode), bool(check_nan)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        global _anomaly
-        _anomaly = self.prev
+        global _anomaly, _anomaly_check_nan
+        _anomaly, _anomaly_check_nan = self.prev
 
 
 class detect_anomaly(set_detect_anomaly):
@@ -91,6 +92,10 @@ class detect_anomaly(set_detect_anomaly):
 
 def is_anomaly_enabled() -> bool:
     return _anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _anomaly_check_nan
 
 
 __all__ = [

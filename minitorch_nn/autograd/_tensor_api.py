@@ -106,6 +106,11 @@ def detach_(self):
 
 def requires_grad_(self, requires_grad=True):
     """Set whether autograd records ops on this tensor (leaves only, floating dtypes only)."""
+    if not isinstance(requires_grad, bool):
+        raise TypeError(
+            "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+            f"{_arg_type_name(requires_grad)}"
+        )
     impl = self._impl
     if impl.grad_fn is not None:
         if not requires_grad:
@@ -118,6 +123,12 @@ def requires_grad_(self, requires_grad=True):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     impl.requires_grad = bool(requires_grad)
     return self
+
+
+def _arg_type_name(value):
+    # PyTorch's argument parser names numpy types by module ("numpy.bool"), builtins bare
+    cls = type(value)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
 
 
 def _grad_fn(self):

@@ -103,6 +103,12 @@ def _forward_ad_jacobian(fn, inputs, index, n_outputs):
     return [np.stack(r) if r else np.zeros((0, 0)) for r in rows]
 
 
+def _as_tensor(array, dtype):
+    from minitorch_nn._functions.factories import from_numpy
+
+    return from_numpy(np.ascontiguousarray(array, dtype=dtype.numpy_dtype))
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
@@ -118,7 +124,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             )
     tensor_indices = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
     if not tensor_indices:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have "
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
                          "requires_grad=True.")
     outputs = _outputs(func, inputs)
     diff_outputs = [o for o in outputs if o.dtype.is_floating_point]
@@ -135,9 +141,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                 if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol):
                     if not raise_exception:
                         return False
+                    # printed as tensors of the input's dtype, (input numel, output numel), as torch
+                    d = inputs[i].dtype
                     raise GradcheckError(
                         f"{what} for output {j} with respect to input {i},\n"
-                        f"numerical:{n}\nanalytical:{a}\n"
+                        f"numerical:{_as_tensor(n, d)}\nanalytical:{_as_tensor(a, d)}\n"
                     )
     return True
 

@@ -71,7 +71,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
             t._impl.requires_grad = bool(requires_grad)
             return t
         if not isinstance(data, Tensor):
-            raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
+            # PyTorch fails on data.detach() here, so the error is an AttributeError
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
         # A tensor subclass stays its own type; it is only flagged as a parameter.
         t = data.detach().requires_grad_(requires_grad)
         if type(t) is not type(data):

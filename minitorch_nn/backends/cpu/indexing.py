@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from minitorch_nn import _dtype as dt
+from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
 from minitorch_nn._warnings import warn_user
@@ -181,7 +182,41 @@ def gather(self, dim, index, *, sparse_grad=False):
     return wrap(np.take_along_axis(sliced, idx, axis=d), self.dtype)
 
 
+def _scatter_check(self, dim, index, src):
+    """PyTorch's checks for every scatter variant, in its order: dtypes, dims, sizes, bounds."""
+    if index.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    src_t = src if isinstance(src, TensorBase) else None
+    if src_t is not None and src_t.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = wrap_dim(dim, self.dim())
+    if index.numel() == 0:
+        return
+    if max(self.dim(), 1) != max(index.dim(), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+
+    def size(t, k):  # ensure_nonempty_size: a 0-d tensor counts as one element along dim 0
+        return 1 if t.dim() == 0 else t.shape[wrap_dim(k, t.dim())]
+
+    wrong = any(k != d and size(index, k) > size(self, k) for k in range(max(self.dim(), 1)))
+    if not wrong and src_t is not None:
+        wrong = any(size(index, k) > size(src_t, k) for k in range(max(self.dim(), 1)))
+    if wrong:
+        msg = f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} apart from dimension {d}"
+        if src_t is not None:
+            msg += f" and to be no larger size than src {list(src_t.shape)}"
+        raise RuntimeError(msg)
+    idx = as_array(index)
+    n = size(self, d)
+    bad = idx[(idx < 0) | (idx >= n)]
+    if bad.size:
+        raise RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {n}")
+
+
 def _scatter(self, dim, index, src, op):
+    _scatter_check(self, dim, index, src)
+    if index.numel() == 0:
+        return as_array(self).copy()  # nothing to write, whatever the index's shape
     d = wrap_dim(dim, self.dim())
     if self.dim() == 0:
         # a 0-d tensor scatters like a 1-element vector

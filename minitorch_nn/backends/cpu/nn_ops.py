@@ -486,7 +486,8 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     x = _arr(input)
     shape = _bn_shape(x)
     c = x.shape[1] if x.ndim > 1 else 1
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+    # PyTorch checks the running stats first, then weight and bias
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if training:
@@ -599,7 +600,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if indices.dtype not in (dt.int64, dt.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
-            f"but got torch.{indices.dtype.name} instead (while checking arguments for embedding)"
+            f"but got {indices.type()} instead (while checking arguments for embedding)"
         )
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
@@ -710,10 +711,10 @@ def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
 
 
 def _nll_check(self, target, weight):
-    if target.dtype is not dt.int64:
-        raise RuntimeError(f"expected scalar type Long but found {type_name(target.dtype)}")
     if self.dim() == 2 and self.shape[0] != target.shape[0]:
         raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target batch_size ({target.shape[0]}).")
+    if target.dtype is not dt.int64 and target.dtype is not dt.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_name(target.dtype)}")
     n_classes = self.shape[-1] if self.dim() else 1
     if weight is not None and weight.numel() != n_classes:
         raise RuntimeError(
