@@ -20,8 +20,9 @@
 #
 # Entry points
 # ------------
-# * ``record_simple(op, d, args, kwargs)``: ``_record_simple`` itself (steps 1-4, the kernel run
-#   through the dispatch chain below autograd); the autograd layer calls it for every simple op.
+# * ``autograd_layer(op, args, kwargs)``: ``recording.autograd_layer``, installed in the dispatch
+#   chain; it records every simple op itself (steps 1-4, the kernel run through the dispatch chain
+#   below autograd: ``record_simple``) and hands the others to ``recording._record_other``.
 # * ``record_computed(op, args, out)`` (cdef, for the compiled fast paths in ``_fastpath.pxi`` and
 #   ``_fastpath_ops.pxi``): steps 1, 2 and 4 around a result the fast path already computed below
 #   autograd. Callers call it only when grad mode is on, an input requires grad, nothing
@@ -107,9 +108,9 @@ def next_sequence_nr():
     return _seq_counter - 1
 
 
-# -- what the recorder needs from the package (imported after this module) ----------------------
+# -- what the recorder needs from the package (given by install_recorder) -------------------------
 
-cdef object _recording_layer = None      # recording.autograd_layer, the layer these stand for
+cdef object _recording_layer = None      # autograd_layer below, once installed
 cdef dict _ag_dispatch_globals = None    # minitorch_nn._dispatch.__dict__: autograd_layer, python_layer, backend
 cdef dict _ag_grad_mode_globals = None   # autograd.grad_mode.__dict__: _enabled
 cdef list _saved_hooks_stack = None      # graph._saved_tensors_hooks_stack
@@ -117,10 +118,13 @@ cdef object _SavedTensor = None          # the Python classes made here with __n
 cdef object _SavedScalar = None
 cdef object _AccumulateGrad = None
 cdef object _MAX_SEQUENCE_NR = None
+cdef object _NONDIFFERENTIABLE = None    # recording.NONDIFFERENTIABLE
 cdef object _current_grad_fn = None      # graph.current_grad_fn (a view whose base changed in place)
 cdef object _py_grad_accumulator = None  # graph.grad_accumulator (a leaf whose autograd_meta is odd)
 cdef object _py_saved_value = None       # recording._saved_value (lists of tensors)
 cdef object _py_metadata = None          # recording._metadata (metadata other than payload fields)
+cdef object _py_check_inplace = None     # recording._check_inplace
+cdef object _py_record_other = None      # recording._record_other (ops that are not simple)
 cdef dict _differentiable_dtypes = {}    # dtype -> is_floating_point or is_complex
 # the ops of _fastpath.pxi's methods, as the full path calls them
 cdef object _op_add = None
@@ -130,24 +134,24 @@ cdef object _op_relu = None
 cdef object _op_sum = None
 
 
-cdef int _load_recorder() except -1:
+def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
+    """Give the compiled recorder the Python objects it works with; called once at the end of
+    ``autograd/recording.py``. Until then ``recorder_ready()`` is false."""
     global _recording_layer, _ag_dispatch_globals, _ag_grad_mode_globals, _saved_hooks_stack
-    global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _current_grad_fn
-    global _py_grad_accumulator, _py_saved_value, _py_metadata
+    global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _current_grad_fn
+    global _py_grad_accumulator, _py_saved_value, _py_metadata, _py_check_inplace, _py_record_other
     global _op_add, _op_sub, _op_mul, _op_relu, _op_sum
-    from minitorch_nn import _dispatch
-    from minitorch_nn._ops import aten
-    from minitorch_nn.autograd import grad_mode, graph, recording
     _op_add, _op_sub, _op_mul = aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor
     _op_relu, _op_sum = aten.relu.default, aten.sum.default
-    _ag_dispatch_globals, _ag_grad_mode_globals = vars(_dispatch), vars(grad_mode)
+    _ag_dispatch_globals, _ag_grad_mode_globals = vars(dispatch), vars(grad_mode)
     _saved_hooks_stack = graph._saved_tensors_hooks_stack
     _SavedTensor, _SavedScalar, _AccumulateGrad = graph.SavedTensor, graph.SavedScalar, graph.AccumulateGrad
     _MAX_SEQUENCE_NR, _current_grad_fn, _py_grad_accumulator = (
         graph.MAX_SEQUENCE_NR, graph.current_grad_fn, graph.grad_accumulator)
+    _NONDIFFERENTIABLE = recording.NONDIFFERENTIABLE
     _py_saved_value, _py_metadata = recording._saved_value, recording._metadata
-    _recording_layer = recording.autograd_layer
-    return 0
+    _py_check_inplace, _py_record_other = recording._check_inplace, recording._record_other
+    _recording_layer = autograd_layer
 
 
 cdef bint recorder_ready() except -1:
@@ -155,9 +159,7 @@ cdef bint recorder_ready() except -1:
     the autograd layer is the recording one, and no ``saved_tensors_hooks`` are active (their
     pack hooks run *before* the kernel in the full path). A fast path checks this, after
     ``_nothing_intercepts()``, before it runs a kernel whose result it will record."""
-    if _recording_layer is None:
-        _load_recorder()
-    if _saved_hooks_stack:
+    if _recording_layer is None or _saved_hooks_stack:
         return False
     cdef PyObject* layer = PyDict_GetItem(_ag_dispatch_globals, "autograd_layer")
     return layer != NULL and <object>layer is _recording_layer
@@ -290,6 +292,7 @@ cdef class _Recipe:
     cdef Py_ssize_t n_inputs
     cdef object node_cls
     cdef bint multi_output
+    cdef bint simple           # d.simple: recorded here (else by recording._record_other)
     cdef object tensor_args
     # The plans by which inputs need a gradient, as a bit mask (bit j: input j); None until the
     # first op that needs it, then taken from d.plan() (so both recorders share the same plans).
@@ -310,6 +313,7 @@ cdef _Recipe _recipe_of(object d):
     r.n_inputs = len(r.positions)
     r.node_cls = d.node_cls
     r.multi_output = d.multi_output
+    r.simple = d.simple
     r.tensor_args = d.tensor_args
     r.plans = [None] * (1 << r.n_inputs) if r.n_inputs <= _MAX_MASKED_INPUTS else None
     _recipes[d] = r
@@ -337,11 +341,11 @@ cdef inline void _put(tuple t, Py_ssize_t i, object v):
     PyTuple_SET_ITEM(t, i, v)
 
 
-cdef object _record(object op, object d, tuple args, object kwargs, object out, bint run):
+cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out, bint run):
     """Steps 1-4 of ``recording._record_simple`` (step 3, the kernel, only when ``run``; else
     ``out`` is the result already computed): returns the result, or NotImplemented when no
     differentiable input requires grad."""
-    cdef _Recipe r = _recipe_of(d)
+    d = r.d
     cdef Py_ssize_t n = len(args), k = r.n_inputs, j, pos, mask = 0
     cdef tuple edges = PyTuple_New(k)
     cdef tuple metas = PyTuple_New(k)
@@ -454,20 +458,57 @@ cdef object _record(object op, object d, tuple args, object kwargs, object out, 
 # -- entry points ------------------------------------------------------------------------------------
 
 
+cdef bint _holds_grad(object items) except -1:
+    # a list/tuple argument holding a tensor that requires grad
+    for b in items:
+        if isinstance(b, TensorBase) and (<TensorBase>b)._impl.requires_grad:
+            return True
+    return False
+
+
+def autograd_layer(op, args, kwargs):
+    """``recording.autograd_layer`` (its readable reference), in C: installed as
+    ``_dispatch.autograd_layer``. Simple ops are recorded here; the rest by
+    ``recording._record_other``."""
+    cdef PyObject* enabled = PyDict_GetItem(_ag_grad_mode_globals, "_enabled")
+    if enabled != NULL and not <object>enabled:
+        return NotImplemented  # the fast path
+    # Plain tensors leave here, before any per-op work: one loop over the positional arguments.
+    cdef bint found = False
+    for a in args:
+        if isinstance(a, TensorBase):
+            if (<TensorBase>a)._impl.requires_grad:
+                found = True
+                break
+        elif type(a) is list or type(a) is tuple:
+            if _holds_grad(a):
+                found = True
+                break
+    if not found:
+        if not (kwargs and _holds_grad(kwargs.values())):
+            if op.is_inplace and args and isinstance(args[0], TensorBase) and \
+                    (<TensorBase>args[0])._impl.base is not None:
+                _py_check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
+            return NotImplemented
+    d = op.derivative
+    cdef _Recipe r
+    if d is not None and d is not _NONDIFFERENTIABLE:
+        r = _recipe_of(d)
+        if r.simple:
+            return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
+    return _py_record_other(op, d, args, kwargs)
+
+
 def record_simple(op, d, args, kwargs):
     """``recording._record_simple(op, d, args, kwargs)``, in C (the same four steps)."""
-    if _recording_layer is None:
-        _load_recorder()
-    return _record(op, d, args if type(args) is tuple else tuple(args), kwargs, None, True)
+    return _record(op, _recipe_of(d), args if type(args) is tuple else tuple(args), kwargs, None, True)
 
 
 cdef object record_computed(object op, tuple args, object out):
     """Record ``op(*args)`` -> ``out`` (see the top of this file); returns ``out``, or
     NotImplemented when no differentiable input requires grad (the caller then returns ``out``
-    as it is)."""
-    if _recording_layer is None:
-        _load_recorder()
-    return _record(op, op.derivative, args, None, out, False)
+    as it is). Only after ``recorder_ready()``."""
+    return _record(op, _recipe_of(op.derivative), args, None, out, False)
 
 
 def _record_computed(op, args, out):

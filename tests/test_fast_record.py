@@ -6,7 +6,8 @@ wires the result into the graph, instead of ``autograd/recording.py:_record_simp
 full dispatch chain. Everything a user can observe about the graph must be the same either way,
 so each case here runs twice on fresh, identical inputs, once as is and once on the reference
 path (a pass-through dispatcher, as ``dispatch_trace()`` installs, which makes the fast path step
-aside, and the readable ``_record_simple`` in place of its compiled twin ``_C.record_simple``),
+aside, and the readable ``recording.autograd_layer`` in place of its compiled twin
+``_C.autograd_layer``),
 and compares:
 
 * the result: requires_grad, is_leaf, output_nr, view bookkeeping;
@@ -19,7 +20,7 @@ and compares:
 
 ``_C._record_computed`` is also called directly, on ops that have no compiled kernel yet, with a
 result computed under ``no_grad``: that is how other fast paths use it. Other ops, through their
-public functions, compare the compiled ``record_simple`` with the readable one.
+public functions, compare the compiled layer with the readable one.
 """
 
 import contextlib
@@ -29,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _C
+from minitorch_nn import _C, _dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import recording
 from minitorch_nn.autograd.graph import AccumulateGrad, Node, SavedScalar, SavedTensor
@@ -38,14 +39,14 @@ from tests.test_fast_path import _ran_full_path, full_path
 
 @contextlib.contextmanager
 def reference_path():
-    """The full dispatch chain (no compiled fast path) and the readable Python recorder."""
-    compiled = recording._fast_record_simple
-    recording._fast_record_simple = recording._record_simple
+    """The full dispatch chain (no compiled fast path) and the readable Python autograd layer."""
+    compiled = _dispatch.autograd_layer
+    _dispatch.autograd_layer = recording.reference_autograd_layer
     try:
         with full_path():
             yield
     finally:
-        recording._fast_record_simple = compiled
+        _dispatch.autograd_layer = compiled
 
 
 OPS = {

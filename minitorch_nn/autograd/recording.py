@@ -28,11 +28,13 @@ write no input). Everything that depends only on the op and on *which* inputs ne
 on the op's :class:`Derivative` as a :class:`_SavePlan`. ``_record`` is the general path
 (``Tensor[]`` inputs such as ``cat``, and in-place ops).
 
-``_record_simple`` here is the readable reference; what runs is its compiled twin,
-``_C.record_simple`` (``_ext/_autograd_fast.pxi``), which does the same steps in the same order
-and fills the nodes' and saved tensors' C fields directly. The compiled fast paths of
-``a * b`` and friends record through the same code (``record_computed``, whose reference is
-``_record_computed`` here). ``tests/test_fast_record.py`` checks that both build the same graph.
+``autograd_layer`` and ``_record_simple`` here are the readable reference; what runs are their
+compiled twins, ``_C.autograd_layer`` and ``_C.record_simple`` (``_ext/_autograd_fast.pxi``),
+which do the same steps in the same order and fill the nodes' and saved tensors' C fields
+directly (everything else, ``_record`` and the in-place machinery, runs from here). The compiled
+fast paths of ``a * b`` and friends record through the same code (``record_computed``, whose
+reference is ``_record_computed`` here). ``tests/test_fast_record.py`` checks that both build
+the same graph.
 
 Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad has
 ``requires_grad=False`` here (PyTorch reports True with no ``grad_fn``); an in-place op on it
@@ -40,6 +42,8 @@ with grad mode on is refused with PyTorch's message either way.
 """
 
 from __future__ import annotations
+
+import sys
 
 from minitorch_nn import _dispatch
 from minitorch_nn import _C
@@ -322,7 +326,12 @@ def _any_requires_grad(args, kwargs):
 
 
 def autograd_layer(op, args, kwargs):
-    """Installed as ``_dispatch.autograd_layer``; see the module docstring."""
+    """Installed as ``_dispatch.autograd_layer``; see the module docstring.
+
+    This is the readable reference: what is installed is its compiled twin,
+    ``_C.autograd_layer`` (bound to this name at the end of the module), which makes the same
+    checks in C and records simple ops with ``_C.record_simple``.
+    """
     if not _gm._enabled:
         return NotImplemented  # the fast path
     # Plain tensors leave here, before any per-op work: one loop over the positional arguments
@@ -341,7 +350,12 @@ def autograd_layer(op, args, kwargs):
             return NotImplemented
     d = op.derivative
     if d is not None and d is not NONDIFFERENTIABLE and d.simple:
-        return _fast_record_simple(op, d, args, kwargs)
+        return _record_simple(op, d, args, kwargs)
+    return _record_other(op, d, args, kwargs)
+
+
+def _record_other(op, d, args, kwargs):
+    """The autograd layer for ops that are not simple (the compiled layer calls this too)."""
     if d is NONDIFFERENTIABLE:
         if op.is_inplace:
             _check_inplace(args[0])
@@ -531,8 +545,6 @@ def _finish_simple(op, d, node, plan, args, out):
 
 _NO_EDGE = (None, 0)
 
-# What autograd_layer calls: the compiled twin of _record_simple (tests swap in the reference).
-_fast_record_simple = _C.record_simple
 
 
 def _saved_value(d, name, v):
@@ -795,3 +807,14 @@ class AsStridedBackward0(Node):
             result = _empty_like_base(grad, base_sizes, base_strides).zero_()
             _window(result, sizes, strides, offset).copy_(grad)
         return (result,)
+
+
+# ---------------------------------------------------------------------------------------------
+# What runs: the compiled twins
+# ---------------------------------------------------------------------------------------------
+
+# The dispatcher gets the compiled layer (autograd/__init__.py installs ``autograd_layer``); the
+# readable one above stays importable as ``reference_autograd_layer`` (tests run both).
+reference_autograd_layer = autograd_layer
+autograd_layer = _C.autograd_layer
+_C.install_recorder(recording=sys.modules[__name__], graph=_graph, grad_mode=_gm, dispatch=_dispatch, aten=aten)
