@@ -200,28 +200,34 @@ cdef inline TensorImpl _elementwise_input(object t, bint ints):
 
 # -- unary math ---------------------------------------------------------------------------------------
 
-cdef object _unary_op(_Unary u, object self, tuple args, dict kwargs):
+cdef object _unary_fast(_Unary u, object self):
     """``u``'s op on ``self`` as the cpu kernel computes it (``pointwise.unary``: the numpy
-    function with floating-point warnings off), recorded when needed; else the full path."""
-    cdef TensorImpl a
-    cdef int record
-    if not args and not kwargs and _fp_var is not None:
-        a = _elementwise_input(self, u.ints)
-        if a is not None and _may_run():
-            record = _record_mode(u.op, a, None)
-            if record >= 0:
-                token = PyContextVar_Set(_fp_var, _fp_ignore)
-                try:
-                    r = u.fn(a.numpy_view())
-                except Exception:
-                    r = None   # (cannot happen with warnings off; the full path would raise it)
-                finally:
-                    PyContextVar_Reset(_fp_var, token)
-                if r is not None:
-                    out = _fresh_tensor(r, a.dtype)
-                    if out is not None:
-                        return _recorded(u.op, (self,), out) if record else out
-    return u.slow(self, *args, **kwargs)
+    function with floating-point warnings off), recorded when needed; or None."""
+    if _fp_var is None:
+        return None
+    cdef TensorImpl a = _elementwise_input(self, u.ints)
+    if a is None or not _may_run():
+        return None
+    cdef int record = _record_mode(u.op, a, None)
+    if record < 0:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = u.fn(a.numpy_view())
+    except Exception:
+        return None   # (cannot happen with warnings off; the full path would raise it)
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    out = _fresh_tensor(r, a.dtype)
+    if out is None:
+        return None
+    return _recorded(u.op, (self,), out) if record else out
+
+
+cdef object _unary_op(_Unary u, object self, tuple args, dict kwargs):
+    """The method ``self.<u>()``: the fast path, else the full path."""
+    r = None if args or kwargs else _unary_fast(u, self)
+    return u.slow(self, *args, **kwargs) if r is None else r
 
 
 def tensor_exp(self, *args, **kwargs):
@@ -469,91 +475,102 @@ cdef inline Py_ssize_t _dim_index(object dim, Py_ssize_t n):
     return d + n if d < 0 else d
 
 
+cdef object _t_fast(object self, tuple args):
+    """``views.t`` (a transpose of a matrix, an alias below 2 dims) as ``aten.t.default(self)``; or None."""
+    if args:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    if n == 2:
+        return _finish_view(_op_t, (self,), a, (a.sizes[1], a.sizes[0]), (a.strides[1], a.strides[0]))
+    if n < 2:
+        return _finish_view(_op_t, (self,), a, a.sizes, a.strides)
+    return None
+
+
+cdef object _transpose_fast(object self, tuple args):
+    """``views.transpose`` as ``aten.transpose.int(self, dim0, dim1)`` for ``args == (dim0, dim1)``; or None."""
+    if PyTuple_GET_SIZE(args) != 2:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    cdef Py_ssize_t d0 = _dim_index(args[0], n), d1 = _dim_index(args[1], n)
+    if d0 < 0 or d1 < 0:
+        return None
+    cdef list sizes = list(a.sizes), strides = list(a.strides)
+    sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return _finish_view(_op_transpose, (self, args[0], args[1]), a, tuple(sizes), tuple(strides))
+
+
+cdef object _unsqueeze_fast(object self, tuple args):
+    """``views.unsqueeze`` as ``aten.unsqueeze.default(self, dim)`` for ``args == (dim,)``; or None."""
+    if PyTuple_GET_SIZE(args) != 1:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    cdef Py_ssize_t d = _dim_index(args[0], n + 1)
+    if d < 0:
+        return None
+    cdef list sizes = list(a.sizes), strides = list(a.strides)
+    new_stride = 1 if d >= n else sizes[d] * strides[d]
+    sizes.insert(d, 1)
+    strides.insert(d, new_stride)
+    return _finish_view(_op_unsqueeze, (self, args[0]), a, tuple(sizes), tuple(strides))
+
+
+cdef object _squeeze_fast(object self, tuple args):
+    """``views.squeeze`` (``args == ()``) or ``views.squeeze_dim`` (``args == (dim,)``, an int) as
+    ``aten.squeeze.default``/``aten.squeeze.dim``; or None."""
+    if PyTuple_GET_SIZE(args) > 1:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), i, d = -1
+    if args:
+        d = _dim_index(args[0], n if n > 0 else 1)   # (wrap_dim: a 0-d tensor takes 0 and -1)
+        if d < 0:
+            return None
+    cdef list sizes = [], strides = []
+    for i in range(n):
+        if a.sizes[i] == 1 and (not args or i == d):
+            continue
+        sizes.append(a.sizes[i])
+        strides.append(a.strides[i])
+    if args:
+        return _finish_view(_op_squeeze_dim, (self, args[0]), a, tuple(sizes), tuple(strides))
+    return _finish_view(_op_squeeze, (self,), a, tuple(sizes), tuple(strides))
+
+
 def tensor_t(self, *args, **kwargs):
-    """``self.t()``: ``views.t`` (a transpose of a matrix, an alias below 2 dims), else the full path."""
-    cdef TensorImpl a
-    cdef Py_ssize_t n
-    if not args and not kwargs:
-        a = _cpu_payload(self)
-        if a is not None and _may_run():
-            n = PyTuple_GET_SIZE(a.sizes)
-            if n == 2:
-                out = _finish_view(_op_t, (self,), a, (a.sizes[1], a.sizes[0]), (a.strides[1], a.strides[0]))
-            elif n < 2:
-                out = _finish_view(_op_t, (self,), a, a.sizes, a.strides)
-            else:
-                out = None
-            if out is not None:
-                return out
-    return _slow_t(self, *args, **kwargs)
+    """``self.t()``: the fast path, else the full path."""
+    r = None if kwargs else _t_fast(self, args)
+    return _slow_t(self, *args, **kwargs) if r is None else r
 
 
 def tensor_transpose(self, *args, **kwargs):
-    """``self.transpose(dim0, dim1)``: ``views.transpose``, else the full path."""
-    cdef TensorImpl a
-    cdef Py_ssize_t n, d0, d1
-    cdef list sizes, strides
-    if len(args) == 2 and not kwargs:
-        a = _cpu_payload(self)
-        if a is not None and _may_run():
-            n = PyTuple_GET_SIZE(a.sizes)
-            d0, d1 = _dim_index(args[0], n), _dim_index(args[1], n)
-            if d0 >= 0 and d1 >= 0:
-                sizes, strides = list(a.sizes), list(a.strides)
-                sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
-                strides[d0], strides[d1] = strides[d1], strides[d0]
-                out = _finish_view(_op_transpose, (self, args[0], args[1]), a, tuple(sizes), tuple(strides))
-                if out is not None:
-                    return out
-    return _slow_transpose(self, *args, **kwargs)
+    """``self.transpose(dim0, dim1)``: the fast path, else the full path."""
+    r = None if kwargs else _transpose_fast(self, args)
+    return _slow_transpose(self, *args, **kwargs) if r is None else r
 
 
 def tensor_unsqueeze(self, *args, **kwargs):
-    """``self.unsqueeze(dim)``: ``views.unsqueeze``, else the full path."""
-    cdef TensorImpl a
-    cdef Py_ssize_t n, d
-    cdef list sizes, strides
-    if len(args) == 1 and not kwargs:
-        a = _cpu_payload(self)
-        if a is not None and _may_run():
-            n = PyTuple_GET_SIZE(a.sizes)
-            d = _dim_index(args[0], n + 1)
-            if d >= 0:
-                sizes, strides = list(a.sizes), list(a.strides)
-                new_stride = 1 if d >= n else sizes[d] * strides[d]
-                sizes.insert(d, 1)
-                strides.insert(d, new_stride)
-                out = _finish_view(_op_unsqueeze, (self, args[0]), a, tuple(sizes), tuple(strides))
-                if out is not None:
-                    return out
-    return _slow_unsqueeze(self, *args, **kwargs)
+    """``self.unsqueeze(dim)``: the fast path, else the full path."""
+    r = None if kwargs else _unsqueeze_fast(self, args)
+    return _slow_unsqueeze(self, *args, **kwargs) if r is None else r
 
 
 def tensor_squeeze(self, *args, **kwargs):
-    """``self.squeeze()`` / ``self.squeeze(dim)``: ``views.squeeze``/``squeeze_dim``, else the full path."""
-    cdef TensorImpl a
-    cdef Py_ssize_t n, i, d = -1
-    cdef list sizes, strides
-    if len(args) <= 1 and not kwargs:
-        a = _cpu_payload(self)
-        if a is not None and _may_run():
-            n = PyTuple_GET_SIZE(a.sizes)
-            if args:
-                d = _dim_index(args[0], n if n > 0 else 1)   # (wrap_dim: a 0-d tensor takes 0 and -1)
-            if not args or d >= 0:
-                sizes, strides = [], []
-                for i in range(n):
-                    if a.sizes[i] == 1 and (not args or i == d):
-                        continue
-                    sizes.append(a.sizes[i])
-                    strides.append(a.strides[i])
-                if args:
-                    out = _finish_view(_op_squeeze_dim, (self, args[0]), a, tuple(sizes), tuple(strides))
-                else:
-                    out = _finish_view(_op_squeeze, (self,), a, tuple(sizes), tuple(strides))
-                if out is not None:
-                    return out
-    return _slow_squeeze(self, *args, **kwargs)
+    """``self.squeeze()`` / ``self.squeeze(dim)``: the fast path, else the full path."""
+    r = None if kwargs else _squeeze_fast(self, args)
+    return _slow_squeeze(self, *args, **kwargs) if r is None else r
 
 
 cdef list _size_arg(tuple shape):

@@ -419,7 +419,29 @@ Tensor.__lt__ = _binary_or_notimpl(Tensor.lt)
 Tensor.__le__ = _binary_or_notimpl(Tensor.le)
 Tensor.__gt__ = _binary_or_notimpl(Tensor.gt)
 Tensor.__ge__ = _binary_or_notimpl(Tensor.ge)
+
+
+def _install_fast_functions():
+    """The public functions with a compiled form (``minitorch_nn.exp(x)``, ``matmul(a, b)``...,
+    ``_ext/_fastpath_functions.pxi``) take the public wrapper's place in its module, under each
+    name bound to it (before ``minitorch_nn/__init__.py`` re-exports them); the wrapper, remade to
+    hand the compiled function to handlers as ``func``, is its full path."""
+    slow = {}
+    for name, fast in getattr(_C, "FAST_OP_FUNCTIONS", {}).items():
+        module = _pw if hasattr(_pw, name) else _la if hasattr(_la, name) else _sh
+        wrapper = getattr(module, name)
+        fast.__name__, fast.__qualname__, fast.__module__ = name, name, wrapper.__module__
+        fast.__doc__, fast.__wrapped__ = wrapper.__doc__, wrapper.__wrapped__  # (inspect.signature follows it)
+        fast.__wrapped_impl__ = wrapper.__wrapped_impl__
+        slow[name] = public(wrapper.__wrapped_impl__, func=fast)
+        for alias, value in list(vars(module).items()):
+            if value is wrapper:
+                setattr(module, alias, fast)
+    _C.install_fast_functions(slow)
+
+
 if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to handlers as func)
+    _install_fast_functions()
     Tensor.__neg__, Tensor.__abs__ = _C.tensor_neg, _C.tensor_abs
     Tensor.__truediv__, Tensor.__matmul__ = _C.tensor_truediv, _C.tensor_matmul_op
     _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_sh.reshape,

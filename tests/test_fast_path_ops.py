@@ -18,6 +18,7 @@ forward AD, which must see every call.
 """
 
 import contextlib
+import inspect
 import warnings
 
 import numpy as np
@@ -80,12 +81,15 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
         k2 = draw(st.sampled_from([k, k, k + 1]))
         y = draw(tensor_specs(shape=draw(st.sampled_from([(k2, m), (k2, m), (k2,)])),
                               dtypes=draw(st.sampled_from([(x.dtype,), dtypes])), layouts=layouts))
-        name = draw(st.sampled_from(["matmul", "mm", "@"]))
-        fn = {"matmul": lambda a, b: a.matmul(b), "mm": lambda a, b: a.mm(b), "@": lambda a, b: a @ b}[name]
+        name = draw(st.sampled_from(["matmul", "mm", "@", "mt.matmul", "mt.mm"]))
+        fn = {"matmul": lambda a, b: a.matmul(b), "mm": lambda a, b: a.mm(b), "@": lambda a, b: a @ b,
+              "mt.matmul": lambda a, b: mt.matmul(a, b), "mt.mm": lambda a, b: mt.mm(a, b)}[name]
         return name, x, fn, y
     x = draw(tensor_specs(dtypes=dtypes, layouts=layouts, min_side=min_side))
     if kind == "unary":
         name = draw(st.sampled_from(UNARY))
+        if draw(st.booleans()):  # the public function
+            return "mt." + name, x, (lambda a, b: getattr(mt, name)(a)), None
         return name, x, (lambda a, b: getattr(a, name)()), None
     if kind == "operator":
         name = draw(st.sampled_from(["-x", "abs(x)"]))
@@ -100,26 +104,26 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
             y = draw(tensor_specs(shape=x.shape[-1:] if x.shape else (), dtypes=(x.dtype,), layouts=layouts))
         else:
             y = draw(tensor_specs(shape=x.shape, dtypes=(x.dtype,) if other == "same" else dtypes, layouts=layouts))
-        name = draw(st.sampled_from(["div", "/"]))
-        return name, x, ((lambda a, b: a.div(b)) if name == "div" else (lambda a, b: a / b)), y
+        name = draw(st.sampled_from(["div", "/", "mt.div"]))
+        fn = {"div": lambda a, b: a.div(b), "/": lambda a, b: a / b, "mt.div": lambda a, b: mt.div(a, b)}[name]
+        return name, x, fn, y
     ndim = len(x.shape)
-    name = draw(st.sampled_from(["t", "transpose", "unsqueeze", "squeeze", "squeeze(d)", "view", "reshape"]))
+    name = draw(st.sampled_from(["t", "transpose", "unsqueeze", "squeeze", "squeeze", "view", "reshape"]))
     if name == "t":
-        return name, x, (lambda a, b: a.t()), None
-    if name == "transpose":
-        d0, d1 = draw(st.integers(-ndim - 1, ndim)), draw(st.integers(-ndim - 1, ndim))
-        return f"transpose({d0}, {d1})", x, (lambda a, b: a.transpose(d0, d1)), None
-    if name == "unsqueeze":
-        d = draw(st.integers(-ndim - 2, ndim + 1))
-        return f"unsqueeze({d})", x, (lambda a, b: a.unsqueeze(d)), None
-    if name == "squeeze":
-        return name, x, (lambda a, b: a.squeeze()), None
-    if name == "squeeze(d)":
-        d = draw(st.integers(-ndim - 1, ndim))
-        return f"squeeze({d})", x, (lambda a, b: a.squeeze(d)), None
-    shape = draw(st.sampled_from(_view_shapes(x.shape)))
-    form = draw(st.sampled_from(["args", "tuple", "list", "Size"]))
-    args = {"args": shape, "tuple": (shape,), "list": (list(shape),), "Size": (mt.Size(shape),)}[form]
+        args = ()
+    elif name == "transpose":
+        args = (draw(st.integers(-ndim - 1, ndim)), draw(st.integers(-ndim - 1, ndim)))
+    elif name == "unsqueeze":
+        args = (draw(st.integers(-ndim - 2, ndim + 1)),)
+    elif name == "squeeze":
+        args = draw(st.sampled_from([(), (None,), ([0],)])) if draw(st.booleans()) else \
+            (draw(st.integers(-ndim - 1, ndim)),)
+    else:
+        shape = draw(st.sampled_from(_view_shapes(x.shape)))
+        form = draw(st.sampled_from(["args", "tuple", "list", "Size"]))
+        args = {"args": shape, "tuple": (shape,), "list": (list(shape),), "Size": (mt.Size(shape),)}[form]
+    if name != "view" and draw(st.booleans()):  # the public function
+        return f"mt.{name}{args}", x, (lambda a, b: getattr(mt, name)(a, *args)), None
     return f"{name}{args}", x, (lambda a, b: getattr(a, name)(*args)), None
 
 
@@ -374,10 +378,12 @@ def _ran_full_path(fn):
 
 
 def _all_ops(a, b):
-    return [lambda n=n: getattr(a, n)() for n in UNARY] + [
-        lambda: -a, lambda: abs(a), lambda: a / b, lambda: a / 2, lambda: a.div(2.5), lambda: a @ b, lambda: a.mm(b),
-        lambda: a.matmul(b), lambda: a.t(), lambda: a.transpose(0, 1), lambda: a.unsqueeze(-1), lambda: a.squeeze(),
-        lambda: a.squeeze(0), lambda: a.view(-1), lambda: a.view(3, 3), lambda: a.reshape((9,)),
+    return [lambda n=n: getattr(a, n)() for n in UNARY] + [lambda n=n: getattr(mt, n)(a) for n in UNARY] + [
+        lambda: -a, lambda: abs(a), lambda: a / b, lambda: a / 2, lambda: a.div(2.5), lambda: mt.div(a, b),
+        lambda: a @ b, lambda: a.mm(b), lambda: a.matmul(b), lambda: mt.matmul(a, b), lambda: mt.mm(a, b),
+        lambda: a.t(), lambda: a.transpose(0, 1), lambda: a.unsqueeze(-1), lambda: a.squeeze(), lambda: a.squeeze(0),
+        lambda: a.view(-1), lambda: a.view(3, 3), lambda: a.reshape((9,)), lambda: mt.t(a), lambda: mt.transpose(a, 1, 0),
+        lambda: mt.unsqueeze(a, 0), lambda: mt.squeeze(a), lambda: mt.squeeze(a, 1), lambda: mt.reshape(a, (3, 3)),
     ]
 
 
@@ -483,9 +489,14 @@ def test_function_modes_see_the_methods():
 
     with Log():
         a.exp(), a / 2, a @ a, a.t(), a.view(9), a.reshape(9), -a, abs(a), a.unsqueeze(0), a.squeeze(), a.div(a)
+        mt.exp(a), mt.div(a, 2), mt.matmul(a, a), mt.mm(a, a), mt.t(a), mt.transpose(a, 0, 1), mt.reshape(a, 9)
+        mt.negative(a), mt.absolute(a), mt.swapaxes(a, 0, 1)
     T = mt.Tensor
-    assert seen == [T.exp, T.div, T.matmul, T.t, T.view, mt.reshape, T.neg, T.abs, T.unsqueeze, T.squeeze, T.div]
+    assert seen == [T.exp, T.div, T.matmul, T.t, T.view, mt.reshape, T.neg, T.abs, T.unsqueeze, T.squeeze, T.div,
+                    mt.exp, mt.div, mt.matmul, mt.mm, mt.t, mt.transpose, mt.reshape, mt.neg, mt.abs, mt.transpose]
     assert T.exp.__name__ == "exp" and T.view.__qualname__ == "Tensor.view" and T.exp.__doc__
+    assert mt.exp.__name__ == "exp" and mt.exp.__doc__ == "e to the power of each element."
+    assert str(inspect.signature(mt.matmul)) == "(input, other, *, out=None)"
 
 
 def test_forward_ad_sees_the_ops():

@@ -1,0 +1,151 @@
+# The public-function forms of the fast paths in _fastpath_ops.pxi (issue 3: per-op overhead):
+# ``minitorch_nn.exp(x)`` (and the other unary math functions), ``minitorch_nn.div(a, b)``,
+# ``minitorch_nn.matmul(a, b)``, ``minitorch_nn.mm(a, b)``, ``minitorch_nn.t(x)``,
+# ``minitorch_nn.transpose(x, d0, d1)``, ``minitorch_nn.unsqueeze(x, d)``, ``minitorch_nn.squeeze(x[, d])``
+# and ``minitorch_nn.reshape(x, *shape)``. Included into _C.pyx after _fastpath_ops.pxi.
+#
+# The same conditions and the same computation as the method forms; each function takes the place
+# of the public one in its module (``_tensor_methods._install_fast_functions``), and the public
+# wrapper it replaces -- made to hand *it* to ``__torch_function__`` handlers as ``func``, so that
+# ``func is minitorch_nn.exp`` still holds -- is its full path, taken for any other argument form
+# (``out=``, keywords, subclasses, modes...).
+
+cdef dict _fn_slow = {}   # name -> the function's full path (its public wrapper)
+
+
+def install_fast_functions(slow):
+    """Give the compiled functions their full paths: ``slow`` maps a name to its public wrapper."""
+    _fn_slow.update(slow)
+
+
+cdef inline object _full(str name, tuple head, tuple args, dict kwargs):
+    return _fn_slow[name](*head, *args, **kwargs)
+
+
+cdef inline object _unary_function(_Unary u, object input, tuple args, dict kwargs):
+    r = None if args or kwargs else _unary_fast(u, input)
+    return _full(u.name, (input,), args, kwargs) if r is None else r
+
+
+def function_exp(input, *args, **kwargs):
+    return _unary_function(_u_exp, input, args, kwargs)
+
+
+def function_expm1(input, *args, **kwargs):
+    return _unary_function(_u_expm1, input, args, kwargs)
+
+
+def function_log(input, *args, **kwargs):
+    return _unary_function(_u_log, input, args, kwargs)
+
+
+def function_log2(input, *args, **kwargs):
+    return _unary_function(_u_log2, input, args, kwargs)
+
+
+def function_log10(input, *args, **kwargs):
+    return _unary_function(_u_log10, input, args, kwargs)
+
+
+def function_log1p(input, *args, **kwargs):
+    return _unary_function(_u_log1p, input, args, kwargs)
+
+
+def function_sqrt(input, *args, **kwargs):
+    return _unary_function(_u_sqrt, input, args, kwargs)
+
+
+def function_rsqrt(input, *args, **kwargs):
+    return _unary_function(_u_rsqrt, input, args, kwargs)
+
+
+def function_sin(input, *args, **kwargs):
+    return _unary_function(_u_sin, input, args, kwargs)
+
+
+def function_cos(input, *args, **kwargs):
+    return _unary_function(_u_cos, input, args, kwargs)
+
+
+def function_tan(input, *args, **kwargs):
+    return _unary_function(_u_tan, input, args, kwargs)
+
+
+def function_sinh(input, *args, **kwargs):
+    return _unary_function(_u_sinh, input, args, kwargs)
+
+
+def function_cosh(input, *args, **kwargs):
+    return _unary_function(_u_cosh, input, args, kwargs)
+
+
+def function_tanh(input, *args, **kwargs):
+    return _unary_function(_u_tanh, input, args, kwargs)
+
+
+def function_sigmoid(input, *args, **kwargs):
+    return _unary_function(_u_sigmoid, input, args, kwargs)
+
+
+def function_reciprocal(input, *args, **kwargs):
+    return _unary_function(_u_reciprocal, input, args, kwargs)
+
+
+def function_neg(input, *args, **kwargs):
+    return _unary_function(_u_neg, input, args, kwargs)
+
+
+def function_abs(input, *args, **kwargs):
+    return _unary_function(_u_abs, input, args, kwargs)
+
+
+def function_div(input, other, *args, **kwargs):
+    r = None if args or kwargs else _div(input, other)
+    return _full("div", (input, other), args, kwargs) if r is None else r
+
+
+def function_matmul(input, other, *args, **kwargs):
+    r = None if args or kwargs else _mm(input, other)
+    return _full("matmul", (input, other), args, kwargs) if r is None else r
+
+
+def function_mm(input, mat2, *args, **kwargs):
+    r = None if args or kwargs else _mm(input, mat2)
+    return _full("mm", (input, mat2), args, kwargs) if r is None else r
+
+
+def function_t(input, *args, **kwargs):
+    r = None if kwargs else _t_fast(input, args)
+    return _full("t", (input,), args, kwargs) if r is None else r
+
+
+def function_transpose(input, *args, **kwargs):
+    r = None if kwargs else _transpose_fast(input, args)
+    return _full("transpose", (input,), args, kwargs) if r is None else r
+
+
+def function_unsqueeze(input, *args, **kwargs):
+    r = None if kwargs else _unsqueeze_fast(input, args)
+    return _full("unsqueeze", (input,), args, kwargs) if r is None else r
+
+
+def function_squeeze(input, *args, **kwargs):
+    r = None if kwargs else _squeeze_fast(input, args)
+    return _full("squeeze", (input,), args, kwargs) if r is None else r
+
+
+def function_reshape(input, *shape):
+    r = _view(input, shape)
+    return _full("reshape", (input,), shape, {}) if r is None else r
+
+
+# the public functions from this file, by name (see _tensor_methods._install_fast_functions)
+FAST_OP_FUNCTIONS = {
+    "exp": function_exp, "expm1": function_expm1, "log": function_log, "log2": function_log2,
+    "log10": function_log10, "log1p": function_log1p, "sqrt": function_sqrt, "rsqrt": function_rsqrt,
+    "sin": function_sin, "cos": function_cos, "tan": function_tan, "sinh": function_sinh, "cosh": function_cosh,
+    "tanh": function_tanh, "sigmoid": function_sigmoid, "reciprocal": function_reciprocal, "neg": function_neg,
+    "abs": function_abs, "div": function_div, "matmul": function_matmul, "mm": function_mm, "t": function_t,
+    "transpose": function_transpose, "unsqueeze": function_unsqueeze, "squeeze": function_squeeze,
+    "reshape": function_reshape,
+}
