@@ -255,6 +255,14 @@ def _direct(op, args):
     return out if r is NotImplemented else r
 
 
+def _direct_reference(op, args):
+    """The same with the readable ``recording._record_computed``, which the compiled one mirrors."""
+    with mt.no_grad():
+        out = op(*args)
+    r = recording._record_computed(op, args, out)
+    return out if r is NotImplemented else r
+
+
 DIRECT = {
     "exp": (aten.exp.default, lambda x, y: (x,)),
     "tanh": (aten.tanh.default, lambda x, y: (x,)),
@@ -294,9 +302,11 @@ def test_record_computed_matches_the_full_path(name, x_grad, y_grad, x_kind, mod
             _backward_outcome(main, tensors, modify) if main.requires_grad else None
 
     fast = run(_direct)
+    readable = run(_direct_reference)
     with reference_path():
         full = run(lambda op, args: op(*args))
     assert fast == full
+    assert readable == full
 
 
 def test_record_computed_declines_when_only_an_index_requires_grad():
