@@ -748,12 +748,17 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     if x.ndim == 1:
         x, t = x[None], t.reshape(1)
     n, n_classes = x.shape
-    safe_t, valid = _nll_targets(t, ignore_index, n_classes)
-    if n and (valid is None or valid.any()):
-        # (ignored rows hold 0, a valid class when there is one)
-        lo, hi = _min(safe_t, axis=None), _max(safe_t, axis=None)
-        if lo < 0 or hi >= n_classes:
-            raise IndexError(f"Target {int(hi if hi >= n_classes else lo)} is out of bounds.")
+    lo, hi = (_min(t, axis=None), _max(t, axis=None)) if n else (0, 0)
+    if n and 0 <= lo and hi < n_classes and not lo <= ignore_index <= hi:
+        # the common case, told by the range of the targets alone: each is a class and none is ignored
+        safe_t, valid = t, None
+    else:
+        safe_t, valid = _nll_targets(t, ignore_index, n_classes)
+        if n and (valid is None or valid.any()):
+            # (ignored rows hold 0, a valid class when there is one)
+            lo, hi = _min(safe_t, axis=None), _max(safe_t, axis=None)
+            if lo < 0 or hi >= n_classes:
+                raise IndexError(f"Target {int(hi if hi >= n_classes else lo)} is out of bounds.")
     w = _nll_weights(weight, safe_t, valid, d, x)
     picked = x[np.arange(n), safe_t]
     losses = -picked if w is None else -picked * w
