@@ -241,12 +241,7 @@ class OpNode(Node, OpNodeBase):
             else:   # no gradient at all: nothing to compute
                 return (None,) * len(self.next_functions)
             if d.multi_output:
-                from minitorch_nn._functions.factories import zeros
-
-                grad = tuple(
-                    g if g is not None else (zeros(meta[0], dtype=meta[1], device=meta[2]) if meta else None)
-                    for g, meta in zip(grad_outputs, self._output_meta)
-                )
+                grad = _OutputGrads(grad_outputs, self._output_meta)
             else:
                 grad = grad_outputs[0]
         out = []
@@ -286,6 +281,44 @@ class OpNode(Node, OpNodeBase):
                 for s in v:
                     if isinstance(s, SavedTensor):
                         s.release()
+
+
+class _OutputGrads:
+    """``grads`` for the formulas of a multi-output op: the gradient of each output, read as
+    ``grads[i]``, by unpacking or with ``list(grads)``. An output that received no gradient reads
+    as zeros of its shape (None if it has no metadata), made when first read, so a formula that
+    never looks at it (``nll_loss``'s ``total_weight``) makes no tensor for it."""
+
+    __slots__ = ("_grads", "_metas")
+
+    def __init__(self, grad_outputs, metas):
+        n = min(len(grad_outputs), len(metas))
+        self._grads = list(grad_outputs[:n])
+        self._metas = metas
+
+    def __len__(self):
+        return len(self._grads)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self._grads))))
+        if i < 0:
+            i += len(self._grads)
+        g = self._grads[i]
+        if g is None:
+            meta = self._metas[i]
+            if meta:
+                from minitorch_nn._functions.factories import zeros
+
+                g = self._grads[i] = zeros(meta[0], dtype=meta[1], device=meta[2])
+        return g
+
+    def __iter__(self):
+        for i in range(len(self._grads)):
+            yield self[i]
+
+    def __repr__(self):
+        return repr(tuple(self._grads))
 
 
 class NotImplementedNode(Node):

@@ -94,3 +94,40 @@ def test_gradient_of_grad_output_and_output_through_the_kernel(op):
     assert res[0][0] == res[1][0]
     for a, b in zip(res[0][1:], res[1][1:]):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# -- nodes of multi-output ops ---------------------------------------------------------------------
+# A formula of a multi-output op reads the gradients of the outputs it needs; an output that got
+# no gradient reads as zeros, made only when read. nll_loss's node never reads the gradient of
+# total_weight, so, as in PyTorch, backward runs nll_loss_backward and nothing else.
+
+
+def _multi_output_backward(L, Mode, fn):
+    ops = []
+
+    class Recorder(Mode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = L.tensor([[0.3, -0.7, 1.2], [0.1, 0.2, -0.4]], dtype=L.float64, requires_grad=True)
+    out = fn(L, x)
+    with Recorder():
+        out.backward()
+    return [o for o in ops if o != "aten.detach.default"], x.grad.numpy()
+
+
+def test_nll_loss_node_runs_only_its_kernel():
+    fn = lambda L, x: L.nn.functional.nll_loss(x, L.tensor([2, 0]))   # noqa: E731
+    (ops_a, g_a), (ops_b, g_b) = _multi_output_backward(mt, MtMode, fn), _multi_output_backward(torch, TorchMode, fn)
+    assert ops_a == ops_b == ["aten.ones_like.default", "aten.nll_loss_backward.default"]
+    np.testing.assert_array_equal(g_a, g_b)
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_gradient_of_an_unused_output_reads_as_zeros(which):
+    # var_mean's formula reads both gradients: the one that did not arrive is made as zeros
+    fn = lambda L, x: L.var_mean(x, 1)[which].sum()   # noqa: E731
+    (ops, g_a), (_, g_b) = _multi_output_backward(mt, MtMode, fn), _multi_output_backward(torch, TorchMode, fn)
+    assert "aten.zeros.default" in ops
+    np.testing.assert_allclose(g_a, g_b, rtol=1e-12)
