@@ -110,7 +110,7 @@ def function_matmul(input, other, *args, **kwargs):
 
 
 def function_mm(input, mat2, *args, **kwargs):
-    r = None if args or kwargs else _mm(input, mat2)
+    r = None if args or kwargs else _mm(input, mat2, True)
     return _full("mm", (input, mat2), args, kwargs) if r is None else r
 
 

@@ -7,7 +7,8 @@
 #   sigmoid reciprocal`` (float32/float64), ``neg abs`` (also int64), as methods, and ``-x``,
 #   ``abs(x)``;
 # * ``x.div(y)`` and ``x / y`` with a tensor of the same float dtype or a Python number;
-# * ``x.matmul(y)``, ``x.mm(y)`` and ``x @ y`` for two 2-D float matrices of one dtype (any strides);
+# * ``x.matmul(y)``, ``x.mm(y)`` and ``x @ y`` for two float matrices of one dtype (any strides), and
+#   ``matmul``/``@`` of a matrix and a vector (``mv``) or of two vectors (``dot``);
 # * the views ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``,
 #   ``x.squeeze(d)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` (when it is a view).
 #
@@ -29,7 +30,7 @@
 # Only the inputs whose result is simple take this path: row-major, non-empty float32/float64
 # (int64 for neg/abs) operands for elementwise ops (their result is then row-major, as the
 # kernels' layout rule gives); any layout for the views and for matmul (a fresh row-major
-# product). Everything else -- other dtypes, strided elementwise inputs, 1-D/batched matmul,
+# product). Everything else -- other dtypes, strided elementwise inputs, vector @ matrix, batches,
 # ``out=``, keyword arguments -- takes the full path unchanged. ``tests/test_fast_path_ops.py``
 # compares both paths on random operands.
 
@@ -53,6 +54,8 @@ cdef object _slow_view = None
 cdef object _slow_reshape = None
 cdef object _op_div = None
 cdef object _op_mm = None
+cdef object _op_mv = None
+cdef object _op_dot = None
 cdef object _op_t = None
 cdef object _op_transpose = None
 cdef object _op_unsqueeze = None
@@ -61,6 +64,7 @@ cdef object _op_squeeze_dim = None
 cdef object _op_view = None
 cdef object _np_true_divide = np.true_divide
 cdef object _np_matmul = np.matmul
+cdef object _np_dot = np.dot
 
 
 cdef class _Unary:
@@ -128,7 +132,7 @@ def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul
 cdef bint _load_fast_ops() except -1:
     """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
-    global _ops_loaded, _op_div, _op_mm, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
+    global _ops_loaded, _op_div, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
     global _op_squeeze_dim, _op_view
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
@@ -142,7 +146,7 @@ cdef bint _load_fast_ops() except -1:
             u.fn = pointwise._FLOAT_UNARY[name]
     _u_neg.fn = np.negative               # pointwise.neg: unary(np.negative, self)
     _u_abs.fn = pointwise._SAME_UNARY["abs"][0]
-    _op_div, _op_mm = aten.div.Tensor, aten.mm.default
+    _op_div, _op_mm, _op_mv, _op_dot = aten.div.Tensor, aten.mm.default, aten.mv.default, aten.dot.default
     _op_t, _op_transpose = aten.t.default, aten.transpose.int
     _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
     _op_view = aten.view.default
@@ -372,8 +376,8 @@ def tensor_truediv(self, other):
 
 # -- matrix product ---------------------------------------------------------------------------------
 
-cdef inline TensorImpl _matrix(object t):
-    """The payload of a plain cpu float32/float64 matrix with no empty dim (any strides)."""
+cdef inline TensorImpl _linalg_operand(object t):
+    """The payload of a plain cpu float32/float64 vector or matrix with no empty dim (any strides)."""
     cdef TensorImpl impl = _cpu_payload(t)
     if impl is None:
         return None
@@ -381,38 +385,57 @@ cdef inline TensorImpl _matrix(object t):
     if dtype is not _f32 and dtype is not _f64:
         return None
     sizes = impl.sizes
-    if PyTuple_GET_SIZE(sizes) != 2 or <Py_ssize_t>sizes[0] == 0 or <Py_ssize_t>sizes[1] == 0:
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(sizes)
+    if n == 2:
+        if <Py_ssize_t>sizes[0] == 0 or <Py_ssize_t>sizes[1] == 0:
+            return None
+    elif n != 1 or <Py_ssize_t>sizes[0] == 0:
         return None
     return impl
 
 
-cdef object _mm(object self, object other):
-    """``self @ other`` for two matrices as ``linalg.mm`` computes it (``np.matmul`` with
-    warnings off, wrapped row-major), recorded as ``aten.mm`` when needed; or None."""
-    cdef TensorImpl a = _matrix(self)
+cdef object _mm(object self, object other, bint matrices_only=False):
+    """``self @ other`` as ``matmul`` decomposes it and the cpu kernels compute it, recorded when
+    needed; or None. Two matrices: ``aten.mm`` (``linalg.mm``: ``np.matmul`` with warnings off);
+    unless ``matrices_only`` (``mm()``), a matrix and a vector: ``aten.mv`` (``np.matmul``, warnings
+    off), two vectors: ``aten.dot`` (``np.dot``, whose kernel leaves numpy's warnings as they are).
+    The results are fresh and row-major (``_fresh_tensor`` would copy numpy's otherwise)."""
+    cdef TensorImpl a = _linalg_operand(self)
     if a is None or _fp_var is None:
         return None
-    cdef TensorImpl b = _matrix(other)
-    if b is None or b.dtype is not a.dtype or a.sizes[1] != b.sizes[0] or not _may_run():
+    cdef TensorImpl b = _linalg_operand(other)
+    if b is None or b.dtype is not a.dtype:
         return None
-    cdef int record = _record_mode(_op_mm, a, b)
+    cdef Py_ssize_t na = PyTuple_GET_SIZE(a.sizes), nb = PyTuple_GET_SIZE(b.sizes)
+    if a.sizes[na - 1] != b.sizes[0] or (matrices_only and (na != 2 or nb != 2)):
+        return None
+    if (na == 1 and nb == 2) or not _may_run():   # (vector @ matrix: unsqueeze, mm, squeeze)
+        return None
+    op = (_op_mm if nb == 2 else _op_mv) if na == 2 else _op_dot
+    cdef int record = _record_mode(op, a, b)
     if record < 0:
         return None
-    token = PyContextVar_Set(_fp_var, _fp_ignore)
-    try:
-        r = _np_matmul(a.numpy_view(), b.numpy_view())
-    except Exception:
-        return None
-    finally:
-        PyContextVar_Reset(_fp_var, token)
-    out = _fresh_tensor(r, a.dtype)   # (copies to row-major if numpy's result were not)
+    if op is _op_dot:
+        try:
+            r = _np_dot(a.numpy_view(), b.numpy_view())
+        except Exception:
+            return None
+    else:
+        token = PyContextVar_Set(_fp_var, _fp_ignore)
+        try:
+            r = _np_matmul(a.numpy_view(), b.numpy_view())
+        except Exception:
+            return None
+        finally:
+            PyContextVar_Reset(_fp_var, token)
+    out = _fresh_tensor(r, a.dtype)
     if out is None:
         return None
-    return _recorded(_op_mm, (self, other), out) if record else out
+    return _recorded(op, (self, other), out) if record else out
 
 
 def tensor_matmul(self, other, *args, **kwargs):
-    """``self.matmul(other)``: the fast path for two matrices, else the full path."""
+    """``self.matmul(other)``: the fast path for matrices and vectors, else the full path."""
     if not args and not kwargs:
         r = _mm(self, other)
         if r is not None:
@@ -423,14 +446,14 @@ def tensor_matmul(self, other, *args, **kwargs):
 def tensor_mm(self, mat2, *args, **kwargs):
     """``self.mm(mat2)``: the fast path, else the full path."""
     if not args and not kwargs:
-        r = _mm(self, mat2)
+        r = _mm(self, mat2, True)
         if r is not None:
             return r
     return _slow_mm(self, mat2, *args, **kwargs)
 
 
 def tensor_matmul_op(self, other):
-    """``self @ other``: the fast path for two matrices, else the full path."""
+    """``self @ other``: the fast path for matrices and vectors, else the full path."""
     r = _mm(self, other)
     return _slow_matmul_op(self, other) if r is None else r
 

@@ -211,7 +211,8 @@ def test_special_values_and_warnings(dtype):
     m = a.reshape(2, 5)
     cases = [lambda n=n: getattr(a, n)() for n in UNARY] + [
         lambda: -a, lambda: abs(a), lambda: a / b, lambda: a.div(b), lambda: a / 0, lambda: a / 0.0, lambda: a / -0.0,
-        lambda: m @ m.t(), lambda: m.t() @ m, lambda: m.mm(m.t()), lambda: m.matmul(m.t()),
+        lambda: m @ m.t(), lambda: m.t() @ m, lambda: m.mm(m.t()), lambda: m.matmul(m.t()), lambda: a @ b,
+        lambda: a[:5] @ a[5:], lambda: m @ a[:5], lambda: m.t() @ b[::5],
     ]
     for fn in cases:
         assert_fast_equals_full(fn, a, b, m)
@@ -347,7 +348,7 @@ def test_in_place_write_through_a_fast_view_updates_the_base_history():
 # -- does the fast path run, and decline when it must? ---------------------------------------------------
 
 _COUNTED = [getattr(aten, n).default for n in UNARY] + [
-    aten.div.Tensor, aten.mm.default, aten.t.default, aten.transpose.int, aten.unsqueeze.default,
+    aten.div.Tensor, aten.mm.default, aten.mv.default, aten.dot.default, aten.t.default, aten.transpose.int, aten.unsqueeze.default,
     aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.view.default, aten.view.dtype,
 ]
 
@@ -396,6 +397,11 @@ def test_fast_path_runs_for_plain_operands(grad):
             for fn in _all_ops(x, x):
                 assert not _ran_full_path(fn)
                 assert (fn().grad_fn is not None) == grad
+        v = mt.tensor([0.5, -1.0, 2.0], dtype=dtype, requires_grad=grad)
+        for fn in (lambda: a @ v, lambda: v @ v, lambda: a.matmul(v), lambda: mt.matmul(v, v)):  # mv, dot
+            assert not _ran_full_path(fn)
+            assert (fn().grad_fn is not None) == grad
+        assert _ran_full_path(lambda: v @ a) and _ran_full_path(lambda: a.mm(v))  # (unsqueeze + mm; mm's error)
     n = mt.arange(9).reshape(3, 3)
     for fn in (lambda: -n, lambda: n.abs(), lambda: n.t(), lambda: n.view(9), lambda: n.unsqueeze(0)):
         assert not _ran_full_path(fn)
