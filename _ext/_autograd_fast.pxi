@@ -173,8 +173,9 @@ cdef inline tuple _meta_of(TensorImpl impl):
     return (impl.sizes, impl.dtype, impl.device)
 
 
-cdef object _accumulate_grad(TensorImpl impl):
-    """``graph.grad_accumulator(impl)``: the leaf's cached AccumulateGrad, else a new one."""
+cdef object _accumulate_grad(TensorImpl impl, tuple meta_of_impl):
+    """``graph.grad_accumulator(impl)``: the leaf's cached AccumulateGrad, else a new one
+    (``meta_of_impl``: ``_meta_of(impl)``, which the caller needs too)."""
     cdef PyObject* ref
     cdef PyObject* node
     meta = impl.autograd_meta
@@ -192,7 +193,7 @@ cdef object _accumulate_grad(TensorImpl impl):
     cdef AccumulateGradBase acc = <AccumulateGradBase>_new(_AccumulateGrad)
     acc._seq_nr = _MAX_SEQUENCE_NR
     acc.next_functions = ()
-    acc._input_metadata = (_meta_of(impl),)
+    acc._input_metadata = (meta_of_impl,)
     acc._impl = impl
     (<dict>meta)["grad_accumulator"] = PyWeakref_NewRef(acc, None)
     return acc
@@ -351,7 +352,7 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
     cdef tuple metas = PyTuple_New(k)
     cdef list needed = None
     cdef TensorImpl impl
-    cdef tuple entry
+    cdef tuple entry, meta
     # 1. One edge per differentiable input.
     for j in range(k):
         entry = <tuple>r.positions[j]
@@ -359,6 +360,7 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
         v = args[pos] if pos < n else d.arg(entry[1], args, kwargs)
         if isinstance(v, TensorBase):
             impl = (<TensorBase>v)._impl
+            meta = _meta_of(impl)
             fn = impl.grad_fn
             if fn is not None:
                 if impl.base is not None and impl.autograd_meta:
@@ -366,11 +368,11 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
                 _put(edges, j, (fn, impl.output_nr))
                 mask |= 1 << j
             elif impl.requires_grad:
-                _put(edges, j, (_accumulate_grad(impl), 0))
+                _put(edges, j, (_accumulate_grad(impl, meta), 0))
                 mask |= 1 << j
             else:
                 _put(edges, j, _NO_EDGE)
-            _put(metas, j, _meta_of(impl))
+            _put(metas, j, meta)
         else:
             _put(edges, j, _NO_EDGE)
             _put(metas, j, None)
