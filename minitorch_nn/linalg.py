@@ -21,6 +21,7 @@ from collections import namedtuple
 
 from minitorch_nn._functions._out import writes_out, writes_out_tuple
 from minitorch_nn._ops import aten
+from minitorch_nn._ops import define as aten_define
 from minitorch_nn.overrides import public
 
 __all__ = [
@@ -246,12 +247,61 @@ def norm_except_dim(v, pow=2, dim=0):
     if dim == -1:
         return vector_norm(v, pow)
     dims = [d for d in range(v.dim()) if d != dim]
+    if not dims:
+        return v.abs()  # a 1-D v: one element per "row", its norm is its absolute value
     return vector_norm(v, pow, dims, keepdim=True)
 
 
 def _weight_norm(v, g, dim=0):
-    """``torch._weight_norm``: ``v`` rescaled so its norm over every dim but ``dim`` is ``g``."""
+    """``torch._weight_norm``: ``v`` rescaled so its norm over every dim but ``dim`` is ``g``.
+
+    Like PyTorch, the first or last dim goes through the one op ``_weight_norm_interface``
+    (its node is ``WeightNormInterfaceBackward0``); any other dim, or ``-1`` (the whole
+    tensor), is spelled out as ``v * (g / norm_except_dim(v))``."""
+    if dim == 0 or dim == v.dim() - 1:
+        return aten._weight_norm_interface.default(v.contiguous(), g.contiguous(), dim)[0]
     return v * (g / norm_except_dim(v, 2, dim))
+
+
+# -- the fused op: schema, one kernel for every device, derivative ----------------------------------
+aten_define('_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)')
+
+
+def _norm_except_dim_kernel(v, dim):
+    dims = [d for d in range(v.dim()) if d != dim]
+    if not dims:
+        return aten.abs.default.redispatch_to_backend(v)
+    return aten.linalg_vector_norm.default.redispatch_to_backend(v, 2, dims, True)
+
+
+@aten._weight_norm_interface.default.impl("any")
+def _weight_norm_interface_kernel(v, g, dim=0):
+    # below autograd: each step runs only its backend kernel (cpu, meta or cuda alike)
+    norms = _norm_except_dim_kernel(v, dim)
+    scale = aten.div.Tensor.redispatch_to_backend(g, norms)
+    return aten.mul.Tensor.redispatch_to_backend(v, scale), norms
+
+
+def _weight_norm_grad(which, grad, v, g, dim, norms):
+    # w = v * g / n with n the norm of v over the other dims. Written in tensor ops so a double
+    # backward runs through it; like PyTorch's formula it takes the saved norms as they are (a
+    # constant there), which is what PyTorch's second derivative does too.
+    dims = [d for d in range(v.dim()) if d != dim]
+    n = norms
+    s = (grad * v).sum(dims, keepdim=True) if dims else grad * v
+    if which == "g":
+        return s / n
+    return (g / n) * (grad - v * (s / (n * n)))
+
+
+def _register_weight_norm_derivative():
+    from minitorch_nn.autograd.derivatives import derivative
+
+    derivative(
+        "_weight_norm_interface", "WeightNormInterfaceBackward0",
+        v=lambda grads, v, g, dim, result1: _weight_norm_grad("v", grads[0], v, g, dim, result1),
+        g=lambda grads, v, g, dim, result1: _weight_norm_grad("g", grads[0], v, g, dim, result1),
+    )
 
 
 def _attach_tensor_methods():
@@ -265,3 +315,4 @@ def _attach_tensor_methods():
 
 
 _attach_tensor_methods()
+_register_weight_norm_derivative()

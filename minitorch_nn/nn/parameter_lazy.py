@@ -149,12 +149,20 @@ class UninitializedTensorMixin:
         if func in cls._allowed_methods:
             return super().__torch_function__(func, types, args, kwargs or {})
         raise ValueError(
-            f"Attempted to use an uninitialized parameter in {func}. "
+            f"Attempted to use an uninitialized parameter in {_describe(func)}. "
             "This error happens when you are using a `LazyModule` or "
             f"explicitly manipulating `torch.nn.parameter.{cls.__name__}` "
             "objects. When using LazyModules Call `forward` with a dummy batch "
             "to initialize the parameters before calling torch functions"
         )
+
+
+def _describe(func):
+    """How PyTorch's message names ``func``: a Tensor method as the C method it is there."""
+    name = getattr(func, "__name__", None)
+    if name and getattr(Tensor, name, None) is func:
+        return f"<method '{name}' of 'torch._C.TensorBase' objects>"
+    return func
 
 
 def _shape_getter():

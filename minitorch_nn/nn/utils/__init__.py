@@ -1,14 +1,29 @@
-"""``minitorch_nn.nn.utils`` (mirrors ``torch.nn.utils``): for now the parametrization tools.
+"""``minitorch_nn.nn.utils`` (mirrors ``torch.nn.utils``).
 
 * :mod:`~minitorch_nn.nn.utils.parametrize`: ``register_parametrization``, ``cached``,
   ``remove_parametrizations`` and friends;
 * :mod:`~minitorch_nn.nn.utils.parametrizations`: the built-in ``orthogonal``, ``weight_norm``
-  and ``spectral_norm``.
+  and ``spectral_norm``;
+* :mod:`~minitorch_nn.nn.utils.clip_grad`: ``clip_grad_norm_``, ``clip_grad_value_``,
+  ``get_total_norm``, ``clip_grads_with_norm_``;
+* :mod:`~minitorch_nn.nn.utils.convert_parameters`: ``parameters_to_vector`` and
+  ``vector_to_parameters``.
 
-PyTorch's older hook-based ``torch.nn.utils.weight_norm``/``spectral_norm`` and the gradient
-clipping helpers are not here.
+PyTorch's older hook-based ``torch.nn.utils.weight_norm``/``spectral_norm`` are not here (use the
+parametrizations).
 """
 
-from minitorch_nn.nn.utils import parametrizations, parametrize  # noqa: F401
+from minitorch_nn.nn.utils import clip_grad, convert_parameters, parametrizations, parametrize  # noqa: F401
+from minitorch_nn.nn.utils.clip_grad import (  # noqa: F401
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
+from minitorch_nn.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 
-__all__ = ["parametrize", "parametrizations"]
+__all__ = [
+    "parametrize", "parametrizations", "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_",
+    "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector", "vector_to_parameters",
+]
