@@ -75,6 +75,22 @@ def _cases(L, F, grad=False):
         "addmm": lambda: L.addmm(bias, a, b),
         "cross_entropy": lambda: F.cross_entropy(a, target),
     }
+    aten = getattr(L, "ops").aten
+    cases.update({
+        # the chain below the public layer, for ops a compiled fast path may take at the top:
+        # what autograd's backward formulas and the composite functions call
+        "aten.add.Tensor": lambda: aten.add.Tensor(a, b),
+        "aten.mul.Tensor scalar": lambda: aten.mul.Tensor(a, 2.0),
+        "aten.exp.default": lambda: aten.exp.default(a),
+        "aten.sum.dim_IntList": lambda: aten.sum.dim_IntList(a, [1]),
+        "aten.t.default": lambda: aten.t.default(a),
+        "aten.view.default": lambda: aten.view.default(a, [16]),
+        "aten.mm.default": lambda: aten.mm.default(a, b),
+        "a.clamp(0, 1)": lambda: a.clamp(0, 1),
+        "a.max(1)": lambda: a.max(1),
+        "a.flatten()": lambda: a.flatten(),
+        "a.permute(1, 0)": lambda: a.permute(1, 0),
+    })
     if grad:
         keep = ("exp(a)", "a.sum(1)", "F.softmax", "a[0]", "a.view(16)", "F.linear", "cross_entropy")
         cases = {k + " grad": v for k, v in cases.items() if k in keep}
@@ -121,6 +137,17 @@ def _numpy_cases():
         "F.linear": lambda: a @ b.T + bias,
         "addmm": lambda: bias + a @ b,
         "cross_entropy": lambda: -log_softmax(a)[rows, target].mean(),
+        "aten.add.Tensor": lambda: np.add(a, b),
+        "aten.mul.Tensor scalar": lambda: np.multiply(a, np.float32(2.0)),
+        "aten.exp.default": lambda: np.exp(a),
+        "aten.sum.dim_IntList": lambda: np.add.reduce(a, 1),
+        "aten.t.default": lambda: a.T,
+        "aten.view.default": lambda: a.reshape(16),
+        "aten.mm.default": lambda: a @ b,
+        "a.clamp(0, 1)": lambda: np.clip(a, 0, 1),
+        "a.max(1)": lambda: (a.max(1), a.argmax(1)),
+        "a.flatten()": lambda: a.reshape(-1),
+        "a.permute(1, 0)": lambda: a.transpose(1, 0),
     }
 
 

@@ -114,7 +114,7 @@ def reshape_as(self, other):
 
 
 def permute(self, *dims):
-    return _sh.permute(self, normalize_size(dims))
+    return aten.permute.default(self, _size_list(dims))  # (what _sh.permute does, without its wrapper)
 
 
 def expand(self, *sizes):

@@ -12,13 +12,22 @@ from minitorch_nn._C import TensorBase
 
 def result_type(*operands) -> dt.dtype:
     """PyTorch's ``result_type`` over tensors and Python numbers (None operands are ignored)."""
-    # fast path, the common case of a binary op: two tensors with dims and one dtype
-    if len(operands) == 2:
-        a, b = operands
-        if isinstance(a, TensorBase) and isinstance(b, TensorBase):
-            ia, ib = a._impl, b._impl
-            if ia.dtype is ib.dtype and ia.sizes and ib.sizes:
-                return ia.dtype
+    # fast paths for the common cases: two tensors with dims and one dtype (``a + b``); a tensor
+    # with dims and Python numbers of its category or a lower one (``x * 2.0``, ``x.clamp(0, 1)``)
+    if operands and isinstance(operands[0], TensorBase):
+        first = operands[0]._impl
+        if first.sizes:
+            if len(operands) == 2 and isinstance(operands[1], TensorBase):
+                other = operands[1]._impl
+                if first.dtype is other.dtype and other.sizes:
+                    return first.dtype
+            else:
+                rank = first.dtype._rank
+                for o in operands[1:]:
+                    if o is not None and _SCALAR_CATEGORY.get(type(o), 3) > rank:
+                        break
+                else:
+                    return first.dtype
     dims, zeros, scalars = [], [], []
     for o in operands:
         if o is None:
@@ -28,6 +37,10 @@ def result_type(*operands) -> dt.dtype:
         else:
             scalars.append(o)
     return dt.result_type_from(dims, zeros, scalars)
+
+
+# the categories dt.result_type_from gives Python numbers (bool < int < float), by exact type
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
 
 
 def compute_dtype(d: dt.dtype) -> dt.dtype:
