@@ -193,6 +193,8 @@ SCHEMAS = {
     "Softmax": [
         '_softmax(Tensor self, int dim, bool half_to_float) -> Tensor',
         '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor',
+        '_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor',
+        '_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor',
     ],
     "Views": [
         'view(Tensor(a) self, SymInt[] size) -> Tensor(a)',

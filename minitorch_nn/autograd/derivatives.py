@@ -485,10 +485,23 @@ derivative("diag_embed", "DiagEmbedBackward0",
            self=lambda grad, offset, dim1, dim2: aten.diagonal.default(grad, offset, dim1, dim2))
 derivative("tril", "TrilBackward0", self=lambda grad, diagonal: aten.tril.default(grad, diagonal))
 derivative("triu", "TriuBackward0", self=lambda grad, diagonal: aten.triu.default(grad, diagonal))
+# softmax and log_softmax: one kernel each from the output, as PyTorch (a dispatch mode sees
+# _softmax_backward_data / _log_softmax_backward_data); those have derivatives of their own:
+# with y the output, g the incoming gradient and S the sum along dim (kept):
+#   softmax:      y * (g - S(g * y));  d/dg: the same op;     d/dy: grad * (g - S(g * y)) - g * S(grad * y)
+#   log_softmax:  g - exp(y) * S(g);   d/dg: grad - S(grad * exp(y));   d/dy: -grad * exp(y) * S(g)
 derivative("_softmax", "SoftmaxBackward0",
-           self=lambda grad, dim, result: result * (grad - (grad * result).sum([dim], keepdim=True)))
+           self=lambda grad, dim, result: aten._softmax_backward_data.default(grad, result, dim, result.dtype))
 derivative("_log_softmax", "LogSoftmaxBackward0",
-           self=lambda grad, dim, result: grad - result.exp() * grad.sum([dim], keepdim=True))
+           self=lambda grad, dim, result: aten._log_softmax_backward_data.default(grad, result, dim, result.dtype))
+derivative("_softmax_backward_data", "SoftmaxBackwardDataBackward0",
+           grad_output=lambda grad, output, dim, input_dtype: aten._softmax_backward_data.default(
+               grad, output, dim, input_dtype),
+           output=lambda grad, grad_output, output, dim: grad * (grad_output - (grad_output * output).sum([dim], keepdim=True))
+           - grad_output * (grad * output).sum([dim], keepdim=True))
+derivative("_log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0",
+           grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum([dim], keepdim=True),
+           output=lambda grad, grad_output, output, dim: -grad * output.exp() * grad_output.sum([dim], keepdim=True))
 
 # ---------------------------------------------------------------------------------------------
 # Views (their gradients are reshaped, transposed or padded back)

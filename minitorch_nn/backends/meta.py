@@ -392,6 +392,13 @@ def _softmax(self, dim, half_to_float):
     return _new_meta(_shape(self), self.dtype)
 
 
+@aten._softmax_backward_data.default.impl("meta")
+@aten._log_softmax_backward_data.default.impl("meta")
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    wrap_dim(dim, grad_output.dim())
+    return _new_meta(_shape(grad_output), grad_output.dtype)
+
+
 # -- matrix products ------------------------------------------------------------------------------
 
 @aten.mm.default.impl("meta")

@@ -395,6 +395,48 @@ def _softmax_impl(self, dim, log):
     return wrap(r.reshape(()) if ndim == 0 else r, dtype)
 
 
+def _softmax_backward_impl(grad_output, output, dim, log):
+    """The gradient of softmax (``log=False``) or log_softmax from the forward's output y and
+    the incoming gradient g: ``y * (g - sum(g * y))`` or ``g - exp(y) * sum(g)``, the sums along
+    ``dim``. The result is contiguous, as PyTorch's."""
+    name = f"{'log_' if log else ''}softmax_backward"
+    dtype = grad_output.dtype
+    ndim = grad_output.dim()
+    d = wrap_dim(dim, ndim)
+    if tuple(grad_output.shape) != tuple(output.shape):
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 'output'; but "
+            f"{list(grad_output.shape)} does not equal {list(output.shape)} (while checking arguments for {name})")
+    if output.dtype is not dtype:
+        raise RuntimeError(f"expected scalar type {type_name(dtype)} but found {type_name(output.dtype)}")
+    if not dtype.is_floating_point:
+        last = "lastdim_" if d == max(ndim - 1, 0) else ""
+        raise not_implemented(f"{name}_{last}kernel_impl", dtype)
+    cdt = compute_dtype(dtype)
+    g, y = as_array(grad_output, cdt), as_array(output, cdt)
+    if ndim == 0:
+        g, y = g.reshape(1), y.reshape(1)
+    token = fp_errors_off()
+    try:
+        if log:
+            r = g - np.exp(y) * np.add.reduce(g, axis=d, keepdims=True)
+        else:
+            r = y * (g - np.add.reduce(g * y, axis=d, keepdims=True))
+    finally:
+        fp_errors_restore(token)
+    return wrap(r.reshape(()) if ndim == 0 else np.ascontiguousarray(r), dtype)
+
+
+@aten._softmax_backward_data.default.impl("cpu")
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _softmax_backward_impl(grad_output, output, dim, log=False)
+
+
+@aten._log_softmax_backward_data.default.impl("cpu")
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _softmax_backward_impl(grad_output, output, dim, log=True)
+
+
 @aten._softmax.default.impl("cpu")
 def _softmax(self, dim, half_to_float):
     return _softmax_impl(self, dim, log=False)

@@ -146,6 +146,36 @@ def log_softmax(self, dim, half_to_float):
     return _softmax(self, dim, half_to_float, log=True)
 
 
+def _softmax_backward(grad_output, output, dim, log):
+    # y * (g - sum(g * y)) or g - exp(y) * sum(g), from the cuda kernels of those ops (called
+    # directly: a dispatch mode sees only the backward op, as on cpu); contiguous, as PyTorch's
+    if not grad_output.dtype.is_floating_point or output.dtype is not grad_output.dtype \
+            or tuple(grad_output.shape) != tuple(output.shape):
+        from minitorch_nn.backends.cuda.fallback import host_kernel
+
+        op = aten._log_softmax_backward_data.default if log else aten._softmax_backward_data.default
+        return host_kernel(op)(grad_output, output, dim, grad_output.dtype)   # PyTorch's errors
+    k = lambda op: op.kernel_for("cuda")   # noqa: E731
+    dims = [wrap_dim(dim, max(grad_output.dim(), 1))] if grad_output.dim() else []
+    if log:
+        total = k(aten.sum.dim_IntList)(grad_output, dims, True)
+        r = k(aten.sub.Tensor)(grad_output, k(aten.mul.Tensor)(k(aten.exp.default)(output), total))
+    else:
+        total = k(aten.sum.dim_IntList)(k(aten.mul.Tensor)(grad_output, output), dims, True)
+        r = k(aten.mul.Tensor)(output, k(aten.sub.Tensor)(grad_output, total))
+    return contiguous(r)
+
+
+@aten._softmax_backward_data.default.impl("cuda")
+def softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _softmax_backward(grad_output, output, dim, log=False)
+
+
+@aten._log_softmax_backward_data.default.impl("cuda")
+def log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    return _softmax_backward(grad_output, output, dim, log=True)
+
+
 # -- nll_loss (the second half of cross_entropy) ---------------------------------------------------
 
 
