@@ -27,6 +27,12 @@
 # records ``aten.view.default(x, [2, -1])``). ``_records()`` says when the compiled recorder may
 # stand in (no ``saved_tensors_hooks``: their pack hooks would run before the kernel).
 #
+# Course exercises: the kernels of ``transpose``/``t`` and ``view`` (``compute_view_strides``) are
+# tasks a student writes in a course copy (``# BEGIN SOLUTION`` blocks in ``backends/views.py``).
+# Their compiled paths run only while those blocks hold the reference solution and the registered
+# kernels are those functions, so in a student's copy the student's code (or the stub) runs. A new
+# fast path that mirrors a course exercise must make the same check.
+#
 # Only the inputs whose result is simple take this path: row-major, non-empty float32/float64
 # (int64 for neg/abs) operands for elementwise ops (their result is then row-major, as the
 # kernels' layout rule gives); any layout for the views and for matmul (a fresh row-major
@@ -62,6 +68,13 @@ cdef object _op_unsqueeze = None
 cdef object _op_squeeze = None
 cdef object _op_squeeze_dim = None
 cdef object _op_view = None
+# The kernels of transpose/t and of view are course exercises (views-transpose, views-strides: the
+# '# BEGIN SOLUTION' blocks of backends/views.py). The compiled paths below mirror the reference
+# solution, so they run only while the registered kernels are that solution: in a student's copy
+# the blocks are the student's code (or a stub), which must be what runs. None: not the reference.
+cdef object _ref_transpose = None    # views.transpose, when its block is the reference solution
+cdef object _ref_t = None            # views.t (which calls views.transpose), likewise
+cdef object _ref_view = None         # views.view, when compute_view_strides' block is the reference
 cdef object _np_true_divide = np.true_divide
 cdef object _np_matmul = np.matmul
 cdef object _np_dot = np.dot
@@ -133,10 +146,11 @@ cdef bint _load_fast_ops() except -1:
     """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
     global _ops_loaded, _op_div, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
-    global _op_squeeze_dim, _op_view
+    global _op_squeeze_dim, _op_view, _ref_transpose, _ref_t, _ref_view
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
-    if pointwise is None or _slow_view is None:
+    views = sys.modules.get("minitorch_nn.backends.views")
+    if pointwise is None or views is None or _slow_view is None:
         return False
     from minitorch_nn._ops import aten
     cdef _Unary u
@@ -150,8 +164,28 @@ cdef bint _load_fast_ops() except -1:
     _op_t, _op_transpose = aten.t.default, aten.transpose.int
     _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
     _op_view = aten.view.default
+    if _is_reference_solution(views.transpose, "views-transpose"):
+        _ref_transpose, _ref_t = views.transpose, views.t
+    if _is_reference_solution(views.compute_view_strides, "views-strides"):
+        _ref_view = views.view
     _ops_loaded = True
     return True
+
+
+cdef bint _is_reference_solution(object fn, str task):
+    """Whether ``fn``'s source still holds the course's ``# BEGIN SOLUTION <task>`` block (a
+    student's copy has their own code, or a stub, in its place)."""
+    import inspect
+    try:
+        return ("# BEGIN SOLUTION " + task) in inspect.getsource(fn)
+    except (OSError, TypeError):   # no source to read: assume it is not
+        return False
+
+
+cdef inline bint _kernel_is(object op, object reference):
+    """``op``'s registered kernel (views are registered for every device, under "any") is ``reference``."""
+    cdef PyObject* kernel = PyDict_GetItem(op._kernels, "any")
+    return reference is not None and kernel != NULL and <object>kernel is reference
 
 
 cdef inline bint _may_run() except -1:
@@ -503,7 +537,7 @@ cdef object _t_fast(object self, tuple args):
     if args:
         return None
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run():
+    if a is None or not _may_run() or not _kernel_is(_op_t, _ref_t):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
     if n == 2:
@@ -518,7 +552,7 @@ cdef object _transpose_fast(object self, tuple args):
     if PyTuple_GET_SIZE(args) != 2:
         return None
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run():
+    if a is None or not _may_run() or not _kernel_is(_op_transpose, _ref_transpose):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
     cdef Py_ssize_t d0 = _dim_index(args[0], n), d1 = _dim_index(args[1], n)
@@ -669,7 +703,7 @@ cdef tuple _view_geometry(TensorImpl a, list size):
 cdef object _view(object self, tuple shape):
     """``aten.view.default(self, list(normalize_size(shape)))`` when it is a plain view; or None."""
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run():
+    if a is None or not _may_run() or not _kernel_is(_op_view, _ref_view):
         return None
     cdef list size = _size_arg(shape)
     if size is None:

@@ -347,26 +347,29 @@ def test_in_place_write_through_a_fast_view_updates_the_base_history():
 
 # -- does the fast path run, and decline when it must? ---------------------------------------------------
 
-_COUNTED = [getattr(aten, n).default for n in UNARY] + [
-    aten.div.Tensor, aten.mm.default, aten.mv.default, aten.dot.default, aten.t.default, aten.transpose.int, aten.unsqueeze.default,
-    aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.view.default, aten.view.dtype,
-]
+_COUNTED = [getattr(aten, n).default for n in UNARY] + [aten.div.Tensor, aten.mm.default, aten.mv.default,
+                                                      aten.dot.default]
 
 
 @contextlib.contextmanager
 def kernel_calls():
-    """Count calls of the kernels of the ops above (the fast path calls none of them)."""
-    saved = [(op, dict(op._kernels)) for op in _COUNTED]
+    """Count calls of the cpu kernels of the ops above, and of the view kernels (through the
+    ``_make_view`` they all end in: the view fast paths check that the kernels registered are the
+    reference ones, so those are left in place). The fast path calls none of them."""
+    from minitorch_nn.backends import views
+
+    saved = [(op, op._kernels["cpu"]) for op in _COUNTED]
+    make_view = views._make_view
     calls = []
-    for op, kernels in saved:
-        for key, kernel in kernels.items():
-            op._kernels[key] = lambda *a, _k=kernel, _op=op, **k: (calls.append(_op), _k(*a, **k))[1]
+    for op, kernel in saved:
+        op._kernels["cpu"] = lambda *a, _k=kernel, _op=op, **k: (calls.append(_op), _k(*a, **k))[1]
+    views._make_view = lambda *a: (calls.append("view"), make_view(*a))[1]
     try:
         yield calls
     finally:
-        for op, kernels in saved:
-            op._kernels.clear()
-            op._kernels.update(kernels)
+        for op, kernel in saved:
+            op._kernels["cpu"] = kernel
+        views._make_view = make_view
 
 
 def _ran_full_path(fn):
@@ -448,6 +451,26 @@ def test_fast_path_declines_when_an_ops_derivative_is_not_a_simple_one():
     finally:
         op.derivative = saved
     assert not _ran_full_path(lambda: a.exp())
+
+
+def test_views_that_are_course_exercises_run_the_registered_kernel():
+    # transpose/t and view are course tasks (backends/views.py's solution blocks): in a student's
+    # copy their code, or the stub, must run; a kernel that is not the reference turns the path off
+    a = mt.ones(2, 3)
+
+    def stub(*args):
+        raise NotImplementedError("views-transpose: return a view with two dims swapped")
+
+    for op, call in ((aten.transpose.int, lambda: a.transpose(0, 1)), (aten.t.default, lambda: a.t()),
+                     (aten.view.default, lambda: a.view(6)), (aten.view.default, lambda: a.reshape(3, 2))):
+        saved = op._kernels["any"]
+        op._kernels["any"] = stub
+        try:
+            with pytest.raises(NotImplementedError, match="views-transpose"):
+                call()
+        finally:
+            op._kernels["any"] = saved
+        assert not _ran_full_path(call)
 
 
 @pytest.mark.parametrize("layer", ["python_layer", "forward_ad_layer"])
