@@ -401,10 +401,12 @@ def test_fast_path_runs_for_plain_operands(grad):
                 assert not _ran_full_path(fn)
                 assert (fn().grad_fn is not None) == grad
         v = mt.tensor([0.5, -1.0, 2.0], dtype=dtype, requires_grad=grad)
-        for fn in (lambda: a @ v, lambda: v @ v, lambda: a.matmul(v), lambda: mt.matmul(v, v)):  # mv, dot
+        for fn in (lambda a=a, v=v: a @ v, lambda v=v: v @ v, lambda a=a, v=v: a.matmul(v),
+                   lambda v=v: mt.matmul(v, v)):  # mv, dot
             assert not _ran_full_path(fn)
             assert (fn().grad_fn is not None) == grad
-        assert _ran_full_path(lambda: v @ a) and _ran_full_path(lambda: a.mm(v))  # (unsqueeze + mm; mm's error)
+        assert _ran_full_path(lambda a=a, v=v: v @ a)  # (unsqueeze + mm + squeeze)
+        assert _ran_full_path(lambda a=a, v=v: a.mm(v))  # (mm's error)
     n = mt.arange(9).reshape(3, 3)
     for fn in (lambda: -n, lambda: n.abs(), lambda: n.t(), lambda: n.view(9), lambda: n.unsqueeze(0)):
         assert not _ran_full_path(fn)
