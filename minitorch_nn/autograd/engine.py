@@ -107,10 +107,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors)
     inputs = _as_tuple(inputs)
-    overridable = _tensor_like(tensors) + _tensor_like(inputs or ())
-    if has_torch_function(overridable):   # as PyTorch 2.13: subclasses and modes may take over
-        return handle_torch_function(backward, overridable, tensors, grad_tensors=grad_tensors,
-                                     retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+    # As PyTorch 2.13: subclasses and modes may take over. (When _tf_state.quiet, no mode is
+    # active and no tensor subclass with a handler can take part: nothing to look for.)
+    if not _tf_state.quiet:
+        overridable = _tensor_like(tensors) + _tensor_like(inputs or ())
+        if has_torch_function(overridable):
+            return handle_torch_function(backward, overridable, tensors, grad_tensors=grad_tensors,
+                                         retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")

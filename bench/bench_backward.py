@@ -1,0 +1,121 @@
+"""The backward engine alone, side by side with PyTorch (run: ``python bench/bench_backward.py``).
+
+Each row times ``loss.backward()`` only: the graphs are built beforehand (outside the timer), so
+what is measured is the engine (``autograd/engine.py``) plus the derivative formulas and their
+kernels. Rows:
+
+* ``chain``: ``tanh(h * w)`` five times on 4x4 tensors, then ``sum`` (``bench_autograd.py``'s
+  section 2, backward only);
+* ``adds``: twenty ``h = h + y`` on 4x4 tensors, then ``sum``: nodes whose formula is the
+  identity, so the time per node is the engine's own bookkeeping;
+* ``mlp``: ``bench_mlp.py``'s model (784-256-10, batch 128, cross-entropy), backward only.
+
+``ours`` is the engine's fast loop (``engine._run_all``), ``ref`` the reference loop it is checked
+against (``engine.use_fast_loop = False``). Times are CPU time of this process
+(``time.process_time``), the best of several repeats; torch runs on one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+import minitorch_nn as mt  # noqa: E402
+from minitorch_nn.autograd import engine  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - torch is optional
+    torch = None
+
+
+def _chain(L):
+    rng = np.random.default_rng(0)
+    x = L.tensor(rng.standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
+    w = L.tensor(rng.standard_normal((4, 4)), dtype=L.float32, requires_grad=True)
+
+    def build():
+        h = x
+        for _ in range(5):
+            h = (h * w).tanh()
+        return h.sum()
+
+    return build, (x, w)
+
+
+def _adds(L):
+    x = L.ones(4, 4, requires_grad=True)
+    y = L.ones(4, 4)
+
+    def build():
+        h = x
+        for _ in range(20):
+            h = h + y
+        return h.sum()
+
+    return build, (x,)
+
+
+def _mlp(L):
+    L.manual_seed(0)
+    nn = L.nn
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+    rng = np.random.default_rng(0)
+    X = L.tensor(rng.standard_normal((128, 784)).astype(np.float32))
+    Y = L.tensor(rng.integers(0, 10, 128).astype(np.int64))
+    return (lambda: nn.functional.cross_entropy(model(X), Y)), tuple(model.parameters())
+
+
+CASES = {"chain": (_chain, 200), "adds": (_adds, 200), "mlp": (_mlp, 20)}
+
+
+def _backward_us(make, L, number, repeat=7):
+    """Best over ``repeat`` runs of the mean CPU time of ``number`` backward passes."""
+    build, leaves = make(L)
+    build().backward()   # warm up
+    best = float("inf")
+    for _ in range(repeat):
+        losses = [build() for _ in range(number)]
+        for t in leaves:
+            t.grad = None
+        gc.disable()
+        total = 0.0
+        for loss in losses:
+            t0 = time.process_time()
+            loss.backward()
+            total += time.process_time() - t0
+            for t in leaves:   # every pass starts from .grad = None, as a training step does
+                t.grad = None
+        gc.enable()
+        best = min(best, total / number)
+    return best * 1e6
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(CASES), help="rows to run (default: all)")
+    args = parser.parse_args(argv)
+    if torch is not None:
+        torch.set_num_threads(1)
+    print("backward() only, microseconds (best of 7); ours = fast loop, ref = reference loop")
+    print(f"{'graph':<8}{'ours':>10}{'ref':>10}{'torch':>10}{'ours/torch':>12}")
+    for name in args.only or CASES:
+        make, number = CASES[name]
+        ours = _backward_us(make, mt, number)
+        engine.use_fast_loop = False
+        try:
+            ref = _backward_us(make, mt, number)
+        finally:
+            engine.use_fast_loop = True
+        theirs = _backward_us(make, torch, number) if torch is not None else float("nan")
+        print(f"{name:<8}{ours:>10.1f}{ref:>10.1f}{theirs:>10.1f}{ours / theirs:>12.2f}")
+
+
+if __name__ == "__main__":
+    main()
