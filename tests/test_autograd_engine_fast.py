@@ -199,6 +199,18 @@ def _torch_function_seen_by_user_code():
     return seen, _grad_state(x), _grad_state(y)
 
 
+def _several_roots_and_retain_graph():
+    # two roots, one reachable from the other; then the same graph again (retain_graph)
+    log = []
+    x, w = _leaves(2, log)
+    y1 = _tag(x * w, "y1", log)
+    y2 = _tag(y1.exp() * x, "y2", log)
+    mt.autograd.backward([y2, y1], [mt.ones(3), mt.full((3,), 0.5)], retain_graph=True)
+    first = [_grad_state(t) for t in (x, w)]
+    y2.sum().backward()
+    return log, first, [_grad_state(t) for t in (x, w)]
+
+
 def _no_gradient_reaches_a_node():
     # a custom Function that sends nothing back: the nodes before it get no gradient, and the
     # leaf is still reached through the other path
@@ -236,7 +248,7 @@ def _nested_backward_in_hook():
 
 SCENARIOS = [_hooks_everywhere, _six_leaves_tie, _stealing_and_layout, _dispatch_ops,
              _create_graph_double_backward, _errors, _torch_function_subclass, _torch_function_seen_by_user_code,
-             _no_gradient_reaches_a_node, _nested_backward_in_hook]
+             _several_roots_and_retain_graph, _no_gradient_reaches_a_node, _nested_backward_in_hook]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__.strip("_"))
