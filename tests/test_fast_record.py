@@ -24,6 +24,8 @@ public functions, compare the compiled layer with the readable one.
 """
 
 import contextlib
+import gc
+import weakref
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -345,3 +347,39 @@ def test_public_ops_build_the_same_graph_with_both_recorders():
             with reference_path():
                 full = _run_case(make, fn, modify)
             assert fast == full, name
+
+
+def test_graph_objects_have_no_instance_dict_and_can_be_weakly_referenced():
+    a = mt.ones(2, requires_grad=True)
+    out = (a * 3).relu()
+    node, acc = out.grad_fn, out.grad_fn.next_functions[0][0].next_functions[0][0]
+    saved_scalar = out.grad_fn.next_functions[0][0]._raw_saved_other
+    saved_result = node._raw_saved_result
+    assert isinstance(acc, AccumulateGrad) and isinstance(saved_scalar, SavedScalar)
+    for obj in (node, acc, saved_scalar, saved_result):
+        assert not hasattr(obj, "__dict__"), type(obj).__name__
+        try:
+            obj.some_new_attribute = 1
+        except AttributeError:
+            pass
+        else:
+            raise AssertionError(f"{type(obj).__name__} accepted a new attribute")
+    assert weakref.ref(node)() is node and weakref.ref(acc)() is acc
+
+
+def test_a_graph_is_freed_by_reference_counting_alone():
+    # as in PyTorch: once the output is gone, its node, the leaves' AccumulateGrad nodes and the
+    # saved tensors go at once (no cycle for the garbage collector to find), and the leaves'
+    # use counts are back to 1
+    a, b = mt.ones(3, requires_grad=True), mt.ones(3, requires_grad=True)
+    gc.disable()
+    try:
+        out = (a * b).sum()
+        refs = [weakref.ref(out.grad_fn), weakref.ref(out.grad_fn.next_functions[0][0])]
+        refs += [weakref.ref(fn) for fn, _ in out.grad_fn.next_functions[0][0].next_functions]
+        assert a._use_count() == 3  # the handle, the saved `self`, the AccumulateGrad (3 in PyTorch 2.13 too)
+        del out
+        assert [r() for r in refs] == [None] * len(refs)
+        assert a._use_count() == 1 and b._use_count() == 1
+    finally:
+        gc.enable()
