@@ -39,6 +39,7 @@ from minitorch_nn.autograd.graph import AccumulateGrad, Node, SavedScalar, Saved
 from tests.strategies import build, tensor_specs
 from tests.test_fast_path import _ran_full_path, full_path
 
+
 @contextlib.contextmanager
 def reference_path():
     """The full dispatch chain (no compiled fast path) and the readable Python autograd layer."""

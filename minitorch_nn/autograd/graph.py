@@ -37,7 +37,13 @@ import sys
 import weakref
 
 from minitorch_nn import _C
-from minitorch_nn._C import AccumulateGradBase, NodeBase, SavedScalarBase, SavedTensorBase, TensorImpl
+from minitorch_nn._C import (
+    AccumulateGradBase,
+    NodeBase,
+    SavedScalarBase,
+    SavedTensorBase,
+    TensorImpl,
+)
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn.autograd import grad_mode as _gm

@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import sys
 
-from minitorch_nn import _dispatch
-from minitorch_nn import _C
+from minitorch_nn import _C, _dispatch
 from minitorch_nn._C import OpNodeBase, TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
