@@ -14,7 +14,7 @@ from minitorch_nn._C import Size
 from minitorch_nn._dtype import (
     bfloat16, bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
     int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
-    contiguous_format, preserve_format, channels_last, strided, layout, memory_format,
+    contiguous_format, preserve_format, channels_last, channels_last_3d, strided, layout, memory_format,
 )
 from minitorch_nn._device import device, get_default_device, set_default_device
 from minitorch_nn import _aten  # noqa: F401  (declares every op)

@@ -204,6 +204,7 @@ class memory_format:
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 
 
 def iinfo_bounds(d: dtype):

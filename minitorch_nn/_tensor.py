@@ -132,10 +132,11 @@ class Tensor(TensorBase):
     def is_contiguous(self, memory_format=None):
         """True when the elements are laid out in ``memory_format``'s order with no gaps: row-major
         by default, ``channels_last`` (4-d: C, W, H, N from the fastest) when asked."""
-        if memory_format is dt.channels_last:
-            from minitorch_nn.backends.layout import is_channels_last
+        if memory_format is dt.channels_last or memory_format is dt.channels_last_3d:
+            from minitorch_nn.backends.layout import is_channels_last, is_channels_last_3d
 
-            return is_channels_last(tuple(self.shape), self.stride())
+            test = is_channels_last if memory_format is dt.channels_last else is_channels_last_3d
+            return test(tuple(self.shape), self.stride())
         if memory_format is None or isinstance(memory_format, dt.memory_format):
             return TensorBase.is_contiguous(self)  # (preserve_format asks the row-major question too, as in PyTorch)
         raise TypeError(

@@ -197,7 +197,10 @@ def from_dlpack(ext_tensor):
 @writes_out_factory
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
     """An uninitialised tensor (zero-filled here, which PyTorch does not promise)."""
-    return _finish(aten.empty.memory_format(normalize_size(size, "empty"), **_factory_kwargs(dtype, device)), requires_grad)
+    kw = _factory_kwargs(dtype, device)
+    if memory_format is not None:
+        kw["memory_format"] = memory_format
+    return _finish(aten.empty.memory_format(normalize_size(size, "empty"), **kw), requires_grad)
 
 
 @public

@@ -245,12 +245,13 @@ def as_strided(input, size, stride, storage_offset=None):
 
 @public
 def contiguous(input, memory_format=None):
-    if memory_format is dt.channels_last:
-        from minitorch_nn.backends.layout import is_channels_last
+    if memory_format is dt.channels_last or memory_format is dt.channels_last_3d:
+        from minitorch_nn.backends.layout import is_channels_last, is_channels_last_3d
 
-        if input.dim() == 4 and is_channels_last(tuple(input.shape), input.stride()):
+        test = is_channels_last if memory_format is dt.channels_last else is_channels_last_3d
+        if test(tuple(input.shape), input.stride()):
             return input
-        return aten.clone.default(input, memory_format=dt.channels_last)  # (raises for a non-4-d input)
+        return aten.clone.default(input, memory_format=memory_format)  # (raises for the wrong rank)
     if input.is_contiguous():
         return input
     return aten.clone.default(input, memory_format=dt.contiguous_format)

@@ -83,6 +83,45 @@ def is_channels_last(sizes, strides) -> bool:
     return True
 
 
+def is_channels_last_3d(sizes, strides) -> bool:
+    """``is_contiguous(memory_format=torch.channels_last_3d)`` (5-d tensors only): dims ordered
+    C, W, H, D, N from the fastest, ignoring dims of size 1."""
+    if len(sizes) != 5:
+        return False
+    expected = 1
+    for d in (1, 4, 3, 2, 0):
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
+def channels_last_3d_strides(sizes) -> tuple:
+    """The strides of ``torch.empty(sizes, memory_format=torch.channels_last_3d)`` (5-d)."""
+    n, c, d, h, w = sizes
+    return (d * h * w * c, 1, h * w * c, w * c, c)
+
+
+def format_strides(sizes, memory_format):
+    """The strides a factory gives ``sizes`` in ``memory_format`` (None: row-major), with PyTorch's
+    errors for a rank that does not fit the format."""
+    from minitorch_nn import _dtype as dt
+
+    if memory_format is None or memory_format is dt.contiguous_format:
+        return None
+    if memory_format is dt.channels_last:
+        if len(sizes) != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        return _none_if_contiguous(tuple(sizes), channels_last_strides(sizes))
+    if memory_format is dt.channels_last_3d:
+        if len(sizes) != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        return _none_if_contiguous(tuple(sizes), channels_last_3d_strides(sizes))
+    raise RuntimeError("unsupported memory format Preserve" if memory_format is dt.preserve_format
+                       else f"unsupported memory format {memory_format}")
+
+
 def channels_last_strides(sizes) -> tuple:
     """The strides of ``torch.empty(sizes, memory_format=torch.channels_last)`` (4-d; as in
     PyTorch, a size of 0 is not counted as 1 here)."""
@@ -202,6 +241,8 @@ def _decide(shape, geoms):
             return None
         if all(is_channels_last(sz, st) for sz, st in geoms):
             return channels_last_strides(shape)
+        if all(is_channels_last_3d(sz, st) for sz, st in geoms):
+            return channels_last_3d_strides(shape)
         if all(is_non_overlapping_and_dense(sz, st) for sz, st in geoms):
             first = geoms[0][1]
             if all(st == first for _, st in geoms):
@@ -267,12 +308,32 @@ def strides_like_channels_last(sizes, strides) -> bool:
     return True
 
 
+def strides_like_channels_last_3d(sizes, strides) -> bool:
+    """PyTorch's ``is_channels_last_strides_3d``: the 5-d analogue of
+    :func:`strides_like_channels_last` (dims C, W, H, D, N from the fastest)."""
+    if len(sizes) != 5 or strides[1] == 0:
+        return False
+    smallest = 0
+    for d in (1, 4, 3, 2, 0):
+        if sizes[d] == 0 or strides[d] < smallest:
+            return False
+        if d == 0 and smallest == strides[1]:
+            return False
+        smallest = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
 def suggest_memory_format(t):
-    """PyTorch's ``suggest_memory_format``: channels_last for channels-last-like strides, else contiguous."""
+    """PyTorch's ``suggest_memory_format``: channels_last (4-d) or channels_last_3d (5-d) for
+    channels-last-like strides, else contiguous."""
     from minitorch_nn import _dtype as dt
 
     impl = t._impl
-    return dt.channels_last if strides_like_channels_last(impl.sizes, impl.strides) else dt.contiguous_format
+    if strides_like_channels_last(impl.sizes, impl.strides):
+        return dt.channels_last
+    if strides_like_channels_last_3d(impl.sizes, impl.strides):
+        return dt.channels_last_3d
+    return dt.contiguous_format
 
 
 def like_strides(t, memory_format=None):
@@ -285,11 +346,7 @@ def like_strides(t, memory_format=None):
         return preserve_strides(impl.sizes, impl.strides)
     if memory_format is dt.contiguous_format:
         return None
-    if memory_format is dt.channels_last:
-        if len(impl.sizes) != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        return _none_if_contiguous(impl.sizes, channels_last_strides(impl.sizes))
-    raise RuntimeError(f"unsupported memory format {memory_format}")
+    return format_strides(impl.sizes, memory_format)
 
 
 # -- overlap checks ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from minitorch_nn.backends.common import (
     result_type,
     type_name,
 )
-from minitorch_nn.backends.layout import check_inplace_overlap, elementwise_strides, like_strides
+from minitorch_nn.backends.layout import check_inplace_overlap, elementwise_strides, format_strides, like_strides
 
 
 def _shape(x):
@@ -144,6 +144,11 @@ def _factory(size, dtype):
 @aten.rand.default.impl("meta")
 @aten.randn.default.impl("meta")
 def sized_factory(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=None):
+    if memory_format is not None:
+        check_size_nonnegative(size)
+        strides = format_strides(size, memory_format)
+        if strides is not None:
+            return _new_meta(tuple(size), dtype if dtype is not None else dt.get_default_dtype(), strides=strides)
     return _factory(size, dtype)
 
 

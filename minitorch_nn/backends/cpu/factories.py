@@ -15,7 +15,7 @@ from minitorch_nn._shape import check_size_nonnegative, wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
 from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
-from minitorch_nn.backends.layout import check_inplace_overlap, like_strides
+from minitorch_nn.backends.layout import check_inplace_overlap, format_strides, like_strides
 
 
 def _dtype_or_default(dtype, fallback=None):
@@ -27,6 +27,9 @@ def _dtype_or_default(dtype, fallback=None):
 @aten.empty.memory_format.impl("cpu")
 def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     check_size_nonnegative(size)
+    strides = format_strides(size, memory_format)
+    if strides is not None:  # channels_last(_3d): the same storage, read in that order
+        return empty_strided(size, strides, dtype=dtype)
     d = _dtype_or_default(dtype)
     return _from_array(np.zeros(tuple(size), dtype=d.numpy_dtype), d)
 
@@ -253,10 +256,13 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
     dev = self.device if device is None else canonical(device)
     src = self
     if dev.type != "cpu":
-        # cpu -> other device: that device's backend does the transfer
+        # cpu -> other device: that device's backend does the transfer (keeping the layout), so a
+        # memory_format asked for is applied here first
         from minitorch_nn.backends import transfer
 
-        return transfer.to_device(self, dev, target)
+        if memory_format is not None and memory_format is not dt.preserve_format:
+            src = wrap_strided(as_array(src), src.dtype, like_strides(src, memory_format), copy=True)
+        return transfer.to_device(src, dev, target)
     # the copy is laid out like empty_like(self, memory_format=...) (wrap_strided casts as it copies)
     return wrap_strided(as_array(src), target, like_strides(src, memory_format), copy=True)
 

@@ -34,7 +34,7 @@ from minitorch_nn.backends.cpu._numpy import (
     wrap,
     wrap_strided,
 )
-from minitorch_nn.backends.layout import elementwise_strides
+from minitorch_nn.backends.layout import elementwise_strides, format_strides, suggest_memory_format
 
 # x.sum(), x.min(), np.max(x)... reach these ufuncs' reduce through Python-level argument handling
 # that costs more than the reduction on a small tensor: the hot kernels call them directly.
@@ -211,6 +211,9 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         out = conv_forward_np(x, w, stride, padding, dilation, groups)
     if bias is not None:
         out = out + _arr(bias, d).reshape(1, -1, *([1] * nd))
+    if nd == 2 and dt.channels_last in (suggest_memory_format(input), suggest_memory_format(weight)):
+        # PyTorch's cpu 2-d convolution writes a channels_last result when either operand is
+        return wrap_strided(out, d, format_strides(out.shape, dt.channels_last))
     return wrap(out, d)
 
 

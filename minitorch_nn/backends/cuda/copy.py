@@ -303,6 +303,12 @@ def _factory(op, value):
     def kernel(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
         if not _simple_size(size):
             return host(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+        if memory_format is not None:
+            from minitorch_nn.backends.layout import format_strides
+
+            strides = format_strides(size, memory_format)
+            if strides is not None:  # empty(..., memory_format=channels_last(_3d))
+                return aten.empty_strided.default.kernel_for("cuda")(size, strides, dtype=dtype)
         t = storage.empty(tuple(size), dtype if dtype is not None else dt.get_default_dtype())
         return t if value is None else fill_value(t, value)
 

@@ -322,10 +322,34 @@ def index_put(self, indices, values, accumulate=False):
     return out if out is not None else _host_index_put(self, indices, values, accumulate)
 
 
+def _put_into_overlapping(self, indices, values, accumulate):
+    """index_put_ into a self whose elements share memory (an expanded tensor): the cpu kernel
+    runs on a host copy of the whole storage read through self's strides, so only the indexed
+    elements are written, with the cpu backend's warning and results; the storage goes back."""
+    from minitorch_nn._C import TensorBase, TensorImpl, _wrap
+    from minitorch_nn._device import CPU
+    from minitorch_nn._tensor import Tensor
+
+    impl = self._impl
+    flat = impl.storage.copy_to_host()
+    host_flat = flat.view(dt.bfloat16.numpy_dtype) if impl.dtype is dt.bfloat16 else flat
+    host_self = _wrap(Tensor, TensorImpl(host_flat, tuple(impl.sizes), tuple(impl.strides), impl.offset,
+                                         impl.dtype, CPU))
+    host_indices = [i.cpu() if isinstance(i, TensorBase) else i for i in indices]
+    host_values = values.cpu() if isinstance(values, TensorBase) else values
+    aten.index_put_.default.kernel_for("cpu")(host_self, host_indices, host_values, accumulate)
+    impl.storage.copy_to_device(flat)
+    impl.version.value += 1
+    return self
+
+
 @aten.index_put_.default.impl("cuda")
 def index_put_(self, indices, values, accumulate=False):
     from minitorch_nn.backends.cuda.copy import copy_into
+    from minitorch_nn.backends.layout import has_internal_overlap
 
+    if has_internal_overlap(self):
+        return _put_into_overlapping(self, indices, values, accumulate)
     out = _put(self, indices, values, accumulate)
     if out is None:
         return _host_index_put_(self, indices, values, accumulate)

@@ -218,6 +218,8 @@ class _ConversionMixin:
                 kw["device"] = device
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 kw["dtype"] = dtype
+            if memory_format is not None and t.dim() in (4, 5):
+                kw["memory_format"] = memory_format  # as PyTorch: only 4-d and 5-d tensors get a format
             try:
                 return t.to(**kw) if kw else t
             except NotImplementedError as e:
