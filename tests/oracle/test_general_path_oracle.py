@@ -258,3 +258,11 @@ def test_nll_loss_targets(targets, reduction, weighted):
                                    atol=1e-6, equal_nan=True)
     else:
         assert m == t
+
+
+@SETTINGS
+@given(spec=tensor_specs(min_side=0, max_dims=3, dtypes=("bool", "uint8", "int32", "int64")))
+def test_nan_to_num_of_integers_is_laid_out_as_a_clone(spec):
+    # nothing to replace in an integer tensor: PyTorch returns self.clone(), whose layout follows the
+    # input's (a size-1 dim keeps its stride), not the elementwise rule
+    _same_outcome(*both(lambda L, x: x.nan_to_num(), spec, offset=False))

@@ -47,6 +47,7 @@ from minitorch_nn.backends.layout import (
     converted_geometry,
     elementwise_strides,
     has_internal_overlap,
+    preserve_strides,
 )
 
 
@@ -637,7 +638,9 @@ def isfinite(self):
 @aten.nan_to_num.default.impl("cpu")
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
     if not self.dtype.is_floating_point:
-        return _out(unary(np.copy, self))
+        # nothing to replace: PyTorch returns ``self.clone()``, laid out as a clone is
+        impl = self._impl
+        return wrap_strided(np.copy(as_array(self)), impl.dtype, preserve_strides(impl.sizes, impl.strides))
     # infinities become the largest finite value of the tensor's own dtype (not the compute dtype)
     info = dt.finfo(self.dtype)
     return _out(unary(lambda x: np.nan_to_num(
