@@ -72,7 +72,7 @@ def _has_live_handler(t) -> bool:
 
 
 def _add_type(found: list, t) -> None:
-    if t in found or not _has_live_handler(t):
+    if t in _NO_OVERRIDE or t in found or not _has_live_handler(t):
         return
     if t not in _seen_types and _on_new_overloaded_type is not None:
         _seen_types.add(t)

@@ -198,6 +198,13 @@ def _index_list(result, advanced):
     return indices
 
 
+def _is_long_index(i):
+    return isinstance(i, TensorBase) and i._impl.dtype in _LONG_INDEX_DTYPES
+
+
+_LONG_INDEX_DTYPES = (dt.int64, dt.int32)
+
+
 def _lone_index_on_0d(index):
     """PyTorch's error for ``x[i]`` or ``x[a:b]`` on a 0-d tensor (inside a tuple it says "too many indices")."""
     if type(index) is slice:
@@ -227,6 +234,13 @@ def getitem(self, index):
         if not -sizes[0] <= index < sizes[0]:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {sizes[0]}")
         return aten.select.int(self, 0, index)
+    if kind is tuple:
+        if 0 < len(index) <= len(self._impl.sizes) and all(_is_long_index(i) for i in index):
+            # ``x[rows, cols]`` with integer index tensors only, one per leading dim: nothing for
+            # _apply_basic to apply, and _index_list would list them as they are
+            return aten.index.Tensor(self, list(index))
+    elif _is_long_index(index) and self._impl.sizes:
+        return aten.index.Tensor(self, [index])  # ``x[idx]``, likewise
     result, advanced = _apply_basic(self, index)
     if not advanced:
         if result is self:

@@ -88,7 +88,7 @@ def test_int_and_slice_index(spec, index):
 @given(
     rows=st.lists(st.integers(-7, 6), min_size=1, max_size=4),
     cols=st.lists(st.integers(-6, 6), min_size=1, max_size=4),
-    form=st.sampled_from(["pair", "rows", "cols", "rows_slice", "none_rows"]),
+    form=st.sampled_from(["pair", "pair32", "rows", "rows_tuple", "cols", "rows_slice", "none_rows", "three"]),
 )
 def test_advanced_index_bounds(rows, cols, form):
     # numpy finds a bad value first; the message (value, dim among the indexed ones) is PyTorch's
@@ -99,8 +99,9 @@ def test_advanced_index_bounds(rows, cols, form):
         x = L.arange(30.0).reshape(5, 6)
         r, c = L.tensor(rows), L.tensor(cols)
         return {
-            "pair": lambda: x[r, c], "rows": lambda: x[r], "cols": lambda: x[:, c],
-            "rows_slice": lambda: x[r, 1:4], "none_rows": lambda: x[None, r],
+            "pair": lambda: x[r, c], "pair32": lambda: x[r.to(L.int32), c.to(L.int32)], "rows": lambda: x[r],
+            "rows_tuple": lambda: x[(r,)], "cols": lambda: x[:, c], "rows_slice": lambda: x[r, 1:4],
+            "none_rows": lambda: x[None, r], "three": lambda: x[r, c, r],
         }[form]()
 
     _same_outcome(outcome(lambda: run(mt)), outcome(lambda: run(torch)))
