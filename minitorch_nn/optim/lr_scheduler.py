@@ -1,6 +1,9 @@
 """Learning-rate schedules (mirrors ``torch/optim/lr_scheduler.py``).
 
-``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR`` and ``CosineAnnealingLR``.
+``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``CosineAnnealingLR``, and (further
+down) ``MultiplicativeLR``, ``ConstantLR``, ``LinearLR``, ``PolynomialLR``, ``OneCycleLR`` and
+``ReduceLROnPlateau``. ``SequentialLR``, ``ChainedScheduler``, ``CyclicLR`` and
+``CosineAnnealingWarmRestarts`` are not here yet.
 
 A scheduler remembers each group's starting rate (``initial_lr``, kept in the param group so a
 resumed scheduler finds it) and, on every ``step()``, writes the next rate into
@@ -268,3 +271,326 @@ class CosineAnnealingLR(LRScheduler):
             self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
             for base_lr in self.base_lrs
         ]
+
+
+# -- more schedules: factors, warm-up, polynomial decay, one cycle, plateaus -------------------------
+# Each chainable rule below is the ratio between consecutive values of PyTorch's closed form, written
+# the way PyTorch writes it, so the floating-point results are the same to the last bit.
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the current rate by ``lr_lambda(epoch)`` at every step (not at creation)."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self._is_initial:
+            return _lrs(self.optimizer, "lr")
+        return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+
+
+class ConstantLR(LRScheduler):
+    """Scale the rate by ``factor`` for the first ``total_iters`` epochs, then restore it."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _lrs(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Warm-up (or cool-down): the factor on the base rate moves in a straight line from
+    ``start_factor`` to ``end_factor`` over ``total_iters`` epochs, then stays."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer, "lr")
+        # factor(e) / factor(e - 1), with factor(e) = start + (end - start) * e / total
+        slope = self.end_factor - self.start_factor
+        ratio = 1.0 + slope / (self.total_iters * self.start_factor + (self.last_epoch - 1) * slope)
+        return [group["lr"] * ratio for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [
+            base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                       * min(self.total_iters, self.last_epoch) / self.total_iters)
+            for base_lr in self.base_lrs
+        ]
+
+
+class PolynomialLR(LRScheduler):
+    """``lr = base_lr * (1 - epoch / total_iters) ** power`` until ``total_iters``, then 0."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer, "lr")
+        decay = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
+def _per_group(name, optimizer, value):
+    """One value per param group: a list/tuple must have exactly that many, a number is repeated."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has {len(optimizer.param_groups)}.")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: the rate climbs from ``max_lr / div_factor`` to ``max_lr`` over the first
+    ``pct_start`` of ``total_steps``, then anneals down to ``initial_lr / final_div_factor``; the
+    momentum (or Adam's beta1) moves the opposite way. Step it once per batch."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        # each phase: where it ends, and which group entries it moves between
+        up = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                dict(end_step=up, start_lr="initial_lr", end_lr="max_lr",
+                     start_momentum="max_momentum", end_momentum="base_momentum"),
+                dict(end_step=float(2 * pct_start * self.total_steps) - 2, start_lr="max_lr", end_lr="initial_lr",
+                     start_momentum="base_momentum", end_momentum="max_momentum"),
+                dict(end_step=self.total_steps - 1, start_lr="initial_lr", end_lr="min_lr",
+                     start_momentum="max_momentum", end_momentum="max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                dict(end_step=up, start_lr="initial_lr", end_lr="max_lr",
+                     start_momentum="max_momentum", end_momentum="base_momentum"),
+                dict(end_step=self.total_steps - 1, start_lr="max_lr", end_lr="min_lr",
+                     start_momentum="base_momentum", end_momentum="max_momentum"),
+            ]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for peak, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = peak / div_factor
+                group["max_lr"] = peak
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            highs = _per_group("max_momentum", optimizer, max_momentum)
+            lows = _per_group("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(highs, lows, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (high, *group["betas"][1:])
+                    else:
+                        group["momentum"] = high
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+
+    @staticmethod
+    def _annealing_cos(start, end, pct):
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _annealing_linear(start, end, pct):
+        return (end - start) * pct + start
+
+    def _anneal(self, start, end, pct):
+        fn = self._annealing_cos if self._anneal_func_type == "cos" else self._annealing_linear
+        return fn(start, end, pct)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end = phase["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lr = self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        momentum = self._anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
+                    break
+                start = end
+            lrs.append(lr)
+            if self.cycle_momentum:
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Cut the rate by ``factor`` when a watched metric (``step(metric)``) has not improved for
+    ``patience`` epochs; ``cooldown`` epochs then pass before counting again. Unlike the other
+    schedules it takes no step at creation."""
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _lrs(optimizer, "lr")
+        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def step(self, metrics, epoch=None):
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warn_user(EPOCH_DEPRECATION_WARNING, UserWarning)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs during a cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _lrs(self.optimizer, "lr")
+
+    def _reduce_lr(self):
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a new "
+                    "param group being added to the optimizer. Please modify the `min_lrs` field to match the "
+                    "length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+            old = float(group["lr"])
+            new = max(old * self.factor, min_lr)
+            if old - new > self.eps:  # changes smaller than eps are ignored
+                group["lr"] = new
+
+    def _is_better(self, a, best):
+        if self.mode == "min":
+            return a < best * (1.0 - self.threshold) if self.threshold_mode == "rel" else a < best - self.threshold
+        return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" else a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
+
+
+__all__ += ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau"]

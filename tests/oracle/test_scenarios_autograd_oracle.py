@@ -18,22 +18,34 @@ CASES, case = scenarios()
 
 @case
 def retain_grad(t):
-    x = t.ones(2, requires_grad=True); y = x * 2; y.retain_grad(); z = y.sum(); z.backward(); print(y.grad, x.grad, y.retains_grad, x.retains_grad, y.is_leaf)
+    x = t.ones(2, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    z = y.sum()
+    z.backward()
+    print(y.grad, x.grad, y.retains_grad, x.retains_grad, y.is_leaf)
 
 
 @case
 def nonleaf_grad_warn(t):
-    x = t.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); print(y.grad)
+    x = t.ones(2, requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    print(y.grad)
 
 
 @case
 def backward_twice(t):
-    x = t.ones(2, requires_grad=True); y = (x * x).sum(); y.backward(); y.backward()
+    x = t.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    y.backward()
 
 
 @case
 def backward_nonscalar(t):
-    x = t.ones(2, requires_grad=True); (x*2).backward()
+    x = t.ones(2, requires_grad=True)
+    (x * 2).backward()
 
 
 @case
@@ -43,7 +55,15 @@ def backward_nograd(t):
 
 @case
 def hooks(t):
-    x = t.ones(2, requires_grad=True); h = x.register_hook(lambda g: g * 3); y = (x * 2).sum(); y.backward(); print(x.grad); h.remove(); x.grad = None; (x*2).sum().backward(); print(x.grad)
+    x = t.ones(2, requires_grad=True)
+    h = x.register_hook(lambda g: g * 3)
+    y = (x * 2).sum()
+    y.backward()
+    print(x.grad)
+    h.remove()
+    x.grad = None
+    (x * 2).sum().backward()
+    print(x.grad)
 
 
 @case
@@ -53,16 +73,23 @@ def hook_nograd(t):
 
 @case
 def post_acc_hook(t):
-    x = t.ones(2, requires_grad=True); x.register_post_accumulate_grad_hook(lambda p: print('acc', p.grad)); (x*2).sum().backward()
+    x = t.ones(2, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda p: print("acc", p.grad))
+    (x * 2).sum().backward()
 
 
 @case
 def no_grad_deco(t):
     @t.no_grad()
-    def f(x): return x * 2
-    x = t.ones(2, requires_grad=True); print(f(x).requires_grad, t.is_grad_enabled())
-    with t.enable_grad(): print(t.is_grad_enabled())
-    with t.set_grad_enabled(False): print((x*2).requires_grad)
+    def f(x):
+        return x * 2
+
+    x = t.ones(2, requires_grad=True)
+    print(f(x).requires_grad, t.is_grad_enabled())
+    with t.enable_grad():
+        print(t.is_grad_enabled())
+    with t.set_grad_enabled(False):
+        print((x * 2).requires_grad)
 
 
 @case
@@ -70,11 +97,20 @@ def function_custom(t):
     class F(t.autograd.Function):
         @staticmethod
         def forward(ctx, x, k):
-            ctx.save_for_backward(x); ctx.k = k; return x * k
+            ctx.save_for_backward(x)
+            ctx.k = k
+            return x * k
+
         @staticmethod
         def backward(ctx, g):
-            x, = ctx.saved_tensors; return g * ctx.k, None
-    x = t.ones(2, requires_grad=True); y = F.apply(x, 3.0); print(y); y.sum().backward(); print(x.grad, type(y.grad_fn).__name__, y.grad_fn.name())
+            (x,) = ctx.saved_tensors
+            return g * ctx.k, None
+
+    x = t.ones(2, requires_grad=True)
+    y = F.apply(x, 3.0)
+    print(y)
+    y.sum().backward()
+    print(x.grad, type(y.grad_fn).__name__, y.grad_fn.name())
 
 
 @case
@@ -82,10 +118,20 @@ def function_mark_dirty(t):
     class F(t.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            x.mul_(2); ctx.mark_dirty(x); return x
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
         @staticmethod
-        def backward(ctx, g): return g * 2
-    a = t.ones(2, requires_grad=True); x = a.clone(); y = F.apply(x); print(y is x, y, x._version); y.sum().backward(); print(a.grad)
+        def backward(ctx, g):
+            return g * 2
+
+    a = t.ones(2, requires_grad=True)
+    x = a.clone()
+    y = F.apply(x)
+    print(y is x, y, x._version)
+    y.sum().backward()
+    print(a.grad)
 
 
 @case
@@ -93,10 +139,16 @@ def function_mark_dirty_leaf(t):
     class F(t.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            x.mul_(2); ctx.mark_dirty(x); return x
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
         @staticmethod
-        def backward(ctx, g): return g * 2
-    a = t.ones(2, requires_grad=True); F.apply(a)
+        def backward(ctx, g):
+            return g * 2
+
+    a = t.ones(2, requires_grad=True)
+    F.apply(a)
 
 
 @case
@@ -104,30 +156,50 @@ def function_nondiff(t):
     class F(t.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            idx = x.argmax().reshape(1); ctx.mark_non_differentiable(idx); return x * 2, idx
+            idx = x.argmax().reshape(1)
+            ctx.mark_non_differentiable(idx)
+            return x * 2, idx
+
         @staticmethod
-        def backward(ctx, g, gi): print('gi', gi); return g * 2
-    a = t.ones(2, requires_grad=True); y, i = F.apply(a); print(y.requires_grad, i.requires_grad, i); (y.sum()).backward(); print(a.grad)
+        def backward(ctx, g, gi):
+            print("gi", gi)
+            return g * 2
+
+    a = t.ones(2, requires_grad=True)
+    y, i = F.apply(a)
+    print(y.requires_grad, i.requires_grad, i)
+    (y.sum()).backward()
+    print(a.grad)
 
 
 @case
 def function_wrong_num_grads(t):
     class F(t.autograd.Function):
         @staticmethod
-        def forward(ctx, x, y): return x * y
+        def forward(ctx, x, y):
+            return x * y
+
         @staticmethod
-        def backward(ctx, g): return g
-    a = t.ones(2, requires_grad=True); F.apply(a, a).sum().backward()
+        def backward(ctx, g):
+            return g
+
+    a = t.ones(2, requires_grad=True)
+    F.apply(a, a).sum().backward()
 
 
 @case
 def function_wrong_shape(t):
     class F(t.autograd.Function):
         @staticmethod
-        def forward(ctx, x): return x * 2
+        def forward(ctx, x):
+            return x * 2
+
         @staticmethod
-        def backward(ctx, g): return t.ones(3)
-    a = t.ones(2, requires_grad=True); F.apply(a).sum().backward()
+        def backward(ctx, g):
+            return t.ones(3)
+
+    a = t.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
 
 
 @case
@@ -135,43 +207,64 @@ def function_once_diff(t):
     class F(t.autograd.Function):
         @staticmethod
         @t.autograd.function.once_differentiable
-        def backward(ctx, g): return g * 2
+        def backward(ctx, g):
+            return g * 2
+
         @staticmethod
-        def forward(ctx, x): return x * 2
-    a = t.ones(2, requires_grad=True); F.apply(a).sum().backward(); print(a.grad)
+        def forward(ctx, x):
+            return x * 2
+
+    a = t.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
+    print(a.grad)
 
 
 @case
 def function_setup_ctx(t):
     class F(t.autograd.Function):
         @staticmethod
-        def forward(x): return x * 2
+        def forward(x):
+            return x * 2
+
         @staticmethod
-        def setup_context(ctx, inputs, output): ctx.save_for_backward(inputs[0])
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
         @staticmethod
-        def backward(ctx, g): return g * 2
-    a = t.ones(2, requires_grad=True); y = F.apply(a); y.sum().backward(); print(a.grad, y.grad_fn.name())
+        def backward(ctx, g):
+            return g * 2
+
+    a = t.ones(2, requires_grad=True)
+    y = F.apply(a)
+    y.sum().backward()
+    print(a.grad, y.grad_fn.name())
 
 
 @case
 def function_no_backward(t):
     class F(t.autograd.Function):
         @staticmethod
-        def forward(ctx, x): return x * 2
-    a = t.ones(2, requires_grad=True); F.apply(a).sum().backward()
+        def forward(ctx, x):
+            return x * 2
+
+    a = t.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
 
 
 @case
 def function_call_direct(t):
     class F(t.autograd.Function):
         @staticmethod
-        def forward(ctx, x): return x * 2
+        def forward(ctx, x):
+            return x * 2
+
     F()(t.ones(2))
 
 
 @case
 def gradcheck_ok(t):
-    x = t.randn(3, dtype=t.float64, requires_grad=True); print(t.autograd.gradcheck(lambda a: (a * a).sin(), (x,)))
+    x = t.randn(3, dtype=t.float64, requires_grad=True)
+    print(t.autograd.gradcheck(lambda a: (a * a).sin(), (x,)))
     print(t.autograd.gradgradcheck(lambda a: (a * a).sin(), (x,)))
 
 
@@ -179,51 +272,80 @@ def gradcheck_ok(t):
 def gradcheck_bad(t):
     class F(t.autograd.Function):
         @staticmethod
-        def forward(ctx, x): return x * 2
+        def forward(ctx, x):
+            return x * 2
+
         @staticmethod
-        def backward(ctx, g): return g * 3
-    x = t.ones(2, dtype=t.float64, requires_grad=True); print(t.autograd.gradcheck(F.apply, (x,), raise_exception=False))
+        def backward(ctx, g):
+            return g * 3
+
+    x = t.ones(2, dtype=t.float64, requires_grad=True)
+    print(t.autograd.gradcheck(F.apply, (x,), raise_exception=False))
     t.autograd.gradcheck(F.apply, (x,))
 
 
 @case
 def gradcheck_float32(t):
-    x = t.ones(2, requires_grad=True); t.autograd.gradcheck(lambda a: a*2, (x,))
+    x = t.ones(2, requires_grad=True)
+    t.autograd.gradcheck(lambda a: a * 2, (x,))
 
 
 @case
 def autograd_grad(t):
-    x = t.tensor([1., 2.], requires_grad=True); y = (x ** 3).sum(); g, = t.autograd.grad(y, x, create_graph=True); print(g); g2, = t.autograd.grad(g.sum(), x); print(g2)
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    y = (x**3).sum()
+    (g,) = t.autograd.grad(y, x, create_graph=True)
+    print(g)
+    (g2,) = t.autograd.grad(g.sum(), x)
+    print(g2)
 
 
 @case
 def autograd_grad_unused(t):
-    x = t.ones(2, requires_grad=True); z = t.ones(2, requires_grad=True); t.autograd.grad((x*2).sum(), [x, z])
+    x = t.ones(2, requires_grad=True)
+    z = t.ones(2, requires_grad=True)
+    t.autograd.grad((x * 2).sum(), [x, z])
 
 
 @case
 def autograd_grad_allow_unused(t):
-    x = t.ones(2, requires_grad=True); z = t.ones(2, requires_grad=True); print(t.autograd.grad((x*2).sum(), [x, z], allow_unused=True)); print(t.autograd.grad((x*2).sum(), [x, z], allow_unused=True, materialize_grads=True))
+    x = t.ones(2, requires_grad=True)
+    z = t.ones(2, requires_grad=True)
+    print(t.autograd.grad((x * 2).sum(), [x, z], allow_unused=True))
+    print(t.autograd.grad((x * 2).sum(), [x, z], allow_unused=True, materialize_grads=True))
 
 
 @case
 def inplace_leaf(t):
-    x = t.ones(2, requires_grad=True); x.add_(1)
+    x = t.ones(2, requires_grad=True)
+    x.add_(1)
 
 
 @case
 def inplace_saved(t):
-    x = t.ones(2, requires_grad=True); y = x.exp(); y.add_(1); y.sum().backward()
+    x = t.ones(2, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    y.sum().backward()
 
 
 @case
 def inplace_saved2(t):
-    x = t.ones(2, requires_grad=True); a = x * 1; y = a * a; a.add_(1); y.sum().backward()
+    x = t.ones(2, requires_grad=True)
+    a = x * 1
+    y = a * a
+    a.add_(1)
+    y.sum().backward()
 
 
 @case
 def detach_(t):
-    x = t.ones(2, requires_grad=True); y = x * 2; z = y.detach(); print(z.requires_grad, z._base is None, z.is_leaf); y.detach_(); print(y.requires_grad, y.grad_fn)
+    x = t.ones(2, requires_grad=True)
+    y = x * 2
+    z = y.detach()
+    print(z.requires_grad, z._base is None, z.is_leaf)
+    y.detach_()
+    print(y.requires_grad, y.grad_fn)
 
 
 @case
@@ -238,27 +360,39 @@ def requires_grad_int2(t):
 
 @case
 def set_requires_grad_nonleaf(t):
-    x = t.ones(2, requires_grad=True); y = x * 2; y.requires_grad = False
+    x = t.ones(2, requires_grad=True)
+    y = x * 2
+    y.requires_grad = False
 
 
 @case
 def grad_assign_wrong(t):
-    x = t.ones(2, requires_grad=True); x.grad = t.ones(3)
+    x = t.ones(2, requires_grad=True)
+    x.grad = t.ones(3)
 
 
 @case
 def grad_assign_dtype(t):
-    x = t.ones(2, requires_grad=True); x.grad = t.ones(2, dtype=t.float64)
+    x = t.ones(2, requires_grad=True)
+    x.grad = t.ones(2, dtype=t.float64)
 
 
 @case
 def grad_accumulate(t):
-    x = t.ones(2, requires_grad=True); (x*2).sum().backward(); (x*3).sum().backward(); print(x.grad); x.grad.zero_(); print(x.grad)
+    x = t.ones(2, requires_grad=True)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    print(x.grad)
+    x.grad.zero_()
+    print(x.grad)
 
 
 @case
 def backward_inputs(t):
-    x = t.ones(2, requires_grad=True); w = t.ones(2, requires_grad=True); (x*w).sum().backward(inputs=[w]); print(x.grad, w.grad)
+    x = t.ones(2, requires_grad=True)
+    w = t.ones(2, requires_grad=True)
+    (x * w).sum().backward(inputs=[w])
+    print(x.grad, w.grad)
 
 
 @case
@@ -270,35 +404,52 @@ def anomaly(t):
 
 @case
 def saved_tensors_hooks(t):
-    def pack(x): print('pack', x.shape); return x
-    def unpack(x): print('unpack'); return x
+    def pack(x):
+        print("pack", x.shape)
+        return x
+
+    def unpack(x):
+        print("unpack")
+        return x
+
     x = t.ones(2, requires_grad=True)
     with t.autograd.graph.saved_tensors_hooks(pack, unpack):
         y = x * x
-    y.sum().backward(); print(x.grad)
+    y.sum().backward()
+    print(x.grad)
 
 
 @case
 def node_hooks(t):
-    x = t.ones(2, requires_grad=True); y = x * 2
-    y.grad_fn.register_hook(lambda gi, go: print('hook', len(gi), len(go)))
-    y.grad_fn.register_prehook(lambda go: print('pre', go[0]))
+    x = t.ones(2, requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: print("hook", len(gi), len(go)))
+    y.grad_fn.register_prehook(lambda go: print("pre", go[0]))
     y.sum().backward()
 
 
 @case
 def version_counter(t):
-    x = t.ones(2); print(x._version); x.add_(1); print(x._version); x[0] = 5; print(x._version); v = x[1:]; v.mul_(2); print(x._version, v._version)
+    x = t.ones(2)
+    print(x._version)
+    x.add_(1)
+    print(x._version)
+    x[0] = 5
+    print(x._version)
+    v = x[1:]
+    v.mul_(2)
+    print(x._version, v._version)
 
 
 @case
 def functional_jac(t):
-    print(t.autograd.functional.jacobian(lambda a: a ** 2, t.tensor([1., 2.]))); print(t.autograd.functional.hessian(lambda a: (a ** 3).sum(), t.tensor([1., 2.])))
+    print(t.autograd.functional.jacobian(lambda a: a**2, t.tensor([1.0, 2.0])))
+    print(t.autograd.functional.hessian(lambda a: (a**3).sum(), t.tensor([1.0, 2.0])))
 
 
 @case
 def vjp(t):
-    print(t.autograd.functional.vjp(lambda a: a ** 2, t.tensor([1., 2.]), t.ones(2)))
+    print(t.autograd.functional.vjp(lambda a: a**2, t.tensor([1.0, 2.0]), t.ones(2)))
 
 
 @case
@@ -371,7 +522,9 @@ def module_hooks_print(t):
     m = nn.Linear(2, 1)
     m.register_forward_pre_hook(lambda mod, inp: print("pre", type(mod).__name__, len(inp)))
     m.register_forward_hook(lambda mod, inp, out: print("fwd", out.shape))
-    m.register_full_backward_hook(lambda mod, gi, go: print("bwd", [g.shape if g is not None else None for g in gi], go[0].shape))
+    m.register_full_backward_hook(
+        lambda mod, gi, go: print("bwd", [g.shape if g is not None else None for g in gi], go[0].shape)
+    )
     m.register_full_backward_pre_hook(lambda mod, go: print("bwd pre", go[0].shape))
     m(t.ones(3, 2, requires_grad=True)).sum().backward()
 

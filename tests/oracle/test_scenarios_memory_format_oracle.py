@@ -22,13 +22,29 @@ def _sweep(t, shapes, fmt):
     for shape in shapes:
         x = t.zeros(*shape)
         y = x.contiguous(memory_format=fmt)
-        print(shape, y.stride(), x.to(memory_format=fmt).stride(), x.clone(memory_format=fmt).stride(),
-              t.empty(*shape, memory_format=fmt).stride(), t.empty_like(x, memory_format=fmt).stride(),
-              x.to(t.float64, memory_format=fmt).stride(), x.is_contiguous(memory_format=fmt),
-              y.is_contiguous(memory_format=fmt), y.to(memory_format=fmt) is y)
-        print("  ", y.to(memory_format=t.contiguous_format).stride(), (y * 2).stride(), t.zeros_like(y).stride(),
-              (y * t.ones(shape[-1])).stride(), y.exp().stride(), y.sum(0).stride(), y.to(t.float64).stride(),
-              t.empty(*shape, memory_format=fmt, device="meta").stride())
+        print(
+            shape,
+            y.stride(),
+            x.to(memory_format=fmt).stride(),
+            x.clone(memory_format=fmt).stride(),
+            t.empty(*shape, memory_format=fmt).stride(),
+            t.empty_like(x, memory_format=fmt).stride(),
+            x.to(t.float64, memory_format=fmt).stride(),
+            x.is_contiguous(memory_format=fmt),
+            y.is_contiguous(memory_format=fmt),
+            y.to(memory_format=fmt) is y,
+        )
+        print(
+            "  ",
+            y.to(memory_format=t.contiguous_format).stride(),
+            (y * 2).stride(),
+            t.zeros_like(y).stride(),
+            (y * t.ones(shape[-1])).stride(),
+            y.exp().stride(),
+            y.sum(0).stride(),
+            y.to(t.float64).stride(),
+            t.empty(*shape, memory_format=fmt, device="meta").stride(),
+        )
 
 
 @case
@@ -98,8 +114,17 @@ def conv2d_channels_last_forward(t):
         lambda t: t.zeros(2, 3).clone(memory_format=t.channels_last),
         lambda t: t.empty_like(t.zeros(2, 3), memory_format=t.channels_last_3d),
     ],
-    ids=["contiguous_cl3d_4d", "contiguous_cl_5d", "is_contiguous_cl3d_4d", "empty_cl3d_2d", "empty_cl_2d",
-         "empty_preserve", "to_cl3d_4d", "clone_cl_2d", "empty_like_cl3d_2d"],
+    ids=[
+        "contiguous_cl3d_4d",
+        "contiguous_cl_5d",
+        "is_contiguous_cl3d_4d",
+        "empty_cl3d_2d",
+        "empty_cl_2d",
+        "empty_preserve",
+        "to_cl3d_4d",
+        "clone_cl_2d",
+        "empty_like_cl3d_2d",
+    ],
 )
 def test_memory_format_errors_match_torch(fn):
     assert_same_transcript(fn)

@@ -22,193 +22,321 @@ def P(t):
 @case
 def param_basic(t):
     nn = t.nn
+
     class Sym(nn.Module):
-        def forward(s, X): return X.triu() + X.triu(1).transpose(-1, -2)
-    m = nn.Linear(3,3); P(t).register_parametrization(m, 'weight', Sym()); print(m); print(list(m.state_dict())); print(type(m).__name__, type(m).__mro__[1].__name__)
-    print(P(t).is_parametrized(m), P(t).is_parametrized(m, 'weight'), P(t).is_parametrized(m, 'bias'))
-    print([n for n, _ in m.named_parameters()]); print(m.parametrizations); print(m.parametrizations.weight)
-    P(t).remove_parametrizations(m, 'weight'); print(m); print(type(m).__name__, list(m.state_dict()))
+        def forward(s, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    m = nn.Linear(3, 3)
+    P(t).register_parametrization(m, "weight", Sym())
+    print(m)
+    print(list(m.state_dict()))
+    print(type(m).__name__, type(m).__mro__[1].__name__)
+    print(P(t).is_parametrized(m), P(t).is_parametrized(m, "weight"), P(t).is_parametrized(m, "bias"))
+    print([n for n, _ in m.named_parameters()])
+    print(m.parametrizations)
+    print(m.parametrizations.weight)
+    P(t).remove_parametrizations(m, "weight")
+    print(m)
+    print(type(m).__name__, list(m.state_dict()))
 
 
 @case
 def param_cached(t):
     nn = t.nn
+
     class Dbl(nn.Module):
-        def forward(s, X): print('called'); return X * 2
-    m = nn.Linear(2,2); P(t).register_parametrization(m, 'weight', Dbl())
+        def forward(s, X):
+            print("called")
+            return X * 2
+
+    m = nn.Linear(2, 2)
+    P(t).register_parametrization(m, "weight", Dbl())
     with P(t).cached():
-        a = m.weight; b = m.weight; print(a is b)
-    c = m.weight
+        a = m.weight
+        b = m.weight
+        print(a is b)
+    print(m.weight.shape)  # outside cached(): the parametrization runs again (prints "called")
 
 
 @case
 def param_right_inverse(t):
     nn = t.nn
+
     class Dbl(nn.Module):
-        def forward(s, X): return X * 2
-        def right_inverse(s, X): return X / 2
-    m = nn.Linear(2,2); w0 = m.weight.detach().clone(); P(t).register_parametrization(m, 'weight', Dbl())
-    print(t.allclose(m.weight, w0)); m.weight = t.ones(2,2); print(m.parametrizations.weight.original); print(m.weight)
+        def forward(s, X):
+            return X * 2
+
+        def right_inverse(s, X):
+            return X / 2
+
+    m = nn.Linear(2, 2)
+    w0 = m.weight.detach().clone()
+    P(t).register_parametrization(m, "weight", Dbl())
+    print(t.allclose(m.weight, w0))
+    m.weight = t.ones(2, 2)
+    print(m.parametrizations.weight.original)
+    print(m.weight)
 
 
 @case
 def param_remove_no_leave(t):
     nn = t.nn
+
     class Dbl(nn.Module):
-        def forward(s, X): return X * 2
-    m = nn.Linear(2,2); P(t).register_parametrization(m, 'weight', Dbl()); o = m.parametrizations.weight.original
-    P(t).remove_parametrizations(m, 'weight', leave_parametrized=False); print(m.weight is o)
+        def forward(s, X):
+            return X * 2
+
+    m = nn.Linear(2, 2)
+    P(t).register_parametrization(m, "weight", Dbl())
+    o = m.parametrizations.weight.original
+    P(t).remove_parametrizations(m, "weight", leave_parametrized=False)
+    print(m.weight is o)
 
 
 @case
 def param_remove_missing(t):
-    P(t).remove_parametrizations(t.nn.Linear(2,2), 'weight')
+    P(t).remove_parametrizations(t.nn.Linear(2, 2), "weight")
 
 
 @case
 def param_shape_change(t):
     nn = t.nn
+
     class Bad(nn.Module):
-        def forward(s, X): return X[0]
-    P(t).register_parametrization(nn.Linear(2,2), 'weight', Bad())
+        def forward(s, X):
+            return X[0]
+
+    P(t).register_parametrization(nn.Linear(2, 2), "weight", Bad())
 
 
 @case
 def param_dtype_change(t):
     nn = t.nn
+
     class Bad(nn.Module):
-        def forward(s, X): return X.double()
-    P(t).register_parametrization(nn.Linear(2,2), 'weight', Bad())
+        def forward(s, X):
+            return X.double()
+
+    P(t).register_parametrization(nn.Linear(2, 2), "weight", Bad())
 
 
 @case
 def param_unsafe(t):
     nn = t.nn
+
     class Bad(nn.Module):
-        def forward(s, X): return X[0]
-    m = nn.Linear(2,2); P(t).register_parametrization(m, 'weight', Bad(), unsafe=True); print(m.weight.shape)
+        def forward(s, X):
+            return X[0]
+
+    m = nn.Linear(2, 2)
+    P(t).register_parametrization(m, "weight", Bad(), unsafe=True)
+    print(m.weight.shape)
 
 
 @case
 def param_nonexistent(t):
     nn = t.nn
-    P(t).register_parametrization(nn.Linear(2,2), 'foo', nn.Identity())
+    P(t).register_parametrization(nn.Linear(2, 2), "foo", nn.Identity())
 
 
 @case
 def param_chain(t):
     nn = t.nn
-    m = nn.Linear(2,2); P(t).register_parametrization(m, 'weight', nn.Identity()); P(t).register_parametrization(m, 'weight', nn.Tanh()); print(m.parametrizations.weight); print(len(m.parametrizations.weight)); print(list(m.state_dict()))
+    m = nn.Linear(2, 2)
+    P(t).register_parametrization(m, "weight", nn.Identity())
+    P(t).register_parametrization(m, "weight", nn.Tanh())
+    print(m.parametrizations.weight)
+    print(len(m.parametrizations.weight))
+    print(list(m.state_dict()))
 
 
 @case
 def param_buffer(t):
     nn = t.nn
-    m = nn.BatchNorm1d(2); P(t).register_parametrization(m, 'running_mean', nn.Identity()); print(list(m.state_dict())); print([n for n,_ in m.named_buffers()], [n for n,_ in m.named_parameters()])
+    m = nn.BatchNorm1d(2)
+    P(t).register_parametrization(m, "running_mean", nn.Identity())
+    print(list(m.state_dict()))
+    print([n for n, _ in m.named_buffers()], [n for n, _ in m.named_parameters()])
 
 
 @case
 def orthogonal(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.Linear(3,3); nn.utils.parametrizations.orthogonal(m); print(m); print(list(m.state_dict())); w = m.weight; print(t.allclose(w @ w.T, t.eye(3), atol=1e-5))
+    t.manual_seed(0)
+    m = nn.Linear(3, 3)
+    nn.utils.parametrizations.orthogonal(m)
+    print(m)
+    print(list(m.state_dict()))
+    w = m.weight
+    print(t.allclose(w @ w.T, t.eye(3), atol=1e-5))
 
 
 @case
 def weight_norm(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.Linear(3,2); nn.utils.parametrizations.weight_norm(m); print(m); print(list(m.state_dict())); print(m.parametrizations.weight.original0.shape, m.parametrizations.weight.original1.shape)
+    t.manual_seed(0)
+    m = nn.Linear(3, 2)
+    nn.utils.parametrizations.weight_norm(m)
+    print(m)
+    print(list(m.state_dict()))
+    print(m.parametrizations.weight.original0.shape, m.parametrizations.weight.original1.shape)
     print(m.weight)
 
 
 @case
 def weight_norm_dim(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.Linear(3,2); nn.utils.parametrizations.weight_norm(m, dim=1); print(m.parametrizations.weight.original0.shape); print(m.weight)
+    t.manual_seed(0)
+    m = nn.Linear(3, 2)
+    nn.utils.parametrizations.weight_norm(m, dim=1)
+    print(m.parametrizations.weight.original0.shape)
+    print(m.weight)
 
 
 @case
 def spectral_norm(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.Linear(3,2); nn.utils.parametrizations.spectral_norm(m); print(m); print(list(m.state_dict())); print(m.weight)
-    m.eval(); print(m.weight)
+    t.manual_seed(0)
+    m = nn.Linear(3, 2)
+    nn.utils.parametrizations.spectral_norm(m)
+    print(m)
+    print(list(m.state_dict()))
+    print(m.weight)
+    m.eval()
+    print(m.weight)
 
 
 @case
 def lazy_linear(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.LazyLinear(3); print(m); print(m.weight); print(type(m).__name__, type(m.weight).__name__); print(list(m.state_dict()))
-    y = m(t.ones(2,4)); print(m); print(type(m).__name__, m.weight.shape, y.shape); print(m.weight)
+    t.manual_seed(0)
+    m = nn.LazyLinear(3)
+    print(m)
+    print(m.weight)
+    print(type(m).__name__, type(m.weight).__name__)
+    print(list(m.state_dict()))
+    y = m(t.ones(2, 4))
+    print(m)
+    print(type(m).__name__, m.weight.shape, y.shape)
+    print(m.weight)
 
 
 @case
 def lazy_sd(t):
     nn = t.nn
-    m = nn.LazyLinear(3); sd = m.state_dict(); print(sd)
-    m2 = nn.Linear(4,3); r = m.load_state_dict(m2.state_dict()); print(r, m.weight.shape, type(m).__name__)
+    m = nn.LazyLinear(3)
+    sd = m.state_dict()
+    print(sd)
+    m2 = nn.Linear(4, 3)
+    r = m.load_state_dict(m2.state_dict())
+    print(r, m.weight.shape, type(m).__name__)
 
 
 @case
 def lazy_conv(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.LazyConv2d(2, 3); print(m); m(t.ones(1,3,5,5)); print(m); print(m.weight.shape)
+    t.manual_seed(0)
+    m = nn.LazyConv2d(2, 3)
+    print(m)
+    m(t.ones(1, 3, 5, 5))
+    print(m)
+    print(m.weight.shape)
 
 
 @case
 def lazy_bn(t):
     nn = t.nn
-    m = nn.LazyBatchNorm1d(); print(m); print(list(m.state_dict())); m(t.ones(2,3)); print(m, m.running_mean)
+    m = nn.LazyBatchNorm1d()
+    print(m)
+    print(list(m.state_dict()))
+    m(t.ones(2, 3))
+    print(m, m.running_mean)
 
 
 @case
 def lazy_seq(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.Sequential(nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2)); print(m); m(t.ones(1,3)); print(m); print([p.shape for p in m.parameters()])
+    t.manual_seed(0)
+    m = nn.Sequential(nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2))
+    print(m)
+    m(t.ones(1, 3))
+    print(m)
+    print([p.shape for p in m.parameters()])
 
 
 @case
 def lazy_params_access(t):
     nn = t.nn
-    m = nn.LazyLinear(3); print(m.weight.shape)
+    m = nn.LazyLinear(3)
+    print(m.weight.shape)
 
 
 @case
 def lazy_params_op(t):
     nn = t.nn
-    m = nn.LazyLinear(3); m.weight + 1
+    m = nn.LazyLinear(3)
+    m.weight + 1
 
 
 @case
 def lazy_has_uninit(t):
     nn = t.nn
-    m = nn.LazyLinear(3); print(m.has_uninitialized_params()); m(t.ones(1,2)); print(m.has_uninitialized_params())
+    m = nn.LazyLinear(3)
+    print(m.has_uninitialized_params())
+    m(t.ones(1, 2))
+    print(m.has_uninitialized_params())
 
 
 @case
 def lazy_param_repr(t):
     nn = t.nn
-    p = nn.UninitializedParameter(); print(p); print(repr(p)); b = nn.UninitializedBuffer(); print(b)
-    p.materialize((2,3)); print(type(p).__name__, p.shape)
+    p = nn.UninitializedParameter()
+    print(p)
+    print(repr(p))
+    b = nn.UninitializedBuffer()
+    print(b)
+    p.materialize((2, 3))
+    print(type(p).__name__, p.shape)
 
 
 @case
 def param_lazy_combo(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.LazyLinear(3); m(t.ones(1,2)); nn.utils.parametrizations.weight_norm(m); print(m); print(list(m.state_dict()))
+    t.manual_seed(0)
+    m = nn.LazyLinear(3)
+    m(t.ones(1, 2))
+    nn.utils.parametrizations.weight_norm(m)
+    print(m)
+    print(list(m.state_dict()))
 
 
 @case
 def param_sd_load(t):
     nn = t.nn
-    t.manual_seed(0); m = nn.Linear(2,2); nn.utils.parametrizations.weight_norm(m); sd = m.state_dict()
-    m2 = nn.Linear(2,2); nn.utils.parametrizations.weight_norm(m2); print(m2.load_state_dict(sd)); print(t.equal(m.weight, m2.weight))
-    m3 = nn.Linear(2,2); print(m3.load_state_dict(sd, strict=False))
+    t.manual_seed(0)
+    m = nn.Linear(2, 2)
+    nn.utils.parametrizations.weight_norm(m)
+    sd = m.state_dict()
+    m2 = nn.Linear(2, 2)
+    nn.utils.parametrizations.weight_norm(m2)
+    print(m2.load_state_dict(sd))
+    print(t.equal(m.weight, m2.weight))
+    m3 = nn.Linear(2, 2)
+    print(m3.load_state_dict(sd, strict=False))
 
 
 @case
 def param_deepcopy(t):
     import copy
+
     nn = t.nn
-    t.manual_seed(0); m = nn.Linear(2,2); nn.utils.parametrizations.weight_norm(m); m2 = copy.deepcopy(m); print(m2); print(t.equal(m.weight, m2.weight))
+    t.manual_seed(0)
+    m = nn.Linear(2, 2)
+    nn.utils.parametrizations.weight_norm(m)
+    m2 = copy.deepcopy(m)
+    print(m2)
+    print(t.equal(m.weight, m2.weight))
 
 
 @case

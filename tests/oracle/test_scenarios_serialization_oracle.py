@@ -22,78 +22,142 @@ CASES, case = scenarios()
 
 @case
 def save_load_tensor(t):
-    b = io.BytesIO(); x = t.arange(6.).reshape(2,3); t.save(x, b); b.seek(0); y = t.load(b); print(y, type(y).__name__)
+    b = io.BytesIO()
+    x = t.arange(6.0).reshape(2, 3)
+    t.save(x, b)
+    b.seek(0)
+    y = t.load(b)
+    print(y, type(y).__name__)
 
 
 @case
 def save_load_dict(t):
-    b = io.BytesIO(); t.manual_seed(0); m = t.nn.Linear(2,2); t.save({'sd': m.state_dict(), 'epoch': 3, 'name': 'x', 'l': [1, 2.5]}, b); b.seek(0); d = t.load(b); print(d['epoch'], d['name'], d['l'], list(d['sd']), type(d['sd']).__name__, d['sd']['weight'])
+    b = io.BytesIO()
+    t.manual_seed(0)
+    m = t.nn.Linear(2, 2)
+    t.save({"sd": m.state_dict(), "epoch": 3, "name": "x", "l": [1, 2.5]}, b)
+    b.seek(0)
+    d = t.load(b)
+    print(d["epoch"], d["name"], d["l"], list(d["sd"]), type(d["sd"]).__name__, d["sd"]["weight"])
 
 
 @case
 def save_load_views(t):
-    b = io.BytesIO(); x = t.arange(6.); v = x[2:4]; t.save([x, v], b); b.seek(0); a, w = t.load(b); w[0] = 100; print(a, w)
+    b = io.BytesIO()
+    x = t.arange(6.0)
+    v = x[2:4]
+    t.save([x, v], b)
+    b.seek(0)
+    a, w = t.load(b)
+    w[0] = 100
+    print(a, w)
 
 
 @case
 def save_load_param(t):
-    b = io.BytesIO(); p = t.nn.Parameter(t.ones(2)); t.save(p, b); b.seek(0); q = t.load(b); print(type(q).__name__, q.requires_grad, q)
+    b = io.BytesIO()
+    p = t.nn.Parameter(t.ones(2))
+    t.save(p, b)
+    b.seek(0)
+    q = t.load(b)
+    print(type(q).__name__, q.requires_grad, q)
 
 
 @case
 def save_load_rg(t):
-    b = io.BytesIO(); p = t.ones(2, requires_grad=True); t.save(p, b); b.seek(0); q = t.load(b); print(q.requires_grad, q)
+    b = io.BytesIO()
+    p = t.ones(2, requires_grad=True)
+    t.save(p, b)
+    b.seek(0)
+    q = t.load(b)
+    print(q.requires_grad, q)
 
 
 @case
 def save_load_dtypes(t):
-    b = io.BytesIO(); xs = [t.ones(2, dtype=d) for d in [t.float16, t.bfloat16, t.float64, t.int8, t.uint8, t.bool, t.int32]]; t.save(xs, b); b.seek(0); print(t.load(b))
+    b = io.BytesIO()
+    xs = [t.ones(2, dtype=d) for d in [t.float16, t.bfloat16, t.float64, t.int8, t.uint8, t.bool, t.int32]]
+    t.save(xs, b)
+    b.seek(0)
+    print(t.load(b))
 
 
 @case
 def save_load_file(t):
-    d = tempfile.mkdtemp(); p = os.path.join(d, 'x.pt'); t.save({'a': t.ones(2)}, p); print(t.load(p, weights_only=True)); print(t.load(p, map_location='cpu'))
+    d = tempfile.mkdtemp()
+    p = os.path.join(d, "x.pt")
+    t.save({"a": t.ones(2)}, p)
+    print(t.load(p, weights_only=True))
+    print(t.load(p, map_location="cpu"))
 
 
 @case
 def load_missing_file(t):
-    t.load('/nonexistent/file.pt')
+    t.load("/nonexistent/file.pt")
 
 
 @case
 def save_load_optim(t):
-    b = io.BytesIO(); t.manual_seed(0); m = t.nn.Linear(2,2); opt = t.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
-    t.save(opt.state_dict(), b); b.seek(0); sd = t.load(b); print(sd)
+    b = io.BytesIO()
+    t.manual_seed(0)
+    m = t.nn.Linear(2, 2)
+    opt = t.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    t.save(opt.state_dict(), b)
+    b.seek(0)
+    sd = t.load(b)
+    print(sd)
 
 
 @case
 def save_sd_metadata(t):
-    b = io.BytesIO(); m = t.nn.Sequential(t.nn.Linear(2,2), t.nn.BatchNorm1d(2)); t.save(m.state_dict(), b); b.seek(0); sd = t.load(b); print(sd._metadata)
+    b = io.BytesIO()
+    m = t.nn.Sequential(t.nn.Linear(2, 2), t.nn.BatchNorm1d(2))
+    t.save(m.state_dict(), b)
+    b.seek(0)
+    sd = t.load(b)
+    print(sd._metadata)
 
 
 @case
 def save_meta(t):
-    b = io.BytesIO(); t.save(t.empty(2, device='meta'), b); b.seek(0); print(t.load(b))
+    b = io.BytesIO()
+    t.save(t.empty(2, device="meta"), b)
+    b.seek(0)
+    print(t.load(b))
 
 
 @case
 def load_mmap(t):
-    d = tempfile.mkdtemp(); p = os.path.join(d, 'x.pt'); t.save({'a': t.arange(3.)}, p); print(t.load(p, mmap=True))
+    d = tempfile.mkdtemp()
+    p = os.path.join(d, "x.pt")
+    t.save({"a": t.arange(3.0)}, p)
+    print(t.load(p, mmap=True))
 
 
 @case
 def save_noncontig(t):
-    b = io.BytesIO(); x = t.arange(6.).reshape(2,3).t(); t.save(x, b); b.seek(0); y = t.load(b); print(y, y.stride(), y.is_contiguous())
+    b = io.BytesIO()
+    x = t.arange(6.0).reshape(2, 3).t()
+    t.save(x, b)
+    b.seek(0)
+    y = t.load(b)
+    print(y, y.stride(), y.is_contiguous())
 
 
 @case
 def save_int_args(t):
-    b = io.BytesIO(); t.save({'size': t.Size([2,3]), 'dt': t.float16, 'dev': t.device('cpu'), 'tup': (1, None, True), 'set': {1}}, b); b.seek(0); print(t.load(b))
+    b = io.BytesIO()
+    t.save({"size": t.Size([2, 3]), "dt": t.float16, "dev": t.device("cpu"), "tup": (1, None, True), "set": {1}}, b)
+    b.seek(0)
+    print(t.load(b))
 
 
 @case
 def load_map_location_meta(t):
-    b = io.BytesIO(); t.save(t.ones(2), b); b.seek(0); print(t.load(b, map_location='meta'))
+    b = io.BytesIO()
+    t.save(t.ones(2), b)
+    b.seek(0)
+    print(t.load(b, map_location="meta"))
 
 
 @case

@@ -20,7 +20,10 @@ def _with_flags(t, swap=False, overwrite=False):
 
     @contextlib.contextmanager
     def flags():
-        old = t.__future__.get_swap_module_params_on_conversion(), t.__future__.get_overwrite_module_params_on_conversion()
+        old = (
+            t.__future__.get_swap_module_params_on_conversion(),
+            t.__future__.get_overwrite_module_params_on_conversion(),
+        )
         t.__future__.set_swap_module_params_on_conversion(swap)
         t.__future__.set_overwrite_module_params_on_conversion(overwrite)
         try:
@@ -368,7 +371,7 @@ def load_pre_hook_renames_key(t):
     def rename(module, sd, prefix, local_metadata, strict, missing, unexpected, errors):
         for k in list(sd):
             if k.startswith(prefix + "old."):
-                sd[prefix + "lin." + k[len(prefix + "old."):]] = sd.pop(k)
+                sd[prefix + "lin." + k[len(prefix + "old.") :]] = sd.pop(k)
 
     m = Net()
     m.register_load_state_dict_pre_hook(rename)
