@@ -26,8 +26,8 @@
 # * ``record_computed(op, args, out)`` (cdef, for the compiled fast paths in ``_fastpath.pxi`` and
 #   ``_fastpath_ops.pxi``): steps 1, 2 and 4 around a result the fast path already computed below
 #   autograd. Callers call it only when grad mode is on, an input requires grad, nothing
-#   intercepts (``_nothing_intercepts()``) and ``recorder_ready()`` (checked before the kernel
-#   runs), and only for ops whose ``op.derivative.simple`` is true.
+#   intercepts (``_nothing_intercepts()``), ``recorder_ready()`` and ``recordable(op)`` (both
+#   checked before the kernel runs: ``op.derivative`` is a simple one).
 # * ``next_sequence_nr()``: the process-wide node counter (``graph._next_sequence_nr``); the one
 #   counter both recorders and every Python ``Node.__init__`` take numbers from.
 
@@ -163,6 +163,14 @@ cdef bint recorder_ready() except -1:
         return False
     cdef PyObject* layer = PyDict_GetItem(_ag_dispatch_globals, "autograd_layer")
     return layer != NULL and <object>layer is _recording_layer
+
+
+cdef bint recordable(object op) except -1:
+    """True when ``record_computed`` can record ``op``: its derivative is a simple one (a student
+    may have removed or replaced it; the full path then records whatever it records). A fast path
+    checks this, with ``recorder_ready()``, before it runs the kernel."""
+    d = op.derivative
+    return d is not None and d is not _NONDIFFERENTIABLE and _recipe_of(d).simple
 
 
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------

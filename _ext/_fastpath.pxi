@@ -15,8 +15,10 @@
 # ----------------------------------------------------------------
 # Nothing that could observe or change the op may be in play:
 #
-# * the tensors are exactly ``Tensor`` (no subclass: no ``__torch_function__``/``__torch_dispatch__``
-#   of their own), on the cpu, float32/float64/int64, row-major and not empty. When an input
+# * the tensors are exactly ``Tensor`` or ``nn.Parameter`` (no other subclass: no
+#   ``__torch_function__``/``__torch_dispatch__`` of their own; Parameter's is the disabled one,
+#   so the full path treats it as a plain tensor and returns plain Tensors), on the cpu,
+#   float32/float64/int64, row-major and not empty. When an input
 #   requires grad and grad mode is on, the result is then recorded by the compiled recorder
 #   (``_autograd_fast.pxi``: the same node, edges and saved tensors as ``autograd/recording.py``
 #   makes), provided ``recorder_ready()``: no ``saved_tensors_hooks`` (their pack hooks run before
@@ -147,9 +149,9 @@ cdef inline bint _grad_enabled() except -1:
 
 
 cdef inline TensorImpl _plain(object t):
-    """``t``'s payload when ``t`` is exactly a cpu ``Tensor`` of a fast dtype, row-major. It may
-    require grad: the caller then records the op (see ``_records``)."""
-    if type(t) is not _Tensor:
+    """``t``'s payload when ``t`` is a cpu ``Tensor`` or ``Parameter`` (see ``_plain_class``) of a
+    fast dtype, row-major. It may require grad: the caller then records the op (see ``_records``)."""
+    if type(t) is not _Tensor and not _plain_class(type(t)):
         return None
     cdef TensorImpl impl = (<TensorBase>t)._impl
     if impl is None:
@@ -264,7 +266,7 @@ cdef object _binary(object ufunc, int which, object self, object other):
         return None
     dtype = a.dtype
     cdef TensorImpl b = None
-    if type(other) is _Tensor:
+    if isinstance(other, TensorBase):
         b = _plain(other)
         if b is None or b.dtype is not dtype:
             return None
@@ -273,8 +275,9 @@ cdef object _binary(object ufunc, int which, object self, object other):
         y = _scalar_operand(other, dtype)
         if y is None:
             return None
+    op = _op_add if which == 0 else _op_sub if which == 1 else _op_mul
     cdef int record = _records(a, b)
-    if record < 0 or (record and dtype is _i64):
+    if record < 0 or (record and (dtype is _i64 or not recordable(op))):
         return None
     x = a.numpy_view()
     if dtype is _i64:  # integer add/sub/mul set no floating-point flags: no error state to switch
@@ -294,7 +297,7 @@ cdef object _binary(object ufunc, int which, object self, object other):
         PyContextVar_Reset(_fp_var, token)
     out = _fresh_tensor(r, dtype)
     if record and out is not None:
-        return _recorded(_op_add if which == 0 else _op_sub if which == 1 else _op_mul, (self, other), out)
+        return _recorded(op, (self, other), out)
     return out
 
 
@@ -332,6 +335,8 @@ def tensor_relu(self, *args, **kwargs):
         a = _plain(self)
         if a is not None and _nothing_intercepts():
             record = _records(a, None)
+            if record > 0 and not recordable(_op_relu):
+                record = -1
             if record >= 0:
                 r = _fresh_tensor(_np_maximum(a.numpy_view(), _ZEROS[a.dtype]), a.dtype)
                 if r is not None:
@@ -351,6 +356,8 @@ def tensor_sum(self, *args, **kwargs):
         a = _plain(self)
         if a is not None and _nothing_intercepts():
             record = _records(a, None)
+            if record > 0 and not recordable(_op_sum):
+                record = -1
             out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0) if record >= 0 else None
             try:
                 if out is not None:

@@ -244,6 +244,32 @@ def test_fast_path_records_when_an_input_requires_grad():
         _dispatch.autograd_layer = saved
 
 
+def test_fast_path_runs_for_parameters():
+    # nn.Parameter's __torch_function__ is the disabled one: the full path treats it as a plain
+    # tensor (and returns plain Tensors), so the fast path takes it too, recording as usual
+    p, t = mt.nn.Parameter(mt.ones(2, 3)), mt.full((2, 3), 2.0)
+    for fn in _all_ops(p, t) + _all_ops(t, p)[:3] + _all_ops(p, p):
+        assert not _ran_full_path(fn)
+        assert_fast_equals_full(fn, p, t)
+        out = fn()
+        assert type(out) is mt.Tensor and out.grad_fn is not None
+
+
+def test_fast_path_steps_aside_when_a_derivative_is_replaced():
+    # a student may remove or replace an op's derivative: the full path then records what it does
+    w = mt.ones(2, 3, requires_grad=True)
+    for op, fn in ((aten.mul.Tensor, lambda: w * w), (aten.relu.default, lambda: w.relu()),
+                   (aten.sum.default, lambda: w.sum())):
+        saved = op.derivative
+        op.derivative = None
+        try:
+            assert _ran_full_path(fn)
+            assert fn().grad_fn.name() == "NotImplemented"
+        finally:
+            op.derivative = saved
+        assert not _ran_full_path(fn)
+
+
 @pytest.mark.parametrize("layer", ["python_layer", "forward_ad_layer"])
 def test_fast_path_declines_while_a_dispatch_layer_is_installed(layer):
     # __torch_dispatch__ classes/modes and forward-AD dual levels install these hooks

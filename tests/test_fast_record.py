@@ -153,15 +153,17 @@ def assert_same_graph(make, op, modify=None):
 
 
 def _inputs(spec, other, x_kind, y_grad):
-    """A ``make()`` for one case: ``x`` a leaf that requires grad, a node's output, or a view of
-    either; ``y`` a tensor (requiring grad or not), a Python number or ``x`` itself. The setup runs
+    """A ``make()`` for one case: ``x`` a leaf that requires grad (maybe an ``nn.Parameter``), a
+    node's output, or a view of either; ``y`` a tensor (requiring grad or not), a Python number or ``x`` itself. The setup runs
     on the full path so that only the op under test differs between the two runs."""
 
     def make():
         with full_path():
             leaf = build(mt, spec).requires_grad_()
+            if x_kind == "parameter":
+                leaf = mt.nn.Parameter(leaf.detach())
             tensors = [leaf]
-            if x_kind == "leaf":
+            if x_kind in ("leaf", "parameter"):
                 x = leaf
             elif x_kind == "node output":
                 x = leaf * 1.5
@@ -194,11 +196,11 @@ def _inputs(spec, other, x_kind, y_grad):
 @given(op=st.sampled_from(sorted(OPS)),
        spec=tensor_specs(dtypes=("float32", "float64"), layouts=("contiguous",), max_dims=3),
        other=st.sampled_from(["same", "0-d", "scalar", "self"]), y_grad=st.booleans(),
-       x_kind=st.sampled_from(["leaf", "node output", "view of leaf", "stale view"]),
+       x_kind=st.sampled_from(["leaf", "parameter", "node output", "view of leaf", "stale view"]),
        modify=st.sampled_from([None, 0, -1]))
 def test_compiled_methods_build_the_full_paths_graph(op, spec, other, y_grad, x_kind, modify):
     make = _inputs(spec, other, x_kind, y_grad)
-    if x_kind == "leaf" and other == "same" and modify is None:
+    if x_kind in ("leaf", "parameter") and other == "same" and modify is None:
         # the fast path must really run here, or the comparison would be vacuous
         tensors, x, y = make()
         assert not _ran_full_path(lambda: OPS[op](x, y))
