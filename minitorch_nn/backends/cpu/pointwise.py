@@ -665,6 +665,10 @@ def _clamp(self, min=None, max=None, kernel="clamp_scalar_cpu"):
         x = np.maximum(x, as_array(min, cdt))
     if max is not None:
         x = np.minimum(x, as_array(max, cdt))
+    impl = self._impl
+    if (not isinstance(min, TensorBase) and not isinstance(max, TensorBase) and 0 not in impl.sizes
+            and impl.strides == _ROW_MAJOR.get(impl.sizes)):
+        return x, dtype, None  # number bounds and a row-major input: elementwise_strides' first rule
     return x, dtype, elementwise_strides(np.shape(x), _tensors(self, min, max), dtype)
 
 
