@@ -34,7 +34,9 @@ which do the same steps in the same order and fill the nodes' and saved tensors'
 directly (everything else, ``_record`` and the in-place machinery, runs from here). The compiled
 fast paths of ``a * b`` and friends record through the same code (``record_computed``, whose
 reference is ``_record_computed`` here). ``tests/test_fast_record.py`` checks that both build
-the same graph.
+the same graph. To run the readable layer instead (to step through it, or after changing it),
+install it: ``_dispatch.autograd_layer = recording.reference_autograd_layer``; the compiled fast
+paths then step aside too, so every op is recorded by the code in this file.
 
 Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad has
 ``requires_grad=False`` here (PyTorch reports True with no ``grad_fn``); an in-place op on it
