@@ -267,3 +267,14 @@ def test_nan_to_num_of_integers_is_laid_out_as_a_clone(spec):
     # nothing to replace in an integer tensor: PyTorch returns self.clone(), whose layout follows the
     # input's (a size-1 dim keeps its stride), not the elementwise rule
     _same_outcome(*both(lambda L, x: x.nan_to_num(), spec, offset=False))
+
+
+@SETTINGS
+@given(
+    spec=tensor_specs(min_side=0, max_dims=3, dtypes=("int64", "float32", "float16", "bool")),
+    lo=st.one_of(st.none(), st.sampled_from([-1, 0, 0.5])),
+    hi=st.one_of(st.none(), st.sampled_from([1, 2.5])),
+)
+def test_clamp_with_number_bounds(spec, lo, hi):
+    # number bounds on a row-major input: row-major result (the shortcut); other layouts keep theirs
+    _same_outcome(*both(lambda L, x: x.clamp(lo, hi), spec, offset=False))
