@@ -28,6 +28,7 @@ import gc
 import weakref
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -192,6 +193,7 @@ def _inputs(spec, other, x_kind, y_grad):
     return make
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # sums of inf - inf, both paths
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(op=st.sampled_from(sorted(OPS)),
        spec=tensor_specs(dtypes=("float32", "float64"), layouts=("contiguous",), max_dims=3),
@@ -386,3 +388,48 @@ def test_a_graph_is_freed_by_reference_counting_alone():
         assert a._use_count() == 1 and b._use_count() == 1
     finally:
         gc.enable()
+
+
+def test_saved_tensor_hooks_see_the_same_calls_with_both_recorders():
+    # pack hooks run while the node is made (before the kernel), unpack hooks during backward
+    def run():
+        calls = []
+
+        def pack(t):
+            calls.append(("pack", tuple(t.shape), t.requires_grad))
+            return t
+
+        def unpack(t):
+            calls.append(("unpack", tuple(t.shape)))
+            return t
+
+        x = mt.tensor(np.linspace(-1, 1, 6, dtype=np.float32), requires_grad=True)
+        with mt.autograd.graph.saved_tensors_hooks(pack, unpack):
+            out = ((x * x).exp() * 2 + x.reshape(2, 3).t().reshape(6)).relu().sum()
+        out.backward()
+        return calls, np.asarray(x.grad._array).tobytes()
+
+    fast = run()
+    with reference_path():
+        full = run()
+    assert fast == full and fast[0]
+
+
+def test_arguments_given_by_keyword_are_saved_alike():
+    ops = {
+        "add alpha": lambda x, y: aten.add.Tensor(x, y, alpha=2),
+        "sub alpha": lambda x, y: aten.sub.Tensor(x, y, alpha=0.5),
+        "sum keepdim": lambda x, y: aten.sum.dim_IntList(x.reshape(2, 3), [1], keepdim=True),
+        "softmax": lambda x, y: aten._softmax.default(x.reshape(2, 3), dim=1, half_to_float=False),
+    }
+
+    def make():
+        x = mt.tensor(np.linspace(-1, 1, 6, dtype=np.float32), requires_grad=True)
+        y = mt.tensor(np.linspace(0.5, 2, 6, dtype=np.float32), requires_grad=True)
+        return [x, y], x, y
+
+    for name, fn in ops.items():
+        fast = _run_case(make, fn, None)
+        with reference_path():
+            full = _run_case(make, fn, None)
+        assert fast == full, name
