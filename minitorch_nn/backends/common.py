@@ -12,22 +12,24 @@ from minitorch_nn._C import TensorBase
 
 def result_type(*operands) -> dt.dtype:
     """PyTorch's ``result_type`` over tensors and Python numbers (None operands are ignored)."""
-    # fast paths for the common cases: two tensors with dims and one dtype (``a + b``); a tensor
-    # with dims and Python numbers of its category or a lower one (``x * 2.0``, ``x.clamp(0, 1)``)
+    # fast path for the common cases: a tensor with dims, then tensors of its dtype (with dims or
+    # not) and Python numbers of its category or a lower one (``a + b``, ``x * 2.0``, ``x.clamp(0, 1)``):
+    # no tier below the first can change its dtype
     if operands and isinstance(operands[0], TensorBase):
         first = operands[0]._impl
         if first.sizes:
-            if len(operands) == 2 and isinstance(operands[1], TensorBase):
-                other = operands[1]._impl
-                if first.dtype is other.dtype and other.sizes:
-                    return first.dtype
-            else:
-                rank = first.dtype._rank
-                for o in operands[1:]:
-                    if o is not None and _SCALAR_CATEGORY.get(type(o), 3) > rank:
+            dtype = first.dtype
+            rank = dtype._rank
+            for o in operands[1:]:
+                if o is None:
+                    continue
+                if isinstance(o, TensorBase):
+                    if o._impl.dtype is not dtype:
                         break
-                else:
-                    return first.dtype
+                elif _SCALAR_CATEGORY.get(type(o), 3) > rank:
+                    break
+            else:
+                return dtype
     dims, zeros, scalars = [], [], []
     for o in operands:
         if o is None:
