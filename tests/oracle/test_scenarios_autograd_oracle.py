@@ -529,6 +529,55 @@ def module_hooks_print(t):
     m(t.ones(3, 2, requires_grad=True)).sum().backward()
 
 
+def _chain(fn, depth=6):
+    out = []
+    while fn is not None and depth:
+        out.append(fn.name().replace("torch::autograd::", ""))
+        nxt = [n[0] for n in fn.next_functions if n[0] is not None]
+        fn = nxt[0] if nxt else None
+        depth -= 1
+    return out
+
+
+# (1-D @ 2-D is left out: PyTorch ends it with an in-place squeeze_, SqueezeBackward4, which
+# minitorch_nn does not have; it uses squeeze, SqueezeBackward1.)
+MATMUL_SHAPES = [
+    ((2, 3), (3,)),
+    ((4, 2, 3), (3,)),
+    ((4, 2, 3), (3, 2)),
+    ((3,), (4, 3, 2)),
+    ((2, 3), (4, 3, 2)),
+    ((4, 2, 3), (4, 3, 2)),
+    ((1, 2, 3), (4, 3, 2)),
+    ((4, 2, 3), (1, 3, 2)),
+    ((2, 1, 2, 3), (4, 3, 2)),
+    ((3,), (3,)),
+]
+
+
+@case
+def matmul_graphs_and_layouts(t):
+    # which ops matmul decomposes into (fold into mm/mv, squeeze a batch of one, bmm) depends on
+    # the shapes and on which operand needs a gradient, as in ATen's _matmul_impl
+    for a, b in MATMUL_SHAPES:
+        for ra, rb in ((True, True), (True, False), (False, True)):
+            x, y = t.ones(*a, requires_grad=ra), t.ones(*b, requires_grad=rb)
+            z = x @ y
+            names = [n for n in _chain(z.grad_fn) if n not in ("ReshapeAliasBackward0", "ViewBackward0")]
+            print(a, b, ra, rb, names, tuple(z.shape), z.stride())
+
+
+@case
+def matmul_nd_gradients(t):
+    t.manual_seed(0)
+    x = t.randn(4, 2, 3, requires_grad=True)
+    v = t.randn(3, requires_grad=True)
+    w = t.randn(2, 3, requires_grad=True)
+    b = t.randn(4, 3, 2, requires_grad=True)
+    ((x @ v).sum() + (w @ b).pow(2).sum() + (v @ b).sum()).backward()
+    print(x.grad.sum(), v.grad, w.grad, b.grad.sum())
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_autograd_scenario_matches_torch(name):
     assert_same_transcript(CASES[name])

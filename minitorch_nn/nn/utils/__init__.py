@@ -7,13 +7,21 @@
 * :mod:`~minitorch_nn.nn.utils.clip_grad`: ``clip_grad_norm_``, ``clip_grad_value_``,
   ``get_total_norm``, ``clip_grads_with_norm_``;
 * :mod:`~minitorch_nn.nn.utils.convert_parameters`: ``parameters_to_vector`` and
-  ``vector_to_parameters``.
+  ``vector_to_parameters``;
+* :mod:`~minitorch_nn.nn.utils.stateless`: the deprecated ``functional_call`` (use
+  ``minitorch_nn.func.functional_call``).
 
 PyTorch's older hook-based ``torch.nn.utils.weight_norm``/``spectral_norm`` are not here (use the
 parametrizations).
 """
 
-from minitorch_nn.nn.utils import clip_grad, convert_parameters, parametrizations, parametrize  # noqa: F401
+from minitorch_nn.nn.utils import (  # noqa: F401
+    clip_grad,
+    convert_parameters,
+    parametrizations,
+    parametrize,
+    stateless,
+)
 from minitorch_nn.nn.utils.clip_grad import (  # noqa: F401
     clip_grad_norm,
     clip_grad_norm_,
