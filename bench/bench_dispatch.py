@@ -75,7 +75,7 @@ def _cases(L, F, grad=False):
         "addmm": lambda: L.addmm(bias, a, b),
         "cross_entropy": lambda: F.cross_entropy(a, target),
     }
-    aten = getattr(L, "ops").aten
+    aten = L.ops.aten
     cases.update({
         # the chain below the public layer, for ops a compiled fast path may take at the top:
         # what autograd's backward formulas and the composite functions call

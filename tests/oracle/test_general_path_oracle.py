@@ -126,8 +126,8 @@ def _sizes(L, form):
 @pytest.mark.parametrize("form", _SIZE_FORMS, ids=repr)
 def test_view_size_forms(form):
     for make in (lambda L: L.arange(16.0), lambda L: L.arange(16.0).reshape(4, 4).t(), lambda L: L.tensor(1.0)):
-        m = outcome(lambda: make(mt).view(*_sizes(mt, form)))
-        t = outcome(lambda: make(torch).view(*_sizes(torch, form)))
+        m = outcome(lambda make=make: make(mt).view(*_sizes(mt, form)))
+        t = outcome(lambda make=make: make(torch).view(*_sizes(torch, form)))
         _same_outcome(m, t)
 
 
@@ -135,8 +135,8 @@ def test_view_size_forms(form):
                          ids=repr)
 def test_expand_and_repeat_size_forms(form):
     for method in ("expand", "repeat"):
-        m = outcome(lambda: getattr(mt.arange(4.0).reshape(1, 4), method)(*_sizes(mt, form)))
-        t = outcome(lambda: getattr(torch.arange(4.0).reshape(1, 4), method)(*_sizes(torch, form)))
+        m = outcome(lambda method=method: getattr(mt.arange(4.0).reshape(1, 4), method)(*_sizes(mt, form)))
+        t = outcome(lambda method=method: getattr(torch.arange(4.0).reshape(1, 4), method)(*_sizes(torch, form)))
         _same_outcome(m, t)
 
 

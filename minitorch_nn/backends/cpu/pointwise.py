@@ -24,10 +24,10 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
-from minitorch_nn._warnings import warn_user
 from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
-from minitorch_nn.backends.common import _COMPUTE
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import (
+    _COMPUTE,
     check_inplace_cast,
     compute_dtype,
     not_implemented,
