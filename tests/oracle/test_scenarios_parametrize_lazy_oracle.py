@@ -396,6 +396,58 @@ def lazy_module_state_dict_round_trip(t):
     print(t.equal(fresh(t.ones(2, 4)), m(t.ones(2, 4))))
 
 
+@case
+def old_weight_norm(t):
+    t.manual_seed(0)
+    m = t.nn.utils.weight_norm(t.nn.Linear(3, 2))
+    print(
+        m,
+        list(m.state_dict()),
+        [n for n, _ in m.named_parameters()],
+        m.weight_g.shape,
+        m.weight_v.shape,
+        type(m.weight).__name__,
+        m.weight.grad_fn.name(),
+        "weight" in m._parameters,
+    )
+    y = m(t.ones(1, 3))
+    print(y)
+    y.sum().backward()
+    print(m.weight_g.grad, m.weight_v.grad)
+    t.nn.utils.remove_weight_norm(m)
+    print(list(m.state_dict()), type(m.weight).__name__, len(m._forward_pre_hooks), m.weight)
+
+
+@case
+def old_weight_norm_errors(t):
+    m = t.nn.Linear(3, 2)
+    try:
+        t.nn.utils.remove_weight_norm(m)
+    except Exception as e:
+        print(type(e).__name__, e)
+    m2 = t.nn.utils.weight_norm(t.nn.Linear(3, 2), name="weight", dim=None)
+    print(m2.weight_g.shape)
+    try:
+        t.nn.utils.weight_norm(m2)
+    except Exception as e:
+        print(type(e).__name__, e)
+
+
+@case
+def old_weight_norm_checkpoint_into_parametrization(t):
+    t.manual_seed(0)
+    old = t.nn.utils.weight_norm(t.nn.Linear(3, 2))
+    new = t.nn.utils.parametrizations.weight_norm(t.nn.Linear(3, 2))
+    print(new.load_state_dict(old.state_dict()), t.equal(new.weight, old.weight))
+
+
+@case
+def old_weight_norm_conv_dim(t):
+    t.manual_seed(0)
+    m = t.nn.utils.weight_norm(t.nn.Conv2d(2, 3, 2), dim=1)
+    print(m.weight_g.shape, m.weight.grad_fn.name(), m(t.ones(1, 2, 3, 3)).sum())
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_parametrize_and_lazy_match_torch(name):
     assert_same_transcript(CASES[name])

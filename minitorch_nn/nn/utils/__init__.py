@@ -11,8 +11,10 @@
 * :mod:`~minitorch_nn.nn.utils.stateless`: the deprecated ``functional_call`` (use
   ``minitorch_nn.func.functional_call``).
 
-PyTorch's older hook-based ``torch.nn.utils.weight_norm``/``spectral_norm`` are not here (use the
-parametrizations).
+* :mod:`~minitorch_nn.nn.utils.weight_norm`: the older hook-based ``weight_norm`` and
+  ``remove_weight_norm`` (deprecated, as in PyTorch).
+
+PyTorch's older hook-based ``spectral_norm`` is not here (use the parametrization).
 """
 
 from minitorch_nn.nn.utils import (  # noqa: F401
@@ -30,8 +32,10 @@ from minitorch_nn.nn.utils.clip_grad import (  # noqa: F401
     get_total_norm,
 )
 from minitorch_nn.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+from minitorch_nn.nn.utils.weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 
 __all__ = [
     "parametrize", "parametrizations", "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_",
-    "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector", "vector_to_parameters",
+    "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector", "vector_to_parameters", "weight_norm",
+    "remove_weight_norm",
 ]
