@@ -456,4 +456,5 @@ def _set_impl(TensorBase t, TensorImpl impl):
 include "_autograd_fast.pxi"
 include "_fastpath.pxi"
 include "_fastpath_ops.pxi"
+include "_fastpath_views.pxi"
 include "_fastpath_functions.pxi"

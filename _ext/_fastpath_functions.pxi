@@ -1,5 +1,6 @@
 # The public-function forms of the fast paths in _fastpath_ops.pxi (issue 3: per-op overhead):
 # ``minitorch_nn.exp(x)`` (and the other unary math functions), ``minitorch_nn.div(a, b)``,
+# ``minitorch_nn.pow(x, n)``, ``minitorch_nn.square(x)``,
 # ``minitorch_nn.matmul(a, b)``, ``minitorch_nn.mm(a, b)``, ``minitorch_nn.t(x)``,
 # ``minitorch_nn.transpose(x, d0, d1)``, ``minitorch_nn.unsqueeze(x, d)``, ``minitorch_nn.squeeze(x[, d])``
 # and ``minitorch_nn.reshape(x, *shape)``. Included into _C.pyx after _fastpath_ops.pxi.
@@ -104,6 +105,16 @@ def function_div(input, other, *args, **kwargs):
     return _full("div", (input, other), args, kwargs) if r is None else r
 
 
+def function_pow(input, exponent, *args, **kwargs):
+    r = None if args or kwargs else _pow_scalar(input, exponent)
+    return _full("pow", (input, exponent), args, kwargs) if r is None else r
+
+
+def function_square(input, *args, **kwargs):
+    r = None if args or kwargs else _pow_scalar(input, 2)
+    return _full("square", (input,), args, kwargs) if r is None else r
+
+
 def function_matmul(input, other, *args, **kwargs):
     r = None if args or kwargs else _mm(input, other)
     return _full("matmul", (input, other), args, kwargs) if r is None else r
@@ -145,7 +156,7 @@ FAST_OP_FUNCTIONS = {
     "log10": function_log10, "log1p": function_log1p, "sqrt": function_sqrt, "rsqrt": function_rsqrt,
     "sin": function_sin, "cos": function_cos, "tan": function_tan, "sinh": function_sinh, "cosh": function_cosh,
     "tanh": function_tanh, "sigmoid": function_sigmoid, "reciprocal": function_reciprocal, "neg": function_neg,
-    "abs": function_abs, "div": function_div, "matmul": function_matmul, "mm": function_mm, "t": function_t,
+    "abs": function_abs, "div": function_div, "pow": function_pow, "square": function_square, "matmul": function_matmul, "mm": function_mm, "t": function_t,
     "transpose": function_transpose, "unsqueeze": function_unsqueeze, "squeeze": function_squeeze,
     "reshape": function_reshape,
 }

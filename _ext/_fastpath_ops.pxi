@@ -7,10 +7,12 @@
 #   sigmoid reciprocal`` (float32/float64), ``neg abs`` (also int64), as methods, and ``-x``,
 #   ``abs(x)``;
 # * ``x.div(y)`` and ``x / y`` with a tensor of the same float dtype or a Python number;
+# * ``x.pow(n)``, ``x ** n`` and ``x.square()`` with a Python number ``n`` (not 0 or 1);
 # * ``x.matmul(y)``, ``x.mm(y)`` and ``x @ y`` for two float matrices of one dtype (any strides), and
 #   ``matmul``/``@`` of a matrix and a vector (``mv``) or of two vectors (``dot``);
 # * the views ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``,
-#   ``x.squeeze(d)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` (when it is a view).
+#   ``x.squeeze(d)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` (when it is a view), in
+#   ``_fastpath_views.pxi`` (included right after this file, with which it shares what is below).
 #
 # Each is the Tensor method itself (see ``_tensor_methods.py``): when nothing could observe the op
 # (the ``_nothing_intercepts()`` conditions of _fastpath.pxi; exact ``Tensor`` or ``Parameter``
@@ -52,6 +54,9 @@ cdef object _slow_truediv = None
 cdef object _slow_matmul = None
 cdef object _slow_mm = None
 cdef object _slow_matmul_op = None
+cdef object _slow_pow = None
+cdef object _slow_square = None
+cdef object _slow_pow_op = None
 cdef object _slow_t = None
 cdef object _slow_transpose = None
 cdef object _slow_unsqueeze = None
@@ -59,6 +64,7 @@ cdef object _slow_squeeze = None
 cdef object _slow_view = None
 cdef object _slow_reshape = None
 cdef object _op_div = None
+cdef object _op_pow = None
 cdef object _op_mm = None
 cdef object _op_mv = None
 cdef object _op_dot = None
@@ -76,6 +82,7 @@ cdef object _ref_transpose = None    # views.transpose, when its block is the re
 cdef object _ref_t = None            # views.t (which calls views.transpose), likewise
 cdef object _ref_view = None         # views.view, when compute_view_strides' block is the reference
 cdef object _np_true_divide = np.true_divide
+cdef object _np_power = np.power
 cdef object _np_matmul = np.matmul
 cdef object _np_dot = np.dot
 
@@ -126,12 +133,12 @@ cdef _Unary _u_neg = _unary["neg"]
 cdef _Unary _u_abs = _unary["abs"]
 
 
-def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul_op):
+def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul_op, slow_pow_op=None):
     """Give these fast paths the full-path functions they defer to (called once by
     ``_tensor_methods`` after ``install_fast_path``). ``slow`` maps a method name (``"exp"``,
     ``"div"``, ``"t"``...) to the full-path method that hands the compiled one to handlers."""
     global _slow_div, _slow_truediv, _slow_matmul, _slow_mm, _slow_matmul_op, _slow_t, _slow_transpose
-    global _slow_unsqueeze, _slow_squeeze, _slow_view, _slow_reshape
+    global _slow_unsqueeze, _slow_squeeze, _slow_view, _slow_reshape, _slow_pow, _slow_square, _slow_pow_op
     cdef _Unary u
     for name, u in _unary.items():
         u.slow = slow[name]
@@ -140,12 +147,13 @@ def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul
     _slow_unsqueeze, _slow_squeeze = slow["unsqueeze"], slow["squeeze"]
     _slow_view, _slow_reshape = slow_view, slow_reshape
     _slow_truediv, _slow_matmul_op = slow_truediv, slow_matmul_op
+    _slow_pow, _slow_square, _slow_pow_op = slow.get("pow"), slow.get("square"), slow_pow_op
 
 
 cdef bint _load_fast_ops() except -1:
     """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
-    global _ops_loaded, _op_div, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
+    global _ops_loaded, _op_div, _op_pow, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
     global _op_squeeze_dim, _op_view, _ref_transpose, _ref_t, _ref_view
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
@@ -161,6 +169,7 @@ cdef bint _load_fast_ops() except -1:
     _u_neg.fn = np.negative               # pointwise.neg: unary(np.negative, self)
     _u_abs.fn = pointwise._SAME_UNARY["abs"][0]
     _op_div, _op_mm, _op_mv, _op_dot = aten.div.Tensor, aten.mm.default, aten.mv.default, aten.dot.default
+    _op_pow = aten.pow.Tensor_Scalar
     _op_t, _op_transpose = aten.t.default, aten.transpose.int
     _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
     _op_view = aten.view.default
@@ -408,6 +417,55 @@ def tensor_truediv(self, other):
     return _slow_truediv(self, other) if r is None else r
 
 
+# -- power with a number ------------------------------------------------------------------------------
+
+cdef object _pow_scalar(object self, object exponent):
+    """``self ** exponent`` for a float tensor and a Python number other than 0 and 1 (which the
+    kernel answers with ``ones_like``/a copy), as ``pointwise._pow`` computes it: ``np.power`` of
+    the tensor and the number as a 0-d array of its dtype, warnings off; recorded as
+    ``aten.pow.Tensor_Scalar(self, exponent)`` when needed; or None."""
+    if (type(exponent) is not int and type(exponent) is not float) or exponent == 0 or exponent == 1:
+        return None
+    cdef TensorImpl a = _elementwise_input(self, False)
+    if a is None or _fp_var is None or not _may_run():
+        return None
+    y = _scalar_operand(exponent, a.dtype)
+    if y is None:
+        return None
+    cdef int record = _record_mode(_op_pow, a, None)
+    if record < 0:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = _np_power(a.numpy_view(), y)
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    out = _fresh_tensor(r, a.dtype)
+    if out is None:
+        return None
+    return _recorded(_op_pow, (self, exponent), out) if record else out
+
+
+def tensor_pow(self, exponent, *args, **kwargs):
+    """``self.pow(exponent)``: the fast path for a Python number, else the full path."""
+    r = None if args or kwargs else _pow_scalar(self, exponent)
+    return _slow_pow(self, exponent, *args, **kwargs) if r is None else r
+
+
+def tensor_square(self, *args, **kwargs):
+    """``self.square()`` (``aten.pow.Tensor_Scalar(self, 2)``): the fast path, else the full path."""
+    r = None if args or kwargs else _pow_scalar(self, 2)
+    return _slow_square(self, *args, **kwargs) if r is None else r
+
+
+def tensor_pow_op(self, other):
+    """``self ** other``: the fast path for a Python number, else the full path."""
+    r = _pow_scalar(self, other)
+    return _slow_pow_op(self, other) if r is None else r
+
+
 # -- matrix product ---------------------------------------------------------------------------------
 
 cdef inline TensorImpl _linalg_operand(object t):
@@ -492,247 +550,11 @@ def tensor_matmul_op(self, other):
     return _slow_matmul_op(self, other) if r is None else r
 
 
-# -- views --------------------------------------------------------------------------------------------
-
-cdef object _view_of(TensorImpl b, tuple sizes, tuple strides, Py_ssize_t offset):
-    """``_tensor._make_view``'s payload: ``b``'s storage, dtype, device and version counter through
-    new sizes/strides/offset, remembering the base (``b``'s own base when ``b`` is a view)."""
-    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
-    impl.storage = b.storage
-    impl.sizes = sizes
-    impl.strides = strides
-    impl.offset = offset
-    impl.dtype = b.dtype
-    impl.device = b.device
-    impl.version = b.version
-    impl.base = b.base if b.base is not None else b
-    return _wrap(_Tensor, impl)
-
-
-cdef object _finish_view(object op, tuple args, TensorImpl a, tuple sizes, tuple strides):
-    """The view of ``a`` with these sizes/strides, recorded when needed; None to decline."""
-    cdef int record = _record_mode(op, a, None)
-    if record < 0:
-        return None
-    out = _view_of(a, sizes, strides, a.offset)
-    return _recorded(op, args, out) if record else out
-
-
-cdef inline Py_ssize_t _dim_index(object dim, Py_ssize_t n):
-    """``dim`` (an exact int) wrapped into ``range(n)``, or -1 when it is not valid here."""
-    if type(dim) is not int:
-        return -1
-    cdef Py_ssize_t d
-    try:
-        d = dim
-    except OverflowError:
-        return -1
-    if d < -n or d >= n:
-        return -1
-    return d + n if d < 0 else d
-
-
-cdef object _t_fast(object self, tuple args):
-    """``views.t`` (a transpose of a matrix, an alias below 2 dims) as ``aten.t.default(self)``; or None."""
-    if args:
-        return None
-    cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_t, _ref_t):
-        return None
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
-    if n == 2:
-        return _finish_view(_op_t, (self,), a, (a.sizes[1], a.sizes[0]), (a.strides[1], a.strides[0]))
-    if n < 2:
-        return _finish_view(_op_t, (self,), a, a.sizes, a.strides)
-    return None
-
-
-cdef object _transpose_fast(object self, tuple args):
-    """``views.transpose`` as ``aten.transpose.int(self, dim0, dim1)`` for ``args == (dim0, dim1)``; or None."""
-    if PyTuple_GET_SIZE(args) != 2:
-        return None
-    cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_transpose, _ref_transpose):
-        return None
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
-    cdef Py_ssize_t d0 = _dim_index(args[0], n), d1 = _dim_index(args[1], n)
-    if d0 < 0 or d1 < 0:
-        return None
-    cdef list sizes = list(a.sizes), strides = list(a.strides)
-    sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
-    strides[d0], strides[d1] = strides[d1], strides[d0]
-    return _finish_view(_op_transpose, (self, args[0], args[1]), a, tuple(sizes), tuple(strides))
-
-
-cdef object _unsqueeze_fast(object self, tuple args):
-    """``views.unsqueeze`` as ``aten.unsqueeze.default(self, dim)`` for ``args == (dim,)``; or None."""
-    if PyTuple_GET_SIZE(args) != 1:
-        return None
-    cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run():
-        return None
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
-    cdef Py_ssize_t d = _dim_index(args[0], n + 1)
-    if d < 0:
-        return None
-    cdef list sizes = list(a.sizes), strides = list(a.strides)
-    new_stride = 1 if d >= n else sizes[d] * strides[d]
-    sizes.insert(d, 1)
-    strides.insert(d, new_stride)
-    return _finish_view(_op_unsqueeze, (self, args[0]), a, tuple(sizes), tuple(strides))
-
-
-cdef object _squeeze_fast(object self, tuple args):
-    """``views.squeeze`` (``args == ()``) or ``views.squeeze_dim`` (``args == (dim,)``, an int) as
-    ``aten.squeeze.default``/``aten.squeeze.dim``; or None."""
-    if PyTuple_GET_SIZE(args) > 1:
-        return None
-    cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run():
-        return None
-    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), i, d = -1
-    if args:
-        d = _dim_index(args[0], n if n > 0 else 1)   # (wrap_dim: a 0-d tensor takes 0 and -1)
-        if d < 0:
-            return None
-    cdef list sizes = [], strides = []
-    for i in range(n):
-        if a.sizes[i] == 1 and (not args or i == d):
-            continue
-        sizes.append(a.sizes[i])
-        strides.append(a.strides[i])
-    if args:
-        return _finish_view(_op_squeeze_dim, (self, args[0]), a, tuple(sizes), tuple(strides))
-    return _finish_view(_op_squeeze, (self,), a, tuple(sizes), tuple(strides))
-
-
-def tensor_t(self, *args, **kwargs):
-    """``self.t()``: the fast path, else the full path."""
-    r = None if kwargs else _t_fast(self, args)
-    return _slow_t(self, *args, **kwargs) if r is None else r
-
-
-def tensor_transpose(self, *args, **kwargs):
-    """``self.transpose(dim0, dim1)``: the fast path, else the full path."""
-    r = None if kwargs else _transpose_fast(self, args)
-    return _slow_transpose(self, *args, **kwargs) if r is None else r
-
-
-def tensor_unsqueeze(self, *args, **kwargs):
-    """``self.unsqueeze(dim)``: the fast path, else the full path."""
-    r = None if kwargs else _unsqueeze_fast(self, args)
-    return _slow_unsqueeze(self, *args, **kwargs) if r is None else r
-
-
-def tensor_squeeze(self, *args, **kwargs):
-    """``self.squeeze()`` / ``self.squeeze(dim)``: the fast path, else the full path."""
-    r = None if kwargs else _squeeze_fast(self, args)
-    return _slow_squeeze(self, *args, **kwargs) if r is None else r
-
-
-cdef list _size_arg(tuple shape):
-    """``list(normalize_size(shape))`` when every size is an exact int, else None (the full path
-    then converts or refuses the others)."""
-    if PyTuple_GET_SIZE(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    cdef list out = []
-    for s in shape:
-        if type(s) is not int:
-            return None
-        out.append(s)
-    return out
-
-
-cdef tuple _view_geometry(TensorImpl a, list size):
-    """(sizes, strides) of ``views.view(a, size)``: ``infer_size`` then ``compute_view_strides``
-    (PyTorch's ``computeStride``, chunk by chunk); None when the full path must decide (an error,
-    or an empty tensor, whose rules differ)."""
-    cdef tuple old_sizes = a.sizes, old_strides = a.strides
-    cdef Py_ssize_t numel = 1, known = 1, infer_at = -1, i, s, n_old = PyTuple_GET_SIZE(old_sizes)
-    cdef Py_ssize_t n_new = len(size)
-    for s in old_sizes:
-        numel *= s
-    if numel == 0:
-        return None
-    cdef list new_sizes = []
-    for i in range(n_new):
-        try:
-            s = size[i]
-        except OverflowError:
-            return None
-        if s == -1:
-            if infer_at >= 0:
-                return None
-            infer_at = i
-        elif s < 0:
-            return None
-        else:
-            known *= s
-        new_sizes.append(size[i])
-    if infer_at >= 0:
-        if known == 0 or numel % known != 0:
-            return None
-        new_sizes[infer_at] = numel // known
-    elif known != numel:
-        return None
-    cdef list new_strides = [0] * n_new
-    if n_old == 0:   # a 0-d tensor views as any shape of ones
-        return tuple(new_sizes), tuple([1] * n_new)
-    cdef Py_ssize_t view_d = n_new - 1, tensor_d, tensor_numel = 1, view_numel = 1
-    cdef Py_ssize_t chunk_base_stride = old_strides[n_old - 1]
-    for tensor_d in range(n_old - 1, -1, -1):
-        tensor_numel *= <Py_ssize_t>old_sizes[tensor_d]
-        # a chunk ends where the next-outer dim is not laid out right after this one
-        if tensor_d == 0 or (<Py_ssize_t>old_sizes[tensor_d - 1] != 1 and
-                             <Py_ssize_t>old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
-            while view_d >= 0 and (view_numel < tensor_numel or <Py_ssize_t>new_sizes[view_d] == 1):
-                new_strides[view_d] = view_numel * chunk_base_stride
-                view_numel *= <Py_ssize_t>new_sizes[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = old_strides[tensor_d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(new_sizes), tuple(new_strides)
-
-
-cdef object _view(object self, tuple shape):
-    """``aten.view.default(self, list(normalize_size(shape)))`` when it is a plain view; or None."""
-    cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_view, _ref_view):
-        return None
-    cdef list size = _size_arg(shape)
-    if size is None:
-        return None
-    geometry = _view_geometry(a, size)
-    if geometry is None:
-        return None
-    return _finish_view(_op_view, (self, size), a, geometry[0], geometry[1])
-
-
-def tensor_view(self, *shape):
-    """``self.view(*shape)``: the same view as ``views.view``, else the full path (dtype views, errors)."""
-    r = _view(self, shape)
-    return _slow_view(self, *shape) if r is None else r
-
-
-def tensor_reshape(self, *shape):
-    """``self.reshape(*shape)``: when the new shape is a view of ``self``, the full path's
-    ``aten.view.default(self, shape)``; otherwise (a copy) the full path."""
-    r = _view(self, shape)
-    return _slow_reshape(self, *shape) if r is None else r
-
-
 # Tensor's methods from this file, by name (``_tensor_methods.py`` installs them like _FAST_METHODS)
 FAST_OP_METHODS = {
     "exp": tensor_exp, "expm1": tensor_expm1, "log": tensor_log, "log2": tensor_log2, "log10": tensor_log10,
     "log1p": tensor_log1p, "sqrt": tensor_sqrt, "rsqrt": tensor_rsqrt, "sin": tensor_sin, "cos": tensor_cos,
     "tan": tensor_tan, "sinh": tensor_sinh, "cosh": tensor_cosh, "tanh": tensor_tanh, "sigmoid": tensor_sigmoid,
-    "reciprocal": tensor_reciprocal, "neg": tensor_neg, "abs": tensor_abs, "div": tensor_div,
-    "matmul": tensor_matmul, "mm": tensor_mm, "t": tensor_t, "transpose": tensor_transpose,
-    "unsqueeze": tensor_unsqueeze, "squeeze": tensor_squeeze,
-}
+    "reciprocal": tensor_reciprocal, "neg": tensor_neg, "abs": tensor_abs, "div": tensor_div, "pow": tensor_pow,
+    "square": tensor_square, "matmul": tensor_matmul, "mm": tensor_mm,
+}   # (and the views, added by _fastpath_views.pxi)

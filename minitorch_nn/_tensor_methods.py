@@ -446,7 +446,9 @@ if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to 
     Tensor.__truediv__, Tensor.__matmul__ = _C.tensor_truediv, _C.tensor_matmul_op
     _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_sh.reshape,
                         slow_truediv=_binary_or_notimpl(_FULL_PATH["div"]),
-                        slow_matmul_op=_binary_or_notimpl(_FULL_PATH["matmul"]))
+                        slow_matmul_op=_binary_or_notimpl(_FULL_PATH["matmul"]),
+                        slow_pow_op=_binary_or_notimpl(_FULL_PATH["pow"]))
+    Tensor.__pow__ = _C.tensor_pow_op
 Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
 Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)

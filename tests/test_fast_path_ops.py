@@ -73,7 +73,7 @@ def _view_shapes(shape):
 @st.composite
 def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
     """(name, spec of x, fn(x, y), spec or value of y or None)."""
-    kind = draw(st.sampled_from(["unary", "unary", "operator", "div", "matmul", "view"]))
+    kind = draw(st.sampled_from(["unary", "unary", "operator", "div", "pow", "matmul", "view"]))
     if kind == "matmul":
         n, k, m = (draw(st.integers(min_side, 3)) for _ in range(3))
         x = draw(tensor_specs(shape=draw(st.sampled_from([(n, k), (n, k), (k,), (2, n, k)])), dtypes=dtypes,
@@ -94,6 +94,13 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
     if kind == "operator":
         name = draw(st.sampled_from(["-x", "abs(x)"]))
         return name, x, ((lambda a, b: -a) if name == "-x" else (lambda a, b: abs(a))), None
+    if kind == "pow":
+        n = draw(st.sampled_from([2, 3, -1, 0, 1, 0.5, -0.5, 2.0, 1.0, 0.0, float("nan"), float("inf"), 1e300, 2**30,
+                                  True, np.float32(2)]))
+        name = draw(st.sampled_from(["pow", "**", "mt.pow", "square", "mt.square"]))
+        fn = {"pow": lambda a, b: a.pow(n), "**": lambda a, b: a ** n, "mt.pow": lambda a, b: mt.pow(a, n),
+              "square": lambda a, b: a.square(), "mt.square": lambda a, b: mt.square(a)}[name]
+        return f"{name} {n!r}", x, fn, None
     if kind == "div":
         other = draw(st.sampled_from(["same", "same", "0-d", "scalar", "broadcast", "other dtype"]))
         if other == "scalar":
@@ -211,6 +218,7 @@ def test_special_values_and_warnings(dtype):
     m = a.reshape(2, 5)
     cases = [lambda n=n: getattr(a, n)() for n in UNARY] + [
         lambda: -a, lambda: abs(a), lambda: a / b, lambda: a.div(b), lambda: a / 0, lambda: a / 0.0, lambda: a / -0.0,
+        lambda: a ** 2, lambda: a ** -1, lambda: a ** 0.5, lambda: a.pow(3.5), lambda: a.square(),
         lambda: m @ m.t(), lambda: m.t() @ m, lambda: m.mm(m.t()), lambda: m.matmul(m.t()), lambda: a @ b,
         lambda: a[:5] @ a[5:], lambda: m @ a[:5], lambda: m.t() @ b[::5],
     ]
@@ -348,7 +356,7 @@ def test_in_place_write_through_a_fast_view_updates_the_base_history():
 # -- does the fast path run, and decline when it must? ---------------------------------------------------
 
 _COUNTED = [getattr(aten, n).default for n in UNARY] + [aten.div.Tensor, aten.mm.default, aten.mv.default,
-                                                      aten.dot.default]
+                                                      aten.dot.default, aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor]
 
 
 @contextlib.contextmanager
@@ -384,6 +392,7 @@ def _ran_full_path(fn):
 def _all_ops(a, b):
     return [lambda n=n: getattr(a, n)() for n in UNARY] + [lambda n=n: getattr(mt, n)(a) for n in UNARY] + [
         lambda: -a, lambda: abs(a), lambda: a / b, lambda: a / 2, lambda: a.div(2.5), lambda: mt.div(a, b),
+        lambda: a ** 2, lambda: a.pow(0.5), lambda: mt.pow(a, -2), lambda: a.square(), lambda: mt.square(a),
         lambda: a @ b, lambda: a.mm(b), lambda: a.matmul(b), lambda: mt.matmul(a, b), lambda: mt.mm(a, b),
         lambda: a.t(), lambda: a.transpose(0, 1), lambda: a.unsqueeze(-1), lambda: a.squeeze(), lambda: a.squeeze(0),
         lambda: a.view(-1), lambda: a.view(3, 3), lambda: a.reshape((9,)), lambda: mt.t(a), lambda: mt.transpose(a, 1, 0),
@@ -428,6 +437,8 @@ def test_fast_path_declines_when_something_could_observe():
     assert _ran_full_path(lambda: a / True) and _ran_full_path(lambda: a / np.float32(2))
     assert _ran_full_path(lambda: a.long() / 2) and _ran_full_path(lambda: a @ a.double())
     assert _ran_full_path(lambda: a.view(mt.float32)) and _ran_full_path(lambda: a.squeeze([0]))
+    assert _ran_full_path(lambda: a ** 1) and _ran_full_path(lambda: a ** 0.0) and _ran_full_path(lambda: a ** a)
+    assert _ran_full_path(lambda: a.long() ** 2) and _ran_full_path(lambda: a ** True)
     assert _ran_full_path(lambda: mt.ones(0, 3).view(-1)) and _ran_full_path(lambda: mt.ones(0, 3) @ a)
 
 

@@ -1,0 +1,252 @@
+# The compiled fast paths of the common views (issue 3: per-op overhead, with and without grad):
+# ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``, ``x.squeeze(d)``,
+# ``x.view(*shape)`` and ``x.reshape(*shape)`` when it is a view. Included into _C.pyx right after
+# _fastpath_ops.pxi, whose rules (see its header), checks and recorder hook these share.
+#
+# A view is metadata only: the payload ``backends/views.py`` builds through ``_tensor._make_view``
+# -- the input's storage, dtype, device and version counter, new sizes/strides/offset, ``_base``
+# the input's base or the input -- built here in C, for any layout and dtype on the cpu. The
+# geometry is the kernels' own rule (``compute_view_strides`` for view/reshape, ported below). With
+# grad, ``record_computed`` adds the node (``TBackward0``, ``ViewBackward0``...) and the view
+# bookkeeping (``view_base_fn``) as the full path's autograd layer does. transpose/t and
+# view/reshape are course exercises: see ``_kernel_is`` in _fastpath_ops.pxi.
+
+# -- views --------------------------------------------------------------------------------------------
+
+cdef object _view_of(TensorImpl b, tuple sizes, tuple strides, Py_ssize_t offset):
+    """``_tensor._make_view``'s payload: ``b``'s storage, dtype, device and version counter through
+    new sizes/strides/offset, remembering the base (``b``'s own base when ``b`` is a view)."""
+    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
+    impl.storage = b.storage
+    impl.sizes = sizes
+    impl.strides = strides
+    impl.offset = offset
+    impl.dtype = b.dtype
+    impl.device = b.device
+    impl.version = b.version
+    impl.base = b.base if b.base is not None else b
+    return _wrap(_Tensor, impl)
+
+
+cdef object _finish_view(object op, tuple args, TensorImpl a, tuple sizes, tuple strides):
+    """The view of ``a`` with these sizes/strides, recorded when needed; None to decline."""
+    cdef int record = _record_mode(op, a, None)
+    if record < 0:
+        return None
+    out = _view_of(a, sizes, strides, a.offset)
+    return _recorded(op, args, out) if record else out
+
+
+cdef inline Py_ssize_t _dim_index(object dim, Py_ssize_t n):
+    """``dim`` (an exact int) wrapped into ``range(n)``, or -1 when it is not valid here."""
+    if type(dim) is not int:
+        return -1
+    cdef Py_ssize_t d
+    try:
+        d = dim
+    except OverflowError:
+        return -1
+    if d < -n or d >= n:
+        return -1
+    return d + n if d < 0 else d
+
+
+cdef object _t_fast(object self, tuple args):
+    """``views.t`` (a transpose of a matrix, an alias below 2 dims) as ``aten.t.default(self)``; or None."""
+    if args:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run() or not _kernel_is(_op_t, _ref_t):
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    if n == 2:
+        return _finish_view(_op_t, (self,), a, (a.sizes[1], a.sizes[0]), (a.strides[1], a.strides[0]))
+    if n < 2:
+        return _finish_view(_op_t, (self,), a, a.sizes, a.strides)
+    return None
+
+
+cdef object _transpose_fast(object self, tuple args):
+    """``views.transpose`` as ``aten.transpose.int(self, dim0, dim1)`` for ``args == (dim0, dim1)``; or None."""
+    if PyTuple_GET_SIZE(args) != 2:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run() or not _kernel_is(_op_transpose, _ref_transpose):
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    cdef Py_ssize_t d0 = _dim_index(args[0], n), d1 = _dim_index(args[1], n)
+    if d0 < 0 or d1 < 0:
+        return None
+    cdef list sizes = list(a.sizes), strides = list(a.strides)
+    sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return _finish_view(_op_transpose, (self, args[0], args[1]), a, tuple(sizes), tuple(strides))
+
+
+cdef object _unsqueeze_fast(object self, tuple args):
+    """``views.unsqueeze`` as ``aten.unsqueeze.default(self, dim)`` for ``args == (dim,)``; or None."""
+    if PyTuple_GET_SIZE(args) != 1:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    cdef Py_ssize_t d = _dim_index(args[0], n + 1)
+    if d < 0:
+        return None
+    cdef list sizes = list(a.sizes), strides = list(a.strides)
+    new_stride = 1 if d >= n else sizes[d] * strides[d]
+    sizes.insert(d, 1)
+    strides.insert(d, new_stride)
+    return _finish_view(_op_unsqueeze, (self, args[0]), a, tuple(sizes), tuple(strides))
+
+
+cdef object _squeeze_fast(object self, tuple args):
+    """``views.squeeze`` (``args == ()``) or ``views.squeeze_dim`` (``args == (dim,)``, an int) as
+    ``aten.squeeze.default``/``aten.squeeze.dim``; or None."""
+    if PyTuple_GET_SIZE(args) > 1:
+        return None
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), i, d = -1
+    if args:
+        d = _dim_index(args[0], n if n > 0 else 1)   # (wrap_dim: a 0-d tensor takes 0 and -1)
+        if d < 0:
+            return None
+    cdef list sizes = [], strides = []
+    for i in range(n):
+        if a.sizes[i] == 1 and (not args or i == d):
+            continue
+        sizes.append(a.sizes[i])
+        strides.append(a.strides[i])
+    if args:
+        return _finish_view(_op_squeeze_dim, (self, args[0]), a, tuple(sizes), tuple(strides))
+    return _finish_view(_op_squeeze, (self,), a, tuple(sizes), tuple(strides))
+
+
+def tensor_t(self, *args, **kwargs):
+    """``self.t()``: the fast path, else the full path."""
+    r = None if kwargs else _t_fast(self, args)
+    return _slow_t(self, *args, **kwargs) if r is None else r
+
+
+def tensor_transpose(self, *args, **kwargs):
+    """``self.transpose(dim0, dim1)``: the fast path, else the full path."""
+    r = None if kwargs else _transpose_fast(self, args)
+    return _slow_transpose(self, *args, **kwargs) if r is None else r
+
+
+def tensor_unsqueeze(self, *args, **kwargs):
+    """``self.unsqueeze(dim)``: the fast path, else the full path."""
+    r = None if kwargs else _unsqueeze_fast(self, args)
+    return _slow_unsqueeze(self, *args, **kwargs) if r is None else r
+
+
+def tensor_squeeze(self, *args, **kwargs):
+    """``self.squeeze()`` / ``self.squeeze(dim)``: the fast path, else the full path."""
+    r = None if kwargs else _squeeze_fast(self, args)
+    return _slow_squeeze(self, *args, **kwargs) if r is None else r
+
+
+cdef list _size_arg(tuple shape):
+    """``list(normalize_size(shape))`` when every size is an exact int, else None (the full path
+    then converts or refuses the others)."""
+    if PyTuple_GET_SIZE(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    cdef list out = []
+    for s in shape:
+        if type(s) is not int:
+            return None
+        out.append(s)
+    return out
+
+
+cdef tuple _view_geometry(TensorImpl a, list size):
+    """(sizes, strides) of ``views.view(a, size)``: ``infer_size`` then ``compute_view_strides``
+    (PyTorch's ``computeStride``, chunk by chunk); None when the full path must decide (an error,
+    or an empty tensor, whose rules differ)."""
+    cdef tuple old_sizes = a.sizes, old_strides = a.strides
+    cdef Py_ssize_t numel = 1, known = 1, infer_at = -1, i, s, n_old = PyTuple_GET_SIZE(old_sizes)
+    cdef Py_ssize_t n_new = len(size)
+    for s in old_sizes:
+        numel *= s
+    if numel == 0:
+        return None
+    cdef list new_sizes = []
+    for i in range(n_new):
+        try:
+            s = size[i]
+        except OverflowError:
+            return None
+        if s == -1:
+            if infer_at >= 0:
+                return None
+            infer_at = i
+        elif s < 0:
+            return None
+        else:
+            known *= s
+        new_sizes.append(size[i])
+    if infer_at >= 0:
+        if known == 0 or numel % known != 0:
+            return None
+        new_sizes[infer_at] = numel // known
+    elif known != numel:
+        return None
+    cdef list new_strides = [0] * n_new
+    if n_old == 0:   # a 0-d tensor views as any shape of ones
+        return tuple(new_sizes), tuple([1] * n_new)
+    cdef Py_ssize_t view_d = n_new - 1, tensor_d, tensor_numel = 1, view_numel = 1
+    cdef Py_ssize_t chunk_base_stride = old_strides[n_old - 1]
+    for tensor_d in range(n_old - 1, -1, -1):
+        tensor_numel *= <Py_ssize_t>old_sizes[tensor_d]
+        # a chunk ends where the next-outer dim is not laid out right after this one
+        if tensor_d == 0 or (<Py_ssize_t>old_sizes[tensor_d - 1] != 1 and
+                             <Py_ssize_t>old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or <Py_ssize_t>new_sizes[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= <Py_ssize_t>new_sizes[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_sizes), tuple(new_strides)
+
+
+cdef object _view(object self, tuple shape):
+    """``aten.view.default(self, list(normalize_size(shape)))`` when it is a plain view; or None."""
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run() or not _kernel_is(_op_view, _ref_view):
+        return None
+    cdef list size = _size_arg(shape)
+    if size is None:
+        return None
+    geometry = _view_geometry(a, size)
+    if geometry is None:
+        return None
+    return _finish_view(_op_view, (self, size), a, geometry[0], geometry[1])
+
+
+def tensor_view(self, *shape):
+    """``self.view(*shape)``: the same view as ``views.view``, else the full path (dtype views, errors)."""
+    r = _view(self, shape)
+    return _slow_view(self, *shape) if r is None else r
+
+
+def tensor_reshape(self, *shape):
+    """``self.reshape(*shape)``: when the new shape is a view of ``self``, the full path's
+    ``aten.view.default(self, shape)``; otherwise (a copy) the full path."""
+    r = _view(self, shape)
+    return _slow_reshape(self, *shape) if r is None else r
+
+
+# the views join the Tensor methods of _fastpath_ops.pxi
+FAST_OP_METHODS.update({
+    "t": tensor_t, "transpose": tensor_transpose, "unsqueeze": tensor_unsqueeze, "squeeze": tensor_squeeze,
+})
