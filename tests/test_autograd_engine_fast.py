@@ -271,17 +271,16 @@ def test_reference_loop_really_runs_when_switched_off(monkeypatch):
     assert len(calls) == 1
 
 
-def test_count_dependencies_matches_the_topological_order():
-    x, y = mt.ones(3, requires_grad=True), mt.ones(3, requires_grad=True)
-    a = x * y
-    b = a * x + a.exp()
-    roots = [b.sum().grad_fn, a.grad_fn]
-    expected = {}
-    for node in engine.topological_order(roots):
-        for child, _ in node.next_functions:
-            if child is not None:
-                expected[child] = expected.get(child, 0) + 1
-    assert engine.count_dependencies(roots) == expected
+@pytest.mark.parametrize("fast", [True, False])
+def test_both_loops_order_the_graph_with_topological_order(monkeypatch, fast):
+    # the course's autograd-toposort task: every backward() goes through topological_order
+    def stub(roots):
+        raise NotImplementedError("autograd-toposort")
+
+    monkeypatch.setattr(engine, "topological_order", stub)
+    monkeypatch.setattr(engine, "use_fast_loop", fast)
+    with pytest.raises(NotImplementedError, match="autograd-toposort"):
+        (mt.ones(2, requires_grad=True) * 2).sum().backward()
 
 
 _UNARY = ["exp", "tanh", "sigmoid", "sin", "neg"]

@@ -208,6 +208,17 @@ def topological_order(roots):
     # END SOLUTION
 
 
+def count_dependencies(order):
+    """For every node of ``order`` (a topological order), how many edges lead into it from the
+    others (PyTorch's ``compute_dependencies``). A node is ready once that many have delivered."""
+    dependencies = {}
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None:
+                dependencies[child] = dependencies.get(child, 0) + 1
+    return dependencies
+
+
 def sum_to_size(grad, sizes):
     """Sum a broadcast gradient back to ``sizes`` (PyTorch's ``at::sum_to``)."""
     lead = grad.dim() - len(sizes)
@@ -310,11 +321,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     order = topological_order([node for node, _ in root_edges])
-    dependencies = {}   # node -> number of edges leading into it that have not delivered yet
-    for node in order:
-        for child, _ in node.next_functions:
-            if child is not None:
-                dependencies[child] = dependencies.get(child, 0) + 1
+    dependencies = count_dependencies(order)   # node -> edges into it that have not delivered yet
     leads_to_target = target_nodes = None
     if targets is not None:
         target_nodes = {node for node, _ in targets}
@@ -461,34 +468,17 @@ def _capture(node, grad_outputs, targets, captured):
 
 # ``run_backward`` hands a backward pass with no ``inputs`` (every ``loss.backward()``) to
 # ``_run_all``. It is ``run_backward``'s loop with the ``inputs`` bookkeeping taken out and the
-# helpers it calls on every node (``ReadyQueue.push``/``pop``, ``_send``) written out, and it
-# counts dependencies in one walk instead of a topological sort (nothing else needs the order).
-# It runs the same nodes in the same order, with the same hooks, ops and errors;
-# ``tests/test_autograd_engine_fast.py`` runs graphs through both loops and compares. Set
+# helpers it calls on every node (``ReadyQueue.push``/``pop``, ``_send``) written out; like
+# ``run_backward`` it starts from ``topological_order``. It runs the same nodes in the same
+# order, with the same hooks, ops and errors; ``tests/test_autograd_engine_fast.py`` runs
+# graphs through both loops and compares. Set
 # ``use_fast_loop = False`` to run everything through the loop above.
 use_fast_loop = True
 
 
-def count_dependencies(roots):
-    """For every node reachable from ``roots``: how many edges lead into it (PyTorch's
-    ``compute_dependencies``). Equal to the counts ``run_backward`` takes from the
-    topological order."""
-    dependencies = {}
-    seen = set(roots)
-    stack = list(seen)
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is not None:
-                dependencies[child] = dependencies.get(child, 0) + 1
-                if child not in seen:
-                    seen.add(child)
-                    stack.append(child)
-    return dependencies
-
-
 def _run_all(root_edges, root_grads, retain_graph, create_graph):
     """``run_backward`` without ``inputs``: run every node that a gradient reaches."""
-    dependencies = count_dependencies([node for node, _ in root_edges])
+    dependencies = count_dependencies(topological_order([node for node, _ in root_edges]))
     buffers = {}
     ready = ReadyQueue()   # used through heappush/heappop directly (it is a list)
     pending = {}
