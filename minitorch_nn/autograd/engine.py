@@ -29,6 +29,11 @@ runs with ``__torch_function__`` disabled, as PyTorch's C++ engine runs below th
 user code called from it (hooks, ``autograd.Function.backward``) sees ``__torch_function__`` as
 usual. ``__torch_dispatch__`` modes see every aten op, as in PyTorch.
 
+Speed: ``run_backward`` is the reference loop, written to be read. The common call, a backward
+without ``inputs`` (every ``loss.backward()``), runs ``_run_all`` instead: the same steps with
+the ``inputs`` bookkeeping taken out and the per-node helpers written inline, checked against
+``run_backward`` by ``tests/test_autograd_engine_fast.py`` (``use_fast_loop = False`` turns it off).
+
 Where we differ from PyTorch: one thread, no streams; a node that no gradient reaches at all is
 skipped (PyTorch calls it with undefined gradients).
 """
