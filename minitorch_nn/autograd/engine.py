@@ -226,14 +226,16 @@ def count_dependencies(order):
 
 def sum_to_size(grad, sizes):
     """Sum a broadcast gradient back to ``sizes`` (PyTorch's ``at::sum_to``)."""
-    lead = grad.dim() - len(sizes)
+    sizes = tuple(sizes)
+    have = grad._impl.sizes
+    lead = len(have) - len(sizes)
     dims = list(range(lead))
     for i, s in enumerate(sizes):
-        if s == 1 and grad.shape[lead + i] != 1:
+        if s == 1 and have[lead + i] != 1:
             dims.append(lead + i)
     if dims:
         grad = aten.sum.dim_IntList(grad, dims, True)
-    if lead or tuple(grad.shape) != tuple(sizes):
+    if lead or grad._impl.sizes != sizes:
         grad = aten.view.default(grad, list(sizes))
     return grad
 
