@@ -169,8 +169,16 @@ cdef bint recordable(object op) except -1:
     """True when ``record_computed`` can record ``op``: its derivative is a simple one (a student
     may have removed or replaced it; the full path then records whatever it records). A fast path
     checks this, with ``recorder_ready()``, before it runs the kernel."""
+    return _recipe_for(op) is not None
+
+
+cdef _Recipe _recipe_for(object op):
+    """The recipe of ``op``'s derivative when it is a simple one, else None (see ``recordable``)."""
     d = op.derivative
-    return d is not None and d is not _NONDIFFERENTIABLE and _recipe_of(d).simple
+    if d is None or d is _NONDIFFERENTIABLE:
+        return None
+    cdef _Recipe r = _recipe_of(d)
+    return r if r.simple else None
 
 
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------
@@ -250,6 +258,8 @@ cdef object _saved_value(_Recipe r, object name, object v):
 
 
 cdef inline bint _differentiable(object dtype) except -1:
+    if dtype is _f32 or dtype is _f64:
+        return True
     cdef PyObject* known = PyDict_GetItem(_differentiable_dtypes, dtype)
     if known != NULL:
         return <object>known is True
@@ -289,6 +299,7 @@ cdef class _CompiledPlan:
     cdef object plan   # the _SavePlan itself (in d._plans, shared with the Python recorder)
     cdef tuple args
     cdef tuple metadata
+    cdef tuple metadata_fields   # per metadata entry: which payload field it is (_FIELDS), or -1
     cdef tuple results
     cdef object needs
 
@@ -309,6 +320,8 @@ cdef class _Recipe:
 
 
 cdef dict _recipes = {}   # Derivative -> _Recipe
+# the metadata names (``self_sizes``...) that are payload fields, read in C
+cdef tuple _FIELDS = ("sizes", "strides", "offset", "dtype", "device")
 cdef Py_ssize_t _MAX_MASKED_INPUTS = 8   # ops with more differentiable inputs than this are rare: no list of 2**k
 
 
@@ -339,6 +352,7 @@ cdef _CompiledPlan _plan_of(_Recipe r, list needed, Py_ssize_t mask):
     plan = r.d.plan(tuple(needed))
     cp = _CompiledPlan.__new__(_CompiledPlan)
     cp.plan, cp.args, cp.metadata, cp.results, cp.needs = plan, plan.args, plan.metadata, plan.results, plan.needs
+    cp.metadata_fields = tuple([_FIELDS.index(entry[3]) if entry[3] in _FIELDS else -1 for entry in cp.metadata])
     if r.plans is not None:
         r.plans[mask] = cp
     return cp
@@ -412,29 +426,19 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
             saved[name] = _saved_value(r, name, v)
         else:
             saved[name] = v   # an int, a list of ints, a dtype...
-    for entry in plan.metadata:
+    cdef Py_ssize_t field
+    for j in range(len(plan.metadata)):
+        entry = <tuple>plan.metadata[j]
+        field = plan.metadata_fields[j]
         name = entry[0]
         pos = entry[1]
-        attr = entry[3]
         v = args[pos] if pos < n else d.arg(entry[2], args, kwargs)
-        if isinstance(v, TensorBase):
+        if field >= 0 and isinstance(v, TensorBase):
             impl = (<TensorBase>v)._impl
-            if attr == "sizes":
-                saved[name] = impl.sizes
-                continue
-            if attr == "strides":
-                saved[name] = impl.strides
-                continue
-            if attr == "offset":
-                saved[name] = impl.offset
-                continue
-            if attr == "dtype":
-                saved[name] = impl.dtype
-                continue
-            if attr == "device":
-                saved[name] = impl.device
-                continue
-        saved[name] = _py_metadata(v, attr)
+            saved[name] = (impl.sizes if field == 0 else impl.strides if field == 1 else impl.offset if field == 2
+                           else impl.dtype if field == 3 else impl.device)
+        else:
+            saved[name] = _py_metadata(v, entry[3])
 
     # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
     cdef dict dispatch

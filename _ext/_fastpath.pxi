@@ -182,6 +182,12 @@ cdef inline object _recorded(object op, tuple args, object out):
     return out if r is NotImplemented else r
 
 
+cdef inline object _recorded_with(object op, _Recipe recipe, tuple args, object out):
+    """``_recorded``, with ``op``'s recipe (``_recipe_for(op)``) already in hand."""
+    r = _record(op, recipe, args, None, out, False)
+    return out if r is NotImplemented else r
+
+
 cdef inline bint _row_major(tuple sizes, tuple strides) except -1:
     """Non-empty, with exactly the strides ``_tensor.contiguous_strides`` gives.
 
@@ -277,7 +283,12 @@ cdef object _binary(object ufunc, int which, object self, object other):
             return None
     op = _op_add if which == 0 else _op_sub if which == 1 else _op_mul
     cdef int record = _records(a, b)
-    if record < 0 or (record and (dtype is _i64 or not recordable(op))):
+    cdef _Recipe recipe = None
+    if record > 0:
+        if dtype is _i64:
+            return None
+        recipe = _recipe_for(op)
+    if record < 0 or (record and recipe is None):
         return None
     x = a.numpy_view()
     if dtype is _i64:  # integer add/sub/mul set no floating-point flags: no error state to switch
@@ -297,7 +308,7 @@ cdef object _binary(object ufunc, int which, object self, object other):
         PyContextVar_Reset(_fp_var, token)
     out = _fresh_tensor(r, dtype)
     if record and out is not None:
-        return _recorded(op, (self, other), out)
+        return _recorded_with(op, recipe, (self, other), out)
     return out
 
 
@@ -331,16 +342,19 @@ def tensor_relu(self, *args, **kwargs):
     """
     cdef TensorImpl a
     cdef int record
+    cdef _Recipe recipe = None
     if not args and not kwargs:
         a = _plain(self)
         if a is not None and _nothing_intercepts():
             record = _records(a, None)
-            if record > 0 and not recordable(_op_relu):
-                record = -1
+            if record > 0:
+                recipe = _recipe_for(_op_relu)
+                if recipe is None:
+                    record = -1
             if record >= 0:
                 r = _fresh_tensor(_np_maximum(a.numpy_view(), _ZEROS[a.dtype]), a.dtype)
                 if r is not None:
-                    return _recorded(_op_relu, (self,), r) if record else r
+                    return _recorded_with(_op_relu, recipe, (self,), r) if record else r
     return _slow_relu(self, *args, **kwargs)
 
 
@@ -352,12 +366,15 @@ def tensor_sum(self, *args, **kwargs):
     """
     cdef TensorImpl a
     cdef int record
+    cdef _Recipe recipe = None
     if not args and not kwargs:
         a = _plain(self)
         if a is not None and _nothing_intercepts():
             record = _records(a, None)
-            if record > 0 and not recordable(_op_sum):
-                record = -1
+            if record > 0:
+                recipe = _recipe_for(_op_sum)
+                if recipe is None:
+                    record = -1
             out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0) if record >= 0 else None
             try:
                 if out is not None:
@@ -366,7 +383,7 @@ def tensor_sum(self, *args, **kwargs):
                 out = None  # (a warning turned into an error): the full path raises it again
             if out is not None:
                 r = _wrap(_Tensor, _fresh_impl(out, a.dtype, _cpu))
-                return _recorded(_op_sum, (self,), r) if record else r
+                return _recorded_with(_op_sum, recipe, (self,), r) if record else r
     return _slow_sum(self, *args, **kwargs)
 
 
