@@ -272,7 +272,7 @@ def subclass_repr(t):
     x = t.ones(2).as_subclass(MyT)
     print(x, repr(x), type(x + 1).__name__, type(x.sum()).__name__, type(x[0]).__name__)
     y = x.requires_grad_()
-    print((y * 2))
+    print(y * 2)
 
 
 @case
