@@ -3,12 +3,13 @@
 Three measurements, each printed as minitorch_nn's microseconds, torch's, and their ratio:
 
 1. **Recording, per op**, on tiny tensors that require grad, where the time is all bookkeeping:
-   the autograd layer (``autograd/recording.py``) making a node, saving tensors and wiring the
-   output, on top of the op itself. ``grad`` is the op with recording; ``no-rec`` is the same op on
-   the same tensors under ``no_grad()`` (nothing recorded), so ``grad - no-rec`` is the price of
-   recording, printed as ``rec`` with its own ratio. For ops
-   with a compiled fast path (``+``, ``*``, ``relu``, ``sum``), ``no-rec`` takes that path and
-   ``grad`` does not, so table 1b times aten ops called directly, where only recording differs.
+   the autograd layer (``autograd/recording.py``, compiled in ``_ext/_autograd_fast.pxi``) making
+   a node, saving tensors and wiring the output, on top of the op itself. ``grad`` is the op with
+   recording; ``no-rec`` is the same op on the same tensors under ``no_grad()`` (nothing
+   recorded), so ``grad - no-rec`` is the price of recording, printed as ``rec`` with its own
+   ratio. Ops with a compiled fast path (``+``, ``*``, ``relu``, ``sum``...) take it in both
+   columns; table 1b times aten ops called directly, which go through the whole dispatch chain
+   (and the compiled autograd layer) either way.
 2. **Backward of a small chain** (``tanh(x * w)`` five times, then ``sum``): the forward pass, and
    forward + backward, so the difference is what the engine (``autograd/engine.py``) costs.
 3. **Forward + backward of a small MLP** (two ``addmm`` layers with ``relu`` and a softmax
@@ -105,8 +106,8 @@ def _aten_ops(L):
 
 def bench_recording_aten(number):
     """Recording alone: the same aten op with and without grad mode. Calling the op directly
-    keeps every other step the same (the compiled fast path of ``a * b`` and friends runs under
-    no_grad but not with grad, so in table 1 their ``rec`` also holds the full dispatch path)."""
+    keeps every other step the same: the whole dispatch chain runs either way (the compiled
+    methods' fast paths are not on this route), so ``rec`` is the autograd layer's own cost."""
     print("1b. recording alone, on aten ops called directly (us): grad - no_grad")
     print(f"{'op':<12}{'rec':>8}{'torch':>8}{'ratio':>7} |{'grad':>8}{'torch':>8}{'ratio':>7}")
     mine = _aten_ops(mt)
