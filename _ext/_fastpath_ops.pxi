@@ -44,8 +44,6 @@
 
 from cpython.tuple cimport PyTuple_GET_SIZE
 
-cdef object _Size = Size
-
 # What install_fast_ops hands us (full-path functions), and what _load_fast_ops looks up on first
 # use (the ops and the kernels' numpy functions: the backends load after the method table).
 cdef bint _ops_loaded = False
@@ -111,6 +109,7 @@ cdef _Unary _make_unary(str name, bint ints):
 
 for _n in _FLOAT_UNARY_NAMES:
     _make_unary(_n, False)
+del _n
 _make_unary("neg", True)
 _make_unary("abs", True)
 cdef _Unary _u_exp = _unary["exp"]

@@ -9,7 +9,7 @@ tables:
   is the function form, which always runs the whole chain (public function,
   ``__torch_function__`` check, op, dispatch, kernel), for comparison. Target (issue 2): at or
   below PyTorch's.
-* **more tiny ops** (``exp``, ``tanh``, ``sigmoid``, ``-x``, ``/``, ``@``, ``t``, ``transpose``,
+* **more tiny ops** (``exp``, ``tanh``, ``sigmoid``, ``-x``, ``/``, ``** 2``, ``@``, ``t``, ``transpose``,
   ``view``, ``reshape``, ``unsqueeze`` on shape ``(4, 4)`` float32), without and with
   ``requires_grad=True`` (then the op is recorded: issue 3's target is within 1.5x of PyTorch).
   Plain cpu tensors take the compiled paths of ``_ext/_fastpath_ops.pxi``.
@@ -95,7 +95,7 @@ def op_cases(mt, np, torch, grad):
     def ops(lib, a, b):
         return {
             "exp": lambda: a.exp(), "tanh": lambda: a.tanh(), "sigmoid": lambda: a.sigmoid(), "neg": lambda: -a,
-            "div": lambda: a / b, "div scalar": lambda: a / 2.0, "matmul": lambda: a @ b,
+            "div": lambda: a / b, "div scalar": lambda: a / 2.0, "pow 2": lambda: a ** 2, "matmul": lambda: a @ b,
             "t": lambda: a.t(), "transpose": lambda: a.transpose(0, 1), "view": lambda: a.view(16),
             "reshape": lambda: a.reshape(2, 8), "unsqueeze": lambda: a.unsqueeze(0),
         }
@@ -103,7 +103,8 @@ def op_cases(mt, np, torch, grad):
     one = np.ones((), np.float32)
     numpy_fns = {
         "exp": lambda: np.exp(na), "tanh": lambda: np.tanh(na), "sigmoid": lambda: one / (one + np.exp(-na)),
-        "neg": lambda: -na, "div": lambda: na / nb, "div scalar": lambda: na / one, "matmul": lambda: na @ nb,
+        "neg": lambda: -na, "div": lambda: na / nb, "div scalar": lambda: na / one, "pow 2": lambda: na ** 2,
+        "matmul": lambda: na @ nb,
         "t": lambda: na.T, "transpose": lambda: na.swapaxes(0, 1), "view": lambda: na.reshape(16),
         "reshape": lambda: na.reshape(2, 8), "unsqueeze": lambda: na[None],
     }
