@@ -423,7 +423,13 @@ def _make_view(base: TensorBase, sizes, strides, offset) -> Tensor:
     in-place write through either is seen by both and counted once.
     """
     b = base._impl
-    impl = TensorImpl(b.storage, tuple(sizes), tuple(strides), offset, b.dtype, b.device, b.version)
+    sizes, strides = tuple(sizes), tuple(strides)
+    impl = TensorImpl(b.storage, sizes, strides, offset, b.dtype, b.device, b.version)
     impl.base = b.base if b.base is not None else b
+    if len(sizes) == 2 and offset == b.offset and b.array is not None and strides == b.strides[::-1] \
+            and sizes == b.sizes[::-1]:
+        # a matrix transpose (``w.t()``, as in every linear layer): its numpy view is the base's,
+        # transposed, which costs far less now than numpy_view() building it from storage later
+        impl.array = b.array.T
     return _C._wrap(Tensor, impl)
 
