@@ -82,8 +82,13 @@ def _like(self, dtype):
 def filled_like(self, values, dtype, memory_format=None):
     """A fresh tensor shaped like ``self`` holding ``values`` (broadcast), laid out as
     ``empty_like(self, memory_format=...)`` is: a permuted ``self`` gives a permuted result."""
-    return wrap_strided(np.broadcast_to(values, tuple(self._impl.sizes)), dtype, like_strides(self, memory_format),
-                        copy=True)
+    strides = like_strides(self, memory_format)
+    if strides is None and values.dtype == dtype.numpy_dtype:
+        # contiguous (the usual case): fill fresh memory directly, no broadcast view to copy from
+        out = np.empty(tuple(self._impl.sizes), dtype=values.dtype)
+        out[...] = values
+        return wrap(out, dtype)
+    return wrap_strided(np.broadcast_to(values, tuple(self._impl.sizes)), dtype, strides, copy=True)
 
 
 @aten.empty_like.default.impl("cpu")
