@@ -280,10 +280,22 @@ def _run_tensor_hooks(node, nr, grad):
         for hook in list(hooks.values()):
             new = hook(grad)
             if new is not None:
+                _check_hook_result(hook, grad, new)
                 grad = new
     if retains is not None:
         _store_grad(retains, grad)
     return grad
+
+
+def _check_hook_result(hook, grad, new):
+    """PyTorch's checks on what a tensor hook returned: a tensor of the same type and size."""
+    if not isinstance(new, TensorBase):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if new.dtype is not grad.dtype or new.device.type != grad.device.type:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {new.type()})")
+    if tuple(new.shape) != tuple(grad.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
 def _store_grad(impl, grad):

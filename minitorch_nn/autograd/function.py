@@ -122,6 +122,8 @@ class BackwardCFunction(Node, FunctionCtx):
                         "but the corresponding forward input was not a Variable"
                     )
                 continue
+            if g is not None and not isinstance(g, TensorBase):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             out.append(g)
         return tuple(out)
 

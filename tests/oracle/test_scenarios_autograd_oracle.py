@@ -529,6 +529,211 @@ def module_hooks_print(t):
     m(t.ones(3, 2, requires_grad=True)).sum().backward()
 
 
+def _fn_with_saved_inputs(t):
+    class F(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            print("needs", ctx.needs_input_grad)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y, g * x
+
+    return F
+
+
+@case
+def needs_input_grad(t):
+    F = _fn_with_saved_inputs(t)
+    x = t.ones(2, requires_grad=True)
+    y = t.ones(2)
+    z = F.apply(x, y)
+    z.sum().backward()
+    print(x.grad, y.grad)
+
+
+@case
+def saved_after_free(t):
+    F = _fn_with_saved_inputs(t)
+    x = t.ones(2, requires_grad=True)
+    z = F.apply(x, t.ones(2))
+    z.sum().backward()
+    print(z.grad_fn.saved_tensors)
+
+
+@case
+def save_non_tensor(t):
+    class F(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(3)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    F.apply(t.ones(1, requires_grad=True))
+
+
+@case
+def return_non_tensor_from_backward(t):
+    class F(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return 3
+
+    F.apply(t.ones(1, requires_grad=True)).sum().backward()
+
+
+@case
+def function_returns_input(t):
+    class F(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = t.ones(2, requires_grad=True)
+    y = F.apply(x)
+    print(y is x, y.grad_fn.name() if y.grad_fn else None)
+    y.sum().backward()
+    print(x.grad)
+
+
+@case
+def function_set_materialize_grads(t):
+    class F(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            print("g2", g2)
+            return g1 * 2
+
+    x = t.ones(2, requires_grad=True)
+    a, b = F.apply(x)
+    a.sum().backward()
+    print(x.grad)
+
+
+@case
+def grad_of_int(t):
+    x = t.tensor([1, 2])
+    t.autograd.grad(x.sum(), x)
+
+
+@case
+def grad_not_requiring(t):
+    x = t.ones(2)
+    y = t.ones(2, requires_grad=True)
+    t.autograd.grad((y * 2).sum(), x)
+
+
+@case
+def grad_outputs_shape(t):
+    x = t.ones(2, requires_grad=True)
+    t.autograd.grad(x * 2, x, grad_outputs=t.ones(3))
+
+
+@case
+def backward_gradient_arg(t):
+    x = t.ones(2, requires_grad=True)
+    (x * 2).backward(gradient=t.tensor([1.0, 0.5]))
+    print(x.grad)
+
+
+@case
+def backward_wrong_grad_shape(t):
+    x = t.ones(2, requires_grad=True)
+    (x * 2).backward(t.ones(3))
+
+
+@case
+def double_backward_no_create(t):
+    x = t.ones(2, requires_grad=True)
+    (g,) = t.autograd.grad((x**2).sum(), x)
+    t.autograd.grad(g.sum(), x)
+
+
+@case
+def hook_returns_wrong_shape(t):
+    x = t.ones(2, requires_grad=True)
+    x.register_hook(lambda g: t.ones(3))
+    (x * 2).sum().backward()
+
+
+@case
+def retain_grad_leaf(t):
+    x = t.ones(2, requires_grad=True)
+    x.retain_grad()
+    (x * 2).sum().backward()
+    print(x.grad, x.retains_grad)
+
+
+@case
+def retain_grad_nograd(t):
+    t.ones(2).retain_grad()
+
+
+@case
+def grad_mode_in_backward_hook(t):
+    x = t.ones(2, requires_grad=True)
+    x.register_hook(lambda g: print("enabled", t.is_grad_enabled()))
+    (x * 2).sum().backward()
+
+
+@case
+def checkpoint_like_detach_requires_grad(t):
+    x = t.ones(2, requires_grad=True)
+    y = (x * 2).detach().requires_grad_()
+    z = (y * 3).sum()
+    z.backward()
+    print(y.grad, x.grad)
+
+
+@case
+def zero_dim_ops(t):
+    x = t.tensor(2.0, requires_grad=True)
+    y = x**3
+    y.backward()
+    print(x.grad, y, y.dim(), y.shape)
+
+
+@case
+def nan_grad(t):
+    x = t.tensor([0.0, 1.0], requires_grad=True)
+    y = x.sqrt().sum()
+    y.backward()
+    print(x.grad)
+    x = t.tensor([0.0, 4.0], requires_grad=True)
+    (x.norm() * 0).backward()
+    print(x.grad)
+    x = t.zeros(2, requires_grad=True)
+    x.norm().backward()
+    print(x.grad)
+
+
+@case
+def abs_relu_at_zero(t):
+    x = t.tensor([0.0, -1.0, 2.0], requires_grad=True)
+    (x.abs().sum() + x.relu().sum() + x.clamp(0, 1).sum() + x.max()).backward()
+    print(x.grad)
+
+
 def _chain(fn, depth=6):
     out = []
     while fn is not None and depth:
