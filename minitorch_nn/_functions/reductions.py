@@ -49,9 +49,11 @@ def _dims(dim):
 @writes_out_reduction
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum of all elements, or along ``dim`` (int or list of ints)."""
-    if dim is None and not keepdim and dtype is None:
-        return aten.sum.default(input)  # the common x.sum(), without building keyword arguments
-    kw = {"dtype": dtype} if dtype is not None else {}
+    if dtype is None:  # the common calls, without building keyword arguments
+        if dim is None:
+            return aten.sum.dim_IntList(input, None, True) if keepdim else aten.sum.default(input)
+        return aten.sum.dim_IntList(input, _dims(dim), keepdim) if keepdim else aten.sum.dim_IntList(input, _dims(dim))
+    kw = {"dtype": dtype}
     if dim is None:
         if keepdim:
             return aten.sum.dim_IntList(input, None, True, **kw)
@@ -62,6 +64,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @public
 @writes_out("safe", check_overlap=False)
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if dtype is None and dim is not None:  # the common x.mean(1), without building keyword arguments
+        return aten.mean.dim(input, _dims(dim), keepdim) if keepdim else aten.mean.dim(input, _dims(dim))
     kw = {"dtype": dtype} if dtype is not None else {}
     if dim is None and not keepdim:
         return aten.mean.default(input, **kw)
