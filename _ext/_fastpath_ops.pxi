@@ -6,7 +6,8 @@
 # * unary float math: ``exp expm1 log log2 log10 log1p sqrt rsqrt sin cos tan sinh cosh tanh
 #   sigmoid reciprocal`` (float32/float64), ``neg abs`` (also int64), as methods, and ``-x``,
 #   ``abs(x)``;
-# * ``x.div(y)`` and ``x / y`` with a tensor of the same float dtype or a Python number;
+# * ``x.div(y)`` and ``x / y`` with a tensor of the same float dtype or a Python number, and
+#   ``number / x`` (``reciprocal`` then ``mul``, as ``Tensor.__rtruediv__``);
 # * ``x.pow(n)``, ``x ** n`` and ``x.square()`` with a Python number ``n`` (not 0 or 1);
 # * ``x.matmul(y)``, ``x.mm(y)`` and ``x @ y`` for two float matrices of one dtype (any strides), and
 #   ``matmul``/``@`` of a matrix and a vector (``mv``) or of two vectors (``dot``);
@@ -55,6 +56,7 @@ cdef object _slow_matmul_op = None
 cdef object _slow_pow = None
 cdef object _slow_square = None
 cdef object _slow_pow_op = None
+cdef object _slow_rtruediv = None
 cdef object _slow_t = None
 cdef object _slow_transpose = None
 cdef object _slow_unsqueeze = None
@@ -63,6 +65,7 @@ cdef object _slow_view = None
 cdef object _slow_reshape = None
 cdef object _op_div = None
 cdef object _op_pow = None
+cdef object _op_mul_tensor = None
 cdef object _op_mm = None
 cdef object _op_mv = None
 cdef object _op_dot = None
@@ -132,12 +135,14 @@ cdef _Unary _u_neg = _unary["neg"]
 cdef _Unary _u_abs = _unary["abs"]
 
 
-def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul_op, slow_pow_op=None):
+def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul_op, slow_pow_op=None,
+                     slow_rtruediv=None):
     """Give these fast paths the full-path functions they defer to (called once by
     ``_tensor_methods`` after ``install_fast_path``). ``slow`` maps a method name (``"exp"``,
     ``"div"``, ``"t"``...) to the full-path method that hands the compiled one to handlers."""
     global _slow_div, _slow_truediv, _slow_matmul, _slow_mm, _slow_matmul_op, _slow_t, _slow_transpose
     global _slow_unsqueeze, _slow_squeeze, _slow_view, _slow_reshape, _slow_pow, _slow_square, _slow_pow_op
+    global _slow_rtruediv
     cdef _Unary u
     for name, u in _unary.items():
         u.slow = slow[name]
@@ -147,12 +152,13 @@ def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul
     _slow_view, _slow_reshape = slow_view, slow_reshape
     _slow_truediv, _slow_matmul_op = slow_truediv, slow_matmul_op
     _slow_pow, _slow_square, _slow_pow_op = slow.get("pow"), slow.get("square"), slow_pow_op
+    _slow_rtruediv = slow_rtruediv
 
 
 cdef bint _load_fast_ops() except -1:
     """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
-    global _ops_loaded, _op_div, _op_pow, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
+    global _ops_loaded, _op_div, _op_pow, _op_mul_tensor, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
     global _op_squeeze_dim, _op_view, _ref_transpose, _ref_t, _ref_view
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
@@ -168,7 +174,7 @@ cdef bint _load_fast_ops() except -1:
     _u_neg.fn = np.negative               # pointwise.neg: unary(np.negative, self)
     _u_abs.fn = pointwise._SAME_UNARY["abs"][0]
     _op_div, _op_mm, _op_mv, _op_dot = aten.div.Tensor, aten.mm.default, aten.mv.default, aten.dot.default
-    _op_pow = aten.pow.Tensor_Scalar
+    _op_pow, _op_mul_tensor = aten.pow.Tensor_Scalar, aten.mul.Tensor
     _op_t, _op_transpose = aten.t.default, aten.transpose.int
     _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
     _op_view = aten.view.default
@@ -414,6 +420,45 @@ def tensor_truediv(self, other):
     """``self / other``: the fast path, else the full path."""
     r = _div(self, other)
     return _slow_truediv(self, other) if r is None else r
+
+
+cdef object _rdiv(object self, object other):
+    """``other / self`` for a Python number ``other``: what ``Tensor.__rtruediv__`` does,
+    ``aten.mul.Tensor(aten.reciprocal.default(self), other)``, as two recorded ops when needed --
+    ``np.reciprocal`` (the kernel's), then ``np.multiply`` (``_fastpath.pxi``'s ``_np_multiply``) by
+    the number as a 0-d array of the dtype (``pointwise.mul``), warnings off; or None."""
+    cdef TensorImpl a = _elementwise_input(self, False)
+    if a is None or _fp_var is None or not _may_run():
+        return None
+    dtype = a.dtype
+    y = _scalar_operand(other, dtype)
+    if y is None:
+        return None
+    cdef int record = _record_mode(_u_reciprocal.op, a, None)
+    if record < 0 or (record and _record_mode(_op_mul_tensor, a, None) < 0):
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        inverse = _fresh_tensor(_u_reciprocal.fn(a.numpy_view()), dtype)
+        if inverse is None:
+            return None
+        out = _fresh_tensor(_np_multiply((<TensorBase>inverse)._impl.numpy_view(), y), dtype)
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    if out is None:
+        return None
+    if record:
+        _recorded(_u_reciprocal.op, (self,), inverse)
+        return _recorded(_op_mul_tensor, (inverse, other), out)
+    return out
+
+
+def tensor_rtruediv(self, other):
+    """``other / self``: the fast path for a Python number ``other``, else the full path."""
+    r = _rdiv(self, other)
+    return _slow_rtruediv(self, other) if r is None else r
 
 
 # -- power with a number ------------------------------------------------------------------------------

@@ -447,8 +447,8 @@ if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to 
     _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_sh.reshape,
                         slow_truediv=_binary_or_notimpl(_FULL_PATH["div"]),
                         slow_matmul_op=_binary_or_notimpl(_FULL_PATH["matmul"]),
-                        slow_pow_op=_binary_or_notimpl(_FULL_PATH["pow"]))
-    Tensor.__pow__ = _C.tensor_pow_op
+                        slow_pow_op=_binary_or_notimpl(_FULL_PATH["pow"]), slow_rtruediv=Tensor.__rtruediv__)
+    Tensor.__pow__, Tensor.__rtruediv__ = _C.tensor_pow_op, _C.tensor_rtruediv
 Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
 Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)

@@ -111,8 +111,9 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
             y = draw(tensor_specs(shape=x.shape[-1:] if x.shape else (), dtypes=(x.dtype,), layouts=layouts))
         else:
             y = draw(tensor_specs(shape=x.shape, dtypes=(x.dtype,) if other == "same" else dtypes, layouts=layouts))
-        name = draw(st.sampled_from(["div", "/", "mt.div"]))
-        fn = {"div": lambda a, b: a.div(b), "/": lambda a, b: a / b, "mt.div": lambda a, b: mt.div(a, b)}[name]
+        name = draw(st.sampled_from(["div", "/", "mt.div", "number /"]))
+        fn = {"div": lambda a, b: a.div(b), "/": lambda a, b: a / b, "mt.div": lambda a, b: mt.div(a, b),
+              "number /": lambda a, b: 1.5 / a if isinstance(b, mt.Tensor) else b / a}[name]
         return name, x, fn, y
     ndim = len(x.shape)
     name = draw(st.sampled_from(["t", "transpose", "unsqueeze", "squeeze", "squeeze", "view", "reshape"]))
@@ -218,7 +219,8 @@ def test_special_values_and_warnings(dtype):
     m = a.reshape(2, 5)
     cases = [lambda n=n: getattr(a, n)() for n in UNARY] + [
         lambda: -a, lambda: abs(a), lambda: a / b, lambda: a.div(b), lambda: a / 0, lambda: a / 0.0, lambda: a / -0.0,
-        lambda: a ** 2, lambda: a ** -1, lambda: a ** 0.5, lambda: a.pow(3.5), lambda: a.square(),
+        lambda: a ** 2, lambda: a ** -1, lambda: a ** 0.5, lambda: a.pow(3.5), lambda: a.square(), lambda: 1 / a,
+        lambda: 0 / a, lambda: -2.5 / a, lambda: float("inf") / a,
         lambda: m @ m.t(), lambda: m.t() @ m, lambda: m.mm(m.t()), lambda: m.matmul(m.t()), lambda: a @ b,
         lambda: a[:5] @ a[5:], lambda: m @ a[:5], lambda: m.t() @ b[::5],
     ]
@@ -356,7 +358,8 @@ def test_in_place_write_through_a_fast_view_updates_the_base_history():
 # -- does the fast path run, and decline when it must? ---------------------------------------------------
 
 _COUNTED = [getattr(aten, n).default for n in UNARY] + [aten.div.Tensor, aten.mm.default, aten.mv.default,
-                                                      aten.dot.default, aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor]
+                                                      aten.dot.default, aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor,
+                                                      aten.mul.Tensor]
 
 
 @contextlib.contextmanager
@@ -393,6 +396,7 @@ def _all_ops(a, b):
     return [lambda n=n: getattr(a, n)() for n in UNARY] + [lambda n=n: getattr(mt, n)(a) for n in UNARY] + [
         lambda: -a, lambda: abs(a), lambda: a / b, lambda: a / 2, lambda: a.div(2.5), lambda: mt.div(a, b),
         lambda: a ** 2, lambda: a.pow(0.5), lambda: mt.pow(a, -2), lambda: a.square(), lambda: mt.square(a),
+        lambda: 2 / a,
         lambda: a @ b, lambda: a.mm(b), lambda: a.matmul(b), lambda: mt.matmul(a, b), lambda: mt.mm(a, b),
         lambda: a.t(), lambda: a.transpose(0, 1), lambda: a.unsqueeze(-1), lambda: a.squeeze(), lambda: a.squeeze(0),
         lambda: a.view(-1), lambda: a.view(3, 3), lambda: a.reshape((9,)), lambda: mt.t(a), lambda: mt.transpose(a, 1, 0),
@@ -439,6 +443,7 @@ def test_fast_path_declines_when_something_could_observe():
     assert _ran_full_path(lambda: a.view(mt.float32)) and _ran_full_path(lambda: a.squeeze([0]))
     assert _ran_full_path(lambda: a ** 1) and _ran_full_path(lambda: a ** 0.0) and _ran_full_path(lambda: a ** a)
     assert _ran_full_path(lambda: a.long() ** 2) and _ran_full_path(lambda: a ** True)
+    assert _ran_full_path(lambda: 1 / a.long()) and _ran_full_path(lambda: True / a)
     assert _ran_full_path(lambda: mt.ones(0, 3).view(-1)) and _ran_full_path(lambda: mt.ones(0, 3) @ a)
 
 
