@@ -163,10 +163,16 @@ def _apply_basic(self, index):
 def _slice(t, dim, i):
     """``t`` sliced along ``dim`` by the slice ``i`` (``t`` itself for ``:``)."""
     start, stop, step = i.start, i.stop, i.step
-    _check_step(step)
-    if start is None and stop is None and step is None:
-        return t
-    return aten.slice.Tensor(t, dim, _int(start, 0), _int(stop, 9223372036854775807), _int(step, 1))
+    if step is None:
+        if start is None and stop is None:
+            return t
+        step = 1
+    else:
+        _check_step(step)
+        step = step.__index__()
+    start = 0 if start is None else start.__index__()
+    stop = 9223372036854775807 if stop is None else stop.__index__()
+    return aten.slice.Tensor(t, dim, start, stop, step)
 
 
 def _check_step(step):
@@ -174,12 +180,6 @@ def _check_step(step):
         raise ValueError("slice step cannot be zero")  # (Python's own message, as PyTorch shows)
     if step is not None and step < 0:
         raise ValueError("step must be greater than zero")
-
-
-def _int(v, default):
-    if v is None:
-        return default
-    return v.__index__()
 
 
 def _index_list(result, advanced):
