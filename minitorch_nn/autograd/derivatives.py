@@ -390,11 +390,12 @@ derivative("masked_fill.Tensor", "MaskedFillBackward1",
 # Reductions
 # ---------------------------------------------------------------------------------------------
 
-derivative("sum", "SumBackward0", self=lambda grad, self_sizes: grad.expand(list(self_sizes)))
+# (aten.expand directly: the op Tensor.expand would run, without its method layers; every loss.sum())
+derivative("sum", "SumBackward0", self=lambda grad, self_sizes: aten.expand.default(grad, list(self_sizes)))
 derivative("sum.dim_IntList", "SumBackward1",
            self=lambda grad, self_sizes, dim, keepdim: _expand_back(grad, self_sizes, dim, keepdim))
 derivative("mean", "MeanBackward0",
-           self=lambda grad, self_sizes: grad.expand(list(self_sizes)) / max(_reduce_count(self_sizes, None), 1))
+           self=lambda grad, self_sizes: aten.expand.default(grad, list(self_sizes)) / max(_reduce_count(self_sizes, None), 1))
 derivative("mean.dim", "MeanBackward1",
            self=lambda grad, self_sizes, dim, keepdim: _expand_back(grad, self_sizes, dim, keepdim) / _reduce_count(self_sizes, dim))
 derivative("prod", "ProdBackward0", self=lambda grad, self, result: grad * result / self)

@@ -292,9 +292,12 @@ def _check_hook_result(hook, grad, new):
     if not isinstance(new, TensorBase):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
-    if new.dtype is not grad.dtype or new.device.type != grad.device.type:
+    # (the payloads' fields, not .dtype/.shape: engine code must not reach a subclass's
+    # __torch_function__, as PyTorch's C++ check does not)
+    was, got = grad._impl, new._impl
+    if got.dtype is not was.dtype or got.device.type != was.device.type:
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {new.type()})")
-    if tuple(new.shape) != tuple(grad.shape):
+    if got.sizes != was.sizes:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
