@@ -29,10 +29,10 @@ Also supported: the ``setup_context`` style (``forward`` without ``ctx``), ``nee
 from __future__ import annotations
 
 import functools
-import warnings
 
 from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd import forward_ad
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.graph import Node, SavedTensor, gradient_edge
@@ -148,12 +148,11 @@ class Function(metaclass=FunctionMeta):
     """Base class for custom differentiable operations (see the module docstring)."""
 
     def __init__(self, *args, **kwargs):
-        warnings.warn(
+        warn_user(
             f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so you "
             "should invoke them on the class itself. Instantiating an autograd function will raise an error in a "
             "future version of PyTorch.",
             DeprecationWarning,
-            stacklevel=2,
         )
 
     def __call__(self, *args, **kwargs):

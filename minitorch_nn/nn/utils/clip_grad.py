@@ -19,8 +19,8 @@ per-tensor loop used here gives the same numbers as PyTorch's CPU ``_foreach`` k
 from __future__ import annotations
 
 import types
-import warnings
 
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd.grad_mode import no_grad
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
@@ -86,7 +86,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         was_generator = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)  # a generator can be read only once and we read it twice
         if was_generator and not parameters:
-            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3)
+            warn_user("`parameters` is an empty generator, no gradient clipping will occur.")
     grads = [p.grad for p in parameters if p.grad is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
@@ -95,10 +95,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Deprecated spelling of :func:`clip_grad_norm_` (warns, then does the same)."""
-    warnings.warn(
+    warn_user(
         "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
         FutureWarning,
-        stacklevel=2,
     )
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 

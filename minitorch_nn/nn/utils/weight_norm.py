@@ -13,7 +13,7 @@ checkpoints), and so does this module: it warns, as PyTorch does.
 
 from __future__ import annotations
 
-import warnings
+from minitorch_nn._warnings import warn_user
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
@@ -69,10 +69,9 @@ class WeightNorm:
 
 def weight_norm(module, name: str = "weight", dim: int = 0):
     """Split ``module.<name>`` into ``<name>_g`` (magnitude) and ``<name>_v`` (direction); deprecated."""
-    warnings.warn(
+    warn_user(
         "`torch.nn.utils.weight_norm` is deprecated in favor of `torch.nn.utils.parametrizations.weight_norm`.",
         FutureWarning,
-        stacklevel=2,
     )
     WeightNorm.apply(module, name, dim)
     return module
