@@ -85,4 +85,17 @@ def fma_f64(a, b, c) -> np.ndarray:
         z = th + v
         plain = a * b + c
     # non-finite inputs or an overflowing product: the exact algorithm has nothing to add
-    return np.where(np.isfinite(z), z, plain)
+    out = np.where(np.isfinite(z), z, plain)
+    # Dekker's split loses bits once the product falls near the subnormal range; those (rare)
+    # elements are done exactly with rationals, which round to nearest-even like the hardware
+    tiny = np.atleast_1d((np.abs(uh) < 2.0**-968) & (uh != 0) & np.isfinite(out))
+    if tiny.any():
+        from fractions import Fraction
+
+        out = np.array(out, dtype=np.float64, ndmin=1)
+        shape = out.shape
+        ab = np.broadcast_to(a, shape), np.broadcast_to(b, shape), np.broadcast_to(c, shape)
+        for i in np.flatnonzero(tiny).tolist():
+            ai, bi, ci = (float(x.flat[i]) for x in ab)
+            out.flat[i] = float(Fraction(ai) * Fraction(bi) + Fraction(ci))
+    return out
