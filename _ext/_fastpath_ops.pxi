@@ -10,7 +10,8 @@
 #   ``number / x`` (``reciprocal`` then ``mul``, as ``Tensor.__rtruediv__``);
 # * ``x.pow(n)``, ``x ** n`` and ``x.square()`` with a Python number ``n`` (not 0 or 1);
 # * ``x.matmul(y)``, ``x.mm(y)`` and ``x @ y`` for two float matrices of one dtype (any strides), and
-#   ``matmul``/``@`` of a matrix and a vector (``mv``) or of two vectors (``dot``);
+#   ``matmul``/``@`` of a matrix and a vector (``mv``), of two vectors (``dot``), and of a row-major
+#   batch (3 or more dims) and a matrix or a vector (folded into one ``mm``/``mv`` through views);
 # * the views ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``,
 #   ``x.squeeze(d)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` (when it is a view), in
 #   ``_fastpath_views.pxi`` (included right after this file, with which it shares what is below).
@@ -39,7 +40,7 @@
 # Only the inputs whose result is simple take this path: row-major, non-empty float32/float64
 # (int64 for neg/abs) operands for elementwise ops (their result is then row-major, as the
 # kernels' layout rule gives); any layout for the views and for matmul (a fresh row-major
-# product). Everything else -- other dtypes, strided elementwise inputs, vector @ matrix, batches,
+# product). Everything else -- other dtypes, strided elementwise inputs, vector @ matrix, batch @ batch,
 # ``out=``, keyword arguments -- takes the full path unchanged. ``tests/test_fast_path_ops.py``
 # compares both paths on random operands.
 
@@ -75,6 +76,7 @@ cdef object _op_unsqueeze = None
 cdef object _op_squeeze = None
 cdef object _op_squeeze_dim = None
 cdef object _op_view = None
+cdef object _op_unsafe_view = None
 # The kernels of transpose/t and of view are course exercises (views-transpose, views-strides: the
 # '# BEGIN SOLUTION' blocks of backends/views.py). The compiled paths below mirror the reference
 # solution, so they run only while the registered kernels are that solution: in a student's copy
@@ -82,6 +84,7 @@ cdef object _op_view = None
 cdef object _ref_transpose = None    # views.transpose, when its block is the reference solution
 cdef object _ref_t = None            # views.t (which calls views.transpose), likewise
 cdef object _ref_view = None         # views.view, when compute_view_strides' block is the reference
+cdef object _ref_unsafe_view = None  # views._unsafe_view (which calls views.view), likewise
 cdef object _np_true_divide = np.true_divide
 cdef object _np_power = np.power
 cdef object _np_matmul = np.matmul
@@ -159,7 +162,7 @@ cdef bint _load_fast_ops() except -1:
     """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
     global _ops_loaded, _op_div, _op_pow, _op_mul_tensor, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
-    global _op_squeeze_dim, _op_view, _ref_transpose, _ref_t, _ref_view
+    global _op_squeeze_dim, _op_view, _op_unsafe_view, _ref_transpose, _ref_t, _ref_view, _ref_unsafe_view
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
     views = sys.modules.get("minitorch_nn.backends.views")
@@ -177,11 +180,11 @@ cdef bint _load_fast_ops() except -1:
     _op_pow, _op_mul_tensor = aten.pow.Tensor_Scalar, aten.mul.Tensor
     _op_t, _op_transpose = aten.t.default, aten.transpose.int
     _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
-    _op_view = aten.view.default
+    _op_view, _op_unsafe_view = aten.view.default, aten._unsafe_view.default
     if _is_reference_solution(views.transpose, "views-transpose"):
         _ref_transpose, _ref_t = views.transpose, views.t
     if _is_reference_solution(views.compute_view_strides, "views-strides"):
-        _ref_view = views.view
+        _ref_view, _ref_unsafe_view = views.view, views._unsafe_view
     _ops_loaded = True
     return True
 
@@ -537,7 +540,9 @@ cdef object _mm(object self, object other, bint matrices_only=False):
     off), two vectors: ``aten.dot`` (``np.dot``, whose kernel leaves numpy's warnings as they are).
     The results are fresh and row-major (``_fresh_tensor`` would copy numpy's otherwise)."""
     cdef TensorImpl a = _linalg_operand(self)
-    if a is None or _fp_var is None:
+    if a is None:
+        return None if matrices_only else _matmul_folded(self, other)
+    if _fp_var is None:
         return None
     cdef TensorImpl b = _linalg_operand(other)
     if b is None or b.dtype is not a.dtype:
@@ -568,6 +573,60 @@ cdef object _mm(object self, object other, bint matrices_only=False):
     if out is None:
         return None
     return _recorded(op, (self, other), out) if record else out
+
+
+cdef object _matmul_folded(object self, object other):
+    """``self @ other`` for a row-major float batch ``self`` (3 or more dims) and a matrix or a
+    vector ``other``, as ``linalg.matmul`` folds it (``_should_fold``: a row-major batch folds):
+    ``self.reshape(rows, k)`` -- the view ``aten.view.default(self, [rows, k])`` -- then one
+    ``aten.mm``/``aten.mv`` (``np.matmul``, warnings off), then
+    ``aten._unsafe_view.default(product, batch + [m])``, a view of the product; with grad the three
+    are recorded in that order, as the full path records them. None when the full path must run."""
+    cdef TensorImpl a = _elementwise_input(self, False)   # (row-major, non-empty float32/float64)
+    if a is None or _fp_var is None:
+        return None
+    cdef Py_ssize_t na = PyTuple_GET_SIZE(a.sizes), i, rows = 1
+    if na < 3:
+        return None
+    cdef TensorImpl b = _linalg_operand(other)
+    if b is None or b.dtype is not a.dtype or a.sizes[na - 1] != b.sizes[0] or not _may_run():
+        return None
+    if not _kernel_is(_op_view, _ref_view) or not _kernel_is(_op_unsafe_view, _ref_unsafe_view):
+        return None
+    cdef Py_ssize_t nb = PyTuple_GET_SIZE(b.sizes)
+    op = _op_mm if nb == 2 else _op_mv
+    cdef int record = _record_mode(op, a, b)
+    if record < 0 or (record and (_record_mode(_op_view, a, b) < 0 or _record_mode(_op_unsafe_view, a, b) < 0)):
+        return None
+    cdef list batch = list(a.sizes[:na - 1])
+    for i in range(na - 1):
+        rows *= <Py_ssize_t>batch[i]
+    cdef list fold_size = [rows, a.sizes[na - 1]]
+    geometry = _view_geometry(a, fold_size)
+    if geometry is None:
+        return None
+    folded = _view_of(a, geometry[0], geometry[1], a.offset)
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = _np_matmul((<TensorBase>folded)._impl.numpy_view(), b.numpy_view())
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    product = _fresh_tensor(r, a.dtype)
+    if product is None:
+        return None
+    cdef list out_size = batch + [b.sizes[1]] if nb == 2 else batch
+    cdef TensorImpl p = (<TensorBase>product)._impl
+    geometry = _view_geometry(p, out_size)
+    if geometry is None:
+        return None
+    out = _view_of(p, geometry[0], geometry[1], p.offset)
+    if record:   # (in the full path's order: each node's edges need the one before)
+        folded = _recorded(_op_view, (self, fold_size), folded)
+        product = _recorded(op, (folded, other), product)
+        out = _recorded(_op_unsafe_view, (product, out_size), out)
+    return out
 
 
 def tensor_matmul(self, other, *args, **kwargs):

@@ -76,8 +76,8 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
     kind = draw(st.sampled_from(["unary", "unary", "operator", "div", "pow", "matmul", "view"]))
     if kind == "matmul":
         n, k, m = (draw(st.integers(min_side, 3)) for _ in range(3))
-        x = draw(tensor_specs(shape=draw(st.sampled_from([(n, k), (n, k), (k,), (2, n, k)])), dtypes=dtypes,
-                              layouts=layouts))
+        x = draw(tensor_specs(shape=draw(st.sampled_from([(n, k), (n, k), (k,), (2, n, k), (2, 1, n, k)])),
+                              dtypes=dtypes, layouts=layouts))
         k2 = draw(st.sampled_from([k, k, k + 1]))
         y = draw(tensor_specs(shape=draw(st.sampled_from([(k2, m), (k2, m), (k2,)])),
                               dtypes=draw(st.sampled_from([(x.dtype,), dtypes])), layouts=layouts))
@@ -418,6 +418,11 @@ def test_fast_path_runs_for_plain_operands(grad):
                    lambda v=v: mt.matmul(v, v)):  # mv, dot
             assert not _ran_full_path(fn)
             assert (fn().grad_fn is not None) == grad
+        batch = mt.tensor(np.linspace(-1, 1, 18).reshape(2, 3, 3), dtype=dtype, requires_grad=grad)
+        for fn in (lambda b=batch, a=a: b @ a, lambda b=batch, v=v: b.matmul(v), lambda b=batch, a=a: mt.matmul(b, a)):
+            assert not _ran_full_path(fn)  # (view, mm/mv, _unsafe_view)
+            assert (fn().grad_fn is not None) == grad
+        assert _ran_full_path(lambda b=batch: b @ b) and _ran_full_path(lambda b=batch, a=a: b.transpose(0, 1) @ a)
         assert _ran_full_path(lambda a=a, v=v: v @ a)  # (unsqueeze + mm + squeeze)
         assert _ran_full_path(lambda a=a, v=v: a.mm(v))  # (mm's error)
     n = mt.arange(9).reshape(3, 3)
