@@ -24,6 +24,7 @@ and the result gets strides (1, 3), like ``a``.
 
 from __future__ import annotations
 
+from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
 from minitorch_nn._tensor import contiguous_strides as _row_major  # (cached: every op asks)
@@ -106,8 +107,6 @@ def channels_last_3d_strides(sizes) -> tuple:
 def format_strides(sizes, memory_format):
     """The strides a factory gives ``sizes`` in ``memory_format`` (None: row-major), with PyTorch's
     errors for a rank that does not fit the format."""
-    from minitorch_nn import _dtype as dt
-
     if memory_format is None or memory_format is dt.contiguous_format:
         return None
     if memory_format is dt.channels_last:
@@ -326,8 +325,6 @@ def strides_like_channels_last_3d(sizes, strides) -> bool:
 def suggest_memory_format(t):
     """PyTorch's ``suggest_memory_format``: channels_last (4-d) or channels_last_3d (5-d) for
     channels-last-like strides, else contiguous."""
-    from minitorch_nn import _dtype as dt
-
     impl = t._impl
     if strides_like_channels_last(impl.sizes, impl.strides):
         return dt.channels_last
@@ -339,10 +336,10 @@ def suggest_memory_format(t):
 def like_strides(t, memory_format=None):
     """The strides of ``empty_like(t, memory_format=...)``, which ``clone``, ``to`` and the other
     ``*_like`` factories share; None means contiguous."""
-    from minitorch_nn import _dtype as dt
-
     impl = t._impl
     if memory_format is None or memory_format is dt.preserve_format:
+        if impl.strides == _ROW_MAJOR.get(impl.sizes):
+            return None  # (a row-major tensor, the usual case: preserve_strides' answer, without its walk)
         return preserve_strides(impl.sizes, impl.strides)
     if memory_format is dt.contiguous_format:
         return None

@@ -91,17 +91,31 @@ def filled_like(self, values, dtype, memory_format=None):
     return wrap_strided(np.broadcast_to(values, tuple(self._impl.sizes)), dtype, strides, copy=True)
 
 
+def _constant(value, numpy_dtype):
+    """A read-only 0-d array of ``value`` (0 or 1), made once per dtype: ``zeros_like``/``ones_like``
+    run for every backward (its first gradient) and np.zeros/np.ones cost more than the fill."""
+    key = (value, numpy_dtype)
+    arr = _CONSTANTS.get(key)
+    if arr is None:
+        arr = _CONSTANTS[key] = np.full((), value, dtype=numpy_dtype)
+        arr.flags.writeable = False
+    return arr
+
+
+_CONSTANTS: dict = {}
+
+
 @aten.empty_like.default.impl("cpu")
 @aten.zeros_like.default.impl("cpu")
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     d = _like(self, dtype)
-    return filled_like(self, np.zeros((), dtype=d.numpy_dtype), d, memory_format)
+    return filled_like(self, _constant(0, d.numpy_dtype), d, memory_format)
 
 
 @aten.ones_like.default.impl("cpu")
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     d = _like(self, dtype)
-    return filled_like(self, np.ones((), dtype=d.numpy_dtype), d, memory_format)
+    return filled_like(self, _constant(1, d.numpy_dtype), d, memory_format)
 
 
 @aten.full_like.default.impl("cpu")
