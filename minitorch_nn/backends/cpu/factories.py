@@ -10,6 +10,7 @@ import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
+from minitorch_nn._device import canonical
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import check_size_nonnegative, wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
@@ -269,8 +270,6 @@ def lift_fresh(self):
 
 @aten._to_copy.default.impl("cpu")
 def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
-    from minitorch_nn._device import canonical
-
     target = self.dtype if dtype is None else dtype
     dev = self.device if device is None else canonical(device)
     src = self
