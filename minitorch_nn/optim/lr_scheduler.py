@@ -2,8 +2,8 @@
 
 ``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``CosineAnnealingLR``, and (further
 down) ``MultiplicativeLR``, ``ConstantLR``, ``LinearLR``, ``PolynomialLR``, ``OneCycleLR`` and
-``ReduceLROnPlateau``. ``SequentialLR``, ``ChainedScheduler``, ``CyclicLR`` and
-``CosineAnnealingWarmRestarts`` are not here yet.
+``ReduceLROnPlateau``, ``CosineAnnealingWarmRestarts``, and the combinations ``SequentialLR`` and
+``ChainedScheduler``. ``CyclicLR`` and ``SWALR`` are not here yet.
 
 A scheduler remembers each group's starting rate (``initial_lr``, kept in the param group so a
 resumed scheduler finds it) and, on every ``step()``, writes the next rate into
@@ -67,12 +67,7 @@ class LRScheduler:
         self.base_lrs = _lrs(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._patch_optimizer_step()
-        self._step_count = 0
-        self._is_initial = True
-        try:
-            self.step()
-        finally:
-            self._is_initial = False
+        self._initial_step()
 
     def _patch_optimizer_step(self):
         # Mark the optimizer when its step() runs, to warn about calling the schedule first.
@@ -130,6 +125,10 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warn_user(EPOCH_DEPRECATION_WARNING, UserWarning)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """Move to the next epoch (or jump to ``epoch``) and write the rates; no order warnings."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -143,6 +142,15 @@ class LRScheduler:
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = _lrs(self.optimizer, "lr")
+
+    def _initial_step(self):
+        """The step a scheduler takes when it is created (SequentialLR replays it on a switch)."""
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
 
 class LambdaLR(LRScheduler):
@@ -593,4 +601,165 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
 
 
-__all__ += ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau"]
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing that restarts (SGDR): a cycle of ``T_0`` epochs, each next cycle ``T_mult``
+    times longer; ``step()`` may be given fractional epochs (``epoch + i / iters``)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:  # a restart: the next cycle is T_mult times longer
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    # how many whole cycles fit before ``epoch`` (a geometric series of lengths)
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** (n)
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = _lrs(self.optimizer, "lr")
+
+
+def _check_composed(owner, optimizer, schedulers):
+    """The checks SequentialLR and ChainedScheduler make on the schedulers they combine."""
+    name = type(owner).__name__
+    for idx, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
+                f"specified when calling `step`, but got one at index {idx} in the given schedulers sequence."
+            )
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
+                f"{scheduler.__class__.__name__} at index {idx} has {scheduler.optimizer}, which is different from "
+                f"{optimizer.__class__.__name__}."
+            )
+
+
+class _ComposedStateDict:
+    """state_dict / load_state_dict for schedulers made of schedulers: each saves its own."""
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = schedulers  # leave the caller's dict as it was
+        for mine, saved in zip(self._schedulers, schedulers):
+            mine.load_state_dict(saved)
+
+
+class SequentialLR(_ComposedStateDict, LRScheduler):
+    """Hand over from one schedule to the next at each milestone epoch (e.g. a LinearLR warm-up,
+    then CosineAnnealingLR). Each scheduler restarts from the group's ``initial_lr`` when its turn
+    comes."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler.")
+        _check_composed(self, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more than the number of "
+                f"milestone points, but got number of schedulers {len(schedulers)} and the number of milestones to "
+                f"be equal to {len(milestones)}"
+            )
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # the schedulers were created (each took its initial step): undo that, start the first one over
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None):
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self):
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)  # its turn starts: epoch 0 of its own schedule
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_ComposedStateDict, LRScheduler):
+    """Step several schedulers together, each applying its change on top of the others'."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{self.__class__.__name__} expects at least one scheduler to be chained, but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_composed(self, optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _lrs(self._schedulers[-1].optimizer, "lr")
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _lrs(self._schedulers[-1].optimizer, "lr")
+
+
+__all__ += [
+    "MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau",
+    "CosineAnnealingWarmRestarts", "SequentialLR", "ChainedScheduler",
+]
