@@ -156,7 +156,8 @@ FAST_OP_FUNCTIONS = {
     "log10": function_log10, "log1p": function_log1p, "sqrt": function_sqrt, "rsqrt": function_rsqrt,
     "sin": function_sin, "cos": function_cos, "tan": function_tan, "sinh": function_sinh, "cosh": function_cosh,
     "tanh": function_tanh, "sigmoid": function_sigmoid, "reciprocal": function_reciprocal, "neg": function_neg,
-    "abs": function_abs, "div": function_div, "pow": function_pow, "square": function_square, "matmul": function_matmul, "mm": function_mm, "t": function_t,
+    "abs": function_abs, "div": function_div, "pow": function_pow, "square": function_square,
+    "matmul": function_matmul, "mm": function_mm, "t": function_t,
     "transpose": function_transpose, "unsqueeze": function_unsqueeze, "squeeze": function_squeeze,
     "reshape": function_reshape,
 }

@@ -161,7 +161,8 @@ def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul
 cdef bint _load_fast_ops() except -1:
     """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
-    global _ops_loaded, _op_div, _op_pow, _op_mul_tensor, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose, _op_unsqueeze, _op_squeeze
+    global _ops_loaded, _op_div, _op_pow, _op_mul_tensor, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose
+    global _op_unsqueeze, _op_squeeze
     global _op_squeeze_dim, _op_view, _op_unsafe_view, _ref_transpose, _ref_t, _ref_view, _ref_unsafe_view
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
