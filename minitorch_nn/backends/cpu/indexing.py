@@ -86,12 +86,30 @@ def _numpy_index(self, indices, check_bounds=True):
     return tuple(key)
 
 
+def _plain_key(self, indices):
+    """The numpy key in the common case, ``x[rows, cols]``: integer index tensors only, one per
+    leading dim, all of one shape, nothing empty (no zeros to substitute); else None."""
+    key = []
+    for t in indices:
+        if t is None:
+            return None
+        arr = as_array(t)
+        if arr.dtype in _MASK_DTYPES or (key and arr.shape != key[0].shape):
+            return None
+        key.append(arr)
+    sizes = self._impl.sizes
+    if not key or len(key) > len(sizes) or 0 in key[0].shape or 0 in sizes[len(key):]:
+        return None
+    return tuple(key)
+
+
 @aten.index.Tensor.impl("cpu")
 def index(self, indices):
     # numpy checks every index value as it gathers; only when it finds a bad one do we look for
     # the one PyTorch reports
+    key = _plain_key(self, indices)
     try:
-        picked = as_array(self)[_numpy_index(self, indices, check_bounds=False)]
+        picked = as_array(self)[key if key is not None else _numpy_index(self, indices, check_bounds=False)]
     except IndexError:
         _numpy_index(self, indices)  # raises PyTorch's error
         raise
