@@ -363,8 +363,8 @@ def has_internal_overlap(t) -> bool:
     stride 0, as ``expand`` makes); PyTorch calls the other non-dense cases "too hard" and lets
     them through, and so do we."""
     impl = t._impl
-    if is_non_overlapping_and_dense(impl.sizes, impl.strides):
-        return False
+    if impl.strides == _ROW_MAJOR.get(impl.sizes) or is_non_overlapping_and_dense(impl.sizes, impl.strides):
+        return False  # (row-major, the usual case, is dense: no walk over the dims needed)
     return any(size > 1 and stride == 0 for size, stride in zip(impl.sizes, impl.strides))
 
 
@@ -385,14 +385,14 @@ def partial_overlap(a, b) -> bool:
     that intersect, and not exactly the same elements in the same order.
     """
     ia, ib = a._impl, b._impl
-    if ia is ib:
-        return False
+    if ia is ib or not _same_storage(a, b):
+        return False  # (tested first: most pairs share no memory at all)
     na, nb = _numel(ia.sizes), _numel(ib.sizes)
     if na == 0 or nb == 0:
         return False
     if not (is_non_overlapping_and_dense(ia.sizes, ia.strides) and is_non_overlapping_and_dense(ib.sizes, ib.strides)):
         return False
-    if ia.device != ib.device or not _same_storage(a, b):
+    if ia.device != ib.device:
         return False
     a_begin, b_begin = ia.offset * ia.dtype.itemsize, ib.offset * ib.dtype.itemsize
     a_end, b_end = a_begin + na * ia.dtype.itemsize, b_begin + nb * ib.dtype.itemsize
