@@ -138,7 +138,11 @@ def _check_index_put(self, indices, values, key, accumulate):
     if mask is not None:
         return  # masked_fill_ casts the single value itself
     check_no_overlap(self, values, *[t for t in indices if t is not None])
-    result_shape = np.broadcast_to(np.empty((), dtype=bool), tuple(self.shape))[key].shape
+    if _plain_key(self, indices) is not None:
+        # integer indices of one shape on the leading dims: that shape, then the dims left
+        result_shape = key[0].shape + tuple(self._impl.sizes[len(key):])
+    else:
+        result_shape = np.broadcast_to(np.empty((), dtype=bool), tuple(self.shape))[key].shape
     vshape = tuple(values.shape)
     if len(vshape) > len(result_shape) or any(
         v != 1 and v != r for v, r in zip(reversed(vshape), reversed(result_shape))
