@@ -293,3 +293,18 @@ def test_transpose_reads_and_writes_through_the_base(spec, write_base):
         return L.stack([(v * 1).t(), x, v.contiguous().t()])
 
     _same_outcome(*both(run, spec, offset=False))
+
+
+@pytest.mark.parametrize("alpha", [1, 2.0])
+def test_addmm_with_infinities_warns_nothing(alpha):
+    # inf + -inf inside addmm is nan, silently, as in PyTorch (nn.Linear's in-place bias add included)
+    def run(L):
+        bias = L.tensor([float("-inf"), 1.0])
+        m1 = L.tensor([[float("inf"), 1.0], [1.0, 1.0]])
+        m2 = L.tensor([[1.0, 1.0], [0.0, 1.0]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return L.addmm(bias, m1, m2, alpha=alpha)
+
+    m, t = run(mt), run(torch)
+    np.testing.assert_array_equal(m.numpy(), t.numpy())

@@ -100,13 +100,22 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         expand(self, prod.shape)  # raises PyTorch's error for a bias that cannot broadcast to the product
     cd = compute_dtype(d)
     if alpha == 1 and beta == 1 and cd is d:
-        # nn.Linear's case: add the bias into the fresh product in place (no second result array)
+        # nn.Linear's case: add the bias into the fresh product in place (no second result array);
+        # inf + -inf is nan without a numpy warning, as in PyTorch
         r = _mat(prod, d)
-        r += as_array(self, cd)
+        token = fp_errors_off()
+        try:
+            r += as_array(self, cd)
+        finally:
+            fp_errors_restore(token)
         return prod
-    r = _mat(prod, d) * np.asarray(alpha, cd.numpy_dtype) if alpha != 1 else _mat(prod, d)
-    if beta != 0:
-        r = r + (as_array(self, cd) * np.asarray(beta, cd.numpy_dtype) if beta != 1 else as_array(self, cd))
+    token = fp_errors_off()
+    try:
+        r = _mat(prod, d) * np.asarray(alpha, cd.numpy_dtype) if alpha != 1 else _mat(prod, d)
+        if beta != 0:
+            r = r + (as_array(self, cd) * np.asarray(beta, cd.numpy_dtype) if beta != 1 else as_array(self, cd))
+    finally:
+        fp_errors_restore(token)
     return wrap(r, d)
 
 
