@@ -22,7 +22,9 @@
 # ------------
 # * ``autograd_layer(op, args, kwargs)``: ``recording.autograd_layer``, installed in the dispatch
 #   chain; it records every simple op itself (steps 1-4, the kernel run through the dispatch chain
-#   below autograd: ``record_simple``) and hands the others to ``recording._record_other``.
+#   below autograd: ``record_simple``), and ops with ``Tensor[]`` inputs such as ``cat`` (the
+#   not-in-place part of ``recording._record``), and hands the others (in-place ops, ops without
+#   a formula) to ``recording._record_other``.
 # * ``record_computed(op, args, out)`` (cdef, for the compiled fast paths in ``_fastpath.pxi`` and
 #   ``_fastpath_ops.pxi``): steps 1, 2 and 4 around a result the fast path already computed below
 #   autograd. Callers call it only when grad mode is on, an input requires grad, nothing
@@ -312,7 +314,9 @@ cdef class _Recipe:
     cdef Py_ssize_t n_inputs
     cdef object node_cls
     cdef bint multi_output
-    cdef bint simple           # d.simple: recorded here (else by recording._record_other)
+    cdef bint simple           # d.simple: recorded by _record
+    cdef bint lists            # Tensor[] inputs (cat, stack...) and writes no input: _record_lists
+    cdef tuple slots           # d.input_slots: (name, position, is a Tensor[]) per differentiable input
     cdef object tensor_args
     # The plans by which inputs need a gradient, as a bit mask (bit j: input j); None until the
     # first op that needs it, then taken from d.plan() (so both recorders share the same plans).
@@ -336,6 +340,8 @@ cdef _Recipe _recipe_of(object d):
     r.node_cls = d.node_cls
     r.multi_output = d.multi_output
     r.simple = d.simple
+    r.slots = tuple(d.input_slots)
+    r.lists = not r.simple and not d.op.is_inplace
     r.tensor_args = d.tensor_args
     r.plans = [None] * (1 << r.n_inputs) if r.n_inputs <= _MAX_MASKED_INPUTS else None
     _recipes[d] = r
@@ -416,6 +422,20 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
     node._saved = saved
 
     # 2. Save what the formulas of the inputs that need a gradient read.
+    _save_inputs(r, plan, args, kwargs, saved)
+    # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
+    if run:
+        out = _run_below(op, args, kwargs)
+    # 4. Wire the outputs to the node, save the outputs the formulas read.
+    return _finish(op, r, node, plan, args, out)
+
+
+cdef int _save_inputs(_Recipe r, _CompiledPlan plan, tuple args, object kwargs, dict saved) except -1:
+    """Step 2: save the arguments and the metadata the formulas of the needed inputs read."""
+    d = r.d
+    cdef Py_ssize_t n = len(args), j, pos, field
+    cdef tuple entry
+    cdef TensorImpl impl
     for entry in plan.args:
         name = entry[0]
         pos = entry[1]
@@ -426,7 +446,6 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
             saved[name] = _saved_value(r, name, v)
         else:
             saved[name] = v   # an int, a list of ints, a dtype...
-    cdef Py_ssize_t field
     for j in range(len(plan.metadata)):
         entry = <tuple>plan.metadata[j]
         field = plan.metadata_fields[j]
@@ -434,26 +453,44 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
         pos = entry[1]
         v = args[pos] if pos < n else d.arg(entry[2], args, kwargs)
         if field >= 0 and isinstance(v, TensorBase):
-            impl = (<TensorBase>v)._impl
-            saved[name] = (impl.sizes if field == 0 else impl.strides if field == 1 else impl.offset if field == 2
-                           else impl.dtype if field == 3 else impl.device)
+            saved[name] = _field((<TensorBase>v)._impl, field)
+        elif field >= 0 and type(v) is list and _all_tensors(<list>v):
+            saved[name] = [_field((<TensorBase>t)._impl, field) for t in <list>v]   # tensors_sizes...
         else:
             saved[name] = _py_metadata(v, entry[3])
+    return 0
 
-    # 3. Run the op below autograd (python dispatch, then the kernel), with grad mode off.
-    cdef dict dispatch
-    if run:
-        dispatch = _ag_dispatch_globals
-        _ag_grad_mode_globals["_enabled"] = False
-        try:
-            python_layer = dispatch["python_layer"]
-            out = NotImplemented if python_layer is None else python_layer(op, args, kwargs)
-            if out is NotImplemented:
-                out = dispatch["backend"](op, args, kwargs)
-        finally:
-            _ag_grad_mode_globals["_enabled"] = True
 
-    # 4. Wire the outputs to the node, save the outputs the formulas read.
+cdef inline object _field(TensorImpl impl, Py_ssize_t field):
+    # the payload field numbered as in _FIELDS
+    return (impl.sizes if field == 0 else impl.strides if field == 1 else impl.offset if field == 2
+            else impl.dtype if field == 3 else impl.device)
+
+
+cdef inline bint _all_tensors(list items):
+    for t in items:
+        if not isinstance(t, TensorBase):
+            return False
+    return True
+
+
+cdef object _run_below(object op, tuple args, object kwargs):
+    """Step 3: ``recording._run_below``: python dispatch, then the kernel, with grad mode off."""
+    cdef dict dispatch = _ag_dispatch_globals
+    _ag_grad_mode_globals["_enabled"] = False
+    try:
+        python_layer = dispatch["python_layer"]
+        out = NotImplemented if python_layer is None else python_layer(op, args, kwargs)
+        if out is NotImplemented:
+            out = dispatch["backend"](op, args, kwargs)
+    finally:
+        _ag_grad_mode_globals["_enabled"] = True
+    return out
+
+
+cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, tuple args, object out):
+    """Step 4: wire the outputs to ``node``, save the outputs the formulas read; returns ``out``."""
+    cdef Py_ssize_t j
     if r.multi_output:
         outs = out if type(out) is tuple or type(out) is list else (out,)
         for j in range(len(outs)):
@@ -463,10 +500,76 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
     else:
         outs = None
         _wire_output(op, node, args, out, 0)
+    cdef dict saved = node._saved
     for entry in plan.results:
-        pos = entry[1]
-        saved[entry[0]] = _saved_tensor(out if outs is None else outs[pos], True)
+        j = entry[1]
+        saved[entry[0]] = _saved_tensor(out if outs is None else outs[j], True)
     return out
+
+
+cdef object _record_lists(object op, _Recipe r, tuple args, object kwargs):
+    """``recording._record`` for ops with ``Tensor[]`` inputs that write no input (``cat``,
+    ``stack``...), in the same order: the node first, then one edge per element of a list
+    (``node._needs`` says which elements need a gradient), saved values, the kernel, the outputs.
+    Returns NotImplemented when no differentiable input requires grad."""
+    d = r.d
+    # OpNode.__init__(d), in C (the node is made first, as in _record: it takes its number first)
+    cdef OpNodeBase node = <OpNodeBase>_new(r.node_cls)
+    global _seq_counter
+    node._seq_nr = _seq_counter
+    _seq_counter += 1
+    node.next_functions = ()
+    node._input_metadata = ()
+    node._derivative = d
+    cdef dict saved = {}
+    node._saved = saved
+    cdef dict needs = {}
+    node._needs = needs
+    node._output_meta = ()
+    # 1. One edge per differentiable input (one per element of a Tensor[] input).
+    cdef list edges = [], metas = [], flags, needed = None
+    cdef Py_ssize_t n = len(args), j, pos, mask = 0
+    cdef tuple slot, meta
+    cdef TensorImpl impl
+    for j in range(r.n_inputs):
+        slot = <tuple>r.slots[j]
+        name = slot[0]
+        pos = slot[1]
+        v = args[pos] if pos < n else d.arg(name, args, kwargs)
+        flags = []
+        for item in (v if slot[2] else (v,)):
+            edge = None
+            if isinstance(item, TensorBase):
+                impl = (<TensorBase>item)._impl
+                meta = _meta_of(impl)
+                fn = impl.grad_fn
+                if fn is not None:
+                    if impl.base is not None and impl.autograd_meta:
+                        fn = _current_grad_fn(impl)   # a view whose base changed in place since
+                    edge = (fn, impl.output_nr)
+                elif impl.requires_grad:
+                    edge = (_accumulate_grad(impl, meta), 0)
+                metas.append(meta)
+            else:
+                metas.append(None)
+            if edge is None:
+                edges.append(_NO_EDGE)
+                flags.append(False)
+            else:
+                edges.append(edge)
+                flags.append(True)
+                mask |= 1 << j
+        needs[name] = flags
+    if mask == 0:
+        return NotImplemented   # only non-differentiable arguments (an index, a mask) need grad
+    node.next_functions = tuple(edges)
+    node._input_metadata = tuple(metas)
+    if r.plans is None or r.plans[mask] is None:
+        needed = [bool(mask & (1 << j)) for j in range(r.n_inputs)]
+    cdef _CompiledPlan plan = _plan_of(r, needed, mask)
+    # 2.-4. as for the simple ops
+    _save_inputs(r, plan, args, kwargs, saved)
+    return _finish(op, r, node, plan, args, _run_below(op, args, kwargs))
 
 
 # -- entry points ------------------------------------------------------------------------------------
@@ -482,8 +585,8 @@ cdef bint _holds_grad(object items) except -1:
 
 def autograd_layer(op, args, kwargs):
     """``recording.autograd_layer`` (its readable reference), in C: installed as
-    ``_dispatch.autograd_layer``. Simple ops are recorded here; the rest by
-    ``recording._record_other``."""
+    ``_dispatch.autograd_layer``. Simple ops and ops with ``Tensor[]`` inputs that write no input
+    are recorded here (``_record``, ``_record_lists``); the rest by ``recording._record_other``."""
     cdef PyObject* enabled = PyDict_GetItem(_ag_grad_mode_globals, "_enabled")
     if enabled != NULL and not <object>enabled:
         return NotImplemented  # the fast path
@@ -510,7 +613,9 @@ def autograd_layer(op, args, kwargs):
         r = _recipe_of(d)
         if r.simple:
             return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
-    return _py_record_other(op, d, args, kwargs)
+        if r.lists:
+            return _record_lists(op, r, args if type(args) is tuple else tuple(args), kwargs)
+    return _py_record_other(op, d, args, kwargs)   # in-place ops, no formula, nondifferentiable
 
 
 def record_simple(op, d, args, kwargs):

@@ -334,7 +334,10 @@ PUBLIC = {
     "view": lambda x, y: x.view(3, 2), "t": lambda x, y: x.reshape(2, 3).t(), "getitem": lambda x, y: x[1:4],
     "softmax": lambda x, y: mt.softmax(x.reshape(2, 3), 1), "max dim": lambda x, y: x.reshape(2, 3).max(1)[0],
     "sort": lambda x, y: x.sort()[0], "where": lambda x, y: mt.where(x > 0, x, y),
-    "cat (general recorder)": lambda x, y: mt.cat([x, y]), "mean": lambda x, y: x.mean(),
+    "cat": lambda x, y: mt.cat([x, y]), "mean": lambda x, y: x.mean(),
+    "stack": lambda x, y: mt.stack([x * 2, y], 1), "cat with a plain tensor": lambda x, y: mt.cat([mt.ones(2), x]),
+    "cat of views": lambda x, y: mt.cat([x[:3], y.view(2, 3)[1], x.view(3, 2).t().reshape(6)]),
+    "einsum": lambda x, y: mt.einsum("i,i->", x, y), "in place (Python recorder)": lambda x, y: (x * 1).add_(y),
     "to float64": lambda x, y: x.double(), "clone": lambda x, y: x.clone(), "expand": lambda x, y: x[:1].expand(4),
     "in place then op": lambda x, y: (x * 1).mul_(y).exp(),
 }
