@@ -145,6 +145,14 @@ def function_squeeze(input, *args, **kwargs):
     return _full("squeeze", (input,), args, kwargs) if r is None else r
 
 
+def function_permute(input, dims, *args, **kwargs):
+    r = None
+    if not args and not kwargs and type(dims) in (tuple, list):
+        d = _size_arg((dims,))
+        r = None if d is None else _permute_fast(input, d)
+    return _full("permute", (input, dims), args, kwargs) if r is None else r
+
+
 def function_reshape(input, *shape):
     r = _view(input, shape)
     return _full("reshape", (input,), shape, {}) if r is None else r
@@ -159,5 +167,6 @@ FAST_OP_FUNCTIONS = {
     "abs": function_abs, "div": function_div, "pow": function_pow, "square": function_square,
     "matmul": function_matmul, "mm": function_mm, "t": function_t,
     "transpose": function_transpose, "unsqueeze": function_unsqueeze, "squeeze": function_squeeze,
+    "permute": function_permute,
     "reshape": function_reshape,
 }

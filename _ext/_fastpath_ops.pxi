@@ -13,7 +13,8 @@
 #   ``matmul``/``@`` of a matrix and a vector (``mv``), of two vectors (``dot``), and of a row-major
 #   batch (3 or more dims) and a matrix or a vector (folded into one ``mm``/``mv`` through views);
 # * the views ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``,
-#   ``x.squeeze(d)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` (when it is a view), in
+#   ``x.squeeze(d)``, ``x.permute(*dims)``, ``x.expand(*sizes)``, ``x.view(*shape)`` and
+#   ``x.reshape(*shape)`` (when it is a view), in
 #   ``_fastpath_views.pxi`` (included right after this file, with which it shares what is below).
 #
 # Each is the Tensor method itself (see ``_tensor_methods.py``): when nothing could observe the op
@@ -64,6 +65,8 @@ cdef object _slow_unsqueeze = None
 cdef object _slow_squeeze = None
 cdef object _slow_view = None
 cdef object _slow_reshape = None
+cdef object _slow_permute = None
+cdef object _slow_expand = None
 cdef object _op_div = None
 cdef object _op_pow = None
 cdef object _op_mul_tensor = None
@@ -77,6 +80,8 @@ cdef object _op_squeeze = None
 cdef object _op_squeeze_dim = None
 cdef object _op_view = None
 cdef object _op_unsafe_view = None
+cdef object _op_permute = None
+cdef object _op_expand = None
 # The kernels of transpose/t and of view are course exercises (views-transpose, views-strides: the
 # '# BEGIN SOLUTION' blocks of backends/views.py). The compiled paths below mirror the reference
 # solution, so they run only while the registered kernels are that solution: in a student's copy
@@ -145,7 +150,7 @@ def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul
     ``"div"``, ``"t"``...) to the full-path method that hands the compiled one to handlers."""
     global _slow_div, _slow_truediv, _slow_matmul, _slow_mm, _slow_matmul_op, _slow_t, _slow_transpose
     global _slow_unsqueeze, _slow_squeeze, _slow_view, _slow_reshape, _slow_pow, _slow_square, _slow_pow_op
-    global _slow_rtruediv
+    global _slow_rtruediv, _slow_permute, _slow_expand
     cdef _Unary u
     for name, u in _unary.items():
         u.slow = slow[name]
@@ -156,13 +161,14 @@ def install_fast_ops(*, slow, slow_view, slow_reshape, slow_truediv, slow_matmul
     _slow_truediv, _slow_matmul_op = slow_truediv, slow_matmul_op
     _slow_pow, _slow_square, _slow_pow_op = slow.get("pow"), slow.get("square"), slow_pow_op
     _slow_rtruediv = slow_rtruediv
+    _slow_permute, _slow_expand = slow.get("permute"), slow.get("expand")
 
 
 cdef bint _load_fast_ops() except -1:
     """Look up, once, the ops and the numpy functions of their cpu kernels. False while the cpu
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
     global _ops_loaded, _op_div, _op_pow, _op_mul_tensor, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose
-    global _op_unsqueeze, _op_squeeze
+    global _op_unsqueeze, _op_squeeze, _op_permute, _op_expand
     global _op_squeeze_dim, _op_view, _op_unsafe_view, _ref_transpose, _ref_t, _ref_view, _ref_unsafe_view
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
@@ -182,6 +188,7 @@ cdef bint _load_fast_ops() except -1:
     _op_t, _op_transpose = aten.t.default, aten.transpose.int
     _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
     _op_view, _op_unsafe_view = aten.view.default, aten._unsafe_view.default
+    _op_permute, _op_expand = aten.permute.default, aten.expand.default
     if _is_reference_solution(views.transpose, "views-transpose"):
         _ref_transpose, _ref_t = views.transpose, views.t
     if _is_reference_solution(views.compute_view_strides, "views-strides"):

@@ -1,6 +1,7 @@
 # The compiled fast paths of the common views (issue 3: per-op overhead, with and without grad):
 # ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``, ``x.squeeze(d)``,
-# ``x.view(*shape)`` and ``x.reshape(*shape)`` when it is a view. Included into _C.pyx right after
+# ``x.permute(*dims)``, ``x.expand(*sizes)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` when it
+# is a view (and ``minitorch_nn.permute``, in _fastpath_functions.pxi). Included into _C.pyx right after
 # _fastpath_ops.pxi, whose rules (see its header), checks and recorder hook these share.
 #
 # A view is metadata only: the payload ``backends/views.py`` builds through ``_tensor._make_view``
@@ -147,6 +148,74 @@ def tensor_squeeze(self, *args, **kwargs):
     """``self.squeeze()`` / ``self.squeeze(dim)``: the fast path, else the full path."""
     r = None if kwargs else _squeeze_fast(self, args)
     return _slow_squeeze(self, *args, **kwargs) if r is None else r
+
+
+cdef object _permute_fast(object self, list dims):
+    """``views.permute`` as ``aten.permute.default(self, dims)`` for a list of exact ints (as given:
+    the kernel wraps them); or None (a wrong count, a bad or repeated dim: the full path raises)."""
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), i, d
+    if len(dims) != n:
+        return None
+    cdef list sizes = [], strides = [], taken = [False] * n
+    for i in range(n):
+        d = _dim_index(dims[i], n)
+        if d < 0 or taken[d]:
+            return None
+        taken[d] = True
+        sizes.append(a.sizes[d])
+        strides.append(a.strides[d])
+    return _finish_view(_op_permute, (self, dims), a, tuple(sizes), tuple(strides))
+
+
+cdef object _expand_fast(object self, list size):
+    """``views.expand`` as ``aten.expand.default(self, size)`` for a list of exact ints: from the
+    last dim, a size of -1 or the current one keeps the dim, a dim of size 1 is broadcast (stride
+    0), new leading dims have stride 0; or None where the kernel raises (or a size below -1)."""
+    cdef TensorImpl a = _cpu_payload(self)
+    if a is None or not _may_run():
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), m = len(size), lead = m - n, i, j, target, cur
+    if m < n:
+        return None
+    cdef list sizes = [0] * m, strides = [0] * m
+    for i in range(m - 1, -1, -1):
+        try:
+            target = size[i]
+        except OverflowError:
+            return None
+        if target < -1:
+            return None
+        j = i - lead
+        if j < 0:
+            if target < 0:
+                return None
+            sizes[i] = size[i]
+            continue
+        cur = a.sizes[j]
+        if target == -1 or target == cur:
+            sizes[i], strides[i] = a.sizes[j], a.strides[j]
+        elif cur == 1:
+            sizes[i] = size[i]
+        else:
+            return None
+    return _finish_view(_op_expand, (self, size), a, tuple(sizes), tuple(strides))
+
+
+def tensor_permute(self, *dims):
+    """``self.permute(*dims)``: the fast path, else the full path."""
+    cdef list d = _size_arg(dims)
+    r = None if d is None else _permute_fast(self, d)
+    return _slow_permute(self, *dims) if r is None else r
+
+
+def tensor_expand(self, *sizes):
+    """``self.expand(*sizes)``: the fast path, else the full path."""
+    cdef list s = _size_arg(sizes)
+    r = None if s is None else _expand_fast(self, s)
+    return _slow_expand(self, *sizes) if r is None else r
 
 
 cdef list _size_arg(tuple shape):

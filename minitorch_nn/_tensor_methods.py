@@ -170,6 +170,11 @@ if _FAST_OPS:  # compiled view() and reshape(); their full paths: the public vie
     _C.tensor_view.__name__, _C.tensor_view.__qualname__, _C.tensor_view.__doc__ = "view", "Tensor.view", view.__doc__
     _C.tensor_reshape.__name__, _C.tensor_reshape.__qualname__ = "reshape", "Tensor.reshape"
     Tensor.view, Tensor.reshape = _C.tensor_view, _C.tensor_reshape
+    for _f in (permute, expand) if hasattr(_C, "tensor_permute") else ():  # likewise
+        _fast = getattr(_C, "tensor_" + _f.__name__)
+        _fast.__name__, _fast.__qualname__, _fast.__doc__ = _f.__name__, "Tensor." + _f.__name__, _f.__doc__
+        _FULL_PATH[_f.__name__] = public(_f, func=_fast)
+        setattr(Tensor, _f.__name__, _fast)
 Tensor.T = property(public(size_method_T))
 Tensor.mT = property(public(mT))
 Tensor.H = Tensor.T

@@ -116,7 +116,8 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
               "number /": lambda a, b: 1.5 / a if isinstance(b, mt.Tensor) else b / a}[name]
         return name, x, fn, y
     ndim = len(x.shape)
-    name = draw(st.sampled_from(["t", "transpose", "unsqueeze", "squeeze", "squeeze", "view", "reshape"]))
+    name = draw(st.sampled_from(["t", "transpose", "unsqueeze", "squeeze", "squeeze", "view", "reshape", "permute",
+                                 "expand"]))
     if name == "t":
         args = ()
     elif name == "transpose":
@@ -126,11 +127,24 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
     elif name == "squeeze":
         args = draw(st.sampled_from([(), (None,), ([0],)])) if draw(st.booleans()) else \
             (draw(st.integers(-ndim - 1, ndim)),)
+    elif name == "permute":
+        dims = draw(st.permutations(range(ndim)))
+        if draw(st.booleans()):  # negative dims, a repeated or a missing one
+            dims = draw(st.sampled_from([[d - ndim for d in dims], dims[:-1], dims + [0], [0] * ndim, dims]))
+        args = tuple(dims) if draw(st.booleans()) else (list(dims),)
+    elif name == "expand":
+        sizes = [draw(st.sampled_from([s, -1, 3, 1] if s == 1 else [s, -1, s + 1])) for s in x.shape]
+        args = tuple([draw(st.sampled_from([2, 0, 1]))] * draw(st.integers(0, 2)) + sizes)
+        if draw(st.booleans()):
+            args = draw(st.sampled_from([args[1:], (-1,) + args, (-2,) * len(args), (args,)]))
     else:
         shape = draw(st.sampled_from(_view_shapes(x.shape)))
         form = draw(st.sampled_from(["args", "tuple", "list", "Size"]))
         args = {"args": shape, "tuple": (shape,), "list": (list(shape),), "Size": (mt.Size(shape),)}[form]
-    if name != "view" and draw(st.booleans()):  # the public function
+    if name == "permute" and draw(st.booleans()):  # the public function takes the dims as one argument
+        dims = list(args) if len(args) != 1 else args[0]
+        return f"mt.permute({dims})", x, (lambda a, b: mt.permute(a, dims)), None
+    if name not in ("view", "permute", "expand") and draw(st.booleans()):  # the public function
         return f"mt.{name}{args}", x, (lambda a, b: getattr(mt, name)(a, *args)), None
     return f"{name}{args}", x, (lambda a, b: getattr(a, name)(*args)), None
 
@@ -401,6 +415,8 @@ def _all_ops(a, b):
         lambda: a.t(), lambda: a.transpose(0, 1), lambda: a.unsqueeze(-1), lambda: a.squeeze(), lambda: a.squeeze(0),
         lambda: a.view(-1), lambda: a.view(3, 3), lambda: a.reshape((9,)), lambda: mt.t(a), lambda: mt.transpose(a, 1, 0),
         lambda: mt.unsqueeze(a, 0), lambda: mt.squeeze(a), lambda: mt.squeeze(a, 1), lambda: mt.reshape(a, (3, 3)),
+        lambda: a.permute(1, 0), lambda: a.permute([-1, 0]), lambda: mt.permute(a, (1, 0)), lambda: a.expand(2, 3, 3),
+        lambda: a.expand(-1, 3),
     ]
 
 
@@ -541,11 +557,12 @@ def test_function_modes_see_the_methods():
 
     with Log():
         a.exp(), a / 2, a @ a, a.t(), a.view(9), a.reshape(9), -a, abs(a), a.unsqueeze(0), a.squeeze(), a.div(a)
+        a.permute(1, 0), a.expand(2, 3, 3), mt.permute(a, (1, 0))
         mt.exp(a), mt.div(a, 2), mt.matmul(a, a), mt.mm(a, a), mt.t(a), mt.transpose(a, 0, 1), mt.reshape(a, 9)
         mt.negative(a), mt.absolute(a), mt.swapaxes(a, 0, 1)
     T = mt.Tensor
     assert seen == [T.exp, T.div, T.matmul, T.t, T.view, mt.reshape, T.neg, T.abs, T.unsqueeze, T.squeeze, T.div,
-                    mt.exp, mt.div, mt.matmul, mt.mm, mt.t, mt.transpose, mt.reshape, mt.neg, mt.abs, mt.transpose]
+                    T.permute, T.expand, mt.permute, mt.exp, mt.div, mt.matmul, mt.mm, mt.t, mt.transpose, mt.reshape, mt.neg, mt.abs, mt.transpose]
     assert T.exp.__name__ == "exp" and T.view.__qualname__ == "Tensor.view" and T.exp.__doc__
     assert mt.exp.__name__ == "exp" and mt.exp.__doc__ == "e to the power of each element."
     assert str(inspect.signature(mt.matmul)) == "(input, other, *, out=None)"
