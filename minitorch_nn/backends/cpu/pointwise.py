@@ -460,8 +460,11 @@ def lerp_(self, end, weight):
 def _addc(self, t1, t2, value, op):
     dtype = result_type(self, t1, t2)
     cdt = compute_dtype(dtype)
-    with np.errstate(all="ignore"):
+    token = fp_errors_off()
+    try:
         r = as_array(self, cdt) + np.asarray(value, dtype=cdt.numpy_dtype) * op(as_array(t1, cdt), as_array(t2, cdt))
+    finally:
+        fp_errors_restore(token)
     return r, dtype, elementwise_strides(np.shape(r), (self, t1, t2), dtype)
 
 

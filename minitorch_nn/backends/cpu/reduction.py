@@ -254,10 +254,13 @@ def logsumexp(self, dim, keepdim=False):
     axes = _axes(self, dim)
     if x.size == 0:
         return wrap(np.log(np.sum(np.exp(x), axis=axes, keepdims=keepdim)), d)
-    m = np.max(x, axis=axes, keepdims=True)
+    m = _max(x, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
-    with np.errstate(all="ignore"):
-        r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    token = fp_errors_off()
+    try:
+        r = np.log(np.add.reduce(np.exp(x - m), axis=axes, keepdims=True)) + m
+    finally:
+        fp_errors_restore(token)
     if not keepdim:
         r = np.squeeze(r, axis=axes) if axes is not None else r.reshape(())
     return wrap(r, d)
@@ -298,8 +301,11 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     cdt = compute_dtype(d)
     x = np.abs(as_array(self, cdt))
     axes = _axes(self, dim)
-    with np.errstate(all="ignore"):
-        if ord == float("inf"):
+    token = fp_errors_off()
+    try:
+        if ord == 2:  # (the usual one: clip_grad_norm_ asks it of every parameter)
+            r = np.sqrt(np.add.reduce(x * x, axis=axes, keepdims=keepdim))
+        elif ord == float("inf"):
             r = np.max(x, axis=axes, keepdims=keepdim)
         elif ord == float("-inf"):
             r = np.min(x, axis=axes, keepdims=keepdim)
@@ -307,10 +313,10 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
             r = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(cdt.numpy_dtype)
         elif ord == 1:
             r = np.sum(x, axis=axes, keepdims=keepdim)
-        elif ord == 2:
-            r = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
         else:
             r = np.sum(x ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    finally:
+        fp_errors_restore(token)
     return wrap(r, d)
 
 
