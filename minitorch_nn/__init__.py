@@ -95,6 +95,7 @@ _LAZY_NAMES = {  # name -> the submodule that defines it
     "safetensors_load": "safetensors_io", "safetensors_save": "safetensors_io",
     "Generator": "random", "default_generator": "random", "get_rng_state": "random", "initial_seed": "random",
     "manual_seed": "random", "seed": "random", "set_rng_state": "random",
+    "cosine_similarity": "nn._functional.distance", "pairwise_distance": "nn._functional.distance",
 }
 
 

@@ -38,7 +38,9 @@ def _check_tensor(x, fname, argname="input", pos=1):
         raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
-# the losses live in _functional/loss.py (re-exported here)
+# distances live in _functional/distance.py, the losses in _functional/loss.py (re-exported here)
+from minitorch_nn.nn._functional.distance import cosine_similarity, pairwise_distance  # noqa: E402,F401
+
 from minitorch_nn.nn._functional.loss import (  # noqa: E402,F401
     _REDUCTIONS,
     _legacy_reduction,
@@ -64,6 +66,10 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias``, as ``aten.t`` + ``aten.addmm`` (or ``aten.mm``) like PyTorch."""
     _check_tensor(input, "linear")
     _check_tensor(weight, "linear", "weight", 2)
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and {weight.dim()}D"
+        )
     if input.dim() == 2 and bias is not None:
         return aten.addmm.default(bias, input, aten.t.default(weight))
     if input.dim() > 2 and bias is not None and input.is_contiguous():
@@ -733,6 +739,15 @@ def one_hot(tensor, num_classes=-1):
     """Integer labels to 0/1 rows (int64), like ``F.one_hot``."""
     if tensor.dtype is not _t.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1
+    # PyTorch's checks, in its order
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        if int(tensor.min().item()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = int(tensor.max().item()) + 1
+        elif int(tensor.max().item()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
     return (tensor.unsqueeze(-1) == _t.arange(num_classes, device=tensor.device)).long()

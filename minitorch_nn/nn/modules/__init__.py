@@ -27,6 +27,9 @@ from minitorch_nn.nn.modules.sparse import *  # noqa: E402,F403
 for _m in (activation, batchnorm, conv, dropout, flatten, instancenorm, linear, loss, normalization, pooling, sparse):
     __all__ += _m.__all__
 del _m
+from minitorch_nn.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+
+__all__ += ["CosineSimilarity", "PairwiseDistance"]
 from minitorch_nn.nn.modules import transformer  # noqa: E402
 from minitorch_nn.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
 
