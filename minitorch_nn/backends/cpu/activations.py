@@ -112,7 +112,10 @@ def _tanh_grad(g, y):
     # computing it in float64 and rounding to float32 gives the same value (but for rare double-
     # rounding ties); float64 has nothing wider, so there the last bit can differ from PyTorch's.
     if y.dtype == np.float32:
-        return g * (1.0 - np.multiply(y, y, dtype=np.float64)).astype(np.float32)   # (y*y exact)
+        t = y.astype(np.float64)   # (np.multiply(..., dtype=) is slower on small arrays)
+        np.multiply(t, t, out=t)   # exact
+        np.subtract(1.0, t, out=t)
+        return g * t.astype(np.float32)
     return g * (1 - y * y)
 
 
