@@ -22,9 +22,10 @@
 # ------------
 # * ``autograd_layer(op, args, kwargs)``: ``recording.autograd_layer``, installed in the dispatch
 #   chain; it records every simple op itself (steps 1-4, the kernel run through the dispatch chain
-#   below autograd: ``record_simple``), and ops with ``Tensor[]`` inputs such as ``cat`` (the
-#   not-in-place part of ``recording._record``), and hands the others (in-place ops, ops without
-#   a formula) to ``recording._record_other``.
+#   below autograd: ``record_simple``), and the others that have a formula (``Tensor[]`` inputs such
+#   as ``cat``, in-place ops: ``recording._record``, calling back into Python for the in-place
+#   checks and history rebasing), and hands the rest (no formula, nondifferentiable) to
+#   ``recording._record_other``.
 # * ``record_computed(op, args, out)`` (cdef, for the compiled fast paths in ``_fastpath.pxi`` and
 #   ``_fastpath_ops.pxi``): steps 1, 2 and 4 around a result the fast path already computed below
 #   autograd. Callers call it only when grad mode is on, an input requires grad, nothing
@@ -126,6 +127,8 @@ cdef object _py_grad_accumulator = None  # graph.grad_accumulator (a leaf whose 
 cdef object _py_saved_value = None       # recording._saved_value (lists of tensors)
 cdef object _py_metadata = None          # recording._metadata (metadata other than payload fields)
 cdef object _py_check_inplace = None     # recording._check_inplace
+cdef object _py_rebase_history = None    # recording._rebase_history (in-place ops)
+cdef object _clone = None                # aten.clone.default (in-place ops keep a copy of self)
 cdef object _py_record_other = None      # recording._record_other (ops that are not simple)
 cdef dict _differentiable_dtypes = {}    # dtype -> is_floating_point or is_complex
 # the ops of _fastpath.pxi's methods, as the full path calls them
@@ -142,6 +145,7 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     global _recording_layer, _ag_dispatch_globals, _ag_grad_mode_globals, _saved_hooks_stack
     global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _current_grad_fn
     global _py_grad_accumulator, _py_saved_value, _py_metadata, _py_check_inplace, _py_record_other
+    global _py_rebase_history, _clone
     global _op_add, _op_sub, _op_mul, _op_relu, _op_sum
     _op_add, _op_sub, _op_mul = aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor
     _op_relu, _op_sum = aten.relu.default, aten.sum.default
@@ -153,6 +157,7 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     _NONDIFFERENTIABLE = recording.NONDIFFERENTIABLE
     _py_saved_value, _py_metadata = recording._saved_value, recording._metadata
     _py_check_inplace, _py_record_other = recording._check_inplace, recording._record_other
+    _py_rebase_history, _clone = recording._rebase_history, aten.clone.default
     _recording_layer = autograd_layer
 
 
@@ -315,7 +320,7 @@ cdef class _Recipe:
     cdef object node_cls
     cdef bint multi_output
     cdef bint simple           # d.simple: recorded by _record
-    cdef bint lists            # Tensor[] inputs (cat, stack...) and writes no input: _record_lists
+    cdef bint inplace          # d.op.is_inplace: recorded by _record_general, which rebases history
     cdef tuple slots           # d.input_slots: (name, position, is a Tensor[]) per differentiable input
     cdef object tensor_args
     # The plans by which inputs need a gradient, as a bit mask (bit j: input j); None until the
@@ -341,7 +346,7 @@ cdef _Recipe _recipe_of(object d):
     r.multi_output = d.multi_output
     r.simple = d.simple
     r.slots = tuple(d.input_slots)
-    r.lists = not r.simple and not d.op.is_inplace
+    r.inplace = d.op.is_inplace
     r.tensor_args = d.tensor_args
     r.plans = [None] * (1 << r.n_inputs) if r.n_inputs <= _MAX_MASKED_INPUTS else None
     _recipes[d] = r
@@ -431,7 +436,8 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
 
 
 cdef int _save_inputs(_Recipe r, _CompiledPlan plan, tuple args, object kwargs, dict saved) except -1:
-    """Step 2: save the arguments and the metadata the formulas of the needed inputs read."""
+    """Step 2: save the arguments and the metadata the formulas of the needed inputs read (for an
+    in-place op, a copy of ``self``, whose value is about to be overwritten)."""
     d = r.d
     cdef Py_ssize_t n = len(args), j, pos, field
     cdef tuple entry
@@ -441,6 +447,8 @@ cdef int _save_inputs(_Recipe r, _CompiledPlan plan, tuple args, object kwargs, 
         pos = entry[1]
         v = args[pos] if pos < n else d.arg(name, args, kwargs)
         if isinstance(v, TensorBase):
+            if r.inplace and name == "self":
+                v = _clone(v)   # recorded like any op, so that a double backward goes through it
             saved[name] = _saved_tensor(v, False)
         elif entry[2]:   # may hold tensors
             saved[name] = _saved_value(r, name, v)
@@ -507,11 +515,12 @@ cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, t
     return out
 
 
-cdef object _record_lists(object op, _Recipe r, tuple args, object kwargs):
-    """``recording._record`` for ops with ``Tensor[]`` inputs that write no input (``cat``,
-    ``stack``...), in the same order: the node first, then one edge per element of a list
-    (``node._needs`` says which elements need a gradient), saved values, the kernel, the outputs.
-    Returns NotImplemented when no differentiable input requires grad."""
+cdef object _record_general(object op, _Recipe r, tuple args, object kwargs):
+    """``recording._record``: ops with ``Tensor[]`` inputs (``cat``, ``stack``...) and in-place
+    ops, in the same order: the node first, then one edge per element of a list (``node._needs``
+    says which elements need a gradient), saved values, the kernel, then the outputs wired to the
+    node or, in place, ``self``'s history rebased (``recording._rebase_history``, views and all).
+    Returns NotImplemented when no differentiable input requires grad (never in place)."""
     d = r.d
     # OpNode.__init__(d), in C (the node is made first, as in _record: it takes its number first)
     cdef OpNodeBase node = <OpNodeBase>_new(r.node_cls)
@@ -560,16 +569,29 @@ cdef object _record_lists(object op, _Recipe r, tuple args, object kwargs):
                 flags.append(True)
                 mask |= 1 << j
         needs[name] = flags
-    if mask == 0:
+    if r.inplace:
+        _py_check_inplace(args[0])
+    elif mask == 0:
         return NotImplemented   # only non-differentiable arguments (an index, a mask) need grad
     node.next_functions = tuple(edges)
     node._input_metadata = tuple(metas)
     if r.plans is None or r.plans[mask] is None:
         needed = [bool(mask & (1 << j)) for j in range(r.n_inputs)]
     cdef _CompiledPlan plan = _plan_of(r, needed, mask)
-    # 2.-4. as for the simple ops
+    # 2. and 3. as for the simple ops
     _save_inputs(r, plan, args, kwargs, saved)
-    return _finish(op, r, node, plan, args, _run_below(op, args, kwargs))
+    out = _run_below(op, args, kwargs)
+    if not r.inplace:
+        return _finish(op, r, node, plan, args, out)
+    # 4. In place: self's history goes through the node now.
+    _py_rebase_history(args[0], node)
+    outs = out if type(out) is tuple or type(out) is list else (out,)
+    if r.multi_output:
+        node._output_meta = tuple([
+            _meta_of((<TensorBase>o)._impl) if isinstance(o, TensorBase) else None for o in outs])
+    for entry in plan.results:
+        saved[entry[0]] = _saved_tensor(outs[<Py_ssize_t>entry[1]], True)
+    return out
 
 
 # -- entry points ------------------------------------------------------------------------------------
@@ -585,8 +607,9 @@ cdef bint _holds_grad(object items) except -1:
 
 def autograd_layer(op, args, kwargs):
     """``recording.autograd_layer`` (its readable reference), in C: installed as
-    ``_dispatch.autograd_layer``. Simple ops and ops with ``Tensor[]`` inputs that write no input
-    are recorded here (``_record``, ``_record_lists``); the rest by ``recording._record_other``."""
+    ``_dispatch.autograd_layer``. Ops with a formula are recorded here (``_record`` for the simple
+    ones, ``_record_general`` for ``Tensor[]`` inputs and in-place ops); the rest (no formula,
+    nondifferentiable) by ``recording._record_other``."""
     cdef PyObject* enabled = PyDict_GetItem(_ag_grad_mode_globals, "_enabled")
     if enabled != NULL and not <object>enabled:
         return NotImplemented  # the fast path
@@ -613,9 +636,8 @@ def autograd_layer(op, args, kwargs):
         r = _recipe_of(d)
         if r.simple:
             return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
-        if r.lists:
-            return _record_lists(op, r, args if type(args) is tuple else tuple(args), kwargs)
-    return _py_record_other(op, d, args, kwargs)   # in-place ops, no formula, nondifferentiable
+        return _record_general(op, r, args if type(args) is tuple else tuple(args), kwargs)
+    return _py_record_other(op, d, args, kwargs)   # no formula, or nondifferentiable
 
 
 def record_simple(op, d, args, kwargs):

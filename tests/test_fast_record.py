@@ -337,7 +337,7 @@ PUBLIC = {
     "cat": lambda x, y: mt.cat([x, y]), "mean": lambda x, y: x.mean(),
     "stack": lambda x, y: mt.stack([x * 2, y], 1), "cat with a plain tensor": lambda x, y: mt.cat([mt.ones(2), x]),
     "cat of views": lambda x, y: mt.cat([x[:3], y.view(2, 3)[1], x.view(3, 2).t().reshape(6)]),
-    "einsum": lambda x, y: mt.einsum("i,i->", x, y), "in place (Python recorder)": lambda x, y: (x * 1).add_(y),
+    "einsum": lambda x, y: mt.einsum("i,i->", x, y), "in place": lambda x, y: (x * 1).add_(y),
     "to float64": lambda x, y: x.double(), "clone": lambda x, y: x.clone(), "expand": lambda x, y: x[:1].expand(4),
     "in place then op": lambda x, y: (x * 1).mul_(y).exp(),
 }
@@ -436,3 +436,59 @@ def test_arguments_given_by_keyword_are_saved_alike():
         with reference_path():
             full = _run_case(make, fn, None)
         assert fast == full, name
+
+
+def _in_place_cases():
+    """In-place ops (recorded by the general recorder, which rebases history), as (name, fn)."""
+    def through_view(x, y):
+        base = x * 1
+        base.view(2, 3)[0].mul_(y[:3])   # CopySlices on the base, AsStridedBackward0 on the view
+        return base
+
+    def stale_view(x, y):
+        base = x * 1
+        v = base[1:4]
+        base.add_(1)
+        return v * y[:3]   # v's node is regenerated from the base's new history
+
+    def relu_then_use(x, y):
+        h = x * y
+        h.relu_()
+        return h.exp()
+
+    return {
+        "add_": lambda x, y: (x * 1).add_(y), "mul_ saves a copy of self": lambda x, y: (x * 1).mul_(y),
+        "relu_": relu_then_use, "through a view": through_view, "stale view": stale_view,
+        "plain self, grad other": lambda x, y: mt.zeros(6).add_(y, alpha=2),
+        "leaf that requires grad (error)": lambda x, y: x.add_(1),
+        "view of a leaf (error)": lambda x, y: x[:2].mul_(2),
+        "retain_grad follows": lambda x, y: _retained_then_in_place(x, y),
+    }
+
+
+def _retained_then_in_place(x, y):
+    h = x * 2
+    h.retain_grad()
+    h.mul_(y)
+    return h
+
+
+def _outcome_or_error(make, fn, modify):
+    try:
+        return _run_case(make, fn, modify)
+    except RuntimeError as e:
+        return ("error", str(e))
+
+
+def test_in_place_ops_build_the_same_graph_with_both_recorders():
+    def make():
+        x = mt.tensor(np.linspace(-1, 1, 6, dtype=np.float32), requires_grad=True)
+        y = mt.tensor(np.linspace(0.5, 2, 6, dtype=np.float32), requires_grad=True)
+        return [x, y], x, y
+
+    for name, fn in _in_place_cases().items():
+        for modify in (None, 1):
+            fast = _outcome_or_error(make, fn, modify)
+            with reference_path():
+                full = _outcome_or_error(make, fn, modify)
+            assert fast == full, name

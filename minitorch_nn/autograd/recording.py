@@ -31,9 +31,9 @@ on the op's :class:`Derivative` as a :class:`_SavePlan`. ``_record`` is the gene
 ``autograd_layer`` and ``_record_simple`` here are the readable reference; what runs are their
 compiled twins, ``_C.autograd_layer`` and ``_C.record_simple`` (``_ext/_autograd_fast.pxi``),
 which do the same steps in the same order and fill the nodes' and saved tensors' C fields
-directly. ``_record`` has a compiled twin for ops with ``Tensor[]`` inputs that write no input
-(``cat``, ``stack``: ``_record_lists``); in-place ops, the view/CopySlices machinery and ops
-without a formula run from here. The compiled
+directly. ``_record`` too has a compiled twin (``_record_general``: ``Tensor[]`` inputs such as
+``cat``, and in-place ops), which calls back into this module for the in-place checks and for
+rebasing history (views, ``CopySlices``); ops without a formula are recorded from here. The compiled
 fast paths of ``a * b`` and friends record through the same code (``record_computed``, whose
 reference is ``_record_computed`` here). ``tests/test_fast_record.py`` checks that both build
 the same graph. To run the readable layer instead (to step through it, or after changing it),
