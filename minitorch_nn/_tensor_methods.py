@@ -183,11 +183,11 @@ Tensor.H = Tensor.T
 # -- in-place ops ---------------------------------------------------------------------------------
 
 def add_(self, other, *, alpha=1):
-    return aten.add_.Tensor(self, other) if alpha == 1 else aten.add_.Tensor(self, other, alpha=alpha)
+    return aten.add_.Tensor(self, other) if alpha == 1 and alpha is not True else aten.add_.Tensor(self, other, alpha=alpha)
 
 
 def sub_(self, other, *, alpha=1):
-    return aten.sub_.Tensor(self, other) if alpha == 1 else aten.sub_.Tensor(self, other, alpha=alpha)
+    return aten.sub_.Tensor(self, other) if alpha == 1 and alpha is not True else aten.sub_.Tensor(self, other, alpha=alpha)
 
 
 def mul_(self, other):

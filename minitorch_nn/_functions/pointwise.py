@@ -41,7 +41,7 @@ def add(input, other, *, alpha=1, out=None):
     other = _check_operand(other, "add")
     if not _is_tensor(input):
         input, other = other, input
-    return aten.add.Tensor(input, other) if alpha == 1 else aten.add.Tensor(input, other, alpha=alpha)
+    return aten.add.Tensor(input, other) if alpha == 1 and alpha is not True else aten.add.Tensor(input, other, alpha=alpha)
 
 
 @public
@@ -49,8 +49,8 @@ def add(input, other, *, alpha=1, out=None):
 def sub(input, other, *, alpha=1, out=None):
     other = _check_operand(other, "sub")
     if not _is_tensor(input):
-        return aten.rsub.Scalar(other, input) if alpha == 1 else aten.rsub.Scalar(other, input, alpha)
-    return aten.sub.Tensor(input, other) if alpha == 1 else aten.sub.Tensor(input, other, alpha=alpha)
+        return aten.rsub.Scalar(other, input) if alpha == 1 and alpha is not True else aten.rsub.Scalar(other, input, alpha)
+    return aten.sub.Tensor(input, other) if alpha == 1 and alpha is not True else aten.sub.Tensor(input, other, alpha=alpha)
 
 
 subtract = sub
@@ -59,8 +59,8 @@ subtract = sub
 @public
 def rsub(input, other, alpha=1):
     if _is_tensor(other):
-        return aten.rsub.Tensor(input, other) if alpha == 1 else aten.rsub.Tensor(input, other, alpha=alpha)
-    return aten.rsub.Scalar(input, other) if alpha == 1 else aten.rsub.Scalar(input, other, alpha)
+        return aten.rsub.Tensor(input, other) if alpha == 1 and alpha is not True else aten.rsub.Tensor(input, other, alpha=alpha)
+    return aten.rsub.Scalar(input, other) if alpha == 1 and alpha is not True else aten.rsub.Scalar(input, other, alpha)
 
 
 @public

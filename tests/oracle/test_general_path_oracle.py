@@ -308,3 +308,37 @@ def test_addmm_with_infinities_warns_nothing(alpha):
 
     m, t = run(mt), run(torch)
     np.testing.assert_array_equal(m.numpy(), t.numpy())
+
+
+@settings(SETTINGS, max_examples=80)
+@given(
+    spec=tensor_specs(min_side=0, max_dims=3, layouts=("contiguous", "transposed", "sliced", "offset")),
+    other=st.sampled_from(["same", "self", "row", "column", "scalar_int", "scalar_float", "other_dtype", "bigger"]),
+    op=st.sampled_from(["add_", "sub_", "mul_"]),
+    alpha=st.sampled_from([None, 1, 2, 0.5, -1.0, True]),
+)
+def test_in_place_arithmetic(spec, other, op, alpha):
+    # the in-place kernels write straight into self when nothing needs converting; every other
+    # case (dtype changes, 16-bit floats, other not broadcasting to self, bool alpha) must still
+    # give PyTorch's values, errors and version bumps
+    if op == "mul_" and alpha is not None:
+        alpha = None
+
+    def run(L, x):
+        y = {
+            "same": lambda: x.flip(0) if x.dim() else x * 1,
+            "self": lambda: x,
+            "row": lambda: x[..., :1] * 1 if x.dim() else x * 1,
+            "column": lambda: (x[:1] * 1) if x.dim() else x * 1,
+            "scalar_int": lambda: 3,
+            "scalar_float": lambda: 0.25,
+            "other_dtype": lambda: (x * 1).to(L.float64 if x.dtype != L.float64 else L.float32),
+            "bigger": lambda: L.stack([x, x]) if x.dim() < 3 else x * 1,
+        }[other]()
+        before = x._version
+        kw = {} if alpha is None else {"alpha": alpha}
+        r = getattr(x, op)(y, **kw)
+        assert r is x and x._version == before + 1, "not self, or not one version bump"
+        return x * 1  # (a copy: its layout is the elementwise rule's, its values self's)
+
+    _same_outcome(*both(run, spec, offset=False))

@@ -24,6 +24,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
+from minitorch_nn._shape import broadcast_shapes
 from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import (
@@ -134,6 +135,42 @@ def _out(triple):
     return wrap_strided(r, dtype, strides)
 
 
+def _into_self(self, other, ufunc, alpha=1):
+    """``self = ufunc(self, alpha * other)`` computed straight into ``self``'s memory, when that is
+    what computing a fresh result and copying it in gives: the result has ``self``'s dtype, which
+    is not a 16-bit float (those compute in float32), and ``other`` broadcasts to ``self``. Saves
+    a full-size temporary and its copy (an optimizer's update on a large parameter). Returns False
+    when the general path must run (it also raises the errors); the kernel ran
+    :func:`check_inplace_overlap` first, so ``other`` is ``self``'s memory exactly or not at all."""
+    impl = self._impl
+    dtype = impl.dtype
+    if dtype in _COMPUTE or result_type(self, other) is not dtype:
+        return False
+    x, y = impl.numpy_view(), as_array(other, dtype)
+    token = fp_errors_off()
+    try:
+        if not (type(alpha) is int and alpha == 1):
+            y = y * np.asarray(alpha).astype(np.result_type(y))  # (as _scaled_by scales it)
+        ufunc(x, y, out=x)
+    except ValueError:
+        return False  # ``other`` does not broadcast to ``self``: nothing was written
+    finally:
+        fp_errors_restore(token)
+    impl.version.value += 1
+    return True
+
+
+def _check_inplace_operands(self, other):
+    """What PyTorch checks of ``self.add_(other, alpha=...)`` before alpha: ``other`` broadcasts to
+    ``self``'s shape, and the result's dtype can be written into ``self``."""
+    sizes = self._impl.sizes
+    if isinstance(other, TensorBase):
+        shape = broadcast_shapes(sizes, other._impl.sizes)  # (raises for shapes that do not broadcast)
+        if shape != sizes:
+            raise RuntimeError(f"output with shape {list(sizes)} doesn't match the broadcast shape {list(shape)}")
+    check_inplace_cast(result_type(self, other), self._impl.dtype)
+
+
 def _inplace(self, triple):
     """Write a computed result into ``self`` (its kernel ran :func:`check_inplace_overlap` first)."""
     r, dtype, _ = triple
@@ -211,6 +248,15 @@ def add(self, other, *, alpha=1):
 @aten.add_.Tensor.impl("cpu")
 def add_(self, other, *, alpha=1):
     check_inplace_overlap(self, other)
+    if type(alpha) is int and alpha == 1:
+        if _into_self(self, other, np.add):
+            return self
+    else:
+        _check_inplace_operands(self, other)
+        if self._impl.dtype is not dt.bool:  # (bool + alpha * bool has its own meaning, in _add)
+            _check_alpha(self, other, alpha)
+            if _into_self(self, other, np.add, alpha):
+                return self
     return _inplace(self, _add(self, other, alpha))
 
 
@@ -222,6 +268,15 @@ def sub(self, other, *, alpha=1):
 @aten.sub_.Tensor.impl("cpu")
 def sub_(self, other, *, alpha=1):
     check_inplace_overlap(self, other)
+    _check_sub_bool(self, other)
+    if type(alpha) is int and alpha == 1:
+        if _into_self(self, other, np.subtract):
+            return self
+    else:
+        _check_inplace_operands(self, other)
+        _check_alpha(self, other, alpha)
+        if _into_self(self, other, np.add, -alpha):  # (as _sub: self + other * -alpha)
+            return self
     return _inplace(self, _sub(self, other, alpha))
 
 
@@ -239,6 +294,8 @@ def mul(self, other):
 @aten.mul_.Tensor.impl("cpu")
 def mul_(self, other):
     check_inplace_overlap(self, other)
+    if _into_self(self, other, np.multiply):
+        return self
     return _inplace(self, binary(np.multiply, self, other, exact_scalar=True))
 
 
