@@ -536,7 +536,7 @@ def current_grad_fn(impl):
     if fn is not None and impl.base is not None and impl.autograd_meta:
         made_from = impl.autograd_meta.get("view_base_fn")
         if made_from is not None and made_from is not impl.base.grad_fn:
-            from minitorch_nn.autograd.recording import regenerate_view_node
+            from minitorch_nn.autograd.inplace import regenerate_view_node
 
             fn = regenerate_view_node(impl)
     return fn

@@ -12,10 +12,10 @@ Mirrors PyTorch's generated ``VariableType`` kernels (``torch/csrc/autograd/gene
 3. runs the op below autograd with grad mode off;
 4. wires the outputs: ``out.grad_fn = node``, ``out.output_nr = i``, ``requires_grad=True``.
 
-In-place ops rebase history instead: ``y.add_(z)`` makes ``y.grad_fn`` the new ``AddBackward0``,
-whose edge for ``self`` is ``y``'s old edge. When ``y`` is a view, the base gets a
-``CopySlices`` node (its gradient flows through the view's node for the part the view covers)
-and the view gets ``AsStridedBackward0`` pointing at it, as in PyTorch.
+In-place ops rebase history instead (``inplace.py``): ``y.add_(z)`` makes ``y.grad_fn`` the
+new ``AddBackward0``, whose edge for ``self`` is ``y``'s old edge. When ``y`` is a view, the base
+gets a ``CopySlices`` node (its gradient flows through the view's node for the part the view
+covers) and the view gets ``AsStridedBackward0`` pointing at it, as in PyTorch.
 
 Other views of a base that is later modified in place are brought up to date lazily: each view
 remembers the base node it was made from, and ``graph.current_grad_fn`` gives it a fresh
@@ -32,8 +32,8 @@ on the op's :class:`Derivative` as a :class:`_SavePlan`. ``_record`` is the gene
 compiled twins, ``_C.autograd_layer`` and ``_C.record_simple`` (``_ext/_autograd_fast.pxi``),
 which do the same steps in the same order and fill the nodes' and saved tensors' C fields
 directly. ``_record`` too has a compiled twin (``_record_general``: ``Tensor[]`` inputs such as
-``cat``, and in-place ops), which calls back into this module for the in-place checks and for
-rebasing history (views, ``CopySlices``); ops without a formula are recorded from here. The compiled
+``cat``, and in-place ops), which calls ``inplace.py`` for the in-place checks and for rebasing
+history (views, ``CopySlices``); ops without a formula are recorded from here. The compiled
 fast paths of ``a * b`` and friends record through the same code (``record_computed``, whose
 reference is ``_record_computed`` here). ``tests/test_fast_record.py`` checks that both build
 the same graph. To run the readable layer instead (to step through it, or after changing it),
@@ -66,6 +66,7 @@ from minitorch_nn.autograd.graph import (
     gradient_edge,
     node_class,
 )
+from minitorch_nn.autograd.inplace import _check_inplace, _rebase_history
 
 # Marks ops whose outputs never require grad (detach, factories *_like, random fills...).
 NONDIFFERENTIABLE = object()
@@ -409,30 +410,6 @@ def _run_below(op, args, kwargs):
         _gm._enabled = True
 
 
-_NO_GRAD_VIEW_MESSAGE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked)."
-)
-
-
-def _check_inplace(t):
-    """PyTorch's refusals before an in-place op is recorded."""
-    impl = t._impl
-    base = impl.base
-    if base is not None and base.requires_grad and not impl.requires_grad:
-        # Views made with grad mode on share their base's requires_grad, so this view was made
-        # under no_grad: recording the in-place op now could not update the base's history.
-        raise RuntimeError(_NO_GRAD_VIEW_MESSAGE)
-    if impl.requires_grad and impl.grad_fn is None:
-        if impl.base is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if base is not None and base.requires_grad and base.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-
-
 def _edge(impl):
     """``gradient_edge`` inlined for the hot path: (grad_fn, output_nr), the leaf's
     AccumulateGrad, or None."""
@@ -725,124 +702,6 @@ def _record_without_formula(op, args, kwargs):
                 node.next_functions = tuple(gradient_edge(t) or (None, 0) for t in tensors)
             o._impl.grad_fn, o._impl.requires_grad, o._impl.output_nr = node, True, i
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# In-place ops: rebasing history, views and CopySlices
-# ---------------------------------------------------------------------------------------------
-
-
-def _rebase_history(t, node):
-    impl = t._impl
-    base = impl.base
-    old = impl.grad_fn
-    if old is not None and old._retains_grad and old._retains_grad.get(impl.output_nr) is impl:
-        # retain_grad() follows the tensor to its new node (hooks stay where they were, as in PyTorch)
-        del old._retains_grad[impl.output_nr]
-        node._retains_grad = {0: impl}
-    if base is None:
-        impl.grad_fn, impl.requires_grad, impl.output_nr = node, True, 0
-        return
-    # t is a view: the base's history now goes through CopySlices, and t becomes a strided
-    # window of the base.
-    from minitorch_nn.autograd.graph import tensor_for
-
-    base_t = tensor_for(base)
-    copy_slices = CopySlices(base_t, impl, node)
-    base.grad_fn, base.requires_grad, base.output_nr = copy_slices, True, 0
-    impl.requires_grad = True
-    regenerate_view_node(impl)
-
-
-def regenerate_view_node(impl):
-    """Make ``impl`` (a view) a strided window of its base's *current* history."""
-    base = impl.base
-    node = AsStridedBackward0(base.sizes, base.strides, impl.sizes, impl.strides, impl.offset - base.offset)
-    node.next_functions = ((base.grad_fn, base.output_nr),)
-    node._input_metadata = ((base.sizes, base.dtype, base.device),)
-    impl.grad_fn, impl.output_nr = node, 0
-    if impl.autograd_meta is None:
-        impl.autograd_meta = {}
-    impl.autograd_meta["view_base_fn"] = base.grad_fn
-    return node
-
-
-def _window(result, sizes, strides, offset):
-    return aten.as_strided.default(result, list(sizes), list(strides), offset)
-
-
-def _empty_like_base(grad, sizes, strides):
-    return aten.empty_strided.default(list(sizes), list(strides), dtype=grad.dtype, device=grad.device)
-
-
-class CopySlices(Node):
-    """The base's node after an in-place op on one of its views.
-
-    The gradient of the base is the incoming gradient, except on the window the view covers,
-    where it is whatever the in-place op's node sends to its ``self``.
-    """
-
-    __slots__ = ("_base_geometry", "_view_geometry", "fn")
-
-    def __init__(self, base_t, view_impl, fn):
-        super().__init__()
-        b = base_t._impl
-        self._base_geometry = (b.sizes, b.strides)
-        self._view_geometry = (view_impl.sizes, view_impl.strides, view_impl.offset - b.offset)
-        self.fn = fn
-        base_edge = gradient_edge(base_t) or (None, 0)
-        self.next_functions = (base_edge,) + tuple(fn.next_functions[1:])
-        self._input_metadata = ((b.sizes, b.dtype, b.device),) + tuple(fn._input_metadata[1:])
-
-    def name(self):
-        return "torch::autograd::CopySlices"
-
-    def apply(self, grad_outputs):
-        (grad,) = grad_outputs
-        if grad is None:
-            return (None,) * len(self.next_functions)
-        with DisableTorchFunction():
-            return self._apply(grad)
-
-    def _apply(self, grad):
-        sizes, strides = self._base_geometry
-        result = _empty_like_base(grad, sizes, strides)
-        result.copy_(grad)
-        grad_slice = _window(result, *self._view_geometry)
-        # fn's first edge is not ours (ours is the base's), so it must compute every gradient
-        wanted, _graph.should_compute[0] = _graph.should_compute[0], None
-        try:
-            res = self.fn.apply((grad_slice.clone(),))
-        finally:
-            _graph.should_compute[0] = wanted
-        if res[0] is None:
-            grad_slice.zero_()
-        else:
-            grad_slice.copy_(res[0])
-        return (result,) + tuple(res[1:])
-
-    def release_variables(self):
-        self.fn.release_variables()
-
-
-class AsStridedBackward0(Node):
-    """A view's node after an in-place op through it: the view is a window of its base."""
-
-    __slots__ = ("_geometry",)
-
-    def __init__(self, base_sizes, base_strides, sizes, strides, offset):
-        super().__init__()
-        self._geometry = (base_sizes, base_strides, sizes, strides, offset)
-
-    def apply(self, grad_outputs):
-        (grad,) = grad_outputs
-        if grad is None:
-            return (None,)
-        base_sizes, base_strides, sizes, strides, offset = self._geometry
-        with DisableTorchFunction():
-            result = _empty_like_base(grad, base_sizes, base_strides).zero_()
-            _window(result, sizes, strides, offset).copy_(grad)
-        return (result,)
 
 
 # ---------------------------------------------------------------------------------------------
