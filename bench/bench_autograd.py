@@ -16,13 +16,15 @@ Three measurements, each printed as minitorch_nn's microseconds, torch's, and th
    cross-entropy built from ``log_softmax`` and indexing), the loop every training step runs.
 
 Times are CPU time of this process (``time.process_time``), the best of several repeats, so
-other processes on a busy machine disturb them less than wall-clock time would. torch runs on
+other processes on a busy machine disturb them less than wall-clock time would; in tables 1 and
+1b each repeat times ours and torch's in turn, so a load change hits both alike. torch runs on
 one thread. torch is optional: without it only minitorch_nn's numbers are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import timeit
 
@@ -40,6 +42,29 @@ def _per_call_us(fn, number, repeat=7):
     fn()  # warm up
     best = min(timeit.repeat(fn, number=number, repeat=repeat, timer=time.process_time))
     return best / number * 1e6
+
+
+def _interleaved_us(cases, number, repeat=7):
+    """Best microseconds per call of each ``(fn, context)`` in ``cases``, timed in turn within
+    each repeat, so that a load change on a busy machine hits ours and torch's alike."""
+    for fn, context in cases:
+        with context():
+            fn()  # warm up
+    best = [float("inf")] * len(cases)
+    for _ in range(repeat):
+        for i, (fn, context) in enumerate(cases):
+            with context():
+                best[i] = min(best[i], timeit.timeit(fn, number=number, timer=time.process_time))
+    return [b / number * 1e6 for b in best]
+
+
+def _grad_and_no_grad(fn, other, L_no_grad, T_no_grad, number):
+    """(ours, ours under no_grad, torch, torch under no_grad), torch's 0.0 when it has no such op."""
+    cases = [(fn, contextlib.nullcontext), (fn, L_no_grad)]
+    if other is not None:
+        cases += [(other, contextlib.nullcontext), (other, T_no_grad)]
+    times = _interleaved_us(cases, number)
+    return tuple(times) if other is not None else (times[0], times[1], 0.0, 0.0)
 
 
 def _ratio(m, t):
@@ -76,14 +101,8 @@ def bench_recording(number):
     theirs = _ops(torch) if torch is not None else {}
     results = {}
     for name, fn in mine.items():
-        m = _per_call_us(fn, number)
-        with mt.no_grad():
-            m0 = _per_call_us(fn, number)
-        t = t0 = 0.0
-        if name in theirs:
-            t = _per_call_us(theirs[name], number)
-            with torch.no_grad():
-                t0 = _per_call_us(theirs[name], number)
+        m, m0, t, t0 = _grad_and_no_grad(fn, theirs.get(name), mt.no_grad,
+                                         torch.no_grad if torch is not None else None, number)
         results[name] = (m, m0, t, t0)
         rec, trec = max(m - m0, 0.0), max(t - t0, 0.0)
         print(f"{name:<12}{m:>8.2f}{t:>8.2f}{_ratio(m, t)} |{rec:>7.2f}{trec:>7.2f}{_ratio(rec, trec if trec > 0.05 else 0)} |"
@@ -113,14 +132,9 @@ def bench_recording_aten(number):
     mine = _aten_ops(mt)
     theirs = _aten_ops(torch) if torch is not None else {}
     for name, fn in mine.items():
-        m = _per_call_us(fn, number)
-        with mt.no_grad():
-            rec = max(m - _per_call_us(fn, number), 0.0)
-        t = trec = 0.0
-        if name in theirs:
-            t = _per_call_us(theirs[name], number)
-            with torch.no_grad():
-                trec = max(t - _per_call_us(theirs[name], number), 0.0)
+        m, m0, t, t0 = _grad_and_no_grad(fn, theirs.get(name), mt.no_grad,
+                                         torch.no_grad if torch is not None else None, number)
+        rec, trec = max(m - m0, 0.0), max(t - t0, 0.0)
         print(f"{name:<12}{rec:>8.2f}{trec:>8.2f}{_ratio(rec, trec if trec > 0.05 else 0)} |{m:>8.2f}{t:>8.2f}{_ratio(m, t)}")
 
 
