@@ -90,6 +90,8 @@ def _ops(L):
         "getitem": lambda: a[1:3],
         "relu": lambda: a.relu(),
         "softmax": lambda: L.softmax(a, 1),
+        "cat": lambda: L.cat([a, b]),                 # a Tensor[] input
+        "mul, add_": lambda: (a * 2.0).add_(b),       # an in-place op on a node's output
     }
 
 
