@@ -98,6 +98,8 @@ overrides._NO_OVERRIDE.update({Tensor, _C.Size, dt.dtype, type(canonical("cpu"))
 
 def _new_handle(cls, impl):
     # TensorBase.__new__ + _set_impl rather than _C._wrap: it accepts classes with a metaclass.
+    if not _state.any_subclass:
+        note_instance_class(cls)
     t = TensorBase.__new__(cls)
     _C._set_impl(t, impl)
     return t
@@ -435,19 +437,44 @@ overrides._mode_hooks[1] = _unpatch_tensor_after_modes
 # ---------------------------------------------------------------------------------------------
 
 
+def note_instance_class(cls):
+    """An instance of tensor subclass ``cls`` is about to exist: if its handler is live, wake up.
+
+    The public calls skip the argument scan while ``_state.quiet`` is True, which holds until a
+    class whose ``__torch_function__`` can actually run exists. A handler runs only on an instance
+    of its class, so the classes this package defines (``nn.Buffer``, whose constructor returns a
+    plain tensor, and the lazy placeholders) count only once an instance of one is made: every
+    constructor that can make one (``as_subclass``, ``_make_subclass``,
+    ``_make_wrapper_subclass``, ``Tensor(...)`` on a subclass, unpickling) calls this first. This
+    also wakes for a class that got a live handler after it was created. (Ours: PyTorch's C++
+    dispatcher needs no such flag.) Making a handle with ``TensorBase.__new__(cls)`` or
+    ``_C._wrap(cls, ...)``, or assigning ``__class__``, are internal and do not call it.
+    """
+    if (
+        not _state.any_subclass
+        and cls not in overrides._NO_OVERRIDE
+        and overrides._has_live_handler(cls)
+    ):
+        _state.any_subclass = True
+        _tfc._changed()
+        _install_members(cls)
+
+
 def _register_subclass(cls):
     d = cls.__dict__
     if "__torch_dispatch__" in d and "__torch_function__" not in d:
         cls.__torch_function__ = _DISABLED_TF
     if overrides._has_live_handler(cls):
-        _state.any_subclass = True
-        _tfc._changed()
+        if not (cls.__module__ or "").startswith("minitorch_nn."):
+            # a user's class: its instances may come from anywhere (see note_instance_class)
+            _state.any_subclass = True
+            _tfc._changed()
         _install_members(cls)
     if getattr(cls, "__torch_dispatch__", _DISABLED_TD) is not _DISABLED_TD:
         python_dispatch.register_dispatch_class(cls)
-    if cls.__module__ == "minitorch_nn.nn.parameter" and cls.__name__ == "Parameter":
-        # Parameter never overrides (its handler is the disabled one): keep it on the fast path.
-        # (Reassigning Parameter.__torch_function__ later is not supported.)
+    if cls.__module__ == "minitorch_nn.nn.parameter" and cls.__name__ in ("Parameter", "Buffer"):
+        # They never override (their handler is the disabled one): keep them on the fast path.
+        # (Reassigning their __torch_function__ later is not supported.)
         overrides._NO_OVERRIDE.add(cls)
 
 

@@ -137,6 +137,9 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     then calls ``register_buffer("x", ..., persistent)``.
     """
 
+    # As Parameter (and PyTorch's Buffer): an instance (``t.as_subclass(Buffer)``) re-wraps nothing.
+    __torch_function__ = _C._disabled_torch_function_impl
+
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             from minitorch_nn._functions.factories import empty
