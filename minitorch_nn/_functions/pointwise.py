@@ -360,6 +360,10 @@ def bitwise_xor(input, other, *, out=None):
 
 @public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if isinstance(other, TensorBase) and input.dtype is not other.dtype:
+        from minitorch_nn.backends.common import type_name
+
+        raise RuntimeError(f"{type_name(input.dtype)} did not match {type_name(other.dtype)}")  # as PyTorch
     diff = abs(input - other)
     close = le(diff, atol + rtol * abs(other))  # noqa: F821  (defined by the loop above)
     if equal_nan:
