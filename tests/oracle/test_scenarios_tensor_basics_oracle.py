@@ -45,7 +45,7 @@ CASES = {
     ),
     "int_of_float_index": lambda t: [0, 1][t.tensor(1.0)],
     "format_tensor": lambda t: print(
-        f"{t.tensor(3.14159):.2f}", "{:>8}".format(str(t.tensor(1))), format(t.tensor(2.5), ".1f")
+        f"{t.tensor(3.14159):.2f}", f"{str(t.tensor(1)):>8}", format(t.tensor(2.5), ".1f")
     ),
     "format_multi": lambda t: print(f"{t.ones(2):.2f}"),
     "round_ops": lambda t: print(
