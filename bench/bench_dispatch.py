@@ -8,6 +8,12 @@ cpu kernel (``backends/cpu/``). On tiny tensors the time is all that bookkeeping
 measure it: ours, torch, and the bare numpy expression doing the same arithmetic (the floor we
 cannot go under, since our cpu kernels call numpy).
 
+Some rows have a compiled fast path at the top (``_ext/_fastpath*.pxi``: ``x.exp()``, ``a / b``,
+views, matmul...), which skips this chain for plain tensors; the ``aten.*`` rows call the op
+overload directly (the chain without the public layer, what autograd's backward formulas and the
+composite functions call), and softmax, indexing, reductions with ``dim``, ``clamp``, ``max(dim)``,
+``addmm`` and the losses go the whole way.
+
 Rows run without grad (``no_grad()`` does not change their path: plain tensors that do not
 require grad leave the autograd layer at once), except the ``grad`` rows at the end, where the
 inputs require grad and the autograd layer records a node.

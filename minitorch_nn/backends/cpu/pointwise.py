@@ -11,7 +11,8 @@ numpy broadcasts exactly like PyTorch, so the kernels only decide dtypes. Each k
 returns a triple ``(values, dtype, strides)``: the strides are the memory layout PyTorch's
 ``TensorIterator`` gives the result (``backends/layout.py``: ``x.t().exp()`` keeps ``x.t()``'s
 column-major order), None meaning contiguous. In-place variants (``add_``) compute the same values
-and write them into ``self``, after PyTorch's cast and memory-overlap checks.
+and write them into ``self``, after PyTorch's cast and memory-overlap checks (``add_``, ``sub_`` and
+``mul_`` compute straight into ``self`` when nothing needs converting: :func:`_into_self`).
 
 The activations (``relu``, ``gelu``, ...) are elementwise too; they live in ``activations.py``,
 which reuses this file's helpers.
