@@ -3,7 +3,8 @@
 # ``minitorch_nn.pow(x, n)``, ``minitorch_nn.square(x)``,
 # ``minitorch_nn.matmul(a, b)``, ``minitorch_nn.mm(a, b)``, ``minitorch_nn.t(x)``,
 # ``minitorch_nn.transpose(x, d0, d1)``, ``minitorch_nn.unsqueeze(x, d)``, ``minitorch_nn.squeeze(x[, d])``
-# and ``minitorch_nn.reshape(x, *shape)``. Included into _C.pyx after _fastpath_ops.pxi.
+# and ``minitorch_nn.reshape(x, *shape)``; also ``nn.functional.relu`` (``functional_relu``, installed
+# by ``nn/functional.py``). Included into _C.pyx after _fastpath_ops.pxi.
 #
 # The same conditions and the same computation as the method forms; each function takes the place
 # of the public one in its module (``_tensor_methods._install_fast_functions``), and the public
@@ -156,6 +157,22 @@ def function_permute(input, dims, *args, **kwargs):
 def function_reshape(input, *shape):
     r = _view(input, shape)
     return _full("reshape", (input,), shape, {}) if r is None else r
+
+
+def functional_relu(input, *args, **kwargs):
+    """``nn.functional.relu(input)`` (``inplace`` False): both it and ``Tensor.relu`` are
+    ``aten.relu.default(input)``, so while nothing could tell the two spellings apart (an exact
+    ``Tensor``, nothing intercepting) this is ``Tensor.relu``'s compiled path (_fastpath.pxi, which
+    records ``ReluBackward0`` with grad); otherwise F.relu's full path, with the arguments as given."""
+    cdef Py_ssize_t nargs = PyTuple_GET_SIZE(args)
+    cdef bint out_of_place = False
+    if nargs == 0:
+        out_of_place = not kwargs or (len(kwargs) == 1 and kwargs.get("inplace", True) is False)
+    elif nargs == 1 and not kwargs:
+        out_of_place = args[0] is False
+    if out_of_place and type(input) is _Tensor and _nothing_intercepts():
+        return tensor_relu(input)
+    return _full("functional.relu", (input,), args, kwargs)
 
 
 # the public functions from this file, by name (see _tensor_methods._install_fast_functions)

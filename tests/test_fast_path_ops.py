@@ -30,6 +30,7 @@ import minitorch_nn as mt
 from minitorch_nn import _C, _dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd.graph import Node
+from minitorch_nn.nn import functional as F
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 from tests import test_fast_record
@@ -92,8 +93,11 @@ def cases(draw, dtypes=DTYPES, layouts=LAYOUTS, min_side=0):
             return "mt." + name, x, (lambda a, b: getattr(mt, name)(a)), None
         return name, x, (lambda a, b: getattr(a, name)()), None
     if kind == "operator":
-        name = draw(st.sampled_from(["-x", "abs(x)"]))
-        return name, x, ((lambda a, b: -a) if name == "-x" else (lambda a, b: abs(a))), None
+        name = draw(st.sampled_from(["-x", "abs(x)", "F.relu(x)", "F.relu(x, False)", "F.relu(x, inplace=False)"]))
+        fn = {"-x": lambda a, b: -a, "abs(x)": lambda a, b: abs(a), "F.relu(x)": lambda a, b: F.relu(a),
+              "F.relu(x, False)": lambda a, b: F.relu(a, False),
+              "F.relu(x, inplace=False)": lambda a, b: F.relu(a, inplace=False)}[name]
+        return name, x, fn, None
     if kind == "pow":
         n = draw(st.sampled_from([2, 3, -1, 0, 1, 0.5, -0.5, 2.0, 1.0, 0.0, float("nan"), float("inf"), 1e300, 2**30,
                                   True, np.float32(2)]))
@@ -373,7 +377,7 @@ def test_in_place_write_through_a_fast_view_updates_the_base_history():
 
 _COUNTED = [getattr(aten, n).default for n in UNARY] + [aten.div.Tensor, aten.mm.default, aten.mv.default,
                                                       aten.dot.default, aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor,
-                                                      aten.mul.Tensor]
+                                                      aten.mul.Tensor, aten.relu.default]
 
 
 @contextlib.contextmanager
@@ -429,6 +433,9 @@ def test_fast_path_runs_for_plain_operands(grad):
             for fn in _all_ops(x, x):
                 assert not _ran_full_path(fn)
                 assert (fn().grad_fn is not None) == grad
+        for fn in (lambda a=a: F.relu(a), lambda a=a: F.relu(a, inplace=False)):  # Tensor.relu's path (exact Tensors)
+            assert not _ran_full_path(fn)
+            assert (fn().grad_fn is not None) == grad
         v = mt.tensor([0.5, -1.0, 2.0], dtype=dtype, requires_grad=grad)
         for fn in (lambda a=a, v=v: a @ v, lambda v=v: v @ v, lambda a=a, v=v: a.matmul(v),
                    lambda v=v: mt.matmul(v, v)):  # mv, dot
@@ -557,12 +564,12 @@ def test_function_modes_see_the_methods():
 
     with Log():
         a.exp(), a / 2, a @ a, a.t(), a.view(9), a.reshape(9), -a, abs(a), a.unsqueeze(0), a.squeeze(), a.div(a)
-        a.permute(1, 0), a.expand(2, 3, 3), mt.permute(a, (1, 0))
+        a.permute(1, 0), a.expand(2, 3, 3), mt.permute(a, (1, 0)), F.relu(a), F.relu(a, inplace=False)
         mt.exp(a), mt.div(a, 2), mt.matmul(a, a), mt.mm(a, a), mt.t(a), mt.transpose(a, 0, 1), mt.reshape(a, 9)
         mt.negative(a), mt.absolute(a), mt.swapaxes(a, 0, 1)
     T = mt.Tensor
     assert seen == [T.exp, T.div, T.matmul, T.t, T.view, mt.reshape, T.neg, T.abs, T.unsqueeze, T.squeeze, T.div,
-                    T.permute, T.expand, mt.permute, mt.exp, mt.div, mt.matmul, mt.mm, mt.t, mt.transpose, mt.reshape, mt.neg, mt.abs, mt.transpose]
+                    T.permute, T.expand, mt.permute, F.relu, F.relu, mt.exp, mt.div, mt.matmul, mt.mm, mt.t, mt.transpose, mt.reshape, mt.neg, mt.abs, mt.transpose]
     assert T.exp.__name__ == "exp" and T.view.__qualname__ == "Tensor.view" and T.exp.__doc__
     assert mt.exp.__name__ == "exp" and mt.exp.__doc__ == "e to the power of each element."
     assert str(inspect.signature(mt.matmul)) == "(input, other, *, out=None)"
