@@ -423,6 +423,159 @@ def recipe_subclass_weight_load(t):
         print(m.weight.as_subclass(t.Tensor))
 
 
+# -- the recipe itself, with its MyQuantizedLinearWeight wrapper subclass ------------------------------
+
+
+def make_cls(torch, with_tf=False):
+    class MyQuantizedLinearWeight(torch.Tensor):
+        @staticmethod
+        def __new__(cls, elem, scale):
+            return torch.Tensor._make_wrapper_subclass(
+                cls,
+                elem.shape,
+                dtype=elem.dtype,
+                layout=elem.layout,
+                device=elem.device,
+                strides=elem.stride(),
+                storage_offset=elem.storage_offset(),
+            )
+
+        def __init__(self, elem, scale):
+            self.elem = elem
+            self.scale = scale
+
+        def __repr__(self):
+            return f"MyQuantizedLinearWeight({self.elem}, scale={self.scale})"
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args, kwargs):
+            if func in (torch.ops.aten.detach.default, torch.ops.aten._to_copy.default):
+                new_elem = func(args[0].elem, *args[1:], **kwargs)
+                return cls(new_elem, args[0].scale)
+            OP_TABLE = dict()
+            if func in OP_TABLE:
+                return OP_TABLE[func](func, args, kwargs)
+            raise NotImplementedError(f"Unsupported function {func}")
+
+        if with_tf:
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if kwargs is None:
+                    kwargs = {}
+                if func is torch.Tensor.module_load:
+                    dest, src = args[0], args[1]
+                    assert type(dest) == cls and type(src) == torch.Tensor  # noqa: E721  (the recipe's words)
+                    return MyQuantizedLinearWeight(src, dest.scale)
+                else:
+                    with torch._C.DisableTorchFunctionSubclass():
+                        return func(*args, **kwargs)
+
+    return MyQuantizedLinearWeight
+
+
+@case
+def recipe_default_path(torch):
+    nn = torch.nn
+    Q = make_cls(torch)
+    torch.manual_seed(0)
+    m = nn.Linear(3, 5, dtype=torch.float32)
+    m.weight = torch.nn.Parameter(Q(m.weight, 0.5))
+    w, b = m.weight, m.bias
+    m.bfloat16()
+    print(
+        m.weight is w,
+        m.bias is b,
+        m.weight.dtype,
+        m.weight.elem.dtype,
+        m.bias.dtype,
+        type(m.weight).__name__,
+        isinstance(m.weight, nn.Parameter),
+    )
+
+
+@case
+def recipe_swap_path(torch):
+    nn = torch.nn
+    Q = make_cls(torch)
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        torch.manual_seed(0)
+        m = nn.Linear(3, 5, dtype=torch.float32)
+        m.weight = torch.nn.Parameter(Q(m.weight, 0.5))
+        w, b = m.weight, m.bias
+        m.bfloat16()
+        print(
+            m.weight is w,
+            m.bias is b,
+            m.weight.dtype,
+            m.weight.elem.dtype,
+            m.bias.dtype,
+            type(m.weight).__name__,
+            isinstance(m.weight, nn.Parameter),
+        )
+        print(m.weight)
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
+
+
+@case
+def recipe_load_meta_assign(torch):
+    nn = torch.nn
+    Q = make_cls(torch, with_tf=True)
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        torch.manual_seed(0)
+        m = nn.Linear(3, 5, dtype=torch.float32, device="meta")
+        m.weight = torch.nn.Parameter(Q(m.weight, 0.5))
+        state_dict = nn.Linear(3, 5).state_dict()
+        w, b = m.weight, m.bias
+        print(m.load_state_dict(state_dict, assign=True))
+        print(m.weight is w, m.bias is b)
+        print(f"m.weight: {m.weight}")
+        print(f"m.bias: {m.bias}")
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
+
+
+@case
+def recipe_load_without_swap_flag(torch):
+    nn = torch.nn
+    Q = make_cls(torch, with_tf=True)
+    torch.manual_seed(0)
+    m = nn.Linear(3, 5)
+    m.weight = torch.nn.Parameter(Q(m.weight.detach().clone(), 0.5))
+    try:
+        print(m.load_state_dict(nn.Linear(3, 5).state_dict()))
+    except Exception as e:
+        print(type(e).__name__, str(e)[:300])
+
+
+@case
+def recipe_motivation_optimizer(torch):
+    nn = torch.nn
+    torch.manual_seed(0)
+    mod = nn.Linear(3, 5)
+    opt = torch.optim.SGD(mod.parameters(), lr=0.1)
+    mod.weight = nn.Parameter(2 * mod.weight)
+    print(opt.param_groups[0]["params"][0] is mod.weight, torch.equal(opt.param_groups[0]["params"][0] * 2, mod.weight))
+
+
+@case
+def dispatch_mode_sees_load(torch):
+    TorchDispatchMode = torch.utils._python_dispatch.TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            print(func)
+            return func(*args, **(kwargs or {}))
+
+    m = torch.nn.Linear(2, 1)
+    sd = {"weight": torch.ones(1, 2), "bias": torch.zeros(1)}
+    with Log():
+        print(m.load_state_dict(sd))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_swap_and_loading_match_torch(name):
     assert_same_transcript(CASES[name])

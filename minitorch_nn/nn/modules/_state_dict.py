@@ -84,11 +84,17 @@ class _LoadLog:
 
     def before_copy(self, tensor):
         # (a lazy placeholder holds no values to restore, and refuses detach())
-        if getattr(type(tensor), "_is_uninitialized_lazy", False):
+        if getattr(type(tensor), "_is_uninitialized_lazy", False) or tensor.is_meta:
             return
-        old = tensor.detach().clone() if not tensor.is_meta else None
-        if old is not None:
-            self.undo.append(lambda: tensor.copy_(old))
+        if type(tensor) not in (Tensor, Parameter):
+            return  # a subclass may not support clone; PyTorch only calls its copy_, so we do too
+        # the snapshot is ours, not PyTorch's: __torch_function__ modes and dispatch modes do not see it
+        from minitorch_nn._C_torch_function import DisableTorchFunction
+        from minitorch_nn._dispatch import python_dispatch
+
+        with DisableTorchFunction(), python_dispatch.excluded():
+            old = tensor.detach().clone()
+        self.undo.append(lambda: tensor.copy_(old))
 
     def before_assign(self, module):
         # Assigning can move a name between _parameters and _buffers, so snapshot all three.
