@@ -28,6 +28,20 @@ from minitorch_nn.backends.cpu.pointwise import (
 )
 from minitorch_nn.backends.layout import check_inplace_overlap
 
+try:
+    # Compiled twins of the three backward kernels below for their common case (two row-major
+    # tensors of one shape and dtype); each returns None for anything else. Absent from a tree
+    # whose extensions were built before _ext/_grad_kernels.pyx existed: numpy does it all then.
+    from minitorch_nn import _grad_kernels as _compiled
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
+else:
+    from minitorch_nn import _C
+    from minitorch_nn._device import CPU as _CPU
+    from minitorch_nn._tensor import _STRIDES_CACHE, Tensor
+
+    _compiled.setup(Tensor, dt.float32, dt.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
+
 
 def _relu(x):
     return np.maximum(x, np.zeros((), dtype=x.dtype))
@@ -132,17 +146,29 @@ def _sigmoid_grad_half(g, y):
 
 @aten.tanh_backward.default.impl("cpu")
 def tanh_backward(grad_output, output):
+    if _compiled is not None:
+        r = _compiled.tanh_backward(grad_output, output)
+        if r is not None:
+            return r
     return _out(binary(_tanh_grad, grad_output, output))
 
 
 @aten.sigmoid_backward.default.impl("cpu")
 def sigmoid_backward(grad_output, output):
+    if _compiled is not None:
+        r = _compiled.sigmoid_backward(grad_output, output)
+        if r is not None:
+            return r
     half = grad_output.dtype is dt.float16 and output.dtype is dt.float16
     return _out(binary(_sigmoid_grad_half if half else _sigmoid_grad, grad_output, output))
 
 
 @aten.threshold_backward.default.impl("cpu")
 def threshold_backward(grad_output, self, threshold):
+    if _compiled is not None and (type(threshold) is int or type(threshold) is float):
+        r = _compiled.threshold_backward(grad_output, self, threshold)
+        if r is not None:
+            return r
     def fn(g, x):
         drop = x <= threshold
         it = _SAME_SIZE_INT.get(g.dtype.itemsize)

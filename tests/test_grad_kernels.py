@@ -1,0 +1,90 @@
+"""The compiled backward kernels (``_ext/_grad_kernels.pyx``) against the numpy kernels they
+stand in for: the same bits, dtype, shape and strides, on random values that include signed
+zeros, infinities and NaNs; and they decline every case they do not take.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitorch_nn as mt
+from minitorch_nn.backends.cpu import activations as A
+from minitorch_nn.backends.cpu.pointwise import _out, binary
+
+compiled = A._compiled
+pytestmark = pytest.mark.skipif(compiled is None, reason="_grad_kernels not built (run `make build`)")
+
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-30, -1e-30]
+
+
+def _numpy_kernel(name, g, y):
+    if name == "tanh":
+        return _out(binary(A._tanh_grad, g, y))
+    if name == "sigmoid":
+        return _out(binary(A._sigmoid_grad, g, y))
+    # threshold_backward's numpy kernel, with the compiled path switched off
+    saved, A._compiled = A._compiled, None
+    try:
+        return A.threshold_backward(g, y, 0)
+    finally:
+        A._compiled = saved
+
+
+def _compiled_kernel(name, g, y):
+    if name == "threshold":
+        return compiled.threshold_backward(g, y, 0)
+    return getattr(compiled, name + "_backward")(g, y)
+
+
+def _values(rng, shape, np_dtype, special):
+    a = rng.standard_normal(shape).astype(np_dtype)
+    if special and a.size:
+        flat = a.reshape(-1)
+        idx = rng.integers(0, flat.size, max(1, flat.size // 3))
+        flat[idx] = rng.choice(SPECIAL, idx.size)
+    return a
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["tanh", "sigmoid", "threshold"]), dtype=st.sampled_from(["float32", "float64"]),
+       shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
+       special=st.booleans(), seed=st.integers(0, 2**16))
+def test_compiled_matches_numpy_bit_for_bit(name, dtype, shape, special, seed):
+    rng = np.random.default_rng(seed)
+    npd = np.dtype(dtype)
+    g = mt.tensor(_values(rng, shape, npd, special))
+    y = mt.tensor(_values(rng, shape, npd, special))
+    fast = _compiled_kernel(name, g, y)
+    if name == "tanh" and dtype == "float64":
+        assert fast is None   # (only float32: see the module docstring of _grad_kernels.pyx)
+        return
+    ref = _numpy_kernel(name, g, y)
+    assert type(fast) is mt.Tensor
+    assert (fast.dtype, fast.shape, fast.stride()) == (ref.dtype, ref.shape, ref.stride())
+    it = np.uint32 if dtype == "float32" else np.uint64
+    np.testing.assert_array_equal(fast.numpy().view(it), ref.numpy().view(it))
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid", "threshold"])
+def test_compiled_declines_other_cases(name):
+    x = mt.randn(3, 4)
+    cases = [
+        (x, x.double()),                     # two dtypes
+        (x.half(), x.half()),                # a 16-bit float
+        (x.t(), x.t()),                      # column-major
+        (x, x[:2]),                          # two shapes
+        (mt.tensor(1.0), mt.tensor(2.0)),    # 0-d
+        (mt.ones(0, 3), mt.ones(0, 3)),      # empty
+        (x, 0.5),                            # a number
+    ]
+    for g, y in cases:
+        assert _compiled_kernel(name, g, y) is None
+
+
+def test_threshold_other_than_zero_is_left_to_numpy():
+    x = mt.randn(3, 4)
+    assert compiled.threshold_backward(x, x, 0.5) is None
+    assert compiled.threshold_backward(x, x, True) is None
+    ref = _numpy_kernel("threshold", x, x)
+    np.testing.assert_array_equal(A.threshold_backward(x, x, 0.0).numpy(), ref.numpy())
