@@ -191,11 +191,13 @@ cdef _Recipe _recipe_for(object op):
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef inline tuple _meta_of(TensorImpl impl):
     # what a node keeps per input: (sizes, dtype, device)
     return (impl.sizes, impl.dtype, impl.device)
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef object _accumulate_grad(TensorImpl impl, tuple meta_of_impl):
     """``graph.grad_accumulator(impl)``: the leaf's cached AccumulateGrad, else a new one
     (``meta_of_impl``: ``_meta_of(impl)``, which the caller needs too)."""
@@ -222,6 +224,7 @@ cdef object _accumulate_grad(TensorImpl impl, tuple meta_of_impl):
     return acc
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef TensorImpl _alias_impl(TensorImpl impl):
     """``graph._alias(impl)``: the same data and version counter, no autograd state."""
     cdef TensorImpl a = TensorImpl.__new__(TensorImpl)
@@ -235,6 +238,7 @@ cdef TensorImpl _alias_impl(TensorImpl impl):
     return a
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef object _saved_tensor(object tensor, bint is_output):
     """``SavedTensor(tensor, is_output)``, in C when no saved-tensor hooks are active."""
     if _saved_hooks_stack or not isinstance(tensor, TensorBase):
@@ -275,6 +279,7 @@ cdef inline bint _differentiable(object dtype) except -1:
     return flag
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef int _wire_output(object op, object node, tuple args, object o, Py_ssize_t i) except -1:
     """``recording._wire_output``: make ``o`` (output ``i``) point at ``node``."""
     if not isinstance(o, TensorBase):
@@ -375,6 +380,7 @@ cdef inline void _put(tuple t, Py_ssize_t i, object v):
     PyTuple_SET_ITEM(t, i, v)
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out, bint run):
     """Steps 1-4 of ``recording._record_simple`` (step 3, the kernel, only when ``run``; else
     ``out`` is the result already computed): returns the result, or NotImplemented when no
@@ -393,8 +399,8 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
         v = args[pos] if pos < n else d.arg(entry[1], args, kwargs)
         if isinstance(v, TensorBase):
             impl = (<TensorBase>v)._impl
-            meta = _meta_of(impl)
             fn = impl.grad_fn
+            meta = _meta_of(impl)
             if fn is not None:
                 if impl.base is not None and impl.autograd_meta:
                     fn = _current_grad_fn(impl)   # a view whose base changed in place since
@@ -435,6 +441,7 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
     return _finish(op, r, node, plan, args, out)
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef int _save_inputs(_Recipe r, _CompiledPlan plan, tuple args, object kwargs, dict saved) except -1:
     """Step 2: save the arguments and the metadata the formulas of the needed inputs read (for an
     in-place op, a copy of ``self``, whose value is about to be overwritten)."""
@@ -469,6 +476,7 @@ cdef int _save_inputs(_Recipe r, _CompiledPlan plan, tuple args, object kwargs, 
     return 0
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef inline object _field(TensorImpl impl, Py_ssize_t field):
     # the payload field numbered as in _FIELDS
     return (impl.sizes if field == 0 else impl.strides if field == 1 else impl.offset if field == 2
@@ -496,6 +504,7 @@ cdef object _run_below(object op, tuple args, object kwargs):
     return out
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, tuple args, object out):
     """Step 4: wire the outputs to ``node``, save the outputs the formulas read; returns ``out``."""
     cdef Py_ssize_t j
@@ -515,6 +524,7 @@ cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, t
     return out
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef object _record_general(object op, _Recipe r, tuple args, object kwargs):
     """``recording._record``: ops with ``Tensor[]`` inputs (``cat``, ``stack``...) and in-place
     ops, in the same order: the node first, then one edge per element of a list (``node._needs``
@@ -550,8 +560,8 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs):
             edge = None
             if isinstance(item, TensorBase):
                 impl = (<TensorBase>item)._impl
-                meta = _meta_of(impl)
                 fn = impl.grad_fn
+                meta = _meta_of(impl)
                 if fn is not None:
                     if impl.base is not None and impl.autograd_meta:
                         fn = _current_grad_fn(impl)   # a view whose base changed in place since
@@ -597,6 +607,7 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs):
 # -- entry points ------------------------------------------------------------------------------------
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef bint _holds_grad(object items) except -1:
     # a list/tuple argument holding a tensor that requires grad
     for b in items:
@@ -605,6 +616,7 @@ cdef bint _holds_grad(object items) except -1:
     return False
 
 
+@cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 def autograd_layer(op, args, kwargs):
     """``recording.autograd_layer`` (its readable reference), in C: installed as
     ``_dispatch.autograd_layer``. Ops with a formula are recorded here (``_record`` for the simple

@@ -492,3 +492,25 @@ def test_in_place_ops_build_the_same_graph_with_both_recorders():
             with reference_path():
                 full = _outcome_or_error(make, fn, modify)
             assert fast == full, name
+
+
+def test_a_handle_without_payload_raises_as_in_the_readable_layer():
+    # TensorBase.__new__ makes a handle with no payload; the compiled layer must raise Python's
+    # AttributeError, not read through a missing payload
+    from minitorch_nn._C import TensorBase
+
+    def errors():
+        empty, a = TensorBase.__new__(mt.Tensor), mt.ones(2, requires_grad=True)
+        out = []
+        for fn in (lambda: aten.exp.default(empty), lambda: aten.mul.Tensor(a, empty), lambda: aten.mul.Tensor(empty, a),
+                   lambda: aten.cat.default([a, empty]), lambda: a * empty, lambda: empty + a):
+            try:
+                fn()
+            except AttributeError as e:
+                out.append(str(e))
+        return out
+
+    fast = errors()
+    with reference_path():
+        full = errors()
+    assert fast == full and len(fast) == 6
