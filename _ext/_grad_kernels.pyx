@@ -6,8 +6,9 @@ Mirrors the inner loops of PyTorch's cpu kernels for these ops (``aten/src/ATen/
 BinaryOpsKernel.cpp``). The readable versions are the numpy kernels in
 ``minitorch_nn/backends/cpu/activations.py``; they call these first and fall back to numpy for
 everything these decline. Each one here takes only the case every backward pass meets on small
-tensors: two row-major tensors of one shape and one dtype (float32, or float64 where the
-arithmetic cannot differ from numpy's), and computes exactly the values the numpy kernel
+tensors: two row-major cpu tensors of one shape and one dtype (float32, or float64 where the
+arithmetic cannot differ from numpy's), the gradient possibly one value expanded to that shape
+(what ``sum()``'s backward sends), and computes exactly the values the numpy kernel
 computes, element by element, into a fresh row-major result. Anything else returns ``None``.
 
 Why compiled: on a 4x4 tensor the numpy version of ``tanh_backward`` is five ufunc calls and two
@@ -43,9 +44,13 @@ def setup(tensor_cls, float32, float64, cpu, wrap_array, dict row_major):
 
 
 cdef object _operands(object a, object b):
-    """``(impl_a, impl_b)`` when both are row-major tensors of one shape and of dtype float32 or
-    float64, with at least one element; else None."""
-    cdef object ia, ib, sizes, strides
+    """``(impl_a, impl_b, step_a)`` when both are cpu tensors of one shape and of dtype float32
+    or float64, with at least one element, ``b`` row-major and ``a`` row-major (``step_a`` 1) or
+    one value expanded to that shape (``step_a`` 0: the gradient ``sum()``'s backward sends);
+    else None. (The numpy kernels give a row-major result for both.)"""
+    cdef object ia, ib, sizes, strides, s
+    if _row_major is None:
+        return None   # setup() has not run yet
     try:
         ia = a._impl
         ib = b._impl
@@ -53,21 +58,28 @@ cdef object _operands(object a, object b):
         return None   # a Python number
     if ia.dtype is not ib.dtype or (ia.dtype is not _f32 and ia.dtype is not _f64):
         return None
+    if ia.device is not _cpu or ib.device is not _cpu:
+        return None
     sizes = ia.sizes
     if not sizes or sizes != ib.sizes or 0 in sizes:
         return None
     strides = _row_major.get(sizes)
-    if strides is None or ia.strides != strides or ib.strides != strides:
+    if strides is None or ib.strides != strides:
         return None
-    return ia, ib
+    if ia.strides == strides:
+        return ia, ib, 1
+    for s in ia.strides:
+        if s != 0:
+            return None
+    return ia, ib, 0
 
 
 cdef inline cnp.ndarray _empty_like(cnp.ndarray x):
     return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), cnp.PyArray_TYPE(x), 0)
 
 
-cdef inline object _result(cnp.ndarray out, object ia):
-    return _wrap_array(_Tensor, out, ia.dtype, _cpu, ia.strides)
+cdef inline object _result(cnp.ndarray out, object ib):
+    return _wrap_array(_Tensor, out, ib.dtype, _cpu, ib.strides)
 
 
 def tanh_backward(grad_output, output):
@@ -75,21 +87,22 @@ def tanh_backward(grad_output, output):
     pair = _operands(grad_output, output)
     if pair is None or pair[0].dtype is not _f32:
         return None
-    ia, ib = pair
+    ia, ib, gs = pair
     cdef cnp.ndarray g = ia.numpy_view()
     cdef cnp.ndarray y = ib.numpy_view()
-    cdef cnp.ndarray out = _empty_like(g)
+    cdef cnp.ndarray out = _empty_like(y)
     cdef const float* pg = <const float*>cnp.PyArray_DATA(g)
     cdef const float* py = <const float*>cnp.PyArray_DATA(y)
     cdef float* po = <float*>cnp.PyArray_DATA(out)
-    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(g)
+    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(out)
+    cdef Py_ssize_t step = gs
     cdef double yy
     cdef float t
     for i in range(n):
         yy = <double>py[i]
         t = <float>(1.0 - yy * yy)
-        po[i] = pg[i] * t
-    return _result(out, ia)
+        po[i] = pg[i * step] * t
+    return _result(out, ib)
 
 
 def sigmoid_backward(grad_output, output):
@@ -97,11 +110,12 @@ def sigmoid_backward(grad_output, output):
     pair = _operands(grad_output, output)
     if pair is None:
         return None
-    ia, ib = pair
+    ia, ib, gs = pair
     cdef cnp.ndarray g = ia.numpy_view()
     cdef cnp.ndarray y = ib.numpy_view()
-    cdef cnp.ndarray out = _empty_like(g)
-    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(g)
+    cdef cnp.ndarray out = _empty_like(y)
+    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(out)
+    cdef Py_ssize_t step = gs
     cdef const float* gf
     cdef const float* yf
     cdef float* of
@@ -115,16 +129,16 @@ def sigmoid_backward(grad_output, output):
         yf = <const float*>cnp.PyArray_DATA(y)
         of = <float*>cnp.PyArray_DATA(out)
         for i in range(n):
-            tf = gf[i] * (<float>1.0 - yf[i])
+            tf = gf[i * step] * (<float>1.0 - yf[i])
             of[i] = tf * yf[i]
     else:
         gd = <const double*>cnp.PyArray_DATA(g)
         yd = <const double*>cnp.PyArray_DATA(y)
         od = <double*>cnp.PyArray_DATA(out)
         for i in range(n):
-            td = gd[i] * (1.0 - yd[i])
+            td = gd[i * step] * (1.0 - yd[i])
             od[i] = td * yd[i]
-    return _result(out, ia)
+    return _result(out, ib)
 
 
 def threshold_backward(grad_output, self, threshold):
@@ -134,11 +148,12 @@ def threshold_backward(grad_output, self, threshold):
     pair = _operands(grad_output, self)
     if pair is None:
         return None
-    ia, ib = pair
+    ia, ib, gs = pair
     cdef cnp.ndarray g = ia.numpy_view()
     cdef cnp.ndarray x = ib.numpy_view()
-    cdef cnp.ndarray out = _empty_like(g)
-    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(g)
+    cdef cnp.ndarray out = _empty_like(x)
+    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(out)
+    cdef Py_ssize_t step = gs
     # Branch-free, as the numpy kernel: AND the gradient's bits with all ones (kept) or zeros
     # (dropped, giving +0.0). A branch per element is several times slower on relu's random mask.
     cdef const cnp.uint32_t* gf
@@ -152,11 +167,11 @@ def threshold_backward(grad_output, self, threshold):
         xf = <const float*>cnp.PyArray_DATA(x)
         of = <cnp.uint32_t*>cnp.PyArray_DATA(out)
         for i in range(n):
-            of[i] = gf[i] & (<cnp.uint32_t>0 - <cnp.uint32_t>(not (xf[i] <= 0)))
+            of[i] = gf[i * step] & (<cnp.uint32_t>0 - <cnp.uint32_t>(not (xf[i] <= 0)))
     else:
         gd = <const cnp.uint64_t*>cnp.PyArray_DATA(g)
         xd = <const double*>cnp.PyArray_DATA(x)
         od = <cnp.uint64_t*>cnp.PyArray_DATA(out)
         for i in range(n):
-            od[i] = gd[i] & (<cnp.uint64_t>0 - <cnp.uint64_t>(not (xd[i] <= 0)))
-    return _result(out, ia)
+            od[i] = gd[i * step] & (<cnp.uint64_t>0 - <cnp.uint64_t>(not (xd[i] <= 0)))
+    return _result(out, ib)

@@ -49,11 +49,14 @@ def _values(rng, shape, np_dtype, special):
 @settings(max_examples=60, deadline=None)
 @given(name=st.sampled_from(["tanh", "sigmoid", "threshold"]), dtype=st.sampled_from(["float32", "float64"]),
        shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
-       special=st.booleans(), seed=st.integers(0, 2**16))
-def test_compiled_matches_numpy_bit_for_bit(name, dtype, shape, special, seed):
+       special=st.booleans(), expanded=st.booleans(), seed=st.integers(0, 2**16))
+def test_compiled_matches_numpy_bit_for_bit(name, dtype, shape, special, expanded, seed):
     rng = np.random.default_rng(seed)
     npd = np.dtype(dtype)
-    g = mt.tensor(_values(rng, shape, npd, special))
+    if expanded:   # one value expanded to the shape, as sum()'s backward sends it
+        g = mt.tensor(_values(rng, (), npd, special)).expand(*shape)
+    else:
+        g = mt.tensor(_values(rng, shape, npd, special))
     y = mt.tensor(_values(rng, shape, npd, special))
     fast = _compiled_kernel(name, g, y)
     if name == "tanh" and dtype == "float64":
@@ -77,6 +80,9 @@ def test_compiled_declines_other_cases(name):
         (mt.tensor(1.0), mt.tensor(2.0)),    # 0-d
         (mt.ones(0, 3), mt.ones(0, 3)),      # empty
         (x, 0.5),                            # a number
+        (x, mt.tensor(1.0).expand(3, 4)),    # the output expanded
+        (mt.randn(3, 1).expand(3, 4), x),    # a column expanded
+        (x.to("meta"), x.to("meta")),        # not on the cpu
     ]
     for g, y in cases:
         assert _compiled_kernel(name, g, y) is None

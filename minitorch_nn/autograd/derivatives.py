@@ -24,7 +24,14 @@ from __future__ import annotations
 import math
 
 from minitorch_nn._ops import aten
+from minitorch_nn.autograd import grad_mode as _gm
+from minitorch_nn.autograd.engine import nothing_observes
 from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, Derivative
+
+try:
+    from minitorch_nn import _grad_kernels as _compiled   # (see the tanh/sigmoid/relu formulas)
+except ImportError:  # pragma: no cover - an extension built before it existed
+    _compiled = None
 
 # ---------------------------------------------------------------------------------------------
 # Registration
@@ -346,8 +353,37 @@ derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * self.cosh())
 derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * self.sinh())
 # tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),
 # which is also what a TorchDispatchMode sees; those kernels have derivatives of their own.
-derivative("tanh", "TanhBackward0", self=lambda grad, result: aten.tanh_backward.default(grad, result))
-derivative("sigmoid", "SigmoidBackward0", self=lambda grad, result: aten.sigmoid_backward.default(grad, result))
+# Without create_graph and with nothing watching the ops (engine.nothing_observes), the compiled
+# cpu kernels are called directly for their common case: the same values as the op's kernel, without
+# the dispatcher's layers (a few us per node on small tensors).
+
+
+def _tanh_grad(grad, result):
+    if _compiled is not None and not _gm._enabled and nothing_observes():
+        out = _compiled.tanh_backward(grad, result)
+        if out is not None:
+            return out
+    return aten.tanh_backward.default(grad, result)
+
+
+def _sigmoid_grad(grad, result):
+    if _compiled is not None and not _gm._enabled and nothing_observes():
+        out = _compiled.sigmoid_backward(grad, result)
+        if out is not None:
+            return out
+    return aten.sigmoid_backward.default(grad, result)
+
+
+def _relu_grad(grad, result):
+    if _compiled is not None and not _gm._enabled and nothing_observes():
+        out = _compiled.threshold_backward(grad, result, 0)
+        if out is not None:
+            return out
+    return aten.threshold_backward.default(grad, result, 0)
+
+
+derivative("tanh", "TanhBackward0", self=_tanh_grad)
+derivative("sigmoid", "SigmoidBackward0", self=_sigmoid_grad)
 derivative("tanh_backward", "TanhBackwardBackward0",
            grad_output=lambda grad, output: aten.tanh_backward.default(grad, output),
            output=lambda grad, output, grad_output: grad * (-2 * output * grad_output))
@@ -358,7 +394,7 @@ derivative("erf", "ErfBackward0", self=lambda grad, self: grad * (2 / math.sqrt(
 derivative("erfc", "ErfcBackward0", self=lambda grad, self: grad * (-2 / math.sqrt(math.pi)) * (-(self * self)).exp())
 derivative("erfinv", "ErfinvBackward0", self=lambda grad, result: grad * (0.5 * math.sqrt(math.pi)) * (result * result).exp())
 derivative("nan_to_num", "NanToNumBackward0", self=lambda grad, self: _masked(grad, self.isfinite()))
-derivative("relu", "ReluBackward0", self=lambda grad, result: aten.threshold_backward.default(grad, result, 0))
+derivative("relu", "ReluBackward0", self=_relu_grad)
 derivative("gelu", "GeluBackward0", self=lambda grad, self, approximate: _gelu_backward(grad, self, approximate))
 derivative("silu", "SiluBackward0",
            self=lambda grad, self: grad * self.sigmoid() * (1 + self * (1 - self.sigmoid())))
