@@ -75,6 +75,14 @@ UNARY = {
     "masked_fill": lambda t: t.masked_fill(t > 0, 2.0),  # PyTorch fills a contiguous clone
     "relu": lambda t: mt.nn.functional.relu(t),
     "remainder": lambda t: t % 1.5,
+    # binary ops with a number: the number is an operand for the layout (a wrapped 0-dim tensor)
+    "fmod": lambda t: t.fmod(1.5),
+    "floor_divide": lambda t: t // 2,
+    "div_trunc": lambda t: t.div(2, rounding_mode="trunc"),
+    "rsub": lambda t: 2 - t,
+    "int_remainder": lambda t: t.long() % 3,
+    "bitwise_and": lambda t: t.long() & 3,
+    "rpow": lambda t: 2 ** t,                # number ** tensor: PyTorch allocates it contiguous
 }
 
 

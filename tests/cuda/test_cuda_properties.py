@@ -53,6 +53,8 @@ def test_ops_along_a_dim(spec, name, data):
 MASKS_AND_SHAPES = {
     "masked_select": lambda t: t.masked_select(t > 0),
     "nonzero": lambda t: mt.nonzero(t),
+    "nonzero of a mask": lambda t: mt.nonzero(t < 0),
+    "nonzero as tuple": lambda t: mt.stack(t.nonzero(as_tuple=True)),
     "index by mask": lambda t: t[t > 0],
     "masked_fill": lambda t: t.masked_fill(t < 0, 7),
     "tril": lambda t: t.tril(-1) if t.dim() >= 2 else t.flip([0]),

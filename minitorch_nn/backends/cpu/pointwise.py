@@ -436,6 +436,8 @@ def _pow(a, b):
     r, d, strides = binary(fn, a, b)
     if not isinstance(b, TensorBase):  # pow(tensor, number): the exponent is a parameter
         strides = elementwise_strides(np.shape(r), (a,), d)
+    elif not isinstance(a, TensorBase):  # pow(number, tensor): PyTorch allocates it contiguous
+        strides = None
     return r, d, strides
 
 

@@ -101,10 +101,12 @@ def _select_plan(flags):
 
 
 def _flags_of(t):
-    """``t != 0`` as a contiguous bool tensor."""
+    """``t != 0`` as a contiguous (row-major) bool tensor."""
     if t.dtype is dt.bool:
         return contiguous(t)
-    return ew.pointwise(ew.f_ne, t, 0, kind="bool")
+    # the pointwise result keeps t's layout (a transposed t gives a transposed mask), but the
+    # passes below walk the flags in storage order, which must be row-major order
+    return contiguous(ew.pointwise(ew.f_ne, t, 0, kind="bool"))
 
 
 @aten.nonzero.default.impl("cuda")

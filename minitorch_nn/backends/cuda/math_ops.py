@@ -254,7 +254,8 @@ def _division_like(op, float_fn, int_fn, inplace=False, mode_kw=False):
             if _any_zero(other):
                 return None  # integer division by zero: the host path raises
             fn = int_fn[mode] if mode_kw else int_fn
-        return ew.launch(fn, [self, other], d, compute_dtype(d))
+        # a number ``other`` is an operand for the layout too (PyTorch wraps it as a 0-dim tensor)
+        return ew.launch(fn, [self, other], d, compute_dtype(d), layout=[self, other], common_dtype=d)
 
     if mode_kw:
         def kernel(self, other, *, rounding_mode):
@@ -296,7 +297,10 @@ def _float_pow(op, inplace=False):
         d = result_type(self, exponent)
         if not d.is_floating_point or not _on_cuda(self, exponent) or isinstance(exponent, bool) or isinstance(self, bool):
             return host(self, exponent)
-        r = ew.launch(ew.f_pow, [self, exponent], d, compute_dtype(d))
+        # ``number ** tensor`` (pow.Scalar): PyTorch allocates a contiguous result, whatever the
+        # exponent's layout; tensor ** tensor keeps its operands' memory order
+        layout = () if not isinstance(self, TensorBase) else [self, exponent]
+        r = ew.launch(ew.f_pow, [self, exponent], d, compute_dtype(d), layout=layout, common_dtype=d)
         return _inplace(self, r) if inplace else r
 
     op.impl("cuda")(kernel)
@@ -314,7 +318,7 @@ def _rsub(op):
         d = result_type(self, other)
         if d is dt.bool or not (type(alpha) is int and alpha == 1) or not _on_cuda(self, other):
             return host(self, other, alpha)
-        return ew.launch(f_rsub, [self, other], d, compute_dtype(d))
+        return ew.launch(f_rsub, [self, other], d, compute_dtype(d), layout=[self, other], common_dtype=d)
 
     op.impl("cuda")(kernel)
 
@@ -332,7 +336,7 @@ def _bitwise(op, fn):
             return host(self, other)  # PyTorch's "not implemented for 'Float'"
         if d is dt.bool:  # on bools the bit ops are the logical ones
             return ew.pointwise(fn, self, other, kind="bool")
-        return ew.launch(fn, [self, other], d, d)
+        return ew.launch(fn, [self, other], d, d, layout=[self, other], common_dtype=d)
 
     op.impl("cuda")(kernel)
 
