@@ -94,3 +94,46 @@ def test_threshold_other_than_zero_is_left_to_numpy():
     assert compiled.threshold_backward(x, x, True) is None
     ref = _numpy_kernel("threshold", x, x)
     np.testing.assert_array_equal(A.threshold_backward(x, x, 0.0).numpy(), ref.numpy())
+
+
+# -- the formulas' direct call (autograd/derivatives.py) ----------------------------------------
+
+from minitorch_nn._ops import aten  # noqa: E402
+from minitorch_nn.autograd import derivatives, engine  # noqa: E402
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+_BACKWARD_OPS = {"tanh": aten.tanh_backward.default, "sigmoid": aten.sigmoid_backward.default,
+                 "relu": aten.threshold_backward.default}
+
+
+def _grads(op, observe=None):
+    x = mt.tensor(np.linspace(-1.5, 1.5, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+    loss = getattr(x, op)().sum()
+    if observe is None:
+        loss.backward()
+    else:
+        with observe:
+            loss.backward()
+    return x.grad.numpy()
+
+
+@pytest.mark.parametrize("op", ["tanh", "sigmoid", "relu"])
+def test_formulas_take_the_direct_call_only_when_nothing_observes(op, monkeypatch):
+    direct = _grads(op)
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    observed = _grads(op, Log())
+    assert _BACKWARD_OPS[op] in seen and aten.ones_like.default in seen
+    with mt.utils.dispatch_trace() as trace:
+        traced = _grads(op)
+    assert str(_BACKWARD_OPS[op]) in str(trace)
+    monkeypatch.setattr(derivatives, "_compiled", None)   # the op, through the dispatcher
+    through_op = _grads(op)
+    for other in (observed, traced, through_op):
+        np.testing.assert_array_equal(direct.view(np.uint32), other.view(np.uint32))
+    assert engine.nothing_observes()
