@@ -777,8 +777,42 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         fp_errors_restore(token)
 
 
+def _nll_loss_backward_common(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """``nll_loss_backward`` for cross-entropy's training case, else None: a 2-d float32/float64
+    input, no weight, "mean" or "sum", a 0-d gradient and total weight of the input's dtype, and
+    targets that are all classes with none ignored (told from their range, as the forward does).
+    The values of the general code below (the same scalar scattered into zeros), with less numpy
+    bookkeeping: one flat scatter instead of a two-index one."""
+    si, ti, gi, wi = self._impl, target._impl, grad_output._impl, total_weight._impl
+    d = si.dtype
+    if (weight is not None or reduction == NONE or (d is not dt.float32 and d is not dt.float64)
+            or len(si.sizes) != 2 or len(ti.sizes) != 1 or gi.sizes or gi.dtype is not d
+            or wi.sizes or wi.dtype is not d):
+        return None
+    n, n_classes = si.sizes
+    t = ti.numpy_view()
+    if not n or len(t) != n:
+        return None
+    lo, hi = _min(t, axis=None), _max(t, axis=None)
+    if lo < 0 or hi >= n_classes or lo <= ignore_index <= hi:
+        return None
+    scale = -gi.numpy_view()
+    if reduction == MEAN:
+        token = fp_errors_off()
+        try:
+            scale = scale / wi.numpy_view()
+        finally:
+            fp_errors_restore(token)
+    g = np.zeros(n * n_classes, dtype=d.numpy_dtype)
+    g[np.arange(0, n * n_classes, n_classes) + t] = scale
+    return wrap(g.reshape(n, n_classes), d)
+
+
 @aten.nll_loss_backward.default.impl("cpu")
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    fast = _nll_loss_backward_common(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    if fast is not None:
+        return fast
     d = self.dtype
     x = _arr(self)
     t = as_array(target).reshape(-1)
@@ -797,6 +831,10 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
                 scale = scale / _arr(total_weight, d)
             finally:
                 fp_errors_restore(token)
+    if valid is not None:
+        # PyTorch never writes an ignored row: +0.0 there, even where the scale is 0/0 (every
+        # target ignored with "mean") or -0.0
+        scale = np.where(valid, scale, np.zeros((), scale.dtype))
     g = np.zeros_like(x2)
     g[np.arange(len(t)), safe_t] = scale
     return wrap(g.reshape(tuple(self.shape)), d)
