@@ -84,11 +84,11 @@ def save_load_dtypes(t):
 
 @case
 def save_load_file(t):
-    d = tempfile.mkdtemp()
-    p = os.path.join(d, "x.pt")
-    t.save({"a": t.ones(2)}, p)
-    print(t.load(p, weights_only=True))
-    print(t.load(p, map_location="cpu"))
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "x.pt")
+        t.save({"a": t.ones(2)}, p)
+        print(t.load(p, weights_only=True))
+        print(t.load(p, map_location="cpu"))
 
 
 @case
@@ -128,10 +128,10 @@ def save_meta(t):
 
 @case
 def load_mmap(t):
-    d = tempfile.mkdtemp()
-    p = os.path.join(d, "x.pt")
-    t.save({"a": t.arange(3.0)}, p)
-    print(t.load(p, mmap=True))
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "x.pt")
+        t.save({"a": t.arange(3.0)}, p)
+        print(t.load(p, mmap=True))
 
 
 @case
