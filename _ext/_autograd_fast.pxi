@@ -130,6 +130,9 @@ cdef object _py_check_inplace = None     # recording._check_inplace
 cdef object _py_rebase_history = None    # recording._rebase_history (in-place ops)
 cdef object _clone = None                # aten.clone.default (in-place ops keep a copy of self)
 cdef object _py_record_other = None      # recording._record_other (ops that are not simple)
+cdef object _py_reference_layer = None   # recording.reference_autograd_layer
+cdef object _py_record_simple = None     # recording._record_simple
+cdef object _py_record_computed = None   # recording._record_computed
 cdef dict _differentiable_dtypes = {}    # dtype -> is_floating_point or is_complex
 # the ops of _fastpath.pxi's methods, as the full path calls them
 cdef object _op_add = None
@@ -145,7 +148,7 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     global _recording_layer, _ag_dispatch_globals, _ag_grad_mode_globals, _saved_hooks_stack
     global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _current_grad_fn
     global _py_grad_accumulator, _py_saved_value, _py_metadata, _py_check_inplace, _py_record_other
-    global _py_rebase_history, _clone
+    global _py_rebase_history, _clone, _py_reference_layer, _py_record_simple, _py_record_computed
     global _op_add, _op_sub, _op_mul, _op_relu, _op_sum
     _op_add, _op_sub, _op_mul = aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor
     _op_relu, _op_sum = aten.relu.default, aten.sum.default
@@ -158,6 +161,8 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     _py_saved_value, _py_metadata = recording._saved_value, recording._metadata
     _py_check_inplace, _py_record_other = recording._check_inplace, recording._record_other
     _py_rebase_history, _clone = recording._rebase_history, aten.clone.default
+    _py_reference_layer = recording.reference_autograd_layer
+    _py_record_simple, _py_record_computed = recording._record_simple, recording._record_computed
     _recording_layer = autograd_layer
 
 
@@ -185,7 +190,7 @@ cdef _Recipe _recipe_for(object op):
     if d is None or d is _NONDIFFERENTIABLE:
         return None
     cdef _Recipe r = _recipe_of(d)
-    return r if r.simple else None
+    return r if r.simple and r.compiled else None
 
 
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------
@@ -324,6 +329,7 @@ cdef class _Recipe:
     cdef Py_ssize_t n_inputs
     cdef object node_cls
     cdef bint multi_output
+    cdef bint compiled         # d.node_cls has OpNode's C layout (a student's own class may not)
     cdef bint simple           # d.simple: recorded by _record
     cdef bint inplace          # d.op.is_inplace: recorded by _record_general, which rebases history
     cdef tuple slots           # d.input_slots: (name, position, is a Tensor[]) per differentiable input
@@ -348,6 +354,7 @@ cdef _Recipe _recipe_of(object d):
     r.positions = tuple(d.input_positions)
     r.n_inputs = len(r.positions)
     r.node_cls = d.node_cls
+    r.compiled = isinstance(r.node_cls, type) and issubclass(r.node_cls, OpNodeBase)
     r.multi_output = d.multi_output
     r.simple = d.simple
     r.slots = tuple(d.input_slots)
@@ -646,6 +653,8 @@ def autograd_layer(op, args, kwargs):
     cdef _Recipe r
     if d is not None and d is not _NONDIFFERENTIABLE:
         r = _recipe_of(d)
+        if not r.compiled:
+            return _py_reference_layer(op, args, kwargs)   # the readable layer makes its nodes
         if r.simple:
             return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
         return _record_general(op, r, args if type(args) is tuple else tuple(args), kwargs)
@@ -654,14 +663,20 @@ def autograd_layer(op, args, kwargs):
 
 def record_simple(op, d, args, kwargs):
     """``recording._record_simple(op, d, args, kwargs)``, in C (the same four steps)."""
-    return _record(op, _recipe_of(d), args if type(args) is tuple else tuple(args), kwargs, None, True)
+    cdef _Recipe r = _recipe_of(d)
+    if not r.compiled:
+        return _py_record_simple(op, d, args, kwargs)
+    return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
 
 
 cdef object record_computed(object op, tuple args, object out):
     """Record ``op(*args)`` -> ``out`` (see the top of this file); returns ``out``, or
     NotImplemented when no differentiable input requires grad (the caller then returns ``out``
     as it is). Only after ``recorder_ready()``."""
-    return _record(op, _recipe_of(op.derivative), args, None, out, False)
+    cdef _Recipe r = _recipe_of(op.derivative)
+    if not r.compiled:
+        return _py_record_computed(op, args, out)   # the readable recorder makes the node
+    return _record(op, r, args, None, out, False)
 
 
 def _record_computed(op, args, out):

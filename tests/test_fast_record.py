@@ -514,3 +514,34 @@ def test_a_handle_without_payload_raises_as_in_the_readable_layer():
     with reference_path():
         full = errors()
     assert fast == full and len(fast) == 6
+
+
+def test_a_derivative_whose_node_class_is_not_an_op_node_is_recorded_by_the_readable_layer():
+    # a student's own node class without OpNode's C layout: the compiled recorder must not fill
+    # it, the readable one makes it (and the compiled methods step aside)
+    from minitorch_nn.autograd.graph import Node
+    from minitorch_nn.autograd.recording import Derivative, OpNode
+
+    class StudentNode(Node):
+        __slots__ = ("_derivative", "_saved", "_needs", "_output_meta")
+
+        def __init__(self, derivative, next_functions=(), input_metadata=(), needs=None):
+            super().__init__()
+            self.next_functions, self._input_metadata = next_functions, input_metadata
+            self._derivative, self._saved, self._needs, self._output_meta = derivative, {}, needs or {}, ()
+
+        _value, apply, _apply, release_variables = OpNode._value, OpNode.apply, OpNode._apply, OpNode.release_variables
+
+    x = mt.tensor([0.5, -1.0], requires_grad=True)
+    for op, fn in ((aten.exp.default, lambda: x.exp()), (aten.mul.Tensor, lambda: x * x)):
+        saved = op.derivative
+        d = Derivative(op, "StudentBackward", {name: f for name, f, _, _ in saved.formulas})
+        d.node_cls = StudentNode
+        op.derivative = d
+        try:
+            out = fn()
+            assert type(out.grad_fn) is StudentNode and out.grad_fn._saved
+            out.sum().backward()
+        finally:
+            op.derivative = saved
+    assert x.grad is not None
