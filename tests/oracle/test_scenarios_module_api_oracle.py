@@ -474,6 +474,78 @@ def forward_hook_replaces_output(t):
     print(m(t.ones(1, 2)) - m.bias)
 
 
+@case
+def transformer_layer(t):
+    t.manual_seed(0)
+    m = t.nn.TransformerEncoderLayer(d_model=4, nhead=2, dim_feedforward=8, dropout=0.0, batch_first=True)
+    print(m)
+    print(list(m.state_dict())[:6])
+    x = t.randn(1, 3, 4)
+    print(m(x).shape)
+    e = t.nn.TransformerEncoder(m, num_layers=2, enable_nested_tensor=False)
+    print(e)
+
+
+@case
+def mha(t):
+    t.manual_seed(0)
+    a = t.nn.MultiheadAttention(4, 2, batch_first=True) if hasattr(t.nn, "MultiheadAttention") else None
+    print(a)
+    print([n for n, _ in a.named_parameters()])
+    q = t.randn(1, 3, 4)
+    out, w = a(q, q, q)
+    print(out.shape, w.shape, w.sum(-1))
+
+
+@case
+def conv_transpose_outputs(t):
+    t.manual_seed(0)
+    m = t.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1)
+    print(m(t.randn(1, 2, 4, 4)).shape, m)
+
+
+@case
+def embedding_padding(t):
+    t.manual_seed(0)
+    e = t.nn.Embedding(5, 3, padding_idx=1)
+    print(e.weight[1])
+    out = e(t.tensor([[1, 2]]))
+    out.sum().backward()
+    print(e.weight.grad)
+    e2 = t.nn.Embedding.from_pretrained(t.arange(6.0).reshape(3, 2))
+    print(e2, e2.weight.requires_grad, e2(t.tensor([2])))
+
+
+@case
+def batchnorm_running(t):
+    t.manual_seed(0)
+    bn = t.nn.BatchNorm1d(2)
+    x = t.randn(4, 2)
+    bn(x)
+    print(bn.running_mean, bn.running_var, bn.num_batches_tracked)
+    bn.eval()
+    print(bn(x).sum())
+    bn2 = t.nn.BatchNorm1d(2, momentum=None)
+    bn2(x)
+    bn2(x * 2)
+    print(bn2.running_mean, bn2.num_batches_tracked)
+    bn3 = t.nn.BatchNorm1d(2, track_running_stats=False)
+    print(bn3, bn3.running_mean, list(bn3.state_dict()))
+
+
+@case
+def dropout_train_eval(t):
+    t.manual_seed(1)
+    d = t.nn.Dropout(0.5)
+    x = t.ones(6)
+    print(d(x))
+    d.eval()
+    print(d(x))
+    print(t.nn.functional.dropout(x, 0.5, training=False))
+    t.manual_seed(1)
+    print(t.nn.Dropout2d(0.5)(t.ones(1, 4, 1, 1)).flatten())
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_module_api_matches_torch(name):
     assert_same_transcript(CASES[name])
