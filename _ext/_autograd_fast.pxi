@@ -249,6 +249,8 @@ cdef object _saved_tensor(object tensor, bint is_output):
     if _saved_hooks_stack or not isinstance(tensor, TensorBase):
         return _SavedTensor(tensor, is_output)   # the pack hook runs (or the same error is raised)
     cdef TensorImpl impl = (<TensorBase>tensor)._impl
+    if impl.version.inference:
+        return _SavedTensor(tensor, is_output)   # raises PyTorch's "cannot be saved" error
     cdef SavedTensorBase s = <SavedTensorBase>_new(_SavedTensor)
     s.version = impl.version.value
     s.is_output = is_output
@@ -345,19 +347,26 @@ cdef tuple _FIELDS = ("sizes", "strides", "offset", "dtype", "device")
 cdef Py_ssize_t _MAX_MASKED_INPUTS = 8   # ops with more differentiable inputs than this are rare: no list of 2**k
 
 
+cdef tuple _tuples(object rows):
+    # rows as a tuple of tuples: the loops below index them without checking their type
+    return tuple([tuple(row) for row in rows])
+
+
 cdef _Recipe _recipe_of(object d):
+    """``d``'s recipe, made at its first recorded op. (So a Derivative is read once: replace
+    ``op.derivative``, as ``derivatives.py`` does, rather than change a Derivative in use.)"""
     cdef PyObject* found = PyDict_GetItem(_recipes, d)
     if found != NULL:
         return <_Recipe>found
     cdef _Recipe r = _Recipe.__new__(_Recipe)
     r.d = d
-    r.positions = tuple(d.input_positions)
+    r.positions = _tuples(d.input_positions)
     r.n_inputs = len(r.positions)
     r.node_cls = d.node_cls
     r.compiled = isinstance(r.node_cls, type) and issubclass(r.node_cls, OpNodeBase)
     r.multi_output = d.multi_output
     r.simple = d.simple
-    r.slots = tuple(d.input_slots)
+    r.slots = _tuples(d.input_slots)
     r.inplace = d.op.is_inplace
     r.tensor_args = d.tensor_args
     r.plans = [None] * (1 << r.n_inputs) if r.n_inputs <= _MAX_MASKED_INPUTS else None
@@ -374,7 +383,8 @@ cdef _CompiledPlan _plan_of(_Recipe r, list needed, Py_ssize_t mask):
             return cp
     plan = r.d.plan(tuple(needed))
     cp = _CompiledPlan.__new__(_CompiledPlan)
-    cp.plan, cp.args, cp.metadata, cp.results, cp.needs = plan, plan.args, plan.metadata, plan.results, plan.needs
+    cp.plan, cp.args, cp.metadata, cp.results = plan, _tuples(plan.args), _tuples(plan.metadata), _tuples(plan.results)
+    cp.needs = plan.needs
     cp.metadata_fields = tuple([_FIELDS.index(entry[3]) if entry[3] in _FIELDS else -1 for entry in cp.metadata])
     if r.plans is not None:
         r.plans[mask] = cp
