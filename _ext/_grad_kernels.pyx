@@ -44,18 +44,18 @@ def setup(tensor_cls, float32, float64, cpu, wrap_array, dict row_major):
 
 
 cdef object _operands(object a, object b):
-    """``(impl_a, impl_b, step_a)`` when both are cpu tensors of one shape and of dtype float32
-    or float64, with at least one element, ``b`` row-major and ``a`` row-major (``step_a`` 1) or
-    one value expanded to that shape (``step_a`` 0: the gradient ``sum()``'s backward sends);
-    else None. (The numpy kernels give a row-major result for both.)"""
+    """``(impl_a, impl_b, step_a)`` when both are exact ``Tensor`` objects on the cpu, of one
+    shape and of dtype float32 or float64, with at least one element, ``b`` row-major and ``a``
+    row-major (``step_a`` 1) or one value expanded to that shape (``step_a`` 0: the gradient
+    ``sum()``'s backward sends); else None. (The numpy kernels give a row-major result for both.)"""
     cdef object ia, ib, sizes, strides, s
     if _row_major is None:
         return None   # setup() has not run yet
-    try:
-        ia = a._impl
-        ib = b._impl
-    except AttributeError:
-        return None   # a Python number
+    # exact Tensors only: no __torch_dispatch__ class acts on them (engine.nothing_observes)
+    if type(a) is not _Tensor or type(b) is not _Tensor:
+        return None
+    ia = a._impl
+    ib = b._impl
     if ia.dtype is not ib.dtype or (ia.dtype is not _f32 and ia.dtype is not _f64):
         return None
     if ia.device is not _cpu or ib.device is not _cpu:

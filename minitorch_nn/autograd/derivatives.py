@@ -354,12 +354,12 @@ derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * self.sinh())
 # tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),
 # which is also what a TorchDispatchMode sees; those kernels have derivatives of their own.
 # Without create_graph and with nothing watching the ops (engine.nothing_observes), the compiled
-# cpu kernels are called directly for their common case: the same values as the op's kernel, without
-# the dispatcher's layers (a few us per node on small tensors).
+# cpu kernels are called directly for their common case (exact Tensors, which they check): the same
+# values as the op's kernel, without the dispatcher's layers (a few us per node on small tensors).
 
 
 def _tanh_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes():
+    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
         out = _compiled.tanh_backward(grad, result)
         if out is not None:
             return out
@@ -367,7 +367,7 @@ def _tanh_grad(grad, result):
 
 
 def _sigmoid_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes():
+    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
         out = _compiled.sigmoid_backward(grad, result)
         if out is not None:
             return out
@@ -375,7 +375,7 @@ def _sigmoid_grad(grad, result):
 
 
 def _relu_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes():
+    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
         out = _compiled.threshold_backward(grad, result, 0)
         if out is not None:
             return out

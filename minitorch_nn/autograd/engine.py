@@ -43,6 +43,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 from minitorch_nn import _dispatch, _ops
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
@@ -108,15 +109,18 @@ def _make_grads(outputs, grads, is_grads_batched=False):
     return new
 
 
-def nothing_observes():
+def nothing_observes(exact_tensors=False):
     """True when nothing could see an aten op run by the engine or a formula: no
     ``TorchFunctionMode``, no ``TorchDispatchMode`` or ``__torch_dispatch__`` class, no
     ``dispatch_trace``, no forward-AD level. Then the backend kernel may be called directly,
     skipping the dispatcher's layers (the autograd layer has nothing to do for an op whose result
-    needs no history). Ours: PyTorch's engine calls its kernels in C++, where this costs nothing."""
+    needs no history). Ours: PyTorch's engine calls its kernels in C++, where this costs nothing.
+
+    ``exact_tensors=True``: the caller runs the kernel only on exact ``Tensor`` operands, which
+    no ``__torch_dispatch__`` class acts on, so only a dispatch *mode* counts."""
     return (
         _ops._dispatch_fn is _plain_dispatch
-        and _dispatch.python_layer is None
+        and (_dispatch.python_layer is None or (exact_tensors and not _python_dispatch._modes))
         and _dispatch.forward_ad_layer is None
         and not _tf_state.modes
     )
@@ -562,23 +566,27 @@ def _run_all(root_edges, root_grads, retain_graph, create_graph):
                     continue
                 is_leaf = type(node) is AccumulateGrad
                 if len(buf) == 1 and 0 in buf and (is_leaf or not getattr(node, "_output_meta", None)):
-                    grad_outputs = [buf[0]]
+                    grad_outputs = (buf[0],)
                 else:
                     n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
-                    grad_outputs = [buf.get(k) for k in range(n_out)]
+                    grad_outputs = tuple([buf.get(k) for k in range(n_out)])
                 del buf
+                # (a tuple from here on; the hooks below work on a list, made only when they exist)
                 if node._tensor_pre_hooks or node._retains_grad:
+                    grad_outputs = list(grad_outputs)
                     _call_tensor_hooks(node, grad_outputs)
+                    grad_outputs = tuple(grad_outputs)
                 elif is_leaf and node._impl is not None:
                     meta = node._impl.autograd_meta
                     if meta and meta.get("hooks"):   # a leaf's register_hook
+                        grad_outputs = list(grad_outputs)
                         _call_tensor_hooks(node, grad_outputs)
+                        grad_outputs = tuple(grad_outputs)
                 if node._pre_hooks:
                     for hook in list(node._pre_hooks.values()):
-                        new = hook(tuple(grad_outputs))
+                        new = hook(grad_outputs)
                         if new is not None:
-                            grad_outputs = list(new)
-                grad_outputs = tuple(grad_outputs)
+                            grad_outputs = tuple(new)
                 grad_inputs = node.apply(grad_outputs)
                 if node._post_hooks:
                     for hook in list(node._post_hooks.values()):
