@@ -10,6 +10,10 @@ kernels. Rows:
   identity, so the time per node is the engine's own bookkeeping;
 * ``mlp``: ``bench_mlp.py``'s model (784-256-10, batch 128, cross-entropy), backward only.
 
+A second table (skip it with ``--no-kernels``) times the backward kernels these graphs call,
+each as an aten op called from Python in both libraries (``aten.tanh_backward.default(g, y)``
+against ``torch.ops.aten.tanh_backward.default(g, y)``), so both sides pay a Python-level op call.
+
 ``ours`` is the engine's fast loop (``engine._run_all``), ``ref`` the reference loop it is checked
 against (``engine.use_fast_loop = False``). Times are CPU time of this process
 (``time.process_time``), the best of several repeats; torch runs on one thread.
@@ -97,9 +101,53 @@ def _backward_us(make, L, number, repeat=7):
     return best * 1e6
 
 
+def _kernel_cases(L):
+    """name -> (op call) for the backward kernels, on the shapes the graphs above use."""
+    rng = np.random.default_rng(0)
+    aten = L.ops.aten
+    g, y = (L.tensor(rng.standard_normal((4, 4)).astype(np.float32)) for _ in range(2))
+    y = y.tanh()
+    G, H = (L.tensor(rng.standard_normal((128, 256)).astype(np.float32)) for _ in range(2))
+    logp = L.tensor(rng.standard_normal((128, 10)).astype(np.float32)).log_softmax(1)
+    target = L.tensor(rng.integers(0, 10, 128))
+    one, total = L.tensor(1.0), L.tensor(128.0)
+    return {
+        "tanh_backward 4x4": lambda: aten.tanh_backward.default(g, y),
+        "sigmoid_backward 4x4": lambda: aten.sigmoid_backward.default(g, y),
+        "threshold_backward 4x4": lambda: aten.threshold_backward.default(g, y, 0),
+        "threshold_backward 128x256": lambda: aten.threshold_backward.default(G, H, 0),
+        "nll_loss_backward 128x10": lambda: aten.nll_loss_backward.default(one, logp, target, None, 1, -100, total),
+        "ones_like 0-d": lambda: aten.ones_like.default(one, pin_memory=False),
+    }
+
+
+def _kernels():
+    ours = _kernel_cases(mt)
+    theirs = _kernel_cases(torch) if torch is not None else {}
+    print("\nbackward kernels as aten ops, microseconds per call (best of 7)")
+    print(f"{'kernel':<28}{'ours':>10}{'torch':>10}{'ours/torch':>12}")
+    for name, fn in ours.items():
+        number = 200 if "128" in name else 2000
+        a = _call_us(fn, number)
+        b = _call_us(theirs[name], number) if theirs else float("nan")
+        print(f"{name:<28}{a:>10.2f}{b:>10.2f}{a / b:>12.2f}")
+
+
+def _call_us(fn, number, repeat=7):
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        for _ in range(number):
+            fn()
+        best = min(best, time.process_time() - t0)
+    return best / number * 1e6
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", choices=sorted(CASES), help="rows to run (default: all)")
+    parser.add_argument("--no-kernels", action="store_true", help="skip the table of backward kernels")
     args = parser.parse_args(argv)
     if torch is not None:
         torch.set_num_threads(1)
@@ -115,6 +163,8 @@ def main(argv=None):
             engine.use_fast_loop = True
         theirs = _backward_us(make, torch, number) if torch is not None else float("nan")
         print(f"{name:<8}{ours:>10.1f}{ref:>10.1f}{theirs:>10.1f}{ours / theirs:>12.2f}")
+    if not args.no_kernels:
+        _kernels()
 
 
 if __name__ == "__main__":
