@@ -70,6 +70,15 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+cdef bint _inference_mode_on = False   # mirrors grad_mode._inference; read by VersionCounter()
+
+
+def _set_inference_mode(bint on):
+    """Called by ``autograd.grad_mode.inference_mode`` on entry and exit."""
+    global _inference_mode_on
+    _inference_mode_on = on
+
+
 cdef class VersionCounter:
     """Counts in-place writes to a storage; shared by a tensor and every view of it.
 
@@ -78,6 +87,14 @@ cdef class VersionCounter:
     """
 
     cdef public Py_ssize_t value
+    # True for the counter of a tensor made under ``inference_mode`` (an "inference tensor"). It
+    # lives here because views share the counter, and PyTorch's rule is that views of inference
+    # tensors are inference tensors while views of normal tensors stay normal, even when made
+    # under inference_mode. Set once, when the counter is created.
+    cdef public bint inference
+
+    def __cinit__(self):
+        self.inference = _inference_mode_on
 
     def __init__(self, Py_ssize_t value=0):
         self.value = value
@@ -314,7 +331,10 @@ cdef class TensorBase:
     @property
     def _version(self):
         """How many in-place writes the storage has seen (shared with views)."""
-        return self._impl.version.value
+        cdef VersionCounter v = self._impl.version
+        if v.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return v.value
 
     def _bump_version(self):
         self._impl.version.value += 1

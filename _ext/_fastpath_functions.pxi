@@ -155,7 +155,7 @@ def function_permute(input, dims, *args, **kwargs):
 
 
 def function_reshape(input, *shape):
-    r = _view(input, shape)
+    r = _contiguous_view(input, shape)
     return _full("reshape", (input,), shape, {}) if r is None else r
 
 

@@ -310,9 +310,20 @@ def tensor_view(self, *shape):
 
 def tensor_reshape(self, *shape):
     """``self.reshape(*shape)``: when the new shape is a view of ``self``, the full path's
-    ``aten.view.default(self, shape)``; otherwise (a copy) the full path."""
-    r = _view(self, shape)
+    ``aten.view.default(self, shape)``; otherwise (a copy, or ``_reshape_alias`` for a
+    non-contiguous ``self``) the full path."""
+    r = _contiguous_view(self, shape)
     return _slow_reshape(self, *shape) if r is None else r
+
+
+cdef object _contiguous_view(object self, tuple shape):
+    """``_view`` for ``reshape``, which is ``view`` only when ``self`` is contiguous; or None."""
+    if not isinstance(self, TensorBase):
+        return None
+    cdef TensorImpl a = (<TensorBase>self)._impl
+    if a is None or not _is_contiguous(a.sizes, a.strides):
+        return None
+    return _view(self, shape)
 
 
 # the views join the Tensor methods of _fastpath_ops.pxi

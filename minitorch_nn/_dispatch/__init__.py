@@ -117,8 +117,30 @@ def _tensors(args):
                     yield b
 
 
+_INFERENCE_INPLACE_MESSAGE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+def _check_inference_inplace(args):
+    """PyTorch refuses to write into an inference tensor (one made under ``inference_mode``)
+    once inference mode is off, with or without grad mode."""
+    if args and isinstance(args[0], TensorBase) and args[0]._impl.version.inference:
+        from minitorch_nn.autograd import grad_mode   # (imported late: autograd imports this module)
+
+        if not grad_mode._inference:
+            if grad_mode._enabled and args[0]._impl.requires_grad:
+                from minitorch_nn.autograd.inplace import _check_inplace
+
+                _check_inplace(args[0])   # PyTorch's autograd layer refuses a leaf first
+            raise RuntimeError(_INFERENCE_INPLACE_MESSAGE)
+
+
 def dispatch(op, args, kwargs):
     """Run ``op`` through autograd, python dispatch and the backend, in that order."""
+    if op.is_inplace:
+        _check_inference_inplace(args)
     if forward_ad_layer is not None:
         # a dual level is active: the layer runs this chain itself, then adds the tangents
         out = forward_ad_layer(op, args, kwargs)

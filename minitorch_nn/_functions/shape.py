@@ -10,7 +10,8 @@ otherwise; ``flatten``/``unflatten`` are views; ``narrow`` is ``slice``; ``chunk
 from __future__ import annotations
 
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import TensorBase
+from minitorch_nn._C import TensorBase, is_contiguous_strides
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._device import canonical
 from minitorch_nn._functions._out import writes_out
 from minitorch_nn._ops import aten
@@ -27,10 +28,15 @@ def reshape(input, *shape):
     impl = input._impl
     new = infer_size(shape, input.numel())
     # a row-major tensor can always be viewed as another shape; other layouts have to be asked
-    if impl.strides == contiguous_strides(impl.sizes) or compute_view_strides(
-        list(impl.sizes), list(impl.strides), list(new)
-    ) is not None:
+    if is_contiguous_strides(impl.sizes, impl.strides):
         return aten.view.default(input, list(shape))
+    strides = compute_view_strides(list(impl.sizes), list(impl.strides), list(new))
+    if strides is not None:
+        # PyTorch names the view of a non-contiguous tensor ``_reshape_alias`` (ReshapeAliasBackward0),
+        # except when a dispatch mode or a __torch_dispatch__ subclass would see it: then ``view``
+        if _python_dispatch._modes or type(input) in _python_dispatch._classes:
+            return aten.view.default(input, list(shape))
+        return aten._reshape_alias.default(input, list(new), list(strides))
     return aten._unsafe_view.default(aten.clone.default(input, memory_format=dt.contiguous_format), list(shape))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from minitorch_nn._tensor import Tensor
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd.graph import RemovableHandle, _add_hook, _HookDict, current_grad_fn
+from minitorch_nn.autograd import grad_mode as _gm
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -121,6 +122,8 @@ def requires_grad_(self, requires_grad=True):
         return self
     if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    if requires_grad and impl.version.inference and not _gm._inference:
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
     impl.requires_grad = bool(requires_grad)
     return self
 
@@ -138,7 +141,8 @@ def _grad_fn(self):
 
 
 def is_inference(self):
-    return False
+    """True for a tensor allocated under ``inference_mode``, or a view of one (see grad_mode.py)."""
+    return self._impl.version.inference
 
 
 _old_grad = Tensor.grad

@@ -7,16 +7,22 @@ Mirrors ``torch/autograd/grad_mode.py``: ``no_grad``, ``enable_grad``, ``set_gra
 The state is one module-level flag, ``_enabled``. The autograd layer of the dispatch chain reads
 it on every op (``recording.py``), so it is a plain global rather than anything fancier.
 
-Where we differ from PyTorch: ``inference_mode`` is ``no_grad`` plus the ``is_inference_mode_enabled``
-flag; tensors made under it are ordinary tensors (PyTorch marks them "inference tensors" and
-refuses to use them in autograd later). There is one grad-mode flag for the whole process, not
-one per thread.
+``inference_mode`` is ``no_grad`` plus the ``is_inference_mode_enabled`` flag, which the tensor
+core also keeps (``_C._set_inference_mode``): every version counter created while it is on is
+marked, so tensors allocated under it, and all views of them, are "inference tensors"
+(``Tensor.is_inference()``). Outside inference mode they may not be written in place
+(``_dispatch.dispatch``), saved for backward (``SavedTensor``) or made to require grad.
+
+Where we differ from PyTorch: there is one grad-mode flag for the whole process, not one per
+thread.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+
+from minitorch_nn import _C
 
 _enabled = True          # read by autograd/recording.py on every op
 _inference = False
@@ -166,14 +172,16 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self) -> None:
         global _inference
         self.prev, self.prev_inference = _enabled, _inference
-        if self.mode:
-            _set_enabled(False)
-            _inference = True
+        # like PyTorch's InferenceMode guard: inference_mode(False) turns grad mode back on
+        _set_enabled(not self.mode)
+        _inference = bool(self.mode)
+        _C._set_inference_mode(_inference)
 
     def __exit__(self, *exc) -> None:
         global _inference
         _set_enabled(self.prev)
         _inference = self.prev_inference
+        _C._set_inference_mode(self.prev_inference)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -288,6 +288,13 @@ class save_on_cpu(saved_tensors_hooks):
         super().__init__(pack, unpack)
 
 
+_INFERENCE_SAVE_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+
+
 class SavedTensor(SavedTensorBase):
     """A tensor kept for backward, with the version it had when saved (``SavedVariable``).
 
@@ -303,6 +310,8 @@ class SavedTensor(SavedTensorBase):
 
     def __init__(self, tensor, is_output=False):
         impl = tensor._impl
+        if impl.version.inference:
+            raise RuntimeError(_INFERENCE_SAVE_MESSAGE)
         self.version = impl.version.value
         self.is_output = is_output
         self.output_nr = impl.output_nr

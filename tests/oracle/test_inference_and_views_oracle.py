@@ -1,0 +1,178 @@
+"""Inference tensors, in-place writes into multi-output views, and reshape's view op, against PyTorch.
+
+Each case runs the same program on ``torch`` and on ``minitorch_nn`` and compares what comes out:
+values, ``grad_fn`` names, ``is_inference()``, and the type and full text of any error.
+"""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitorch_nn as mt
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode as OurMode
+from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+
+def _outcome(fn):
+    """What ``fn()`` gives: ('ok', value) or ('error', type name, message)."""
+    try:
+        return ("ok", fn())
+    except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+        return ("error", type(e).__name__, str(e))
+
+
+def _same(program):
+    """Run ``program(lib)`` for both libraries; every step's outcome must match."""
+    ours, theirs = program(mt), program(torch)
+    assert len(ours) == len(theirs)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        assert a == b, f"step {i}: ours {a!r}, torch {b!r}"
+
+
+def _name(t):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+# -- inference tensors --------------------------------------------------------------------------
+
+
+def _inference_program(lib):
+    normal = lib.ones(3)
+    x = lib.ones(3, requires_grad=True)
+    steps = []
+    with lib.inference_mode():
+        y = lib.ones(3)
+        w = lib.arange(3.0)   # read only: PyTorch writes before refusing (see test_refused_write...)
+        made = [y, y * 2, normal.view(3), x * 2, y[1:], lib.zeros_like(normal), lib.exp(y)]
+        steps.append([t.is_inference() for t in made])
+        steps.append((x * 2).requires_grad)
+        steps.append(_outcome(lambda: normal.add_(1).tolist()))     # a normal tensor stays normal
+        steps.append(normal.is_inference())
+        steps.append(_outcome(lambda: y.add_(1).tolist()))          # allowed inside
+        steps.append(lib.is_inference_mode_enabled())
+        with lib.inference_mode(False):
+            steps.append((lib.is_inference_mode_enabled(), lib.is_grad_enabled(), lib.ones(1).is_inference()))
+    steps.append(lib.is_inference_mode_enabled())
+    # views of an inference tensor are inference tensors; out-of-place results are not
+    steps.append([y.is_inference(), y[1:].is_inference(), y.detach().is_inference(),
+                  y.view(3, 1).is_inference(), y.clone().is_inference(), (y + 1).is_inference()])
+    steps.append(_outcome(lambda: y._version))
+    steps.append(_outcome(lambda: y.add_(1)))
+    steps.append(_outcome(lambda: y[0].fill_(1)))
+    steps.append(_outcome(lambda: y.view(3).mul_(2)))
+    steps.append(_outcome(lambda: y.requires_grad_()))
+    steps.append(_outcome(lambda: setattr(y, "requires_grad", True)))
+    steps.append(_outcome(lambda: y.requires_grad_(False).requires_grad))
+    with lib.no_grad():
+        steps.append(_outcome(lambda: y.mul_(2)))                   # refused with grad mode off too
+        steps.append(_outcome(lambda: (x * w).tolist()))            # nothing recorded: allowed
+    # autograd may not save an inference tensor; ops that save nothing are fine
+    steps.append(_outcome(lambda: _name(x * w)))
+    steps.append(_outcome(lambda: _name(w * x)))
+    steps.append(_outcome(lambda: (_name(x + w), (x + w).tolist())))
+    steps.append(_outcome(lambda: _name(lib.matmul(x.view(1, 3), w.view(3, 1)))))
+    steps.append(_outcome(lambda: _name(lib.exp(w))))
+    steps.append(_outcome(lambda: w.clone().requires_grad_().is_inference()))
+    steps.append(w.tolist())
+    return steps
+
+
+def test_refused_write_into_inference_tensor_leaves_it_unchanged():
+    # PyTorch raises after its kernel has written (the check sits where the version counter would
+    # be bumped); we refuse before writing, so the tensor keeps its values.
+    with mt.inference_mode():
+        y = mt.ones(3)
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+        y.add_(1)
+    assert y.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_inference_tensors_match_torch():
+    _same(_inference_program)
+
+
+def test_inplace_on_inference_leaf_that_requires_grad_reports_the_leaf_first():
+    def program(lib):
+        with lib.inference_mode():
+            y = lib.ones(2).requires_grad_()
+        return [y.requires_grad, y.is_inference(), _outcome(lambda: y.add_(1)),
+                _outcome(lambda: y.requires_grad_())]
+    _same(program)
+
+
+def test_inference_mode_decorator_marks_results():
+    def program(lib):
+        @lib.inference_mode()
+        def f(t):
+            return t * 3
+        out = f(lib.ones(2, requires_grad=True))
+        return [out.is_inference(), out.requires_grad, out.tolist(), lib.is_grad_enabled()]
+    _same(program)
+
+
+# -- reshape: view or _reshape_alias ------------------------------------------------------------
+
+
+def _reshape_cases(lib, data, requires_grad):
+    base = lib.tensor(data, requires_grad=requires_grad)
+    return {
+        "contiguous": (base, (2, 6)),
+        "transposed": (base.t(), (3, 2, 2)),
+        "transposed_same_shape": (base.t(), (3, 4)),
+        "transposed_infer": (base.t(), (-1, 4)),
+        "sliced_columns": (base[:, :2], (2, 2, 2)),
+        "needs_copy": (base.t(), (12,)),
+        "size_one_odd_stride": (base.view(4, 1, 3).as_strided((4, 1, 3), (3, 7, 1)), (12,)),
+    }
+
+
+@pytest.mark.parametrize("case", ["contiguous", "transposed", "transposed_same_shape", "transposed_infer",
+                                  "sliced_columns", "needs_copy", "size_one_odd_stride"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_reshape_grad_fn_and_aliasing_match_torch(case, requires_grad):
+    data = np.arange(12, dtype=np.float32).reshape(4, 3).tolist()
+    (a, shape), (b, tshape) = _reshape_cases(mt, data, requires_grad)[case], _reshape_cases(torch, data, requires_grad)[case]
+    ours, theirs = a.reshape(*shape), b.reshape(*tshape)
+    assert _name(ours) == _name(theirs)
+    assert (ours._base is not None) == (theirs._base is not None)
+    assert tuple(ours.stride()) == tuple(theirs.stride())
+    assert ours.tolist() == theirs.tolist()
+    assert _name(mt.reshape(a, shape)) == _name(torch.reshape(b, tshape))
+    if requires_grad:
+        ours.sum().backward()
+        theirs.sum().backward()
+        root_a = a if a.grad_fn is None else a._base
+        root_b = b if b.grad_fn is None else b._base
+        assert root_a.grad.tolist() == root_b.grad.tolist()
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 4), cols=st.integers(1, 4), data=st.data())
+def test_reshape_of_transposed_matches_torch(rows, cols, data):
+    target = data.draw(st.sampled_from([(rows * cols,), (cols, rows), (cols, 1, rows), (1, cols * rows)]))
+    values = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols)
+    a = mt.tensor(values.tolist(), dtype=mt.float64, requires_grad=True)
+    b = torch.tensor(values.tolist(), dtype=torch.float64, requires_grad=True)
+    ours, theirs = a.t().reshape(target), b.t().reshape(target)
+    assert _name(ours) == _name(theirs)
+    assert tuple(ours.stride()) == tuple(theirs.stride())
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_reshape_under_a_dispatch_mode_is_a_view_as_in_torch():
+    def run(lib, mode_cls):
+        seen = []
+
+        class Recorder(mode_cls):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        x = lib.ones(4, 3, requires_grad=True)
+        with Recorder():
+            out = x.t().reshape(3, 2, 2)
+        return seen, _name(out)
+
+    assert run(mt, OurMode) == run(torch, TorchMode)
