@@ -36,7 +36,7 @@
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyTypeObject
-from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
+from cpython.weakref cimport PyWeakref_CheckRef, PyWeakref_GetObject, PyWeakref_NewRef
 
 
 # -- the C layout of the graph's objects --------------------------------------------------------
@@ -216,6 +216,8 @@ cdef object _accumulate_grad(TensorImpl impl, tuple meta_of_impl):
     else:
         ref = PyDict_GetItem(<dict>meta, "grad_accumulator")
         if ref != NULL and <object>ref is not None:
+            if not PyWeakref_CheckRef(<object>ref):
+                return _py_grad_accumulator(impl)   # not the weak reference graph.py stores
             node = PyWeakref_GetObject(<object>ref)
             if <object>node is not None:
                 return <object>node
