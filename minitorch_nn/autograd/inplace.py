@@ -6,7 +6,8 @@ tensor.cpp``) and the checks ``VariableType`` kernels make before an in-place op
 ``_ext/_autograd_fast.pxi``) calls these for every in-place op it records:
 
 * ``_check_inplace(t)`` refuses what PyTorch refuses: writing into a leaf that requires grad, into
-  a view of one, or into a view made under ``no_grad`` of a tensor that requires grad;
+  a view of one, into a view made under ``no_grad`` of a tensor that requires grad, or into an
+  output of a function that returns several views (``unbind``, ``split``...) or a view of one;
 * ``_rebase_history(t, node)`` makes the op's node the new ``grad_fn`` of ``t``. When ``t`` is a
   view, its base gets a ``CopySlices`` node (its gradient flows through the op's node for the part
   the view covers) and ``t`` becomes a strided window of the base (``AsStridedBackward0``);
@@ -15,6 +16,8 @@ tensor.cpp``) and the checks ``VariableType`` kernels make before an in-place op
 """
 
 from __future__ import annotations
+
+import re
 
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._ops import aten
@@ -29,10 +32,42 @@ _NO_GRAD_VIEW_MESSAGE = (
 )
 
 
+_MULTI_OUTPUT_VIEW_MESSAGE = (
+    "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
+    "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one."
+)
+_STALE_MULTI_OUTPUT_VIEW_MESSAGE = (
+    "Output {nr} of {name} is a view and its base or another view of its base has been modified inplace. This view "
+    "is the output of a function that returns multiple views. Such functions do not allow the output views to be "
+    "modified inplace. You should replace the inplace operation by an out-of-place one."
+)
+
+
+def _check_multi_output_view(impl, message=_MULTI_OUTPUT_VIEW_MESSAGE):
+    """Refuse writing into an output of ``unbind``/``split``/... (or a view of one), like PyTorch:
+    the op's one node could not be rebased for a single output. Walks the view nodes between
+    ``impl`` and its base (in PyTorch the mark is carried by each view's ``creation_meta``)."""
+    node = impl.grad_fn
+    while node is not None:
+        d = getattr(node, "_derivative", None)
+        if d is None:
+            return
+        if d.multi_output and "Tensor(a -> *)" in d.op._schema.text:   # views of self, several outputs
+            fn = impl.grad_fn
+            name = re.sub(r"Backward\d*$", "", type(fn).__name__)
+            raise RuntimeError(message.format(nr=impl.output_nr, name=name))
+        if not d.op.is_view:
+            return
+        node = node.next_functions[0][0] if node.next_functions else None
+
+
 def _check_inplace(t):
     """PyTorch's refusals before an in-place op is recorded."""
     impl = t._impl
     base = impl.base
+    if base is not None and impl.grad_fn is not None:
+        _check_multi_output_view(impl)
     if base is not None and base.requires_grad and not impl.requires_grad:
         # Views made with grad mode on share their base's requires_grad, so this view was made
         # under no_grad: recording the in-place op now could not update the base's history.
@@ -71,6 +106,8 @@ def _rebase_history(t, node):
 
 def regenerate_view_node(impl):
     """Make ``impl`` (a view) a strided window of its base's *current* history."""
+    # an output of unbind/split/... cannot be given a new history: PyTorch refuses
+    _check_multi_output_view(impl, _STALE_MULTI_OUTPUT_VIEW_MESSAGE)
     base = impl.base
     node = AsStridedBackward0(base.sizes, base.strides, impl.sizes, impl.strides, impl.offset - base.offset)
     node.next_functions = ((base.grad_fn, base.output_nr),)

@@ -176,3 +176,62 @@ def test_reshape_under_a_dispatch_mode_is_a_view_as_in_torch():
         return seen, _name(out)
 
     assert run(mt, OurMode) == run(torch, TorchMode)
+
+
+# -- in-place writes into outputs of functions that return several views ------------------------
+
+_MULTI_VIEW_FUNCTIONS = {
+    "unbind0": lambda t: t.unbind(0),
+    "unbind1": lambda t: t.unbind(1),
+    "split": lambda t: t.split(2),
+    "split_dim1": lambda t: t.split(2, dim=1),
+    "split_with_sizes": lambda t: t.split([1, 3]),
+    "chunk": lambda t: t.chunk(2),
+    "tensor_split": lambda t: t.tensor_split(2),
+}
+
+_FOLLOW_UPS = {
+    "itself": lambda o: o,
+    "view": lambda o: o.view(-1),
+    "slice": lambda o: o[..., 1:],
+    "transpose": lambda o: o.transpose(0, -1),
+    "detach": lambda o: o.detach(),
+}
+
+
+@pytest.mark.parametrize("function", sorted(_MULTI_VIEW_FUNCTIONS))
+@pytest.mark.parametrize("follow_up", sorted(_FOLLOW_UPS))
+def test_inplace_on_multi_output_view_matches_torch(function, follow_up):
+    def program(lib):
+        leaf = lib.tensor(np.arange(12.0).reshape(4, 3).tolist(), requires_grad=True)
+        steps = []
+        for base in (leaf * 1, leaf):   # a base with history, and a leaf base
+            outs = _MULTI_VIEW_FUNCTIONS[function](base)
+            for i, o in enumerate(outs):
+                steps.append((i, _outcome(lambda: _name(_FOLLOW_UPS[follow_up](o).mul_(2)))))
+        return steps
+    _same(program)
+
+
+def test_inplace_on_multi_output_view_is_allowed_under_no_grad_and_without_grad():
+    def program(lib):
+        leaf = lib.ones(2, 3, requires_grad=True)
+        outs = (leaf * 1).unbind(0)
+        with lib.no_grad():
+            outs[0].mul_(5)
+        plain = lib.ones(2, 3).unbind(0)
+        plain[1].add_(1)
+        return [outs[0].tolist(), [p.tolist() for p in plain]]
+    _same(program)
+
+
+def test_multi_output_view_whose_base_changed_in_place_matches_torch():
+    def program(lib):
+        leaf = lib.ones(2, 3, requires_grad=True)
+        base = leaf * 1
+        outs = base.unbind(0)
+        view = outs[1].view(3)
+        base.mul_(2)
+        return [_outcome(lambda: _name(outs[0])), _outcome(lambda: _name(view)),
+                _outcome(lambda: _name(outs[1] * 1)), base.tolist()]
+    _same(program)
