@@ -31,7 +31,8 @@ from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __
 from minitorch_nn.overrides import _BASE_TYPES as _tf_base_types
 from minitorch_nn import backends  # noqa: F401  (registers the kernels)
 from minitorch_nn._functions.factories import (
-    arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like, linspace, ones,
+    arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like, linspace, logspace,
+    ones,
     ones_like, rand, rand_like, randint, randn, randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like,
 )
 from minitorch_nn._functions.pointwise import *  # noqa: F403

@@ -221,6 +221,11 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     return _factory((steps,), dtype)
 
 
+@aten.logspace.default.impl("meta")
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _factory((steps,), dtype)
+
+
 @aten.eye.default.impl("meta")
 def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _factory((n, n), dtype)

@@ -235,3 +235,35 @@ def test_multi_output_view_whose_base_changed_in_place_matches_torch():
         return [_outcome(lambda: _name(outs[0])), _outcome(lambda: _name(view)),
                 _outcome(lambda: _name(outs[1] * 1)), base.tolist()]
     _same(program)
+
+
+# -- logspace -------------------------------------------------------------------------------------
+
+_LOGSPACE_DTYPES = [("float32", None), ("float64", None), ("int64", None), ("int32", None), ("float32", "default")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.floats(-6, 6), end=st.floats(-6, 6), steps=st.integers(0, 40),
+       base=st.sampled_from([10.0, 2.0, 3.7, 0.5, 2.718281828459045]), which=st.sampled_from(_LOGSPACE_DTYPES))
+def test_logspace_matches_torch_bit_for_bit(start, end, steps, base, which):
+    name, default = which
+    kw = {} if default else {"dtype": getattr(torch, name)}
+    mkw = {} if default else {"dtype": getattr(mt, name)}
+    theirs = torch.logspace(start, end, steps, base=base, **kw)
+    ours = mt.logspace(start, end, steps, base=base, **mkw)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_logspace_arguments_and_errors_match_torch():
+    def program(lib):
+        return [
+            _outcome(lambda: lib.logspace(0, 3, 4).tolist()),
+            _outcome(lambda: lib.logspace(1, 2, 1, 2).tolist()),
+            _outcome(lambda: lib.logspace(2, 1, 3, dtype=lib.float64).tolist()),
+            _outcome(lambda: lib.logspace(0, 1, -1)),
+            _outcome(lambda: lib.logspace(0, 1, 3, requires_grad=True).requires_grad),
+            _outcome(lambda: lib.logspace(0, 1, 3, device="meta").shape),
+            _outcome(lambda: lib.logspace(0, 1, 3, out=lib.empty(3)).tolist()),
+        ]
+    _same(program)

@@ -216,6 +216,23 @@ def linspace_values(start, end, steps, dtype):
     return np.where(i < steps // 2, up, down).astype(st).astype(dtype.numpy_dtype)
 
 
+def logspace_values(start, end, steps, base, dtype):
+    """PyTorch's logspace: ``base ** e`` in double for linspace-like exponents ``e`` (counted up
+    from start for the first half, down from end for the second), then cast to ``dtype``."""
+    if steps == 0:
+        return np.empty(0, dtype=dtype.numpy_dtype)
+    if steps == 1:
+        return np.full(1, np.power(np.float64(base), np.float64(start))).astype(dtype.numpy_dtype)
+    s, e = _to_dtype_scalar(start, dtype), _to_dtype_scalar(end, dtype)
+    # end - start is taken in the tensor's dtype, everything after in double (no fused multiply-add)
+    step = np.float64(e - s) / np.float64(steps - 1)
+    i = np.arange(steps)
+    up = np.float64(s) + step * i
+    down = np.float64(e) - step * (steps - 1 - i)
+    with np.errstate(all="ignore"):
+        return np.power(np.float64(base), np.where(i < steps // 2, up, down)).astype(dtype.numpy_dtype)
+
+
 @aten.arange.default.impl("cpu")
 def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
     return arange_start_step(0, end, 1, dtype=dtype)
@@ -240,6 +257,16 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
     if d is dt.bool:
         raise not_implemented("linspace_cpu", d)
     return _from_array(linspace_values(start, end, steps, d), d)
+
+
+@aten.logspace.default.impl("cpu")
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    d = _dtype_or_default(dtype)
+    if d is dt.bool:
+        raise not_implemented("logspace_cpu", d)
+    return _from_array(logspace_values(start, end, steps, base, d), d)
 
 
 @aten.eye.default.impl("cpu")

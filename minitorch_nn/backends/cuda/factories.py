@@ -100,6 +100,8 @@ def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory
 
 
 _host_linspace = host_kernel(aten.linspace.default)
+# logspace is computed on the host and copied over (it is rare, and small)
+aten.logspace.default.impl("cuda")(host_kernel(aten.logspace.default))
 
 
 @aten.linspace.default.impl("cuda")
