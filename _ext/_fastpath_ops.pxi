@@ -588,7 +588,8 @@ cdef object _matmul_folded(object self, object other):
     vector ``other``, as ``linalg.matmul`` folds it (``_should_fold``: a row-major batch folds):
     ``self.reshape(rows, k)`` -- the view ``aten.view.default(self, [rows, k])`` -- then one
     ``aten.mm``/``aten.mv`` (``np.matmul``, warnings off), then
-    ``aten._unsafe_view.default(product, batch + [m])``, a view of the product; with grad the three
+    ``aten._unsafe_view.default(product, batch + [m])``, sharing the product's storage but no view
+    of it (``_base`` None, as ``views._unsafe_view`` leaves it); with grad the three
     are recorded in that order, as the full path records them. None when the full path must run."""
     cdef TensorImpl a = _elementwise_input(self, False)   # (row-major, non-empty float32/float64)
     if a is None or _fp_var is None:
@@ -630,6 +631,7 @@ cdef object _matmul_folded(object self, object other):
     if geometry is None:
         return None
     out = _view_of(p, geometry[0], geometry[1], p.offset)
+    (<TensorBase>out)._impl.base = None   # (_unsafe_view's result is no view for autograd)
     if record:   # (in the full path's order: each node's edges need the one before)
         folded = _recorded(_op_view, (self, fold_size), folded)
         product = _recorded(op, (folded, other), product)

@@ -6,6 +6,8 @@ Mirrors the helpers PyTorch keeps in ``c10/core/WrapDimMinimal.h`` and
 
 from __future__ import annotations
 
+import operator
+
 
 def wrap_dim(dim, ndim: int) -> int:
     """Turn a possibly negative ``dim`` into an index in ``range(ndim)`` (0-d tensors accept 0/-1)."""
@@ -119,22 +121,97 @@ def list_str(size) -> str:
     return "[" + ", ".join(str(s) for s in size) + "]"
 
 
-def normalize_size(args, fn_name=None) -> tuple:
+def normalize_size(args, fn_name=None, arg="size", overloads=None) -> tuple:
     """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` alike.
 
-    ``fn_name`` names the function in PyTorch's argument-parser errors (``zeros(): argument ...``).
+    Mirrors the int-list rules of PyTorch's Python argument parser, with its messages: ``fn_name``
+    and ``arg`` name the function and its parameter (``zeros(): argument 'size' ...``). Sizes are
+    ints or anything with ``__index__`` (a numpy integer, a 0-d integer tensor). The parser first
+    decides which form it was given -- a single int, a sequence whose first item is an int (not a
+    bool), or several arguments of which the first is an int -- and only then converts the other
+    items, where a bool passes as 0/1. ``overloads``, for a function with several signatures
+    (``view`` also takes a dtype), are the signatures PyTorch lists when no form fits.
     """
     prefix = f"{fn_name}(): " if fn_name else ""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
-    elif len(args) == 1 and (isinstance(args[0], bool) or not hasattr(args[0], "__index__")):
-        raise TypeError(f"{prefix}argument 'size' (position 1) must be tuple of ints, not {type(args[0]).__name__}")
+
+    def unrecognised(message):
+        # PyTorch gives the one signature's own message when only one could take these arguments
+        if overloads is None or (len(args) == 1 and sum(map(_takes_one_argument, overloads)) == 1):
+            return TypeError(message)
+        return TypeError(_invalid_combination(fn_name, args, overloads))
+
+    if len(args) == 1:
+        first = args[0]
+        if isinstance(first, (tuple, list)):
+            items = first
+            if items and not _is_size(items[0]):
+                raise unrecognised(
+                    f"{prefix}argument '{arg}' (position 1) must be tuple of ints, but found element of type "
+                    f"{_type_name(items[0])} at pos 0"
+                )
+        elif _is_size(first):
+            return (operator.index(first),)
+        else:
+            raise unrecognised(f"{prefix}argument '{arg}' (position 1) must be tuple of ints, not {_type_name(first)}")
+    else:
+        if args and not _is_size(args[0]):
+            raise unrecognised(f"{fn_name or 'the function'}() takes 1 positional argument but {len(args)} were given")
+        items = args
     out = []
-    for a in args:
-        if isinstance(a, bool) or not hasattr(a, "__index__"):
+    for item in items:
+        try:
+            out.append(operator.index(item))
+        except TypeError:
             raise TypeError(
-                f"{prefix}argument 'size' (position 1) must be tuple of ints, but found element of type "
-                f"{type(a).__name__} at pos {len(out)}"
-            )
-        out.append(a.__index__())
+                f"{prefix}argument '{arg}' failed to unpack the object at pos {len(out) + 1} with error "
+                f'"type must be tuple of ints,but got {_type_name(item)}"'
+            ) from None
     return tuple(out)
+
+
+def _is_size(x) -> bool:
+    """An int for a size (not a bool): an int, or anything whose ``__index__`` gives one."""
+    if isinstance(x, bool):
+        return False
+    try:
+        operator.index(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _type_name(x) -> str:
+    """A value's type as PyTorch's messages write it: ``float``, ``Tensor``, ``numpy.float64``."""
+    t = type(x)
+    if t.__module__ == "builtins" or hasattr(x, "_impl"):  # (a tensor is plain ``Tensor``)
+        return t.__name__
+    if t.__module__.startswith("minitorch_nn") and t.__name__ == "dtype":
+        return "torch.dtype"
+    return f"{t.__module__.split('.')[0]}.{t.__name__}"
+
+
+def _takes_one_argument(signature) -> bool:
+    """Can this signature be called with one positional argument (no keyword-only one is required)?"""
+    _, _, keywords = signature.partition("*, ")
+    return all("=" in k for k in keywords.split(", ")) if keywords else True
+
+
+def _invalid_combination(fn_name, args, overloads) -> str:
+    """PyTorch's message when no signature of an overloaded function fits ``args``: each signature,
+    and why the argument did not fit the ones that could have taken it (each takes one size)."""
+    lines = [f"{fn_name}() received an invalid combination of arguments - got "
+             f"({', '.join(_type_name(a) for a in args)}), but expected one of:"]
+    for signature in overloads:
+        lines.append(f" * ({signature})")
+        if len(args) == 1 and _takes_one_argument(signature):
+            lines.append(f"      didn't match because some of the arguments have invalid types: (!{_described(args[0])}!)")
+    return "\n".join(lines) + "\n"
+
+
+def _described(x) -> str:
+    """``tuple of (float, int)`` / ``list of [float, int]`` / ``float``: a value's type, with its items'."""
+    if isinstance(x, tuple):
+        return f"tuple of ({', '.join(_type_name(i) for i in x)})"
+    if isinstance(x, list):
+        return f"list of [{', '.join(_type_name(i) for i in x)}]"
+    return _type_name(x)

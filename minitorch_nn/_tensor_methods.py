@@ -86,14 +86,18 @@ Tensor.tensor_split = lambda self, indices_or_sections, dim=0: _sh.tensor_split(
 
 # -- methods whose argument forms differ from the function ------------------------------------------
 
-def _size_list(shape):
+def _size_list(shape, name=None, arg="size", overloads=None):
     """``f(2, 8)``, ``f((2, 8))``, ``f([2, 8])``, ``f(Size)`` as a list of ints; anything but plain
-    ints goes through ``normalize_size`` (and its errors)."""
+    ints goes through ``normalize_size`` (and its errors, naming method ``name``'s ``arg``)."""
     sizes = shape[0] if len(shape) == 1 and type(shape[0]) in (tuple, list, Size) else shape
     for s in sizes:
         if type(s) is not int:
-            return list(normalize_size(shape))
+            return list(normalize_size(shape, name, arg, overloads))
     return list(sizes)
+
+
+# (the signatures PyTorch lists when ``x.view(...)`` fits neither)
+_VIEW_OVERLOADS = ("torch.dtype dtype", "tuple of ints size")
 
 
 def view(self, *shape):
@@ -102,7 +106,7 @@ def view(self, *shape):
     if len(shape) == 1 and not hasattr(shape[0], "__index__") and not isinstance(shape[0], (tuple, list)) \
             and hasattr(shape[0], "itemsize"):
         return aten.view.dtype(self, shape[0])
-    return aten.view.default(self, _size_list(shape))
+    return aten.view.default(self, _size_list(shape, "view", "size", _VIEW_OVERLOADS))
 
 
 def view_as(self, other):
@@ -114,37 +118,37 @@ def reshape_as(self, other):
 
 
 def permute(self, *dims):
-    return aten.permute.default(self, _size_list(dims))  # (what _sh.permute does, without its wrapper)
+    return aten.permute.default(self, _size_list(dims, "permute", "dims"))  # (what _sh.permute does, without its wrapper)
 
 
 def expand(self, *sizes):
-    return aten.expand.default(self, _size_list(sizes))
+    return aten.expand.default(self, _size_list(sizes, "expand", "size"))
 
 
 def repeat(self, *sizes):
-    return aten.repeat.default(self, _size_list(sizes))
+    return aten.repeat.default(self, _size_list(sizes, "repeat", "repeats"))
 
 
 def flip(self, *dims):
-    return _sh.flip(self, normalize_size(dims) if dims and not isinstance(dims[0], int) or len(dims) > 1 else list(dims))
+    return _sh.flip(self, _size_list(dims, "flip", "dims"))
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
     from minitorch_nn._functions.factories import zeros
 
-    return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return zeros(*normalize_size(size, "new_zeros"), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
     from minitorch_nn._functions.factories import ones
 
-    return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return ones(*normalize_size(size, "new_ones"), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
     from minitorch_nn._functions.factories import empty
 
-    return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return empty(*normalize_size(size, "new_empty"), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -311,7 +315,7 @@ def as_strided_(self, size, stride, storage_offset=None):
 
 
 def resize_(self, *sizes, memory_format=None):
-    return aten.resize_.default(self, list(normalize_size(sizes)))
+    return aten.resize_.default(self, list(normalize_size(sizes, "resize_")))
 
 
 _INPLACE_UNARY = ("neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "erfinv")

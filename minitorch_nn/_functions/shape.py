@@ -24,7 +24,7 @@ from minitorch_nn.overrides import public
 @public
 def reshape(input, *shape):
     """Same data in another shape: a view when possible, else a copy."""
-    shape = normalize_size(shape)
+    shape = normalize_size(shape, "reshape", "shape")
     impl = input._impl
     new = infer_size(shape, input.numel())
     # a row-major tensor can always be viewed as another shape; other layouts have to be asked

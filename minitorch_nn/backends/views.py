@@ -84,7 +84,11 @@ def view(self, size):
 
 @aten._unsafe_view.default.impl("any")
 def _unsafe_view(self, size):
-    return view(self, size)
+    # used on a fresh temporary (reshape's copy, matmul's result): the output shares its storage
+    # but is no view of it for autograd (``_base`` None, in-place ops do not rebase), as in PyTorch
+    out = view(self, size)
+    out._impl.base = None
+    return out
 
 
 @aten._reshape_alias.default.impl("any")
@@ -189,7 +193,7 @@ def expand(self, size, *, implicit=False):
         target = size[i]
         j = i - lead
         if j < 0:
-            if target < 0:
+            if target == -1:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({target}) isn't allowed in a leading, non-existing dimension {i}"
                 )
@@ -210,6 +214,9 @@ def expand(self, size, *, implicit=False):
                 f"The expanded size of the tensor ({target}) must match the existing size ({cur}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: {sizes}"
             )
+    if any(s < 0 for s in new_sizes):
+        # a size below -1 (in a new dim, or for a dim of size 1): PyTorch's element count refuses it
+        raise RuntimeError("numel: integer multiplication overflow")
     return _make_view(self, new_sizes[::-1], new_strides[::-1], offset)
 
 

@@ -757,11 +757,12 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         safe_t, valid = t, None
     else:
         safe_t, valid = _nll_targets(t, ignore_index, n_classes)
-        if n and (valid is None or valid.any()):
-            # (ignored rows hold 0, a valid class when there is one)
-            lo, hi = _min(safe_t, axis=None), _max(safe_t, axis=None)
-            if lo < 0 or hi >= n_classes:
-                raise IndexError(f"Target {int(hi if hi >= n_classes else lo)} is out of bounds.")
+        bad = (t < 0) | (t >= n_classes)
+        if valid is not None:
+            bad &= valid
+        if bad.any():
+            # PyTorch's loop stops at the first target (in order) that is neither a class nor ignored
+            raise IndexError(f"Target {int(t.reshape(-1)[np.argmax(bad.reshape(-1))])} is out of bounds.")
     w = _nll_weights(weight, safe_t, valid, d, x)
     picked = x[np.arange(n), safe_t]
     losses = -picked if w is None else -picked * w

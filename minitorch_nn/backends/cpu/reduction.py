@@ -162,14 +162,29 @@ def min_dim(self, dim, keepdim=False):
     return _max_min_dim(self, dim, keepdim, np.ndarray.argmin, "min")
 
 
+def _amax_amin_axes(self, dim, name):
+    """``_axes``, refusing (as PyTorch) to reduce an empty tensor over a dim of size 0: max/min
+    of nothing has no value. The first such dim is named as the caller wrote it (-1 stays -1)."""
+    if self.numel() == 0:
+        dims = [dim] if isinstance(dim, int) else list(dim or ())
+        if not dims:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+            )
+        for d in dims:  # (in order: a dim out of range met first is reported first; repeats after)
+            if self.shape[wrap_dim(d, self.dim())] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return _axes(self, dim)
+
+
 @aten.amax.default.impl("cpu")
 def amax(self, dim=(), keepdim=False):
-    return wrap(_max(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
+    return wrap(_max(as_array(self), axis=_amax_amin_axes(self, dim, "amax"), keepdims=keepdim), self.dtype)
 
 
 @aten.amin.default.impl("cpu")
 def amin(self, dim=(), keepdim=False):
-    return wrap(_min(as_array(self), axis=_axes(self, dim), keepdims=keepdim), self.dtype)
+    return wrap(_min(as_array(self), axis=_amax_amin_axes(self, dim, "amin"), keepdims=keepdim), self.dtype)
 
 
 def _arg(self, dim, keepdim, fn, name):
@@ -373,11 +388,18 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     return wrap(np.take_along_axis(arr, idx, axis=d), self.dtype), wrap(idx, dt.int64)
 
 
+def _empty_like_contiguous(t):
+    """A fresh row-major tensor of ``t``'s (empty) shape and dtype."""
+    return wrap(np.empty(tuple(t.shape), as_array(t).dtype), t.dtype)
+
+
 def _softmax_impl(self, dim, log):
     impl = self._impl
     ndim = len(impl.sizes)
     d = wrap_dim(dim, ndim)
     dtype = impl.dtype
+    if self.numel() == 0:
+        return _empty_like_contiguous(self)  # no element to compute: any dtype passes, as in PyTorch
     if not dtype.is_floating_point:
         last = "lastdim_" if d == max(ndim - 1, 0) else ""
         raise not_implemented(f"{'log_' if log else ''}softmax_{last}kernel_impl", dtype)
@@ -415,6 +437,8 @@ def _softmax_backward_impl(grad_output, output, dim, log):
             f"{list(grad_output.shape)} does not equal {list(output.shape)} (while checking arguments for {name})")
     if output.dtype is not dtype:
         raise RuntimeError(f"expected scalar type {type_name(dtype)} but found {type_name(output.dtype)}")
+    if grad_output.numel() == 0:
+        return _empty_like_contiguous(grad_output)
     if not dtype.is_floating_point:
         last = "lastdim_" if d == max(ndim - 1, 0) else ""
         raise not_implemented(f"{name}_{last}kernel_impl", dtype)
