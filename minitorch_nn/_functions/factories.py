@@ -222,12 +222,12 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 @public
 @writes_out_factory
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(aten.full.default(normalize_size((size,)), fill_value, **_factory_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.full.default(normalize_size((size,), "full"), fill_value, **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _finish(aten.empty_strided.default(normalize_size((size,)), tuple(stride), **_factory_kwargs(dtype, device)), requires_grad)
+    return _finish(aten.empty_strided.default(normalize_size((size,), "empty_strided"), tuple(stride), **_factory_kwargs(dtype, device)), requires_grad)
 
 
 @public
@@ -337,11 +337,20 @@ def _gen_kwargs(generator, dtype, device):
     return kw
 
 
+# (the signatures PyTorch lists for rand/randn when the sizes fit neither)
+_RANDOM_OVERLOADS = (
+    "tuple of ints size, *, torch.Generator generator, Tensor out = None, torch.dtype dtype = None, "
+    "torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False",
+    "tuple of ints size, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False",
+)
+
+
 @public
 @writes_out_factory
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples in [0, 1), the same numbers as PyTorch's cpu generator."""
-    size = normalize_size(size)
+    size = normalize_size(size, "rand", "size", _RANDOM_OVERLOADS)
     op = aten.rand.generator if generator is not None else aten.rand.default
     return _finish(op(size, **_gen_kwargs(generator, dtype, device)), requires_grad)
 
@@ -350,7 +359,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 @writes_out_factory
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples, the same numbers as PyTorch's cpu generator."""
-    size = normalize_size(size)
+    size = normalize_size(size, "randn", "size", _RANDOM_OVERLOADS)
     op = aten.randn.generator if generator is not None else aten.randn.default
     return _finish(op(size, **_gen_kwargs(generator, dtype, device)), requires_grad)
 
