@@ -134,9 +134,11 @@ def flip(self, *dims):
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    from minitorch_nn._functions.factories import zeros
+    from minitorch_nn._functions.factories import _factory_kwargs, _finish
 
-    return zeros(*normalize_size(size, "new_zeros"), dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    # aten.zeros directly: torch.zeros' own negative-size wording is not new_zeros' (at::empty's)
+    kw = _factory_kwargs(dtype or self.dtype, device or self.device)
+    return _finish(aten.zeros.default(normalize_size(size, "new_zeros"), **kw), requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):

@@ -267,3 +267,23 @@ def test_logspace_arguments_and_errors_match_torch():
             _outcome(lambda: lib.logspace(0, 1, 3, out=lib.empty(3)).tolist()),
         ]
     _same(program)
+
+
+# -- new_* factories with bad sizes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["new_zeros", "new_ones", "new_empty"])
+def test_new_factories_refuse_negative_sizes_like_torch(method):
+    def program(lib):
+        x = lib.ones(2, dtype=lib.float64)
+        make = getattr(x, method)
+        return [
+            _outcome(lambda: make(-1)),
+            _outcome(lambda: make(2, -3)),
+            _outcome(lambda: make((-2,))),
+            _outcome(lambda: tuple(make(2, 3).shape)),
+            _outcome(lambda: str(make(2).dtype)),
+            _outcome(lambda: make([2], requires_grad=True).requires_grad),
+            _outcome(lambda: make(2, dtype=lib.int64, requires_grad=True)),
+        ]
+    _same(program)
