@@ -287,3 +287,18 @@ def test_new_factories_refuse_negative_sizes_like_torch(method):
             _outcome(lambda: make(2, dtype=lib.int64, requires_grad=True)),
         ]
     _same(program)
+
+
+# -- Module.__dir__ ----------------------------------------------------------------------------------
+
+# PyTorch-only methods we do not have: torch.compile and the ipu/mtia/xpu devices
+_TORCH_ONLY_METHODS = {"compile", "ipu", "mtia", "xpu"}
+
+
+@pytest.mark.parametrize("make", [lambda nn: nn.Linear(2, 2), lambda nn: nn.Module(), lambda nn: nn.Sequential(nn.Linear(2, 2))])
+def test_module_dir_lists_torchs_public_names(make):
+    theirs = {n for n in dir(make(torch.nn)) if not n.startswith("_") or n == "__constants__"} - _TORCH_ONLY_METHODS
+    ours = set(dir(make(mt.nn)))
+    assert theirs - ours == set()
+    assert ("__constants__" in ours) == ("__constants__" in theirs)
+    assert type(mt.nn.Module.T_destination).__name__ == type(torch.nn.Module.T_destination).__name__

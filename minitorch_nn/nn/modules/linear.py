@@ -32,6 +32,8 @@ class Identity(Module):
 class Linear(Module):
     """``y = x @ weight.T + bias`` with ``weight`` of shape (out_features, in_features)."""
 
+    __constants__ = ["in_features", "out_features"]   # (TorchScript's list in PyTorch; kept for dir())
+
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         factory_kwargs = {"device": device, "dtype": dtype}
         super().__init__()

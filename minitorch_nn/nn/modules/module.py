@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
+from typing import Any, TypeVar
 
 import minitorch_nn.__future__  # noqa: F401  (makes ``minitorch_nn.__future__`` importable as an attribute)
 from minitorch_nn import _tensor_module_load  # noqa: F401  (attaches Tensor.module_load)
@@ -135,6 +136,8 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
 
     dump_patches: bool = False
     _version: int = 1  # saved in state_dict metadata; bump it when the saved format changes
+    # the type of state_dict's ``destination`` (PyTorch's annotation; listed by dir() as in PyTorch)
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
     training: bool
     call_super_init: bool = False
 
