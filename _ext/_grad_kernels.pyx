@@ -25,6 +25,7 @@ elsewhere (NaN in ``x`` keeps ``g``, as ``x <= 0`` is false for it).
 """
 
 cimport numpy as cnp
+import numpy as np
 
 cnp.import_array()
 
@@ -175,3 +176,44 @@ def threshold_backward(grad_output, self, threshold):
         for i in range(n):
             od[i] = gd[i * step] & (<cnp.uint64_t>0 - <cnp.uint64_t>(not (xd[i] <= 0)))
     return _result(out, ib)
+
+
+def nll_scatter(cnp.ndarray target, Py_ssize_t n_classes, object ignore_index, object scale):
+    """``nll_loss_backward``'s common case (``backends/cpu/nn_ops.py``): a fresh ``(n, n_classes)``
+    array of zeros with ``scale`` (a float32 or float64 numpy scalar, whose dtype the result
+    takes) at ``(i, target[i])`` in each row; None when a target is not a class or equals
+    ``ignore_index`` (the general kernel then runs), or ``target`` is not a flat int64 array."""
+    if (cnp.PyArray_TYPE(target) != cnp.NPY_INT64 or cnp.PyArray_NDIM(target) != 1
+            or not cnp.PyArray_IS_C_CONTIGUOUS(target) or type(ignore_index) is not int):
+        return None
+    cdef int typenum
+    if type(scale) is np.float32:
+        typenum = cnp.NPY_FLOAT32
+    elif type(scale) is np.float64:
+        typenum = cnp.NPY_FLOAT64
+    else:
+        return None
+    cdef cnp.npy_intp dims[2]
+    dims[0] = cnp.PyArray_DIM(target, 0)
+    dims[1] = n_classes
+    cdef cnp.ndarray out = cnp.PyArray_ZEROS(2, dims, typenum, 0)
+    cdef const cnp.int64_t* t = <const cnp.int64_t*>cnp.PyArray_DATA(target)
+    cdef long long ignore = ignore_index if -2**63 <= ignore_index < 2**63 else 0
+    cdef bint ignore_fits = -2**63 <= ignore_index < 2**63
+    cdef Py_ssize_t i, n = dims[0]
+    cdef float sf = 0
+    cdef double sd = 0
+    cdef float* of = <float*>cnp.PyArray_DATA(out)
+    cdef double* od = <double*>cnp.PyArray_DATA(out)
+    if typenum == cnp.NPY_FLOAT32:
+        sf = scale
+    else:
+        sd = scale
+    for i in range(n):
+        if t[i] < 0 or t[i] >= n_classes or (ignore_fits and t[i] == ignore):
+            return None
+        if typenum == cnp.NPY_FLOAT32:
+            of[i * n_classes + t[i]] = sf
+        else:
+            od[i * n_classes + t[i]] = sd
+    return out

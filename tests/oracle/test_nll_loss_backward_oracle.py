@@ -1,5 +1,6 @@
 """``nll_loss_backward``'s shortcut for cross-entropy's training case (``backends/cpu/nn_ops.py``,
-``_nll_loss_backward_common``) against the general kernel (bit for bit) and PyTorch 2.13."""
+``_nll_loss_backward_common``, with and without its compiled scatter ``_grad_kernels.nll_scatter``)
+against the general kernel (bit for bit) and PyTorch 2.13."""
 
 import numpy as np
 import pytest
@@ -39,6 +40,13 @@ def test_shortcut_matches_the_general_kernel_and_torch(n, c, dtype, reduction, i
         full = _call(mt, x, t, g, reduction, ignore, w)
     finally:
         nn_ops._nll_loss_backward_common = saved
+    saved = nn_ops._nll_scatter
+    nn_ops._nll_scatter = None   # the shortcut's numpy scatter, without the compiled loop
+    try:
+        numpy_scatter = _call(mt, x, t, g, reduction, ignore, w)
+    finally:
+        nn_ops._nll_scatter = saved
+    np.testing.assert_array_equal(fast.numpy(), numpy_scatter.numpy())
     theirs = _call(torch, x, t, g, reduction, ignore, w)
     assert (fast.dtype, fast.shape, fast.stride()) == (full.dtype, full.shape, full.stride())
     np.testing.assert_array_equal(fast.numpy(), full.numpy())
@@ -58,3 +66,4 @@ def test_shortcut_takes_the_training_case_only():
     assert take(mt.ones(4), x, t, None, 0, -100, total) is None    # reduction="none"
     assert take(one.double(), x, t, None, 1, -100, total) is None  # another dtype
     assert take(one, x[0], t[:1], None, 1, -100, total) is None    # 1-d input
+    assert take(one, x, mt.tensor([0, 3, 1, 2]), None, 1, -100, total) is None   # not a class
