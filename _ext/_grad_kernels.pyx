@@ -1,6 +1,7 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
 """Compiled cpu kernels for the commonest backward ops: ``tanh_backward``, ``sigmoid_backward``
-and ``threshold_backward`` (relu's backward).
+and ``threshold_backward`` (relu's backward), and the scatter of ``nll_loss_backward``
+(cross-entropy's; see :func:`nll_scatter`).
 
 Mirrors the inner loops of PyTorch's cpu kernels for these ops (``aten/src/ATen/native/cpu/
 BinaryOpsKernel.cpp``). The readable versions are the numpy kernels in
