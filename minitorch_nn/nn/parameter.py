@@ -21,6 +21,7 @@ from __future__ import annotations
 from minitorch_nn import _C
 from minitorch_nn._C import TensorImpl
 from minitorch_nn._tensor import Tensor
+from minitorch_nn.autograd import grad_mode as _grad_mode
 
 
 def _alias_impl(data):
@@ -66,6 +67,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
             # (``_C._wrap`` wants a plain ``type``; our metaclass makes cls a subclass of it.)
             if requires_grad and not data.dtype.is_floating_point:
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+            if requires_grad and data._impl.version.inference and not _grad_mode.is_inference_mode_enabled():
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
             t = _C.TensorBase.__new__(cls)
             _C._set_impl(t, _alias_impl(data))
             t._impl.requires_grad = bool(requires_grad)

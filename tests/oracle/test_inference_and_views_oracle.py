@@ -302,3 +302,19 @@ def test_module_dir_lists_torchs_public_names(make):
     assert theirs - ours == set()
     assert ("__constants__" in ours) == ("__constants__" in theirs)
     assert type(mt.nn.Module.T_destination).__name__ == type(torch.nn.Module.T_destination).__name__
+
+
+def test_parameters_of_inference_tensors_match_torch():
+    def program(lib):
+        with lib.inference_mode():
+            y = lib.ones(3)
+            inside = lib.nn.Parameter(lib.ones(2))
+            layer = lib.nn.Linear(2, 2)
+        return [
+            (inside.requires_grad, inside.is_inference()),
+            layer.weight.is_inference(),
+            _outcome(lambda: lib.nn.Parameter(y)),
+            _outcome(lambda: lib.nn.Parameter(y, requires_grad=False).is_inference()),
+            _outcome(lambda: _name(layer(lib.ones(1, 2, requires_grad=True)))),
+        ]
+    _same(program)
