@@ -40,7 +40,6 @@ def _check_tensor(x, fname, argname="input", pos=1):
 
 # distances live in _functional/distance.py, the losses in _functional/loss.py (re-exported here)
 from minitorch_nn.nn._functional.distance import cosine_similarity, pairwise_distance  # noqa: E402,F401
-
 from minitorch_nn.nn._functional.loss import (  # noqa: E402,F401
     _REDUCTIONS,
     _legacy_reduction,
