@@ -1,7 +1,9 @@
-"""The backward engine's fast loop (``engine._run_all``) against its reference loop (``run_backward``).
+"""The backward engine's fast loops against its reference loop (``run_backward``).
 
 ``loss.backward()`` without ``inputs`` runs through ``_run_all``, a copy of ``run_backward``'s
-loop written for speed. Every scenario here runs twice, once through each loop (the switch is
+loop written for speed, which hands the work to its compiled twin (``_ext/_engine_fast.pyx``)
+when that is built. Every scenario here runs three times, through the compiled loop, the Python
+``_run_all`` and the reference loop (the switches are ``engine.use_compiled_loop`` and
 ``engine.use_fast_loop``), and everything observable must agree: gradients (values, strides,
 and whether ``.grad`` is the formula's own result or a copy), the order of hooks of every kind,
 the aten ops a ``TorchDispatchMode`` sees, what ``__torch_function__`` sees, and error messages.
@@ -19,17 +21,35 @@ from minitorch_nn.autograd import engine
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 
 
+# (use_fast_loop, use_compiled_loop): the compiled loop (``_ext/_engine_fast.pyx``), its Python
+# twin ``_run_all``, the reference loop ``run_backward``
+_LOOPS = [(True, True), (True, False), (False, False)]
+
+
 def _both(scenario, *args):
-    """``scenario(*args)`` through the fast loop and through the reference loop."""
+    """``scenario(*args)`` through the fast loops (compiled and Python) and through the reference
+    loop: ``[fast, reference]`` once the two fast loops are seen to agree."""
     results = []
-    for fast in (True, False):
-        old = engine.use_fast_loop
-        engine.use_fast_loop = fast
+    for fast, compiled in _LOOPS:
+        old = engine.use_fast_loop, engine.use_compiled_loop
+        engine.use_fast_loop, engine.use_compiled_loop = fast, compiled
         try:
             results.append(scenario(*args))
         finally:
-            engine.use_fast_loop = old
-    return results
+            engine.use_fast_loop, engine.use_compiled_loop = old
+    assert results[0] == results[1], "the compiled loop and its Python twin disagree"
+    return results[1:]
+
+
+def test_the_compiled_loop_is_built_and_runs(monkeypatch):
+    # guards the three-way comparison: the compiled module exists and backward() goes through it
+    assert engine._compiled is not None, "build it: python setup.py build_ext --inplace"
+    calls = []
+    real = engine._compiled.run_all
+    monkeypatch.setattr(engine._compiled, "run_all", lambda *a: calls.append(1) or real(*a), raising=False)
+    x = mt.ones(2, requires_grad=True)
+    (x * 2).sum().backward()
+    assert calls == [1] and x.grad.tolist() == [2.0, 2.0]
 
 
 def _grad_state(t):
@@ -271,14 +291,15 @@ def test_reference_loop_really_runs_when_switched_off(monkeypatch):
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_both_loops_order_the_graph_with_topological_order(monkeypatch, fast):
+@pytest.mark.parametrize("fast, compiled", _LOOPS)
+def test_both_loops_order_the_graph_with_topological_order(monkeypatch, fast, compiled):
     # the course's autograd-toposort task: every backward() goes through topological_order
     def stub(roots):
         raise NotImplementedError("autograd-toposort")
 
     monkeypatch.setattr(engine, "topological_order", stub)
     monkeypatch.setattr(engine, "use_fast_loop", fast)
+    monkeypatch.setattr(engine, "use_compiled_loop", compiled)
     with pytest.raises(NotImplementedError, match="autograd-toposort"):
         (mt.ones(2, requires_grad=True) * 2).sum().backward()
 
@@ -338,3 +359,31 @@ def test_random_graphs_run_the_same_in_both_loops(program, seed):
     data = np.random.default_rng(seed).uniform(-1, 1, size=(3, 4)).astype(np.float32)
     fast, reference = _both(_run_program, program, data)
     assert fast == reference
+
+
+class _Seq:
+    def __init__(self, seq_nr):
+        self._seq_nr = seq_nr
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=st.lists(st.one_of(st.none(), st.sampled_from([0, 1, 2, 3, 2**64 - 1])), max_size=40))
+def test_compiled_ready_queue_pops_in_ready_queue_order(ops):
+    # the C heap must break ties among equal sequence numbers exactly as ReadyQueue (heapq) does;
+    # None pops, a number pushes a node with that number
+    from minitorch_nn.autograd.ready_queue import ReadyQueue
+
+    if engine._compiled is None:
+        pytest.skip("the compiled engine is not built")
+    ours, theirs = engine._compiled._Heap(), ReadyQueue()
+    popped_ours, popped_theirs = [], []
+    for op in ops + [None] * len(ops):
+        if op is not None:
+            node = _Seq(op)
+            ours.push(node)
+            theirs.push(node)
+        elif theirs:
+            popped_theirs.append(theirs.pop())
+            popped_ours.append(ours.pop())
+        assert len(ours) == len(theirs)
+    assert popped_ours == popped_theirs

@@ -520,12 +520,27 @@ def _capture(node, grad_outputs, targets, captured):
 # order, with the same hooks, ops and errors; ``tests/test_autograd_engine_fast.py`` runs
 # graphs through both loops and compares. Set
 # ``use_fast_loop = False`` to run everything through the loop above.
+#
+# ``_run_all`` has a compiled twin: ``run_all`` in ``_ext/_engine_fast.pyx`` (the module
+# ``minitorch_nn._engine_fast``), the same loop step for step in Cython, with the ready queue as
+# a C heap that pops in ``ReadyQueue``'s order. When it is built, ``_run_all`` hands every pass
+# to it (after ordering the graph here); ``use_compiled_loop = False``, or a checkout without the
+# compiled module, runs the Python loop below. The test file compares all three loops.
 use_fast_loop = True
+
+try:
+    from minitorch_nn import _engine_fast as _compiled
+except ImportError:   # not built: the Python loop below does the work
+    _compiled = None
+use_compiled_loop = _compiled is not None
 
 
 def _run_all(root_edges, root_grads, retain_graph, create_graph):
     """``run_backward`` without ``inputs``: run every node that a gradient reaches."""
     dependencies = count_dependencies(topological_order([node for node, _ in root_edges]))
+    if use_compiled_loop:
+        _compiled.run_all(root_edges, root_grads, retain_graph, create_graph, dependencies)
+        return
     buffers = {}
     ready = ReadyQueue()   # used through heappush/heappop directly (it is a list)
     pending = {}
@@ -657,3 +672,7 @@ def _runs_no_user_code(node):
         return not (meta and (meta.get("hooks") or meta.get("post_accumulate_grad_hooks")))
     return False
 
+
+if _compiled is not None:
+    _compiled.setup(AccumulateGrad, _validate, _send, _call_tensor_hooks, _runs_no_user_code, _add_to_buffer,
+                    DisableTorchFunction, _tf_state, _gm, _graph)
