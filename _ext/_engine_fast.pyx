@@ -11,7 +11,11 @@ steps are done:
   bytecode run by the interpreter;
 * the ready queue is a C array of sequence numbers with the nodes beside it, sifted exactly as
   ``heapq`` sifts ``ReadyQueue``'s negated numbers (see :class:`_Heap`), so ties pop in
-  ``std::priority_queue``'s order as before, without making an ``_Entry`` object per node.
+  ``std::priority_queue``'s order as before, without making an ``_Entry`` object per node;
+* a node whose class has ``recording.OpNode``'s own ``apply``, ``_apply`` and
+  ``release_variables`` (every recorded op's node) runs compiled copies of those three methods
+  (:func:`_op_apply`, :func:`_op_release`), saving three Python calls per node; any other node,
+  or a class that overrides one of them, has its methods called as before.
 
 Where it differs: a node's ``_seq_nr`` must fit in an unsigned 64-bit integer (every node's
 does: numbers count up from 0 and ``AccumulateGrad``'s is ``2**64 - 1``); another raises
@@ -39,14 +43,109 @@ cdef object _gm = None
 cdef object _graph = None
 
 
+# recording.OpNode's methods as defined there, and what they use (see _op_apply)
+cdef object _op_apply_py = None
+cdef object _op__apply_py = None
+cdef object _op_release_py = None
+cdef object _OutputGrads = None
+cdef object _SavedTensor = None
+cdef object _dispatch = None
+
+
 def setup(AccumulateGrad, validate, send, call_tensor_hooks, runs_no_user_code, add_to_buffer,
-          DisableTorchFunction, tf_state, gm, graph):
+          DisableTorchFunction, tf_state, gm, graph, OpNode, OutputGrads, SavedTensor, dispatch):
     """Hand over what the loop calls (``engine.py`` does this once, at import)."""
     global _AccumulateGrad, _validate, _send, _call_tensor_hooks, _runs_no_user_code, _add_to_buffer
     global _DisableTorchFunction, _tf_state, _gm, _graph
+    global _op_apply_py, _op__apply_py, _op_release_py, _OutputGrads, _SavedTensor, _dispatch
     _AccumulateGrad, _validate, _send = AccumulateGrad, validate, send
     _call_tensor_hooks, _runs_no_user_code, _add_to_buffer = call_tensor_hooks, runs_no_user_code, add_to_buffer
     _DisableTorchFunction, _tf_state, _gm, _graph = DisableTorchFunction, tf_state, gm, graph
+    _op_apply_py, _op__apply_py, _op_release_py = OpNode.apply, OpNode._apply, OpNode.release_variables
+    _OutputGrads, _SavedTensor, _dispatch = OutputGrads, SavedTensor, dispatch
+
+
+cdef inline bint _plain_op_node(object node):
+    """True when ``node``'s ``apply``, ``_apply`` and ``release_variables`` are
+    ``recording.OpNode``'s own (every recorded op's node, unless a class overrides one or a test
+    patches it): then the loop runs the compiled copies below instead of calling them."""
+    cls = type(node)
+    return (getattr(cls, "apply", None) is _op_apply_py and getattr(cls, "_apply", None) is _op__apply_py
+            and getattr(cls, "release_variables", None) is _op_release_py)
+
+
+cdef object _op_apply(object node, tuple grad_outputs):
+    """``OpNode.apply`` (``autograd/recording.py``), compiled: its formulas run with
+    ``__torch_function__`` disabled."""
+    if _tf_state.quiet:   # nothing could intercept the formulas' ops anyway
+        return _op__apply(node, grad_outputs)
+    with _DisableTorchFunction():
+        return _op__apply(node, grad_outputs)
+
+
+cdef object _op__apply(object node, tuple grad_outputs):
+    """``OpNode._apply``, compiled: each input's formula, given the output's gradient and the
+    saved values it names; None for inputs that need no gradient."""
+    cdef object d = node._derivative
+    cdef object grad, g, wanted, n_edges, edges, fn, params, name, is_list, p, v, result, r, need
+    cdef object saved, needs   # (dicts, read as any mapping, as the Python method does)
+    cdef list out, values
+    cdef bint detached
+    cdef Py_ssize_t k, i
+    if len(grad_outputs) == 1 and not d.multi_output:
+        grad = grad_outputs[0]   # the usual node: one output
+        if grad is None:
+            return (None,) * len(node.next_functions)
+    else:
+        for g in grad_outputs:
+            if g is not None:
+                break
+        else:   # no gradient at all: nothing to compute
+            return (None,) * len(node.next_functions)
+        if d.multi_output:
+            grad = _OutputGrads(grad_outputs, node._output_meta)
+        else:
+            grad = grad_outputs[0]
+    out = []
+    detached = not _gm._enabled and _dispatch.python_layer is None
+    wanted = _graph.should_compute[0]
+    saved = node._saved
+    needs = node._needs
+    k = 0   # index of the first edge of the current input
+    for name, fn, params, is_list in d.formulas:
+        n_edges = needs[name]
+        if wanted is not None:
+            edges = node.next_functions
+            n_edges = [need and edges[k + i][0] in wanted for i, need in enumerate(n_edges)]
+        k += len(n_edges)
+        if True not in n_edges:
+            out.extend([None] * len(n_edges))
+            continue
+        values = []
+        for p in params:
+            v = saved[p]
+            values.append(v.unpack(node, detached) if type(v) is _SavedTensor else node._value(p, detached))
+        v = None
+        result = fn(grad, *values)
+        values = None
+        if is_list:
+            out.extend([r if need else None for r, need in zip(result, n_edges)])
+        else:
+            out.append(result)
+        result = None
+    return tuple(out)
+
+
+cdef int _op_release(object node) except -1:
+    """``OpNode.release_variables``, compiled: free every saved tensor."""
+    for v in node._saved.values():
+        if isinstance(v, _SavedTensor):
+            v.release()
+        elif isinstance(v, list):
+            for s in v:
+                if isinstance(s, _SavedTensor):
+                    s.release()
+    return 0
 
 
 cdef class _Heap:
@@ -162,7 +261,7 @@ def run_all(root_edges, root_grads, retain_graph, create_graph, dict dependencie
     cdef _Heap ready = _Heap()
     cdef object node, nr, g, child, meta, edges, metas, grad_inputs, grad_outputs, hook, new
     cdef object prev_mode, prev_filter, tf_state, shield, impl_meta, hooks_dict
-    cdef bint shielded, lifted, is_leaf, keep_graph = bool(retain_graph)
+    cdef bint shielded, lifted, is_leaf, plain, keep_graph = bool(retain_graph)
     cdef Py_ssize_t i, n_grads, n_metas, left, k, n_out
 
     for node, _ in root_edges:
@@ -222,7 +321,8 @@ def run_all(root_edges, root_grads, retain_graph, create_graph, dict dependencie
                         if new is not None:
                             grad_outputs = tuple(new)
                 hooks_dict = None
-                grad_inputs = node.apply(grad_outputs)
+                plain = _plain_op_node(node)
+                grad_inputs = _op_apply(node, grad_outputs) if plain else node.apply(grad_outputs)
                 hooks_dict = node._post_hooks
                 if hooks_dict:
                     for hook in list(hooks_dict.values()):
@@ -232,7 +332,10 @@ def run_all(root_edges, root_grads, retain_graph, create_graph, dict dependencie
                 hooks_dict = None
                 grad_outputs = None
                 if not keep_graph:
-                    node.release_variables()
+                    if plain:
+                        _op_release(node)
+                    else:
+                        node.release_variables()
                 edges = node.next_functions
                 if not edges:
                     grad_inputs = None

@@ -53,6 +53,7 @@ from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
 from minitorch_nn.autograd.ready_queue import ReadyQueue, _Entry
+from minitorch_nn.autograd import recording as _recording
 from minitorch_nn.autograd.recording import OpNode
 from minitorch_nn.overrides import handle_torch_function, has_torch_function
 
@@ -675,4 +676,5 @@ def _runs_no_user_code(node):
 
 if _compiled is not None:
     _compiled.setup(AccumulateGrad, _validate, _send, _call_tensor_hooks, _runs_no_user_code, _add_to_buffer,
-                    DisableTorchFunction, _tf_state, _gm, _graph)
+                    DisableTorchFunction, _tf_state, _gm, _graph, OpNode, _recording._OutputGrads,
+                    _graph.SavedTensor, _dispatch)
