@@ -50,6 +50,10 @@ cdef object _op_release_py = None
 cdef object _OutputGrads = None
 cdef object _SavedTensor = None
 cdef object _dispatch = None
+cdef object _unpack_py = None    # graph.SavedTensor.unpack and .release, as defined there
+cdef object _release_py = None
+cdef object _TensorImpl = None   # _C.TensorImpl and _C._wrap (what graph._alias / unpack call)
+cdef object _wrap = None
 
 
 def setup(AccumulateGrad, validate, send, call_tensor_hooks, runs_no_user_code, add_to_buffer,
@@ -58,11 +62,15 @@ def setup(AccumulateGrad, validate, send, call_tensor_hooks, runs_no_user_code, 
     global _AccumulateGrad, _validate, _send, _call_tensor_hooks, _runs_no_user_code, _add_to_buffer
     global _DisableTorchFunction, _tf_state, _gm, _graph
     global _op_apply_py, _op__apply_py, _op_release_py, _OutputGrads, _SavedTensor, _dispatch
+    global _unpack_py, _release_py, _TensorImpl, _wrap
     _AccumulateGrad, _validate, _send = AccumulateGrad, validate, send
     _call_tensor_hooks, _runs_no_user_code, _add_to_buffer = call_tensor_hooks, runs_no_user_code, add_to_buffer
     _DisableTorchFunction, _tf_state, _gm, _graph = DisableTorchFunction, tf_state, gm, graph
     _op_apply_py, _op__apply_py, _op_release_py = OpNode.apply, OpNode._apply, OpNode.release_variables
     _OutputGrads, _SavedTensor, _dispatch = OutputGrads, SavedTensor, dispatch
+    _unpack_py, _release_py = SavedTensor.unpack, SavedTensor.release
+    from minitorch_nn._C import TensorImpl, _wrap as wrap
+    _TensorImpl, _wrap = TensorImpl, wrap
 
 
 cdef inline bint _plain_op_node(object node):
@@ -124,7 +132,7 @@ cdef object _op__apply(object node, tuple grad_outputs):
         values = []
         for p in params:
             v = saved[p]
-            values.append(v.unpack(node, detached) if type(v) is _SavedTensor else node._value(p, detached))
+            values.append(_unpack(v, node, detached) if type(v) is _SavedTensor else node._value(p, detached))
         v = None
         result = fn(grad, *values)
         values = None
@@ -136,11 +144,40 @@ cdef object _op__apply(object node, tuple grad_outputs):
     return tuple(out)
 
 
+cdef object _unpack(object v, object node, bint detached):
+    """``v.unpack(node, detached)`` for a ``graph.SavedTensor`` ``v``. The case every formula
+    meets without create_graph (detached, not freed, no unpack hook, not modified since saved)
+    is done here as ``SavedTensor.unpack`` does it: a new payload aliasing the saved one
+    (``graph._alias``) wrapped as a plain Tensor; everything else, errors included, calls the
+    method."""
+    if (not detached or v.released or v.unpack_hook is not None
+            or getattr(_SavedTensor, "unpack", None) is not _unpack_py):
+        return v.unpack(node, detached)
+    impl = v.impl
+    if impl.version.value != v.version:
+        return v.unpack(node, detached)   # raises PyTorch's in-place modification error
+    Tensor = _graph._Tensor or _graph._load_tensor_class()
+    return _wrap(Tensor, _TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype,
+                                     impl.device, impl.version))
+
+
+cdef int _release(object v) except -1:
+    """``v.release()`` for a ``graph.SavedTensor`` (``SavedTensor.release`` written out while
+    the class has that method)."""
+    if getattr(type(v), "release", None) is not _release_py:
+        v.release()
+        return 0
+    v.released = True
+    v.impl = None
+    v.packed = None
+    return 0
+
+
 cdef int _op_release(object node) except -1:
     """``OpNode.release_variables``, compiled: free every saved tensor."""
     for v in node._saved.values():
         if isinstance(v, _SavedTensor):
-            v.release()
+            _release(v)
         elif isinstance(v, list):
             for s in v:
                 if isinstance(s, _SavedTensor):
