@@ -241,6 +241,8 @@ cdef class _Heap:
         cdef unsigned long long key
         cdef PyObject* item
         cdef PyObject* top
+        if self.n == 0:
+            raise IndexError("pop from an empty ready queue")
         self.n -= 1
         end = self.n
         item = self.nodes[end]

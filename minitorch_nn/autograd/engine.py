@@ -539,7 +539,7 @@ use_compiled_loop = _compiled is not None
 def _run_all(root_edges, root_grads, retain_graph, create_graph):
     """``run_backward`` without ``inputs``: run every node that a gradient reaches."""
     dependencies = count_dependencies(topological_order([node for node, _ in root_edges]))
-    if use_compiled_loop:
+    if use_compiled_loop and _compiled is not None:
         _compiled.run_all(root_edges, root_grads, retain_graph, create_graph, dependencies)
         return
     buffers = {}
