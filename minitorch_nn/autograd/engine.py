@@ -33,6 +33,8 @@ Speed: ``run_backward`` is the reference loop, written to be read. The common ca
 without ``inputs`` (every ``loss.backward()``), runs ``_run_all`` instead: the same steps with
 the ``inputs`` bookkeeping taken out and the per-node helpers written inline, checked against
 ``run_backward`` by ``tests/test_autograd_engine_fast.py`` (``use_fast_loop = False`` turns it off).
+``_run_all`` in turn hands its loop to a compiled twin, ``_ext/_engine_fast.pyx``, when that is
+built (``use_compiled_loop = False`` keeps it in Python).
 
 Where we differ from PyTorch: one thread, no streams; a node that no gradient reaches at all is
 skipped (PyTorch calls it with undefined gradients).
