@@ -218,3 +218,51 @@ def nll_scatter(cnp.ndarray target, Py_ssize_t n_classes, object ignore_index, o
         else:
             od[i * n_classes + t[i]] = sd
     return out
+
+
+# -- fused multiply-add --------------------------------------------------------------------------
+
+from libc.math cimport fma as _c_fma, fmaf as _c_fmaf
+
+
+def fused_multiply_add(cnp.ndarray x, cnp.ndarray y, cnp.ndarray z, cnp.ndarray out):
+    """``out = x * y + z`` rounded once (C's ``fma``/``fmaf``), element by element.
+
+    What PyTorch's cpu kernels compute for ``add(alpha=)``, ``addcmul``, ``addcdiv`` and ``lerp``:
+    its compiler fuses their ``a + b * c`` into one multiply-add instruction. numpy has no fused
+    multiply-add, hence this loop (used by ``backends/cpu/_fused.py``, which falls back to numpy
+    when this module is not built). All four arrays are C-contiguous and of one dtype, float32 or
+    float64; ``out`` has ``n`` elements and each operand either ``n`` or one (one value used for
+    every element). ``out`` may be one of the operands. Returns ``out``, or ``None`` (nothing
+    written) when the arrays do not fit that description."""
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(out)
+    cdef int typenum = cnp.PyArray_TYPE(out)
+    cdef Py_ssize_t sx, sy, sz, i
+    if typenum != cnp.NPY_FLOAT32 and typenum != cnp.NPY_FLOAT64:
+        return None
+    for a in (x, y, z, out):
+        if cnp.PyArray_TYPE(a) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(a):
+            return None
+        if cnp.PyArray_SIZE(a) != n and cnp.PyArray_SIZE(a) != 1:
+            return None
+    if not cnp.PyArray_ISWRITEABLE(out):
+        return None
+    sx = 1 if cnp.PyArray_SIZE(x) == n else 0
+    sy = 1 if cnp.PyArray_SIZE(y) == n else 0
+    sz = 1 if cnp.PyArray_SIZE(z) == n else 0
+    cdef float* xf = <float*>cnp.PyArray_DATA(x)
+    cdef float* yf = <float*>cnp.PyArray_DATA(y)
+    cdef float* zf = <float*>cnp.PyArray_DATA(z)
+    cdef float* of = <float*>cnp.PyArray_DATA(out)
+    cdef double* xd = <double*>cnp.PyArray_DATA(x)
+    cdef double* yd = <double*>cnp.PyArray_DATA(y)
+    cdef double* zd = <double*>cnp.PyArray_DATA(z)
+    cdef double* od = <double*>cnp.PyArray_DATA(out)
+    with nogil:
+        if typenum == cnp.NPY_FLOAT32:
+            for i in range(n):
+                of[i] = _c_fmaf(xf[i * sx], yf[i * sy], zf[i * sz])
+        else:
+            for i in range(n):
+                od[i] = _c_fma(xd[i * sx], yd[i * sy], zd[i * sz])
+    return out

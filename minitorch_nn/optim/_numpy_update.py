@@ -26,6 +26,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._tensor import Tensor
 from minitorch_nn.autograd import grad_mode
+from minitorch_nn.backends.cpu._fma import fma
 from minitorch_nn.backends.cpu._numpy import fp_errors_off, fp_errors_restore
 from minitorch_nn.nn.parameter import Parameter
 from minitorch_nn.overrides import _state as _torch_function_state
@@ -84,10 +85,32 @@ def scalar(value, like):
 
 
 def add_scaled(x, y, alpha, out=None):
-    """``x + alpha * y`` as ``Tensor.add(y, alpha=alpha)`` computes it (``out=x`` for ``add_``)."""
+    """``x + alpha * y`` as ``Tensor.add(y, alpha=alpha)`` computes it (``out=x`` for ``add_``):
+    one fused multiply-add, rounded once (``backends/cpu/_fma.py``)."""
     if type(alpha) is int and alpha == 1:
         return np.add(x, y, out=out)
-    return np.add(x, y * scalar(alpha, y), out=out)
+    return fma(y, scalar(alpha, y), x, out=out)
+
+
+def lerp_into(start, end, weight):
+    """``start.lerp_(end, weight)`` for a number ``weight``, the cpu kernel's formula: a
+    multiply-add from the nearer end (``weight`` 0.5 switches ends), rounded once."""
+    w = scalar(weight, start)
+    diff = end - start
+    if abs(w) < 0.5:
+        fma(w, diff, start, out=start)
+    else:
+        fma(w - scalar(1, start), diff, end, out=start)
+
+
+def addcmul_into(x, t1, t2, value):
+    """``x.addcmul_(t1, t2, value=value)``: ``(value * t1) * t2 + x``, the last multiply-add fused."""
+    fma(scalar(value, x) * t1, t2, x, out=x)
+
+
+def addcdiv_into(x, t1, t2, value):
+    """``x.addcdiv_(t1, t2, value=value)``: ``x + (value * t1) / t2``, each step rounded."""
+    np.add(x, (scalar(value, x) * t1) / t2, out=x)
 
 
 def quiet_fp_errors(update):

@@ -129,8 +129,8 @@ class Adam(Optimizer):
 def _adam_numpy(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, lr, beta1, beta2, eps, weight_decay,
                 maximize, decoupled):
     """The tensor-op path above on numpy arrays (``_numpy_update.py``), writing the state and ``p``
-    in place with the cpu kernels' formulas: ``lerp`` switches ends at weight 0.5, ``addcmul``
-    and ``addcdiv`` scale the product by the value in the array's dtype."""
+    in place with the cpu kernels' formulas and roundings (``_numpy_update.lerp_into``,
+    ``addcmul_into``, ``addcdiv_into``)."""
     if maximize:
         grad = -grad
     np.add(step_t, _np.scalar(1, step_t), out=step_t)
@@ -139,14 +139,9 @@ def _adam_numpy(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, lr, beta1,
             np.multiply(p, _np.scalar(1 - lr * weight_decay, p), out=p)
         else:
             grad = _np.add_scaled(grad, p, weight_decay)
-    w = 1 - beta1
-    diff = grad - exp_avg
-    if abs(w) < 0.5:
-        np.add(exp_avg, w * diff, out=exp_avg)
-    else:
-        np.subtract(grad, diff * (1 - w), out=exp_avg)
+    _np.lerp_into(exp_avg, grad, 1 - beta1)
     np.multiply(exp_avg_sq, _np.scalar(beta2, exp_avg_sq), out=exp_avg_sq)
-    np.add(exp_avg_sq, _np.scalar(1 - beta2, grad) * (grad * grad), out=exp_avg_sq)
+    _np.addcmul_into(exp_avg_sq, grad, grad, 1 - beta2)
     step = float(step_t)
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
     step_size = lr / (1 - beta1**step)
@@ -158,4 +153,4 @@ def _adam_numpy(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, lr, beta1,
     denom = np.sqrt(second, out=np.empty_like(second))  # (an array even when 0-d)
     np.true_divide(denom, _np.scalar(bias_correction2_sqrt, denom), out=denom)
     np.add(denom, _np.scalar(eps, denom), out=denom)
-    np.add(p, _np.scalar(-step_size, p) * (exp_avg / denom), out=p)
+    _np.addcdiv_into(p, exp_avg, denom, -step_size)

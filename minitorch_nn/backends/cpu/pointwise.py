@@ -35,6 +35,7 @@ from minitorch_nn.backends.common import (
     not_implemented,
     result_type,
 )
+from minitorch_nn.backends.cpu._fma import FUSED_DTYPES, fma
 from minitorch_nn.backends.cpu._numpy import (
     as_array,
     fp_errors_off,
@@ -150,9 +151,14 @@ def _into_self(self, other, ufunc, alpha=1):
     x, y = impl.numpy_view(), as_array(other, dtype)
     token = fp_errors_off()
     try:
-        if not (type(alpha) is int and alpha == 1):
-            y = y * np.asarray(alpha).astype(np.result_type(y))  # (as _scaled_by scales it)
-        ufunc(x, y, out=x)
+        if type(alpha) is int and alpha == 1:
+            ufunc(x, y, out=x)
+        elif x.dtype in FUSED_DTYPES:  # (ufunc is np.add: add_/sub_ with alpha, fused as in _scaled_by)
+            if np.broadcast_shapes(x.shape, np.shape(y)) != x.shape:
+                return False
+            fma(y, np.asarray(alpha).astype(x.dtype), x, out=x)
+        else:
+            ufunc(x, y * np.asarray(alpha).astype(np.result_type(y)), out=x)  # (as _scaled_by scales it)
     except ValueError:
         return False  # ``other`` does not broadcast to ``self``: nothing was written
     finally:
@@ -200,7 +206,10 @@ def _check_alpha(a, b, alpha):
 
 def _scaled_by(alpha):
     def fn(x, y):
-        return x + y * np.asarray(alpha).astype(np.result_type(y))
+        a = np.asarray(alpha).astype(np.result_type(y))
+        if a.dtype in FUSED_DTYPES and np.result_type(x) == a.dtype:
+            return fma(y, a, x)  # PyTorch's kernel rounds ``x + alpha * y`` once (_fma.py)
+        return x + y * a
 
     return fn
 
@@ -487,6 +496,10 @@ def _lerp(start, end, weight):
     def fn(s, e):
         w = as_array(weight, compute_dtype(start.dtype)) if isinstance(weight, TensorBase) else weight
         # PyTorch's formula switches ends at weight 0.5 for accuracy
+        if s.dtype in FUSED_DTYPES and start.dtype not in _COMPUTE:
+            w = np.asarray(w, s.dtype)  # (a number weight is read in the tensor's dtype)
+            d = e - s  # each end is one multiply-add, rounded once (_fma.py)
+            return np.where(np.abs(w) < 0.5, fma(w, d, s), fma(w - np.ones((), s.dtype), d, e))
         return np.where(np.abs(w) < 0.5, s + w * (e - s), e - (e - s) * (1 - w))
 
     r, dtype, _ = binary(fn, start, end)
@@ -522,7 +535,13 @@ def _addc(self, t1, t2, value, op):
     cdt = compute_dtype(dtype)
     token = fp_errors_off()
     try:
-        r = as_array(self, cdt) + np.asarray(value, dtype=cdt.numpy_dtype) * op(as_array(t1, cdt), as_array(t2, cdt))
+        s, v = as_array(self, cdt), np.asarray(value, dtype=cdt.numpy_dtype)
+        if cdt is not dtype or v.dtype not in FUSED_DTYPES:  # (16-bit floats, integers)
+            r = s + v * op(as_array(t1, cdt), as_array(t2, cdt))
+        elif op is np.multiply:  # PyTorch: ``s + value * t1 * t2``, its last multiply-add fused (_fma.py)
+            r = fma(v * as_array(t1, cdt), as_array(t2, cdt), s)
+        else:  # ``s + value * t1 / t2``: a division does not fuse
+            r = s + (v * as_array(t1, cdt)) / as_array(t2, cdt)
     finally:
         fp_errors_restore(token)
     return r, dtype, elementwise_strides(np.shape(r), (self, t1, t2), dtype)
