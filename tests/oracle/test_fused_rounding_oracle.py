@@ -82,6 +82,30 @@ def test_lerp_number_and_tensor_weights(n, dtype, weight, seed):
     _same(*_both(lambda L, a, b, w: L.lerp(a, b, w), arrays + [w]))
 
 
+@settings(SETTINGS, max_examples=10)
+@given(n=st.one_of(st.integers(1, 70), st.sampled_from([4099])), half=st.booleans(),
+       value=SCALARS, seed=st.integers(0, 2**16))
+def test_16_bit_floats_fuse_in_float32(n, half, value, seed):
+    """bfloat16/float16 ``addcmul``, ``addcdiv`` and ``lerp`` compute in float32 with the same
+    fused formulas, then round to the 16-bit dtype. (``add``/``sub`` with ``alpha`` are not
+    checked here: PyTorch reads alpha in float32 in its scalar loop but in the 16-bit dtype in its
+    vector loop, so its result depends on where each element falls.)"""
+    arrays = _arrays(seed, n, np.float32, 4)
+    names = ("float16", "float16") if half else ("bfloat16", "bfloat16")
+
+    def run(lib, fn):
+        d = getattr(lib, names[0])
+        return fn(lib, *[lib.tensor(a.copy()).to(d) for a in arrays]).float()
+
+    for fn in (lambda L, s, a, b, w: L.addcmul(s, a, b, value=value),
+               lambda L, s, a, b, w: L.addcdiv(s, a, b, value=value),
+               lambda L, s, a, b, w: s.addcmul_(a, a, value=value),
+               lambda L, s, a, b, w: L.lerp(s, a, value),
+               lambda L, s, a, b, w: s.lerp_(a, value),
+               lambda L, s, a, b, w: L.lerp(s, a, w * 0.7)):
+        _same(run(mt, fn), run(torch, fn))
+
+
 class _TensorOpsOnly(TorchFunctionMode):
     """Sends the optimizers through their tensor ops (no numpy fast path)."""
 

@@ -15,6 +15,12 @@ dtype, at sizes that exercise both its vector loop and its scalar tail):
 * ``addcdiv(s, t1, t2, value)`` = ``s + (value * t1) / t2`` (a division cannot fuse: no fma);
 * ``lerp(s, e, w)`` = ``fma(w, e - s, s)`` when ``|w| < 0.5``, else ``fma(w - 1, e - s, e)``.
 
+bfloat16 and float16 compute in float32 (as PyTorch's kernels do) and round the result once
+more: ``addcmul``, ``addcdiv`` and ``lerp`` use the formulas above in float32 and then match PyTorch.
+``add``/``sub`` with ``alpha`` do not: PyTorch's vector loop reads alpha in the 16-bit dtype but
+its scalar loop (a tensor's last few elements, per thread) in float32, so its result depends on
+where an element falls; they keep their unfused float32 formula.
+
 The loop is compiled (``_ext/_grad_kernels.pyx``: C's ``fma``/``fmaf``). Without the extension,
 float32 is computed in float64 and rounded once, which equals the fused result except in
 vanishingly rare double-rounding cases; float64 then falls back to numpy's two roundings (so it

@@ -14,6 +14,9 @@ column-major order), None meaning contiguous. In-place variants (``add_``) compu
 and write them into ``self``, after PyTorch's cast and memory-overlap checks (``add_``, ``sub_`` and
 ``mul_`` compute straight into ``self`` when nothing needs converting: :func:`_into_self`).
 
+``add``/``sub`` with ``alpha``, ``addcmul`` and ``lerp`` round ``a + b * c`` once, as PyTorch's
+compiled kernels do (a fused multiply-add: ``_fma.py``).
+
 The activations (``relu``, ``gelu``, ...) are elementwise too; they live in ``activations.py``,
 which reuses this file's helpers.
 """
@@ -204,10 +207,10 @@ def _check_alpha(a, b, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-def _scaled_by(alpha):
+def _scaled_by(alpha, fused=True):
     def fn(x, y):
         a = np.asarray(alpha).astype(np.result_type(y))
-        if a.dtype in FUSED_DTYPES and np.result_type(x) == a.dtype:
+        if fused and a.dtype in FUSED_DTYPES and np.result_type(x) == a.dtype:
             return fma(y, a, x)  # PyTorch's kernel rounds ``x + alpha * y`` once (_fma.py)
         return x + y * a
 
@@ -221,7 +224,7 @@ def _add(a, b, alpha=1):
     if result_type(a, b) is dt.bool:
         # bool + alpha * bool: any non-zero alpha keeps the logical-or meaning
         return binary(lambda x, y: x | (y & bool(alpha)), a, b)
-    return binary(_scaled_by(alpha), a, b)
+    return binary(_scaled_by(alpha, result_type(a, b) not in _COMPUTE), a, b)  # (16-bit: unfused, _fma.py)
 
 
 def _is_bool(x):
@@ -247,7 +250,7 @@ def _sub(a, b, alpha=1):
     if type(alpha) is int and alpha == 1:
         return binary(np.subtract, a, b)
     _check_alpha(a, b, alpha)
-    return binary(_scaled_by(-alpha), a, b)
+    return binary(_scaled_by(-alpha, result_type(a, b) not in _COMPUTE), a, b)
 
 
 @aten.add.Tensor.impl("cpu")
@@ -496,8 +499,8 @@ def _lerp(start, end, weight):
     def fn(s, e):
         w = as_array(weight, compute_dtype(start.dtype)) if isinstance(weight, TensorBase) else weight
         # PyTorch's formula switches ends at weight 0.5 for accuracy
-        if s.dtype in FUSED_DTYPES and start.dtype not in _COMPUTE:
-            w = np.asarray(w, s.dtype)  # (a number weight is read in the tensor's dtype)
+        if s.dtype in FUSED_DTYPES:  # (16-bit floats too: they compute in float32, as PyTorch's do)
+            w = np.asarray(w, s.dtype)  # (a number weight is read in the compute dtype)
             d = e - s  # each end is one multiply-add, rounded once (_fma.py)
             return np.where(np.abs(w) < 0.5, fma(w, d, s), fma(w - np.ones((), s.dtype), d, e))
         return np.where(np.abs(w) < 0.5, s + w * (e - s), e - (e - s) * (1 - w))
@@ -536,7 +539,7 @@ def _addc(self, t1, t2, value, op):
     token = fp_errors_off()
     try:
         s, v = as_array(self, cdt), np.asarray(value, dtype=cdt.numpy_dtype)
-        if cdt is not dtype or v.dtype not in FUSED_DTYPES:  # (16-bit floats, integers)
+        if v.dtype not in FUSED_DTYPES:  # (integers; 16-bit floats compute in float32 and fuse)
             r = s + v * op(as_array(t1, cdt), as_array(t2, cdt))
         elif op is np.multiply:  # PyTorch: ``s + value * t1 * t2``, its last multiply-add fused (_fma.py)
             r = fma(v * as_array(t1, cdt), as_array(t2, cdt), s)
