@@ -47,10 +47,23 @@ def _operand(v, dtype, shape, size):
     return np.ascontiguousarray(v)
 
 
+def _fits(v, shape):
+    # an operand the compiled loop reads as it is: the result's shape, or one value
+    return type(v) is np.ndarray and (v.shape == shape or (v.size == 1 and v.ndim <= len(shape)))
+
+
 def fma(x, y, z, out=None):
     """``x * y + z`` with one rounding, broadcast like numpy, in the dtype of ``out`` or else of
     ``z`` (float32 or float64; the operands already have it). ``out`` may be ``z``'s array
     (the in-place ops); it must have the broadcast shape. Returns the result array."""
+    if _compiled_fma is not None and type(z) is np.ndarray:
+        # The common case first, without the general path's broadcasting: the loop itself
+        # declines (None) operands of another dtype or layout.
+        target = out if out is not None else np.empty(z.shape, z.dtype)
+        shape = target.shape
+        if (type(target) is np.ndarray and _fits(x, shape) and _fits(y, shape) and _fits(z, shape)
+                and _compiled_fma(x, y, z, target) is not None):
+            return target
     dtype = out.dtype if out is not None else np.result_type(z)
     shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
     if out is not None and out.shape != shape:
