@@ -544,12 +544,13 @@ cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, t
 
 
 @cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
-cdef object _record_general(object op, _Recipe r, tuple args, object kwargs):
+cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, object computed=None):
     """``recording._record``: ops with ``Tensor[]`` inputs (``cat``, ``stack``...) and in-place
     ops, in the same order: the node first, then one edge per element of a list (``node._needs``
     says which elements need a gradient), saved values, the kernel, then the outputs wired to the
     node or, in place, ``self``'s history rebased (``recording._rebase_history``, views and all).
-    Returns NotImplemented when no differentiable input requires grad (never in place)."""
+    Returns NotImplemented when no differentiable input requires grad (never in place).
+    ``computed``: the kernel's result, already computed by a fast path (``cat``), or None to run it."""
     d = r.d
     # OpNode.__init__(d), in C (the node is made first, as in _record: it takes its number first)
     cdef OpNodeBase node = <OpNodeBase>_new(r.node_cls)
@@ -609,7 +610,7 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs):
     cdef _CompiledPlan plan = _plan_of(r, needed, mask)
     # 2. and 3. as for the simple ops
     _save_inputs(r, plan, args, kwargs, saved)
-    out = _run_below(op, args, kwargs)
+    out = _run_below(op, args, kwargs) if computed is None else computed
     if not r.inplace:
         return _finish(op, r, node, plan, args, out)
     # 4. In place: self's history goes through the node now.

@@ -4,10 +4,9 @@
 # For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major,
 # non-empty, of one rank, whose sizes agree outside ``dim``: without grad, the cpu kernel's
 # computation (``np.concatenate`` of the numpy views, as ``backends/cpu/factories.cat`` does when
-# no cast is needed) wrapped as a fresh tensor; with grad, the recording autograd layer called
-# directly with the arguments the full path gives the op (``cat`` has a ``Tensor[]`` input, so it
-# is recorded by ``_record_general``, which runs the kernel itself) -- only the wrappers above it
-# are skipped. Anything else (``out=``, empty tensors, mixed dtypes, a bad dim, subclasses, modes)
+# no cast is needed) wrapped as a fresh tensor; with grad, that result handed to the compiled
+# recorder's ``_record_general`` (``cat`` has a ``Tensor[]`` input) with the arguments the full path
+# gives the op, which builds the ``CatBackward0`` node, edges and saved values as the full path does. Anything else (``out=``, empty tensors, mixed dtypes, a bad dim, subclasses, modes)
 # takes the full path, which raises PyTorch's errors and shows handlers the call as it was made.
 
 cdef object _op_cat = None
@@ -43,13 +42,20 @@ cdef object _cat_fast(object tensors, object dim):
                 return None
         grad = grad or t.requires_grad
         arrays.append(t.numpy_view())
-    if grad and _grad_enabled():
-        if not recorder_ready() or _op_cat.derivative is None:
-            return None
-        args = (list(tensors),) if dim == 0 else (list(tensors), dim)   # (the full path's call)
-        out = autograd_layer(_op_cat, args, {})
-        return None if out is NotImplemented else out
-    return _fresh_tensor(_np_concatenate(arrays, axis=d), first.dtype)
+    out = _fresh_tensor(_np_concatenate(arrays, axis=d), first.dtype)
+    if not grad or not _grad_enabled():
+        return out
+    if not recorder_ready():
+        return None
+    deriv = _op_cat.derivative
+    if deriv is None or deriv is _NONDIFFERENTIABLE:
+        return None
+    cdef _Recipe r = _recipe_of(deriv)
+    if not r.compiled or r.simple or r.inplace:
+        return None     # (a student's derivative: the full path records what it records)
+    args = (list(tensors),) if dim == 0 else (list(tensors), dim)   # (the full path's call)
+    recorded = _record_general(_op_cat, r, args, {}, out)
+    return out if recorded is NotImplemented else recorded
 
 
 def function_cat(*args, **kwargs):
