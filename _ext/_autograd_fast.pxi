@@ -29,8 +29,8 @@
 # * ``record_computed(op, args, out)`` (cdef, for the compiled fast paths in ``_fastpath.pxi`` and
 #   ``_fastpath_ops.pxi``): steps 1, 2 and 4 around a result the fast path already computed below
 #   autograd. Callers call it only when grad mode is on, an input requires grad, nothing
-#   intercepts (``_nothing_intercepts()``), ``recorder_ready()`` and ``recordable(op)`` (both
-#   checked before the kernel runs: ``op.derivative`` is a simple one).
+#   intercepts (``_nothing_intercepts()``), ``recorder_ready()`` and ``_recipe_for(op)`` is not
+#   None (both checked before the kernel runs: ``op.derivative`` is a simple one).
 # * ``next_sequence_nr()``: the process-wide node counter (``graph._next_sequence_nr``); the one
 #   counter both recorders and every Python ``Node.__init__`` take numbers from.
 
@@ -177,15 +177,11 @@ cdef bint recorder_ready() except -1:
     return layer != NULL and <object>layer is _recording_layer
 
 
-cdef bint recordable(object op) except -1:
-    """True when ``record_computed`` can record ``op``: its derivative is a simple one (a student
-    may have removed or replaced it; the full path then records whatever it records). A fast path
-    checks this, with ``recorder_ready()``, before it runs the kernel."""
-    return _recipe_for(op) is not None
-
-
 cdef _Recipe _recipe_for(object op):
-    """The recipe of ``op``'s derivative when it is a simple one, else None (see ``recordable``)."""
+    """The recipe of ``op``'s derivative when ``record_computed`` can record ``op`` (a simple
+    derivative), else None: a student may have removed or replaced it, and the full path then
+    records whatever it records. A fast path checks this, with ``recorder_ready()``, before it
+    runs the kernel."""
     d = op.derivative
     if d is None or d is _NONDIFFERENTIABLE:
         return None

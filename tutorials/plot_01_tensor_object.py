@@ -84,6 +84,10 @@ print(f"x[i, j] is storage[{offset} + i*{s0} + j*{s1}] for all i, j")
 # own sizes, strides and offset. ``_make_view`` in ``_tensor.py`` builds that payload; the
 # view kernels in ``backends/views.py`` only compute the new sizes, strides and offset.
 #
+# (Common views such as ``x.t()`` and ``x[1:]`` also have compiled twins in
+# ``_ext/_fastpath_views.pxi`` and ``_ext/_fastpath_indexing.pxi`` that build the very same payload
+# in C; they step aside under ``dispatch_trace()`` and modes, so a trace always shows this path.)
+#
 # Transposing swaps the strides. No element moves.
 
 xt = x.t()
