@@ -103,6 +103,10 @@ def floor_divide(input, other, *, out=None):
 @public
 @writes_out()
 def remainder(input, other, *, out=None):
+    if not _is_tensor(input):
+        if _is_tensor(other):
+            return aten.remainder.Scalar_Tensor(input, other)  # ``7 % x``
+        raise _no_overload("remainder", (input, other), _SCALAR_TENSOR_FORMS, explain=1)
     if _is_tensor(other):
         return aten.remainder.Tensor(input, other)
     return aten.remainder.Scalar(input, other)
@@ -163,6 +167,153 @@ def minimum(input, other, *, out=None):
 @writes_out()
 def atan2(input, other, *, out=None):
     return aten.atan2.default(_tensor_only(input, "atan2", "input", 1), _tensor_only(other, "atan2"))
+
+
+# -- binary math: xlogy, hypot, copysign, float_power, fmax, fmin ----------------------------------
+# (kernels in backends/cpu/binary_math.py; derivatives in autograd/derivatives_binary_math.py)
+
+_NUMBER = (int, float, bool)
+
+
+def _no_overload(fn_name, args, signatures, explain=None):
+    """PyTorch's argument-parser error when no overload fits: each signature, and for the one
+    (``explain``, an index) that it found the only plausible one, every argument marked as unfit."""
+    names = ", ".join(type(a).__name__ if not _is_tensor(a) else "Tensor" for a in args)
+    lines = [f"{fn_name}() received an invalid combination of arguments - got ({names}), but expected one of:"]
+    for k, signature in enumerate(signatures):
+        lines.append(f" * ({signature})")
+        if k == explain:
+            lines.append(f"      didn't match because some of the arguments have invalid types: "
+                         f"({', '.join('!' + (type(a).__name__ if not _is_tensor(a) else 'Tensor') + '!' for a in args)})")
+    return TypeError("\n".join(lines) + "\n")
+
+
+_THREE_FORMS = ("Tensor input, Tensor other, *, Tensor out = None", "Number self, Tensor other, *, Tensor out = None",
+                "Tensor input, Number other, *, Tensor out = None")
+
+
+@public
+@writes_out()
+def xlogy(input, other, *, out=None):
+    """``input * log(other)``, defined as 0 where ``input`` is 0 (even for ``other`` 0 or inf),
+    NaN where ``other`` is NaN. Integer and bool operands give the default float dtype."""
+    input, other = _scalar_arg(input), _scalar_arg(other)
+    if _is_tensor(input) and _is_tensor(other):
+        return aten.xlogy.Tensor(input, other)
+    if _is_tensor(input) and isinstance(other, _NUMBER):
+        return aten.xlogy.Scalar_Other(input, other)
+    if isinstance(input, _NUMBER) and _is_tensor(other):
+        return aten.xlogy.Scalar_Self(input, other)
+    raise _no_overload("xlogy", (input, other), _THREE_FORMS)
+
+
+@public
+@writes_out()
+def hypot(input, other, *, out=None):
+    """``sqrt(input**2 + other**2)`` without overflow; floating-point tensors only."""
+    return aten.hypot.default(_tensor_only(input, "hypot", "input", 1), _tensor_only(other, "hypot"))
+
+
+@public
+@writes_out()
+def copysign(input, other, *, out=None):
+    """The magnitude of ``input`` with the sign (bit) of ``other``: ``copysign(x, -0.0)`` is negative.
+    Integer and bool operands give the default float dtype."""
+    other = _scalar_arg(other)
+    if _is_tensor(input) and _is_tensor(other):
+        return aten.copysign.Tensor(input, other)
+    if _is_tensor(input) and isinstance(other, _NUMBER):
+        return aten.copysign.Scalar(input, other)
+    raise _no_overload("copysign", (input, other), (_THREE_FORMS[0], _THREE_FORMS[2]))
+
+
+@public
+@writes_out()
+def fmax(input, other, *, out=None):
+    """Elementwise maximum that ignores NaN (C's ``fmax``): NaN only where both are NaN."""
+    return aten.fmax.default(_tensor_only(input, "fmax", "input", 1), _tensor_only(other, "fmax"))
+
+
+@public
+@writes_out()
+def fmin(input, other, *, out=None):
+    """Elementwise minimum that ignores NaN (C's ``fmin``): NaN only where both are NaN."""
+    return aten.fmin.default(_tensor_only(input, "fmin", "input", 1), _tensor_only(other, "fmin"))
+
+
+def _as_double(x):
+    """``x.to(float64)`` as PyTorch's decomposition does it: an ``_to_copy`` only if the dtype changes."""
+    from minitorch_nn import _dtype as dt
+
+    return x if x.dtype is dt.float64 else aten._to_copy.default(x, dtype=dt.float64)
+
+
+_POWER_FORMS = ("Tensor input, Tensor exponent, *, Tensor out = None",
+                "Number self, Tensor exponent, *, Tensor out = None",
+                "Tensor input, Number exponent, *, Tensor out = None")
+
+
+def _float_power(input, exponent):
+    input, exponent = _scalar_arg(input), _scalar_arg(exponent)
+    if _is_tensor(input) and _is_tensor(exponent):
+        return aten.pow.Tensor_Tensor(_as_double(input), _as_double(exponent))
+    if _is_tensor(input) and isinstance(exponent, _NUMBER):
+        return aten.pow.Tensor_Scalar(_as_double(input), float(exponent))
+    if isinstance(input, _NUMBER) and _is_tensor(exponent):
+        return aten.pow.Scalar(float(input), _as_double(exponent))
+    raise _no_overload("float_power", (input, exponent), _POWER_FORMS)
+
+
+@public
+def float_power(input, exponent, *, out=None):
+    """``input ** exponent`` computed in float64, whatever the operands' dtypes (PyTorch's
+    composite: both are converted with ``_to_copy`` and ``pow`` runs; so ``__torch_dispatch__``
+    sees those ops and autograd records ``PowBackward*``). Complex operands, which would give
+    complex128, are not supported (minitorch_nn has no complex dtypes)."""
+    if out is None:
+        return _float_power(input, exponent)
+    from minitorch_nn import _dtype as dt
+    from minitorch_nn._functions._out import CAST, _inputs, write_out
+    from minitorch_nn.backends.common import type_name
+
+    if _is_tensor(out) and out.dtype is not dt.float64:  # PyTorch checks this before pow's out= rules
+        raise RuntimeError(f"the output given to float_power has dtype {type_name(out.dtype)} but the "
+                           "operation's result requires dtype Double")
+    return write_out("pow", out, _inputs((input, exponent), {}), lambda: _float_power(input, exponent), CAST["safe"])
+
+
+# -- bit shifts ---------------------------------------------------------------------------------------
+# (kernels in backends/cpu/bit_shifts.py: what shifts that are negative or as wide as the dtype give)
+
+# the overloads of remainder and the shifts: the number-first one takes no ``out``
+_SCALAR_TENSOR_FORMS = ("Tensor input, Tensor other, *, Tensor out = None", "Number self, Tensor other",
+                "Tensor input, Number other, *, Tensor out = None")
+
+
+def _shift(packet, name, input, other):
+    input, other = _scalar_arg(input), _scalar_arg(other)
+    if _is_tensor(input) and _is_tensor(other):
+        return packet.Tensor(input, other)
+    if _is_tensor(input) and isinstance(other, _NUMBER):
+        return packet.Tensor_Scalar(input, other)
+    if isinstance(input, _NUMBER) and _is_tensor(other):
+        return packet.Scalar_Tensor(input, other)
+    raise _no_overload(name, (input, other), _SCALAR_TENSOR_FORMS, explain=1)
+
+
+@public
+@writes_out()
+def bitwise_left_shift(input, other, *, out=None):
+    """``input << other`` on integers: 0 where the shift is negative or at least the dtype's width."""
+    return _shift(aten.bitwise_left_shift, "bitwise_left_shift", input, other)
+
+
+@public
+@writes_out()
+def bitwise_right_shift(input, other, *, out=None):
+    """``input >> other`` on integers (arithmetic for signed dtypes): a negative or too-wide shift
+    gives the sign (0 or -1; 0 for uint8)."""
+    return _shift(aten.bitwise_right_shift, "bitwise_right_shift", input, other)
 
 
 @public

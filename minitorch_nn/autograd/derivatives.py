@@ -123,6 +123,8 @@ def _select_backward(grad, sizes, dim, indices, keepdim):
 def _pow_backward(grad, self, exponent):
     if isinstance(exponent, (int, float)) and exponent == 0:
         return grad.new_zeros(list(grad.shape)) * 0
+    if hasattr(exponent, "shape"):  # a tensor exponent: 0 where it is 0 (not 0 * inf at self == 0), as PyTorch
+        return _where(exponent == 0, grad.new_zeros([]), grad * (exponent * self.pow(exponent - 1)))
     return grad * exponent * self.pow(exponent - 1)
 
 
@@ -289,7 +291,8 @@ _op("pow_.Scalar").derivative = Derivative(_op("pow_.Scalar"), "PowBackward0",
                                            {"self": lambda grad, self, exponent: _pow_backward(grad, self, exponent)})
 derivative("pow.Tensor_Tensor", "PowBackward1",
            self=lambda grad, self, exponent: _pow_backward(grad, self, exponent),
-           exponent=lambda grad, self, result: _masked(grad * result * self.log(), self != 0))
+           exponent=lambda grad, self, exponent, result: grad * _where(
+               (self == 0).logical_and(exponent >= 0), grad.new_zeros([]), result * self.log()))
 derivative("pow.Scalar", "PowBackward2", exponent=lambda grad, self, result: grad * result * math.log(self) if self > 0 else grad * 0)
 derivative("neg", "NegBackward0", self=lambda grad: -grad)
 derivative("abs", "AbsBackward0", self=lambda grad, self: grad * self.sign())

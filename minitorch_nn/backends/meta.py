@@ -78,21 +78,28 @@ _POINTWISE = {
     "clamp.Tensor clamp_min.default clamp_max.default floor.default ceil.default round.default "
     "round.decimals trunc.default frac.default fmod.Scalar bitwise_and.Tensor bitwise_or.Tensor "
     "bitwise_xor.Tensor bitwise_not.default relu.default leaky_relu.default hardtanh.default "
-    "threshold_backward.default tanh_backward.default sigmoid_backward.default where.self div.Tensor_mode",
+    "threshold_backward.default tanh_backward.default sigmoid_backward.default where.self div.Tensor_mode "
+    "remainder.Scalar_Tensor hypot.default fmax.default fmin.default __lshift__.Tensor __lshift__.Scalar "
+    "__rshift__.Tensor __rshift__.Scalar bitwise_left_shift.Tensor bitwise_left_shift.Tensor_Scalar "
+    "bitwise_left_shift.Scalar_Tensor bitwise_right_shift.Tensor bitwise_right_shift.Tensor_Scalar "
+    "bitwise_right_shift.Scalar_Tensor",
     "float": "div.Tensor exp.default exp2.default expm1.default log.default log2.default log10.default "
     "log1p.default sqrt.default rsqrt.default sin.default cos.default tan.default asin.default "
     "acos.default atan.default atan2.default sinh.default cosh.default tanh.default sigmoid.default "
     "erf.default erfc.default erfinv.default reciprocal.default gelu.default silu.default "
-    "softplus.default elu.default addcdiv.default",
+    "softplus.default elu.default addcdiv.default xlogy.Tensor xlogy.Scalar_Other xlogy.Scalar_Self "
+    "copysign.Tensor copysign.Scalar",
     "bool": "eq.Tensor eq.Scalar ne.Tensor ne.Scalar lt.Tensor lt.Scalar le.Tensor le.Scalar gt.Tensor "
     "gt.Scalar ge.Tensor ge.Scalar logical_and.default logical_or.default logical_xor.default "
     "logical_not.default isnan.default isinf.default isfinite.default",
 }
 _POINTWISE_INPLACE = {
     "promote": "add_.Tensor sub_.Tensor mul_.Tensor div_.Tensor_mode pow_.Scalar neg_.default "
-    "abs_.default clamp_.default relu_.default addcmul_.default lerp_.Scalar",
+    "abs_.default clamp_.default relu_.default addcmul_.default lerp_.Scalar pow_.Tensor hypot_.default "
+    "__ilshift__.Tensor __ilshift__.Scalar __irshift__.Tensor __irshift__.Scalar bitwise_left_shift_.Tensor "
+    "bitwise_left_shift_.Tensor_Scalar bitwise_right_shift_.Tensor bitwise_right_shift_.Tensor_Scalar",
     "float": "div_.Tensor exp_.default log_.default sqrt_.default tanh_.default sigmoid_.default "
-    "erfinv_.default addcdiv_.default",
+    "erfinv_.default addcdiv_.default xlogy_.Tensor xlogy_.Scalar_Other copysign_.Tensor copysign_.Scalar",
 }
 
 

@@ -1,0 +1,72 @@
+"""Derivatives of ``xlogy``, ``hypot``, ``copysign``, ``fmax``, ``fmin`` and of ``pow_.Tensor``.
+
+Mirrors these ops' entries in PyTorch's ``tools/autograd/derivatives.yaml``, with the same node
+names (``XlogyBackward0``...) and the same answers at the awkward points, which gradcheck cannot
+see but users can:
+
+* ``xlogy(x, y)``: d/dx is ``log(y)``, taken as 0 where ``x == 0`` and ``y <= 0`` (the function is
+  0 along ``x == 0`` there); d/dy is ``x / y`` (NaN at ``x == y == 0``, as in PyTorch). The three
+  overloads are three nodes: ``Tensor`` 0, ``Scalar_Self`` (a number ``x``) 1, ``Scalar_Other`` 2.
+* ``hypot``: ``x / result`` and ``y / result`` (NaN at the origin).
+* ``copysign(x, y)``: d/dx is ``result / x``, 0 where ``x == 0``; ``y`` gets zeros (not None: the
+  sign is a step function).
+* ``fmax``/``fmin``: the whole gradient goes to one side, ``self`` on ties and wherever ``other``
+  is NaN (unlike ``maximum``, which splits ties in halves).
+
+``float_power`` needs nothing here: it is ``_to_copy`` then ``pow``, whose formulas are in
+``derivatives.py``; ``float_power_`` with a tensor exponent is ``pow_.Tensor`` (``PowBackward1``).
+Forward mode uses the double-vjp fallback of ``derivatives_forward.py`` for all of these.
+"""
+
+from __future__ import annotations
+
+from minitorch_nn._ops import aten
+from minitorch_nn.autograd.derivatives import _op, derivative
+from minitorch_nn.autograd.recording import Derivative
+
+
+def _xlogy_self(grad, self, other):
+    g = aten.xlogy.Tensor(grad, other)
+    return g.masked_fill((self == 0).logical_and(other <= 0), 0)
+
+
+def _xlogy_self_number(grad, self, other):
+    g = aten.xlogy.Scalar_Other(grad, other)
+    return g if other > 0 else g.masked_fill(self == 0, 0)  # (a NaN ``other`` is not > 0: masked)
+
+
+derivative("xlogy.Tensor", "XlogyBackward0", self=_xlogy_self, other=lambda grad, self, other: grad * self / other)
+derivative("xlogy.Scalar_Self", "XlogyBackward1", other=lambda grad, self, other: grad * self / other)
+derivative("xlogy.Scalar_Other", "XlogyBackward2", self=_xlogy_self_number)
+
+derivative("hypot", "HypotBackward0",
+           self=lambda grad, self, result: grad * self / result,
+           other=lambda grad, other, result: grad * other / result)
+
+
+def _copysign_self(grad, self, result):
+    ratio = (result / self).masked_fill(self == 0, 0)
+    return grad * ratio
+
+
+derivative("copysign.Tensor", "CopysignBackward0",
+           self=_copysign_self, other=lambda grad, other_sizes: grad.new_zeros(list(other_sizes)))
+derivative("copysign.Scalar", "CopysignBackward1", self=_copysign_self)
+
+
+def _self_wins(self, other, compare):
+    # where ``self`` is the answer of fmax/fmin: it compares right, or ``other`` is NaN
+    return compare(self, other).logical_or(other.isnan())
+
+
+derivative("fmax", "FmaxBackward0",
+           self=lambda grad, self, other: grad.masked_fill(_self_wins(self, other, aten.ge.Tensor).logical_not(), 0),
+           other=lambda grad, self, other: grad.masked_fill(_self_wins(self, other, aten.ge.Tensor), 0))
+derivative("fmin", "FminBackward0",
+           self=lambda grad, self, other: grad.masked_fill(_self_wins(self, other, aten.le.Tensor).logical_not(), 0),
+           other=lambda grad, self, other: grad.masked_fill(_self_wins(self, other, aten.le.Tensor), 0))
+
+# ``x.pow_(tensor)`` is pow.Tensor_Tensor's node, as ``x.pow_(number)`` is pow.Tensor_Scalar's
+_pow_tt = _op("pow.Tensor_Tensor").derivative
+_op("pow_.Tensor").derivative = Derivative(
+    _op("pow_.Tensor"), "PowBackward1", {name: fn for name, fn, _, _ in _pow_tt.formulas})
