@@ -305,6 +305,42 @@ def lerp_(self, end, weight):
     return aten.lerp_.Scalar(self, end, weight)
 
 
+def _number_or_tensor(packet, tensor_overload, number_overload):
+    """An in-place method whose op has a Tensor and a Scalar overload (``x.xlogy_(y)``, ``x.xlogy_(2)``)."""
+    by_tensor, by_number = getattr(packet, tensor_overload), getattr(packet, number_overload)
+
+    def method(self, other):
+        return by_tensor(self, other) if isinstance(other, TensorBase) else by_number(self, other)
+
+    return method
+
+
+xlogy_ = _number_or_tensor(aten.xlogy_, "Tensor", "Scalar_Other")
+copysign_ = _number_or_tensor(aten.copysign_, "Tensor", "Scalar")
+bitwise_left_shift_ = _number_or_tensor(aten.bitwise_left_shift_, "Tensor", "Tensor_Scalar")
+bitwise_right_shift_ = _number_or_tensor(aten.bitwise_right_shift_, "Tensor", "Tensor_Scalar")
+for _f, _n in ((xlogy_, "xlogy_"), (copysign_, "copysign_"), (bitwise_left_shift_, "bitwise_left_shift_"),
+               (bitwise_right_shift_, "bitwise_right_shift_")):
+    _f.__name__ = _f.__qualname__ = _n
+
+
+def hypot_(self, other):
+    return aten.hypot_.default(self, other)
+
+
+def float_power_(self, exponent):
+    """In place, ``self`` must already be float64 (PyTorch's rule: the result's dtype never changes
+    here); the exponent is converted to float64, then ``pow_`` runs."""
+    if self.dtype is not _dt.float64:
+        from minitorch_nn.backends.common import type_name
+
+        raise RuntimeError(f"the base given to float_power_ has dtype {type_name(self.dtype)} but the "
+                           "operation's result requires dtype Double")
+    if isinstance(exponent, TensorBase):
+        return aten.pow_.Tensor(self, _pw._as_double(exponent))
+    return aten.pow_.Scalar(self, float(exponent))
+
+
 def set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Make this tensor use ``source``'s storage and geometry (``Tensor.set_``)."""
     if source is None:
@@ -335,7 +371,8 @@ def _inplace_unary(name):
 
 for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, normal_, bernoulli_, bernoulli,
            random_, exponential_, masked_fill_, index_put_, scatter_, scatter_add_, index_add_, addcmul_, addcdiv_, lerp_,
-           set_, as_strided_, resize_):
+           set_, as_strided_, resize_, xlogy_, copysign_, hypot_, float_power_, bitwise_left_shift_,
+           bitwise_right_shift_):
     setattr(Tensor, _f.__name__, public(_f))
 for _name in _INPLACE_UNARY:
     setattr(Tensor, _name + "_", public(_inplace_unary(_name)))
@@ -424,6 +461,35 @@ Tensor.__invert__ = _invert
 Tensor.__and__ = _binary_or_notimpl(_pw.bitwise_and)
 Tensor.__or__ = _binary_or_notimpl(_pw.bitwise_or)
 Tensor.__xor__ = _binary_or_notimpl(_pw.bitwise_xor)
+
+
+def _operator(name, fn):
+    """An operator PyTorch writes as its own method (``__rmod__``, ``__lshift__``...): a public
+    wrapper named ``Tensor.<name>`` for handlers, returning NotImplemented for foreign operands."""
+    fn.__name__, fn.__qualname__ = name, "Tensor." + name
+    method = public(fn)
+    method.__module__ = __name__
+    return _binary_or_notimpl(method)
+
+
+def _by_operand(packet):
+    # ``x << y`` is aten.__lshift__.Tensor, ``x << 2`` aten.__lshift__.Scalar (likewise >>, <<=, >>=)
+    return lambda self, other: (packet.Tensor if isinstance(other, TensorBase) else packet.Scalar)(self, other)
+
+
+# number <op> tensor: PyTorch's reflected operators call the op with the number first (``7 % x`` is
+# aten.remainder.Scalar_Tensor(7, x)); & | ^ are commutative, so ``2 & x`` is ``x & 2``.
+Tensor.__rmod__ = _operator("__rmod__", lambda self, other: _pw.remainder.__wrapped_impl__(other, self))
+Tensor.__rand__ = _operator("__rand__", lambda self, other: _pw.bitwise_and.__wrapped_impl__(self, other))
+Tensor.__ror__ = _operator("__ror__", lambda self, other: _pw.bitwise_or.__wrapped_impl__(self, other))
+Tensor.__rxor__ = _operator("__rxor__", lambda self, other: _pw.bitwise_xor.__wrapped_impl__(self, other))
+# << and >>: their own ops for the operators, the bitwise_*_shift ops for the reflected forms
+Tensor.__lshift__ = _operator("__lshift__", _by_operand(aten.__lshift__))
+Tensor.__rshift__ = _operator("__rshift__", _by_operand(aten.__rshift__))
+Tensor.__ilshift__ = _operator("__ilshift__", _by_operand(aten.__ilshift__))
+Tensor.__irshift__ = _operator("__irshift__", _by_operand(aten.__irshift__))
+Tensor.__rlshift__ = _operator("__rlshift__", lambda self, other: aten.bitwise_left_shift.Scalar_Tensor(other, self))
+Tensor.__rrshift__ = _operator("__rrshift__", lambda self, other: aten.bitwise_right_shift.Scalar_Tensor(other, self))
 Tensor.__eq__ = _binary_or_notimpl(Tensor.eq)
 Tensor.__ne__ = _binary_or_notimpl(Tensor.ne)
 Tensor.__lt__ = _binary_or_notimpl(Tensor.lt)
