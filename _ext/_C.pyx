@@ -120,6 +120,12 @@ cdef class TensorImpl:
     cdef public Py_ssize_t output_nr
     cdef public object autograd_meta   # dict for the rarer fields (hooks, retains_grad, ...)
     cdef public object base            # the TensorImpl this one is a view of, or None
+    # for a view (PyTorch's ``DifferentiableViewMeta``): the value of the shared version counter
+    # when its grad_fn was last made (``attr_version``: once the counter moves on, the grad_fn is
+    # stale, see ``autograd/graph.py:current_grad_fn``), and the mode it was made in
+    # (``creation_meta``: VIEW_MADE_WITH_GRAD, VIEW_MADE_IN_NO_GRAD or VIEW_MADE_IN_INFERENCE)
+    cdef public Py_ssize_t view_version
+    cdef public int creation_meta
     # cache: the numpy view of (storage, sizes, strides, offset); rebuilt when metadata changes
     cdef public object array
     # borrowed pointer to the Python handle that currently owns this payload (no reference held,

@@ -122,7 +122,7 @@ cdef object _SavedScalar = None
 cdef object _AccumulateGrad = None
 cdef object _MAX_SEQUENCE_NR = None
 cdef object _NONDIFFERENTIABLE = None    # recording.NONDIFFERENTIABLE
-cdef object _current_grad_fn = None      # graph.current_grad_fn (a view whose base changed in place)
+cdef object _current_grad_fn = None      # graph.current_grad_fn (a view whose counter moved on)
 cdef object _py_grad_accumulator = None  # graph.grad_accumulator (a leaf whose autograd_meta is odd)
 cdef object _py_saved_value = None       # recording._saved_value (lists of tensors)
 cdef object _py_metadata = None          # recording._metadata (metadata other than payload fields)
@@ -187,6 +187,41 @@ cdef _Recipe _recipe_for(object op):
         return None
     cdef _Recipe r = _recipe_of(d)
     return r if r.simple and r.compiled else None
+
+
+# -- views: the bookkeeping PyTorch keeps in a view's DifferentiableViewMeta ---------------------
+
+# ``TensorImpl.creation_meta``: the mode a view was made in (PyTorch's ``CreationMeta``; an output of
+# a function returning several views is told apart by its node, see ``autograd/inplace.py``)
+VIEW_MADE_WITH_GRAD = 0
+VIEW_MADE_IN_NO_GRAD = 1
+VIEW_MADE_IN_INFERENCE = 2
+
+
+cdef inline void _mark_view_of(TensorImpl impl, TensorImpl b):
+    """Make ``impl`` a view of ``b``: its base is ``b``'s base (or ``b``); it remembers the version
+    of the shared counter now (``view_version``) and the mode it is made in (``creation_meta``;
+    a view made with grad mode on of a view made without it inherits the latter's, as in PyTorch)."""
+    cdef TensorImpl base = b.base if b.base is not None else b
+    cdef PyObject* enabled
+    cdef int meta = 0
+    impl.base = base
+    impl.view_version = b.version.value
+    if _inference_mode_on:
+        meta = 2
+    elif _ag_grad_mode_globals is not None:
+        enabled = PyDict_GetItem(_ag_grad_mode_globals, "_enabled")
+        if enabled != NULL and not <object>enabled:
+            meta = 1
+    if meta == 0 and b.base is not None:
+        meta = b.creation_meta
+    impl.creation_meta = meta
+
+
+def mark_view(TensorImpl impl, TensorImpl b):
+    """``impl`` (a fresh payload on ``b``'s storage and version counter) becomes a view of ``b``
+    (``_tensor._make_view`` and ``as_subclass`` call this; ``_fastpath_views.pxi`` does it in C)."""
+    _mark_view_of(impl, b)
 
 
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------
@@ -298,10 +333,9 @@ cdef int _wire_output(object op, object node, tuple args, object o, Py_ssize_t i
     impl.grad_fn = node
     impl.requires_grad = True
     impl.output_nr = i
-    cdef TensorImpl base = impl.base
-    if base is not None and base.grad_fn is not None:
-        # remember which history of the base this view was made from
-        impl.autograd_meta = {"view_base_fn": base.grad_fn}
+    if impl.base is not None:
+        # a view: its grad_fn is up to date at this version of the shared counter
+        impl.view_version = impl.version.value
     return 0
 
 
@@ -417,7 +451,7 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
             fn = impl.grad_fn
             meta = _meta_of(impl)
             if fn is not None:
-                if impl.base is not None and impl.autograd_meta:
+                if impl.base is not None and impl.view_version != impl.version.value:
                     fn = _current_grad_fn(impl)   # a view whose base changed in place since
                 _put(edges, j, (fn, impl.output_nr))
                 mask |= 1 << j
@@ -579,7 +613,7 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, obj
                 fn = impl.grad_fn
                 meta = _meta_of(impl)
                 if fn is not None:
-                    if impl.base is not None and impl.autograd_meta:
+                    if impl.base is not None and impl.view_version != impl.version.value:
                         fn = _current_grad_fn(impl)   # a view whose base changed in place since
                     edge = (fn, impl.output_nr)
                 elif impl.requires_grad:

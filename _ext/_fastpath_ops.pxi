@@ -27,7 +27,7 @@
 #
 # With grad: when grad mode is on and an input requires grad, the value is computed the same way
 # and then handed to ``record_computed`` (_autograd_fast.pxi), which builds the graph node, saves
-# tensors and wires the output (for a view also ``view_base_fn``) as the full path's autograd
+# tensors and wires the output (for a view also ``view_version``) as the full path's autograd
 # layer does, with the op's arguments exactly as the full path passes them (``x.view(2, -1)``
 # records ``aten.view.default(x, [2, -1])``). ``_records()`` says when the compiled recorder may
 # stand in (no ``saved_tensors_hooks``: their pack hooks would run before the kernel).

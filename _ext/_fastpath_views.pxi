@@ -9,8 +9,9 @@
 # the input's base or the input -- built here in C, for any layout and dtype on the cpu. The
 # geometry is the kernels' own rule (``compute_view_strides`` for view/reshape, ported below). With
 # grad, ``record_computed`` adds the node (``TBackward0``, ``ViewBackward0``...) and the view
-# bookkeeping (``view_base_fn``) as the full path's autograd layer does. transpose/t and
-# view/reshape are course exercises: see ``_kernel_is`` in _fastpath_ops.pxi.
+# bookkeeping (``view_version``, ``creation_meta``: ``_mark_view_of``) as the full path's autograd
+# layer does. transpose/t and view/reshape are course exercises: see ``_kernel_is`` in
+# _fastpath_ops.pxi.
 
 # -- views --------------------------------------------------------------------------------------------
 
@@ -25,7 +26,7 @@ cdef object _view_of(TensorImpl b, tuple sizes, tuple strides, Py_ssize_t offset
     impl.dtype = b.dtype
     impl.device = b.device
     impl.version = b.version
-    impl.base = b.base if b.base is not None else b
+    _mark_view_of(impl, b)   # base, view_version, creation_meta
     return _wrap(_Tensor, impl)
 
 

@@ -265,8 +265,16 @@ class Tensor(TensorBase):
 
     @property
     def data(self):
-        """A tensor sharing this one's storage but detached from autograd."""
-        return self.detach()
+        """A tensor sharing this one's storage but detached from autograd.
+
+        Unlike ``detach()`` it has a version counter of its own (as in PyTorch): writes through
+        ``.data`` are invisible to autograd, which is what makes them unsafe.
+        """
+        out = self.detach()
+        version = _C.VersionCounter()
+        version.inference = self._impl.version.inference
+        out._impl.version = version
+        return out
 
     @data.setter
     def data(self, new_data):
@@ -420,12 +428,13 @@ def _make_view(base: TensorBase, sizes, strides, offset) -> Tensor:
     """A new tensor reading ``base``'s storage through other sizes/strides/offset.
 
     It shares the storage and the version counter, and remembers its base (``._base``), so an
-    in-place write through either is seen by both and counted once.
+    in-place write through either is seen by both and counted once; ``_C.mark_view`` also notes the
+    counter's value now and the grad mode, which autograd reads (``view_version``, ``creation_meta``).
     """
     b = base._impl
     sizes, strides = tuple(sizes), tuple(strides)
     impl = TensorImpl(b.storage, sizes, strides, offset, b.dtype, b.device, b.version)
-    impl.base = b.base if b.base is not None else b
+    _C.mark_view(impl, b)
     if len(sizes) == 2 and offset == b.offset and b.array is not None and strides == b.strides[::-1] \
             and sizes == b.sizes[::-1]:
         # a matrix transpose (``w.t()``, as in every linear layer): its numpy view is the base's,

@@ -127,7 +127,7 @@ def as_subclass(self, cls):
         impl = TensorImpl(
             src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device, src.version
         )
-        impl.base = src.base if src.base is not None else src
+        _C.mark_view(impl, src)
         return _new_handle(cls, impl)
     from minitorch_nn._ops import aten
 

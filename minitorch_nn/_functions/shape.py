@@ -137,6 +137,18 @@ def narrow(input, dim, start, length):
 
 
 @public
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim``, with that dim removed (a view; ``x[:, i]`` for dim 1)."""
+    if input.dim() == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.dim())
+    n = input.shape[d]
+    if isinstance(index, int) and not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
+    return aten.select.int(input, dim, index)
+
+
+@public
 def unfold(input, dimension, size, step):
     """Sliding windows of ``size`` with ``step`` along ``dimension``, as a new last dim (``Tensor.unfold``)."""
     return aten.unfold.default(input, dimension, size, step)

@@ -240,6 +240,8 @@ def _wire(node, args, outputs):
             impl.requires_grad = False
             continue
         impl.grad_fn, impl.requires_grad, impl.output_nr = node, True, i
+        if impl.base is not None:
+            impl.view_version = impl.version.value   # this node is current (after mark_dirty's write)
     node._output_meta = tuple(metas)
     saved = []
     for t in node.to_save:

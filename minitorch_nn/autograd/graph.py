@@ -336,7 +336,8 @@ class SavedTensor(SavedTensorBase):
             return self._unpack_with_hook(node)
         impl = self.impl
         if impl.version.value != self.version:
-            grad_fn = node if self.is_output else impl.grad_fn
+            # (an input that is a view gets its node brought up to date first, as PyTorch's message does)
+            grad_fn = node if self.is_output else current_grad_fn(impl)
             where = f", which is output {self.output_nr} of {_short_name(grad_fn)}," if grad_fn is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
@@ -536,19 +537,23 @@ def grad_accumulator(impl):
 def current_grad_fn(impl):
     """``impl.grad_fn``, first brought up to date if ``impl`` is a stale view.
 
-    A view's node leads to its base's node *as it was when the view was made*. If the base has
-    since been changed in place (directly or through another view), that path would miss the
-    change, so the view gets a fresh ``AsStridedBackward0`` leading to the base's current node,
-    as PyTorch does when it sees the base's version move on.
+    A view's node leads to its base's history *as it was when the node was made*. A view shares
+    its base's version counter and remembers the counter's value at that moment
+    (``impl.view_version``). Once the counter has moved on, the base or another view of it was
+    written in place (with grad mode on or off, through ``detach()`` too), and the old path
+    would miss that write; so the view gets a fresh ``AsStridedBackward0`` leading to the base's
+    current history, as PyTorch's ``VariableHooks::grad_fn`` does. A view made under no_grad or
+    inference_mode, or an output of ``unbind``/``split``..., cannot be given one: PyTorch raises.
     """
     fn = impl.grad_fn
-    if fn is not None and impl.base is not None and impl.autograd_meta:
-        made_from = impl.autograd_meta.get("view_base_fn")
-        if made_from is not None and made_from is not impl.base.grad_fn:
-            from minitorch_nn.autograd.inplace import regenerate_view_node
+    base = impl.base
+    if base is None or impl.view_version == impl.version.value:
+        return fn
+    if fn is None and not base.requires_grad:
+        return None   # neither the view nor its base has a history to bring up to date
+    from minitorch_nn.autograd.inplace import regenerate_view_node
 
-            fn = regenerate_view_node(impl)
-    return fn
+    return regenerate_view_node(impl)
 
 
 def gradient_edge(tensor):

@@ -11,14 +11,20 @@ tensor.cpp``) and the checks ``VariableType`` kernels make before an in-place op
 * ``_rebase_history(t, node)`` makes the op's node the new ``grad_fn`` of ``t``. When ``t`` is a
   view, its base gets a ``CopySlices`` node (its gradient flows through the op's node for the part
   the view covers) and ``t`` becomes a strided window of the base (``AsStridedBackward0``);
-* ``regenerate_view_node(impl)`` gives a view whose base changed in place since it was made a
-  fresh ``AsStridedBackward0`` (``graph.current_grad_fn`` calls it).
+* ``regenerate_view_node(impl)`` gives a view whose version counter moved on since its node was
+  made (its base, or another view of it, was written in place) a fresh ``AsStridedBackward0``
+  (``graph.current_grad_fn`` calls it), or raises PyTorch's error for a view that cannot have one.
+
+Which mode a view was made in is kept on its payload (``creation_meta``, set by ``_C.mark_view``
+when the view is made), as PyTorch's ``CreationMeta``; an output of a function returning several
+views is recognised by walking its view nodes instead.
 """
 
 from __future__ import annotations
 
 import re
 
+from minitorch_nn._C import VIEW_MADE_IN_INFERENCE, VIEW_MADE_IN_NO_GRAD
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import graph as _graph
@@ -30,7 +36,24 @@ _NO_GRAD_VIEW_MESSAGE = (
     "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
     "you want the inplace to be tracked)."
 )
-
+_STALE_NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
+_INFERENCE_VIEW_MESSAGE = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case "
+    "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the inference_mode block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
+_STALE_INFERENCE_VIEW_MESSAGE = (
+    "A view was created in inference mode and its base or another view of its base has been modified inplace in "
+    "normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+    "by moving both the view and the inplace either both inside the inference_mode block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
 
 _MULTI_OUTPUT_VIEW_MESSAGE = (
     "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
@@ -68,9 +91,11 @@ def _check_inplace(t):
     base = impl.base
     if base is not None and impl.grad_fn is not None:
         _check_multi_output_view(impl)
-    if base is not None and base.requires_grad and not impl.requires_grad:
-        # Views made with grad mode on share their base's requires_grad, so this view was made
-        # under no_grad: recording the in-place op now could not update the base's history.
+    if base is not None and base.requires_grad and impl.creation_meta and impl.grad_fn is None:
+        # made under no_grad (or inference_mode) of a tensor that requires grad: recording the
+        # in-place op now could not update the base's history
+        if impl.creation_meta == VIEW_MADE_IN_INFERENCE:
+            raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
         raise RuntimeError(_NO_GRAD_VIEW_MESSAGE)
     if impl.requires_grad and impl.grad_fn is None:
         if impl.base is None:
@@ -105,17 +130,31 @@ def _rebase_history(t, node):
 
 
 def regenerate_view_node(impl):
-    """Make ``impl`` (a view) a strided window of its base's *current* history."""
-    # an output of unbind/split/... cannot be given a new history: PyTorch refuses
+    """Make ``impl`` (a view) a strided window of its base's *current* history.
+
+    Called when the view's node is out of date (the shared version counter moved on since it was
+    made) and after an in-place op through the view itself. A view made under no_grad or
+    inference_mode, or an output of unbind/split/..., cannot be given a new history: PyTorch
+    refuses, even when the write happened with grad mode off.
+    """
+    if impl.grad_fn is None:
+        if impl.creation_meta == VIEW_MADE_IN_NO_GRAD:
+            raise RuntimeError(_STALE_NO_GRAD_VIEW_MESSAGE)
+        if impl.creation_meta == VIEW_MADE_IN_INFERENCE:
+            raise RuntimeError(_STALE_INFERENCE_VIEW_MESSAGE)
     _check_multi_output_view(impl, _STALE_MULTI_OUTPUT_VIEW_MESSAGE)
     base = impl.base
     node = AsStridedBackward0(base.sizes, base.strides, impl.sizes, impl.strides, impl.offset - base.offset)
-    node.next_functions = ((base.grad_fn, base.output_nr),)
+    if base.grad_fn is not None:
+        edge = (base.grad_fn, base.output_nr)
+    elif base.requires_grad:   # a leaf changed under no_grad: the window leads to its AccumulateGrad
+        edge = (_graph.grad_accumulator(base), 0)
+    else:
+        edge = (None, 0)
+    node.next_functions = (edge,)
     node._input_metadata = ((base.sizes, base.dtype, base.device),)
-    impl.grad_fn, impl.output_nr = node, 0
-    if impl.autograd_meta is None:
-        impl.autograd_meta = {}
-    impl.autograd_meta["view_base_fn"] = base.grad_fn
+    impl.grad_fn, impl.output_nr, impl.requires_grad = node, 0, True
+    impl.view_version = impl.version.value   # up to date at this version of the counter
     return node
 
 
@@ -177,8 +216,40 @@ class CopySlices(Node):
         self.fn.release_variables()
 
 
+def _may_overlap(sizes, strides) -> bool:
+    """Whether two elements of this geometry may share a memory location (``expand``,
+    ``unfold``...): walking the dims from the smallest stride, each must step past all the
+    memory the ones before it span."""
+    span = 0
+    for stride, size in sorted((st, sz) for sz, st in zip(sizes, strides) if sz > 1):
+        if stride <= span:
+            return True
+        span += (size - 1) * stride
+    return False
+
+
+def _window_gradient(grad, base_sizes, base_strides, sizes, strides, offset):
+    """The base's gradient from the gradient of a window of its memory, as PyTorch's
+    ``as_strided_backward`` builds it: a flat buffer of zeros as long as the memory either
+    geometry spans, the window's gradient written (added, where the window reaches one
+    element several times) at its memory locations, then read through the base's geometry."""
+    spans = [offset + sum((n - 1) * s for n, s in zip(sizes, strides)),
+             sum((n - 1) * s for n, s in zip(base_sizes, base_strides))]
+    flat = aten.zeros.default([max(spans) + 1], dtype=grad.dtype, device=grad.device)
+    if 0 in sizes:
+        pass
+    elif _may_overlap(sizes, strides):
+        where = aten.arange.default(max(spans) + 1, device=grad.device)
+        where = aten.as_strided.default(where, list(sizes), list(strides), offset)
+        flat.index_add_(0, where.reshape(-1), grad.reshape(-1))
+    else:
+        aten.as_strided.default(flat, list(sizes), list(strides), offset).copy_(grad)
+    return aten.as_strided.default(flat, list(base_sizes), list(base_strides), 0)
+
+
 class AsStridedBackward0(Node):
-    """A view's node after an in-place op through it: the view is a window of its base."""
+    """A view's node once its base changed in place (through it, another view or the base
+    itself): the view is a window of its base's storage."""
 
     __slots__ = ("_geometry",)
 
@@ -190,8 +261,5 @@ class AsStridedBackward0(Node):
         (grad,) = grad_outputs
         if grad is None:
             return (None,)
-        base_sizes, base_strides, sizes, strides, offset = self._geometry
         with DisableTorchFunction():
-            result = _empty_like_base(grad, base_sizes, base_strides).zero_()
-            _window(result, sizes, strides, offset).copy_(grad)
-        return (result,)
+            return (_window_gradient(grad, *self._geometry),)

@@ -17,9 +17,11 @@ new ``AddBackward0``, whose edge for ``self`` is ``y``'s old edge. When ``y`` is
 gets a ``CopySlices`` node (its gradient flows through the view's node for the part the view
 covers) and the view gets ``AsStridedBackward0`` pointing at it, as in PyTorch.
 
-Other views of a base that is later modified in place are brought up to date lazily: each view
-remembers the base node it was made from, and ``graph.current_grad_fn`` gives it a fresh
-``AsStridedBackward0`` once the base's node has changed (PyTorch keys this on the version counter).
+Other views of a base that is later modified in place are brought up to date lazily, as in
+PyTorch: each view remembers the value of the version counter it shares with its base when its
+node was made (``impl.view_version``), and ``graph.current_grad_fn`` gives it a fresh
+``AsStridedBackward0`` once the counter has moved on (an in-place write to the base or to any
+view of it, with grad mode on or off).
 
 Speed: this layer runs for every op on tensors that require grad, so the common case has its
 own short path, ``_record_simple`` (ops whose differentiable inputs are single tensors and that
@@ -42,7 +44,8 @@ paths then step aside too, so every op is recorded by the code in this file.
 
 Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad has
 ``requires_grad=False`` here (PyTorch reports True with no ``grad_fn``); an in-place op on it
-with grad mode on is refused with PyTorch's message either way.
+with grad mode on, or reading its ``grad_fn`` after its base was written, is refused with
+PyTorch's message either way.
 """
 
 from __future__ import annotations
@@ -415,7 +418,7 @@ def _edge(impl):
     AccumulateGrad, or None."""
     fn = impl.grad_fn
     if fn is not None:
-        if impl.base is not None and impl.autograd_meta:
+        if impl.base is not None and impl.view_version != impl.version.value:
             fn = current_grad_fn(impl)   # a view whose base changed in place since
         return (fn, impl.output_nr)
     if impl.requires_grad:
@@ -479,7 +482,7 @@ def _start_simple(d, args, kwargs):
             impl = v._impl
             fn = impl.grad_fn
             if fn is not None:
-                if impl.base is not None and impl.autograd_meta:
+                if impl.base is not None and impl.view_version != impl.version.value:
                     fn = current_grad_fn(impl)   # a view whose base changed in place since
                 edges.append((fn, impl.output_nr))
                 needed.append(True)
@@ -547,9 +550,8 @@ def _finish_simple(op, d, node, plan, args, out):
             impl.grad_fn = node
             impl.requires_grad = True
             impl.output_nr = 0
-            base = impl.base
-            if base is not None and base.grad_fn is not None:
-                impl.autograd_meta = {"view_base_fn": base.grad_fn}
+            if impl.base is not None:
+                impl.view_version = impl.version.value   # a view: its node is current at this version
     saved = node._saved
     for name, idx in plan.results:
         saved[name] = SavedTensor(outs[idx], is_output=True)
@@ -584,10 +586,9 @@ def _wire_output(op, node, args, o, i):
     impl.grad_fn = node
     impl.requires_grad = True
     impl.output_nr = i
-    base = impl.base
-    if base is not None and base.grad_fn is not None:
-        # remember which history of the base this view was made from
-        impl.autograd_meta = {"view_base_fn": base.grad_fn}
+    if impl.base is not None:
+        # a view: its node is current until the version counter it shares with its base moves on
+        impl.view_version = impl.version.value
 
 
 def _record(op, d, args, kwargs):
