@@ -281,6 +281,8 @@ cdef object _saved_tensor(object tensor, bint is_output):
     """``SavedTensor(tensor, is_output)``, in C when no saved-tensor hooks are active."""
     if _saved_hooks_stack or not isinstance(tensor, TensorBase):
         return _SavedTensor(tensor, is_output)   # the pack hook runs (or the same error is raised)
+    if is_output and PyDict_GetItem(_ag_dispatch_globals, "python_layer") != <PyObject*>None:
+        return _SavedTensor(tensor, is_output)   # a mode or subclass may see the output's aten.detach
     cdef TensorImpl impl = (<TensorBase>tensor)._impl
     if impl.version.inference:
         return _SavedTensor(tensor, is_output)   # raises PyTorch's "cannot be saved" error

@@ -173,6 +173,14 @@ def _overriding_classes(args, kwargs) -> list:
     return found
 
 
+def _inplace_result(op, args, out):
+    """An in-place op returns the tensor it wrote into, whatever a handler returned (PyTorch's
+    in-place kernels return ``self`` above the Python key)."""
+    if op.is_inplace and args and isinstance(args[0], TensorBase):
+        return args[0]
+    return out
+
+
 def python_layer(op, args, kwargs):
     """``_dispatch.python_layer``: run the handlers, or return NotImplemented to reach the kernel."""
     if _excluded[0]:
@@ -193,7 +201,7 @@ def python_layer(op, args, kwargs):
                     lambda: mode.__torch_dispatch__(op, (), args, kwargs),
                 )
         if out is not NotImplemented:
-            return out
+            return _inplace_result(op, args, out)
     types = tuple(classes)
     for t in classes:
         if tracer is None:
@@ -203,7 +211,7 @@ def python_layer(op, args, kwargs):
                 t.__name__, "subclass", lambda t=t: t.__torch_dispatch__(op, types, args, kwargs)
             )
         if out is not NotImplemented:
-            return out
+            return _inplace_result(op, args, out)
     if not classes:
         # a mode declined and no subclass is involved: the kernel runs
         return _dispatch.backend(op, args, kwargs)

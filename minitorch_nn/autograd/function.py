@@ -203,7 +203,7 @@ class Function(metaclass=FunctionMeta):
                 outputs = cls.forward(node, *args, **kwargs)
         finally:
             _gm._enabled, _dispatch.forward_ad_layer = prev, prev_fw
-        result = _wire(node, args, outputs) if record else outputs
+        result = _wire(node, args, outputs) if record else _unrecorded(node, args, outputs)
         if fw_tangents:
             forward_ad.custom_function_tangents(cls, node, args, result)
         return result
@@ -254,13 +254,36 @@ def _wire(node, args, outputs):
     return outs[0] if single else tuple(outs)
 
 
+def _unrecorded(node, args, outputs):
+    """The outputs of an ``apply`` that records nothing (grad mode off, or no input needs a
+    gradient). An input handed back unchanged still comes back as a new tensor, as in PyTorch's
+    ``_wrap_outputs``: a detach of it if it requires grad, else a view of it."""
+    single = not isinstance(outputs, tuple)
+    outs = list((outputs,) if single else outputs)
+    dirty = {id(t) for t in node.dirty_tensors}
+    replaced = False
+    for i, o in enumerate(outs):
+        if isinstance(o, TensorBase) and id(o) not in dirty and any(o is a for a in args):
+            outs[i] = _detached(o) if o._impl.requires_grad else _view_of(o)
+            replaced = True
+    if not replaced:
+        return outputs
+    return outs[0] if single else tuple(outs)
+
+
+def _detached(t):
+    from minitorch_nn._ops import aten
+
+    return aten.detach.default(t)
+
+
 def _view_of(t):
     from minitorch_nn._ops import aten
 
     prev = _gm._enabled
     _gm._enabled = False
     try:
-        return aten.alias.default(t)
+        return aten.view.default(t, list(t._impl.sizes))   # PyTorch: input.view_as(input)
     finally:
         _gm._enabled = prev
 

@@ -24,8 +24,13 @@ Where we differ from PyTorch: nodes are Python objects; a node class per op is m
 no ``__dict__`` (``grad_fn.foo = 1`` is an ``AttributeError``). Their fields, and those of
 ``AccumulateGrad``, ``SavedTensor`` and ``SavedScalar``, are laid out in C by small Cython base
 classes (``NodeBase``... in ``_ext/_autograd_fast.pxi``) so that the compiled recorder can fill them
-without running the ``__init__``s below; every method stays here, in Python. Two differences a ``TorchDispatchMode`` can see: PyTorch saves and unpacks a
-node's own outputs through ``aten.detach``, we alias them without an op; and ``AccumulateGrad``'s
+without running the ``__init__``s below; every method stays here, in Python.
+
+What a ``TorchDispatchMode`` or a ``__torch_dispatch__`` subclass sees of saved tensors is what it
+sees in PyTorch: saving a node's own output (``exp``'s ``result``) dispatches ``aten.detach`` on it
+(not with saved-tensor hooks), and so does every unpack of one (``ctx.saved_tensors``,
+``grad_fn._saved_result``, a formula reading it in backward). When nothing of the kind is active
+the output is aliased without an op, which costs less. One difference is left: ``AccumulateGrad``'s
 strided copy starts from ``aten.empty_strided`` where PyTorch uses ``aten.new_empty_strided``.
 """
 
@@ -36,12 +41,13 @@ import re
 import sys
 import weakref
 
-from minitorch_nn import _C
+from minitorch_nn import _C, _dispatch
 from minitorch_nn._C import (
     AccumulateGradBase,
     NodeBase,
     SavedScalarBase,
     SavedTensorBase,
+    TensorBase,
     TensorImpl,
 )
 from minitorch_nn._C_torch_function import DisableTorchFunction
@@ -257,6 +263,35 @@ def _alias(impl):
 _saved_tensors_hooks_stack: list = []   # (pack_hook, unpack_hook) pairs, innermost last
 
 
+def _python_sees(t) -> bool:
+    """Whether an op on ``t`` would reach Python now: a dispatch mode is active or ``t``'s class
+    has its own ``__torch_dispatch__``. (Checked only once ``_dispatch.python_layer`` is set.)"""
+    from minitorch_nn._dispatch import python_dispatch as pd
+
+    return not pd._excluded[0] and (bool(pd._modes) or type(t) in pd._classes)
+
+
+_saving_output = [0]   # > 0 while the detach below runs (the export tracer leaves it out of graphs)
+
+
+def _detach_saved_output(t):
+    """``aten.detach(t)`` as PyTorch's ``SavedVariable`` makes it for an output it saves or
+    unpacks: a dispatched op, so modes and ``__torch_dispatch__`` subclasses see it."""
+    from minitorch_nn._ops import aten
+
+    _saving_output[0] += 1
+    try:
+        return aten.detach.default(t)
+    finally:
+        _saving_output[0] -= 1
+
+
+def saving_output_for_backward() -> bool:
+    """True while autograd dispatches the ``aten.detach`` of an output it saves or unpacks
+    (for tracers that record the user's ops, not autograd's bookkeeping)."""
+    return _saving_output[0] > 0
+
+
 class saved_tensors_hooks:
     """Context manager: tensors saved for backward inside it are stored as ``pack_hook(tensor)``
     and turned back with ``unpack_hook(packed)`` when backward needs them
@@ -301,9 +336,12 @@ class SavedTensor(SavedTensorBase):
     An input is saved as its payload itself, so it counts in ``t._use_count()`` exactly as
     PyTorch's saved variables do. An output of the node is saved as a bare alias of its data
     (no ``grad_fn``), because the output points at the node and the node must not point back.
+    When a dispatch mode or the output's ``__torch_dispatch__`` would see it, the output is also
+    detached through the dispatcher, as PyTorch does, and that tensor (a subclass keeps its
+    class) is kept in ``packed``; unpacking detaches it again.
 
     Fields (in C: ``SavedTensorBase``): ``impl``, ``version``, ``is_output``, ``output_nr``,
-    ``released``, and with saved-tensor hooks ``packed`` and ``unpack_hook``.
+    ``released``, ``packed`` (with saved-tensor hooks, or the detached output) and ``unpack_hook``.
     """
 
     __slots__ = ()
@@ -323,6 +361,9 @@ class SavedTensor(SavedTensorBase):
             self.impl = None
             return
         self.impl = _alias(impl) if is_output else impl
+        if is_output and _dispatch.python_layer is not None and impl.grad_fn is not None and _python_sees(tensor):
+            # (an output with no history, such as max's indices, is kept as it is, as in PyTorch)
+            self.packed = _detach_saved_output(tensor)
 
     def unpack(self, node=None, detached=False):
         """The saved tensor, after checking it was not modified in place since it was saved.
@@ -353,6 +394,10 @@ class SavedTensor(SavedTensorBase):
             return tensor_for(impl)
         # An output comes back with its grad_fn, so a double backward can go through it.
         Tensor = _Tensor or _load_tensor_class()
+        if _dispatch.python_layer is not None and (impl.dtype.is_floating_point or impl.dtype.is_complex):
+            kept = self.packed if self.packed is not None else _C._wrap(Tensor, _alias(impl))
+            if _python_sees(kept):
+                return self._output_with_history(_detach_saved_output(kept), node)
         out = _alias(impl)
         out.requires_grad = True
         out.grad_fn = node
@@ -363,10 +408,21 @@ class SavedTensor(SavedTensorBase):
         t = self.unpack_hook(self.packed)
         if not self.is_output:
             return t
+        if _dispatch.python_layer is not None and isinstance(t, TensorBase) and _python_sees(t) \
+                and (t.dtype.is_floating_point or t.dtype.is_complex):
+            return self._output_with_history(_detach_saved_output(t), node)
         Tensor = _Tensor or _load_tensor_class()
         out = _alias(t._impl)
         out.requires_grad, out.grad_fn, out.output_nr = True, node, self.output_nr
         return _C._wrap(Tensor, out)
+
+    def _output_with_history(self, t, node):
+        """``t``, a fresh detach of the saved output, given the output's place in the graph."""
+        if t is self.packed:   # a handler that handed back its argument: do not touch what is kept
+            t = _C._wrap(_Tensor or _load_tensor_class(), _alias(t._impl))
+        impl = t._impl
+        impl.requires_grad, impl.grad_fn, impl.output_nr = True, node, self.output_nr
+        return t
 
     def release(self):
         self.released = True

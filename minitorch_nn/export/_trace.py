@@ -43,6 +43,7 @@ import sys
 
 from minitorch_nn._tensor import Tensor
 from minitorch_nn._warnings import in_package
+from minitorch_nn.autograd.graph import saving_output_for_backward as _saving_output_for_backward
 from minitorch_nn.export.composites import intercept_composites
 from minitorch_nn.export.graph import Graph, Node, Ref, flatten
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
@@ -177,6 +178,9 @@ class _ExportTracer(TorchDispatchMode):
     # -- the mode -------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if _saving_output_for_backward():
+            # autograd's own detach of an output it saves (PyTorch's export traces above autograd)
+            return func(*args, **kwargs)
         if func.__name__.startswith("_local_scalar_dense") and args and id(args[0]) in self.dependent:
             raise_data_dependent(self.where(), "Tensor.item()")
         out = func(*args, **kwargs)

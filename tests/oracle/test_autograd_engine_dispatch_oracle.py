@@ -9,9 +9,8 @@
 
 One known difference is mapped before comparing: PyTorch makes the strided copy's empty tensor
 with ``aten.new_empty_strided``, an op minitorch_nn does not have; we use ``aten.empty_strided``.
-Another is avoided: PyTorch saves (and unpacks) a node's own outputs (``exp``'s result) through
-``aten.detach``, which a mode sees; minitorch_nn aliases them without an op (the export tracer
-would otherwise record those detaches), so no scenario here saves an output.
+The ``aten.detach`` that saving and unpacking a node's own output (``exp``'s result) dispatches
+is compared in ``test_dispatch_fidelity_oracle.py``.
 """
 
 import warnings

@@ -1,0 +1,399 @@
+"""What ``__torch_dispatch__`` sees of autograd's bookkeeping, and grad/inference modes, against PyTorch.
+
+Part 1: when autograd saves an op's *output* for backward (``exp``, ``tanh``, ``softmax``...),
+PyTorch's ``SavedVariable`` dispatches ``aten.detach`` on it, and again each time it is unpacked
+(in backward, ``ctx.saved_tensors``, ``grad_fn._saved_result``). A ``TorchDispatchMode`` and a
+wrapper subclass see those calls; saved inputs, integer outputs (``max``'s indices), ``no_grad``
+and ``inference_mode`` make none. Each scenario runs in both libraries under a mode that logs
+``func`` and the logs must be equal.
+
+Part 2 and 3: ``inference_mode`` / ``no_grad`` / ``set_grad_enabled`` / ``enable_grad``, as
+programs whose every step (value, flag, error type and text) must match.
+"""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+
+from torch.utils._python_dispatch import TorchDispatchMode as TorchMode  # noqa: E402
+
+import minitorch_nn as mt  # noqa: E402
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode as OurMode  # noqa: E402
+
+_MODES = {torch: TorchMode, mt: OurMode}
+
+
+def _logged(L, fn, requires_grad=True):
+    """The aten ops a logging ``TorchDispatchMode`` sees while ``fn(x)`` runs."""
+
+    class Log(_MODES[L]):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            # (a known difference: AccumulateGrad's strided copy starts from
+            # aten.new_empty_strided in PyTorch, aten.empty_strided here)
+            self.ops.append(str(func).replace("aten.new_empty_strided", "aten.empty_strided"))
+            return func(*args, **(kwargs or {}))
+
+    x = L.tensor([[0.5, 1.0, 2.0], [1.5, -1.0, 3.0]], requires_grad=requires_grad)
+    log = Log()
+    with log:
+        fn(L, x)
+    return log.ops
+
+
+def _same_log(fn, requires_grad=True):
+    theirs = _logged(torch, fn, requires_grad)
+    ours = _logged(mt, fn, requires_grad)
+    assert ours == theirs
+    return theirs
+
+
+# -- forward: which ops save their output ----------------------------------------------------------
+
+_FORWARD = {
+    # outputs saved: one detach after the op
+    "exp": lambda L, x: x.exp(),
+    "tanh": lambda L, x: x.tanh(),
+    "sigmoid": lambda L, x: L.sigmoid(x),
+    "softmax": lambda L, x: x.softmax(1),
+    "log_softmax": lambda L, x: L.nn.functional.log_softmax(x, 1),
+    "relu": lambda L, x: x.relu(),
+    "sqrt": lambda L, x: x.abs().sqrt(),
+    "rsqrt": lambda L, x: x.abs().rsqrt(),
+    "pow_tensor_tensor": lambda L, x: x.abs().pow(x),
+    "scalar_pow": lambda L, x: 2 ** x,
+    "reciprocal": lambda L, x: 1 / x,
+    "exp2_expm1_tan": lambda L, x: (x.exp2(), x.expm1(), x.tan()),
+    "max_amax_amin": lambda L, x: (x.max(), x.amax(1), x.amin(0)),
+    "norm": lambda L, x: (x.norm(), L.linalg.vector_norm(x, dim=1)),
+    "prod_cumprod": lambda L, x: (x.prod(), x.cumprod(1)),
+    "logsumexp": lambda L, x: x.logsumexp(1),
+    "std_std_mean": lambda L, x: (x.std(), L.std_mean(x)),
+    "chained": lambda L, x: x.exp().tanh().sigmoid(),
+    "twice": lambda L, x: (x.exp(), x.exp()),
+    # inputs saved, or nothing: no detach
+    "sin_log_mul": lambda L, x: (x.sin(), x.abs().log(), x * x, x * 2),
+    "pow_scalar": lambda L, x: (x.pow(2), x ** 0.5, x ** -1),
+    "var_sum_mean": lambda L, x: (x.var(), x.sum(), x.mean()),
+    # integer outputs (indices) are not detached
+    "max_min_dim_sort_topk": lambda L, x: (x.max(1), x.min(1), x.sort(1), x.topk(2)),
+    # views around it
+    "view_then_exp": lambda L, x: x.view(6).exp(),
+    "exp_then_view": lambda L, x: x.exp().view(6),
+    # in place: the detach follows the in-place op
+    "exp_inplace": lambda L, x: x.clone().exp_(),
+    "tanh_sigmoid_relu_inplace": lambda L, x: (x.clone().tanh_(), x.clone().sigmoid_(), x.clone().relu_()),
+    "mul_inplace": lambda L, x: x.clone().mul_(2),
+    "exp_inplace_on_view": lambda L, x: x.clone()[0].exp_(),
+    "exp_inplace_on_flat_view": lambda L, x: x.clone().view(6).exp_(),
+    "inplace_on_view_then_exp": lambda L, x: (lambda a: (a[:1].mul_(2), a.exp()))(x.clone()),
+    "softmax_then_loss": lambda L, x: L.nn.functional.log_softmax(x, 1).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FORWARD))
+def test_forward_dispatches_detach_where_torch_saves_an_output(name):
+    _same_log(_FORWARD[name])
+
+
+def test_the_forward_sweep_is_not_vacuous():
+    # The sweep above covers both sides: ops that save their output and ops that do not.
+    with_detach = [n for n in _FORWARD if "aten.detach.default" in _logged(torch, _FORWARD[n])]
+    assert "exp" in with_detach and "sin_log_mul" not in with_detach
+
+
+# (not softmax: under inference_mode PyTorch hands a mode the composite ``aten.softmax.int``
+# undecomposed; minitorch_nn has no composite ops, see export/composites.py)
+@pytest.mark.parametrize("name", ["exp", "max_amax_amin", "exp_inplace", "chained"])
+def test_no_detach_under_no_grad_inference_mode_or_without_grad(name):
+    def under(ctx):
+        return lambda L, x: _run_in(L, ctx, lambda: _FORWARD[name](L, x))
+
+    _same_log(under("no_grad"))
+    _same_log(under("inference_mode"))
+    _same_log(under("set_grad_enabled_false"))
+    _same_log(_FORWARD[name], requires_grad=False)
+
+
+def _run_in(L, ctx, fn):
+    manager = {"no_grad": L.no_grad, "inference_mode": L.inference_mode,
+               "set_grad_enabled_false": lambda: L.set_grad_enabled(False), "enable_grad": L.enable_grad}[ctx]
+    with manager():
+        return fn()
+
+
+# -- backward and unpacking ------------------------------------------------------------------------
+
+
+_BACKWARD = {
+    "exp": lambda L, x: x.exp().sum().backward(),
+    "tanh": lambda L, x: x.tanh().sum().backward(),
+    "sigmoid_softmax": lambda L, x: (x.sigmoid() + x.softmax(1)).sum().backward(),
+    "create_graph": lambda L, x: L.autograd.grad(x.exp().sum(), x, create_graph=True),
+    "retain_graph_twice": lambda L, x: (lambda y: (y.backward(retain_graph=True), y.backward()))(x.exp().sum()),
+    "inplace_exp": lambda L, x: x.clone().exp_().sum().backward(),
+    "saved_result": lambda L, x: (lambda y: (y.grad_fn._saved_result, y.grad_fn._saved_result))(x.exp()),
+    "saved_self_is_not_detached": lambda L, x: x.sin().grad_fn._saved_self,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BACKWARD))
+def test_unpacking_a_saved_output_dispatches_detach(name):
+    _same_log(_BACKWARD[name])
+
+
+def test_output_saved_outside_the_mode_and_unpacked_inside():
+    def program(L):
+        x = L.tensor([0.5, 1.0], requires_grad=True)
+        y = x.exp()
+        return _logged(L, lambda L_, _: y.sum().backward())
+
+    assert program(mt) == program(torch)
+
+
+def test_saved_tensors_hooks_skip_the_forward_detach_but_not_the_unpack():
+    def program(L):
+        packed = []
+
+        def pack(t):
+            packed.append(t)
+            return t
+
+        def run(L_, x):
+            with L.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                y = x.exp()
+            y.sum().backward()
+
+        ops = _logged(L, run)
+        return ops, len(packed)
+
+    assert program(mt) == program(torch)
+
+
+def test_saved_result_is_a_new_tensor_with_the_outputs_history():
+    def program(L):
+        x = L.tensor([0.5, 1.0], requires_grad=True)
+        y = x.exp()
+        r = y.grad_fn._saved_result
+        return r is y, r.requires_grad, r.grad_fn is y.grad_fn, r.tolist() == y.tolist(), r._version
+
+    assert program(mt) == program(torch)
+
+
+# -- autograd.Function -----------------------------------------------------------------------------
+
+
+def _functions(L):
+    class SaveOutput(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+    class SaveInput(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2
+
+    class SaveBoth(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 3
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * 3
+
+    class ReturnInput(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class Dirty(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return {"out": SaveOutput, "in": SaveInput, "both": SaveBoth, "identity": ReturnInput, "dirty": Dirty}
+
+
+@pytest.mark.parametrize("which", ["out", "in", "both", "identity", "dirty"])
+@pytest.mark.parametrize("then", ["forward", "backward", "no_grad", "detached_input"])
+def test_autograd_function_save_for_backward(which, then):
+    def run(L, x):
+        fn = _functions(L)[which]
+        if then == "no_grad":
+            with L.no_grad():
+                fn.apply(x.clone())
+            return
+        arg = x.detach() if then == "detached_input" else x.clone() if which == "dirty" else x
+        y = fn.apply(arg)
+        if then == "backward":
+            y.sum().backward()
+
+    _same_log(run)
+
+
+# -- __torch_dispatch__ wrapper subclasses ------------------------------------------------------
+
+
+def _tree_map(f, x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_tree_map(f, v) for v in x)
+    if isinstance(x, dict):
+        return {k: _tree_map(f, v) for k, v in x.items()}
+    return f(x)
+
+
+def _wrapper_program(L):
+    log = []
+
+    class W(L.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = L.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device,
+                                                requires_grad=elem.requires_grad)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            log.append((str(func), [type(a).__name__ for a in args]))
+
+            def unwrap(t):
+                return t.elem if isinstance(t, W) else t
+
+            def wrap(t):
+                return W(t) if isinstance(t, L.Tensor) and not isinstance(t, W) else t
+
+            return _tree_map(wrap, func(*_tree_map(unwrap, args), **_tree_map(unwrap, kwargs or {})))
+
+    steps = []
+    x = W(L.tensor([0.5, 1.0, 2.0])).requires_grad_()
+    y = x.exp()
+    steps.append(("exp", list(log)))
+    log.clear()
+    r = y.grad_fn._saved_result
+    steps.append(("saved_result", type(r).__name__, r is y, r.requires_grad, r.grad_fn is y.grad_fn, list(log)))
+    log.clear()
+    y.sum().backward()
+    steps.append(("backward", list(log), type(x.grad).__name__))
+    log.clear()
+    s = x.sin().grad_fn._saved_self
+    steps.append(("saved_self", type(s).__name__, s is x, list(log)))
+    log.clear()
+    a = x * 2
+    b = a.exp_()
+    steps.append(("exp_", b is a, list(log)))
+    log.clear()
+    b.sum().backward()
+    steps.append(("backward_inplace", list(log)))
+    log.clear()
+    c = W(L.tensor([1.0, 2.0]))
+    steps.append(("inplace_without_grad_returns_self", c.exp_() is c))
+    return steps
+
+
+def test_wrapper_subclass_sees_the_same_detaches():
+    ours, theirs = _wrapper_program(mt), _wrapper_program(torch)
+    for a, b in zip(ours, theirs):
+        assert a == b
+    assert len(ours) == len(theirs)
+
+
+def test_inplace_op_returns_self_whatever_a_mode_returns():
+    def program(L):
+        class Cloning(_MODES[L]):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                return out.clone() if func is L.ops.aten.add_.Tensor else out
+
+        plain = L.ones(2)
+        tracked = L.ones(2, requires_grad=True).clone()
+        with Cloning():
+            return plain.add_(1) is plain, tracked.add_(1) is tracked
+
+    assert program(mt) == program(torch)
+
+
+def test_export_graph_has_no_autograd_detach():
+    # PyTorch's export traces above autograd; ours traces below it and must leave out the
+    # detach autograd makes while saving exp's output, even though parameters require grad.
+    class M(mt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = mt.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.lin(x).exp().tanh()
+
+    ep = mt.export.export(M(), (mt.ones(1, 3),))
+    targets = [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+    assert targets and not any("detach" in t for t in targets)
+
+
+def test_function_returning_its_input_without_recording():
+    # An input handed back unchanged is a new tensor even when nothing is recorded: a detach of
+    # it if it requires grad, else a view of it.
+    def program(L):
+        class Identity(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        x = L.ones(2, requires_grad=True)
+        out = []
+        for ctx, make in [(L.no_grad, lambda: x), (L.no_grad, lambda: x.detach()),
+                          (L.inference_mode, lambda: x), (L.enable_grad, lambda: x.detach())]:
+            a = make()
+            with ctx():
+                y = Identity.apply(a)
+            out.append((y is a, y._is_view(), y.requires_grad, y.grad_fn is None))
+        return out
+
+    assert program(mt) == program(torch)
+
+
+@pytest.mark.parametrize("name", ["exp", "softmax", "exp_inplace", "inplace_on_view_then_exp", "max_min_dim_sort_topk"])
+def test_readable_recorder_dispatches_the_same_detaches(name, monkeypatch):
+    # recording.py is the reference the compiled recorder (_ext/_autograd_fast.pxi) follows.
+    from minitorch_nn import _dispatch
+    from minitorch_nn.autograd import recording
+
+    monkeypatch.setattr(_dispatch, "autograd_layer", recording.reference_autograd_layer)
+    _same_log(_FORWARD[name])
+    _same_log(_BACKWARD["exp"])
