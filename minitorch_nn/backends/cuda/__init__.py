@@ -9,6 +9,7 @@ family, each readable on its own:
 * ``elementwise.py`` (+ ``pointwise_ops.py``, the registrations): strided map/zip with broadcasting;
 * ``activations.py`` / ``math_ops.py``: activations and clamp; division modes, remainders, powers,
   bit ops, rounding, ``erfinv``, ``nan_to_num`` (more elementwise device functions);
+* ``binary_math.py``: ``xlogy``, ``hypot``, ``copysign``, ``fmax``/``fmin`` and the bit shifts;
 * ``reduction.py``: shared-memory tree reductions over any dims;
 * ``arg_reduction.py`` / ``statistics.py``: argmax/max.dim (value-index trees); prod, var/std,
   logsumexp, vector norms, all/any on top of ``reduction.py``;
@@ -41,6 +42,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
     from minitorch_nn.backends.cuda import (  # noqa: F401
         activations,
         arg_reduction,
+        binary_math,
         conv,
         copy,
         einsum,

@@ -1,0 +1,74 @@
+"""binary_math.py: xlogy, hypot, copysign, fmax/fmin and the bit shifts on cuda equal the cpu backend."""
+
+import pytest
+
+import minitorch_nn as mt
+from tests.cuda._helpers import assert_same, on_gpu_only
+from tests.cuda._helpers import grads_match as _grads_match
+
+# the simulator runs device functions on numpy scalars, which warn where a GPU quietly gives inf/NaN
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+INF, NAN = float("inf"), float("nan")
+X = mt.tensor([0.0, 0.0, 1.5, -2.0, 3.0, 0.0, INF, NAN, -0.0, 2.0])
+Y = mt.tensor([0.0, 2.0, 0.0, 3.0, -1.0, NAN, 2.0, 1.0, -0.0, -INF])
+
+
+def _same(fn, *args, **kw):
+    with on_gpu_only():
+        got = fn(*[a.cuda() if isinstance(a, mt.Tensor) else a for a in args])
+    assert_same(got, fn(*args), **kw)
+
+
+@pytest.mark.parametrize("fn", [
+    mt.xlogy, mt.hypot, mt.copysign, mt.fmax, mt.fmin, lambda x, y: mt.xlogy(x, 2.5), lambda x, y: mt.xlogy(0.5, y),
+    lambda x, y: mt.copysign(x, -0.0), lambda x, y: mt.fmax(x.reshape(2, 5), y[:5]),
+    lambda x, y: mt.float_power(x, y), lambda x, y: 7.5 % y,
+])
+def test_float_ops(fn):
+    _same(fn, X, Y, rtol=1e-5, atol=1e-6)
+
+
+def test_integer_and_mixed_dtypes():
+    i, j = mt.tensor([0, 3, -2, 5]), mt.tensor([1, 0, -4, 5], dtype=mt.int8)
+    for fn in (mt.xlogy, mt.copysign, mt.fmax, mt.fmin, lambda a, b: mt.fmax(a > 0, b > 0)):
+        _same(fn, i, j, rtol=1e-5, atol=1e-6)
+    _same(lambda a, b: mt.xlogy(a, b.double()), i, j, rtol=1e-12, atol=1e-12)
+    _same(lambda a: 7 % a, j + 10)
+
+
+@pytest.mark.parametrize("dtype", [mt.uint8, mt.int8, mt.int16, mt.int32, mt.int64])
+def test_shifts_every_width(dtype):
+    lo = 0 if dtype is mt.uint8 else -2
+    amounts = mt.arange(lo, 67).to(dtype)
+    for v in ([5, 200] if dtype is mt.uint8 else [5, -5]):
+        x = mt.full(amounts.shape, v).to(dtype)
+        _same(lambda a, b: a << b, x, amounts)
+        _same(lambda a, b: a >> b, x, amounts)
+        _same(lambda a: a << 3, x)
+        _same(lambda a: 2 >> a, amounts)
+
+
+def test_inplace_forms_and_host_errors():
+    a, b = X.clone(), X.cuda()
+    a.xlogy_(Y), b.xlogy_(Y.cuda())
+    a.copysign_(-1), b.copysign_(-1)
+    a.hypot_(Y), b.hypot_(Y.cuda())
+    assert_same(b, a)
+    i, j = mt.tensor([1, 2, 3], dtype=mt.int8), mt.tensor([1, 2, 3], dtype=mt.int8).cuda()
+    i <<= 2
+    j <<= 2
+    i >>= mt.tensor([0, 1, 9])
+    j >>= mt.tensor([0, 1, 9]).cuda()
+    assert_same(j, i)
+    with pytest.raises(NotImplementedError, match="hypot"):
+        mt.hypot(mt.tensor([1, 2]).cuda(), mt.tensor([1, 2]).cuda())
+    with pytest.raises(NotImplementedError, match="lshift"):
+        mt.ones(2).cuda() << 1
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        mt.tensor([1, 2]).cuda().xlogy_(2)
+
+
+def test_gradients_match_cpu():
+    _grads_match(lambda a, b: mt.xlogy(a, b.abs() + 0.5) + mt.hypot(a, b) + mt.copysign(a, b) + mt.fmax(a, b),
+                 mt.randn(2, 3), mt.randn(2, 3))
