@@ -49,6 +49,8 @@ _FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum, "detach": _C.tens
 # unsqueeze, squeeze (also with grad: they record through the compiled recorder)
 _FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built before it existed)
 _FAST_METHODS.update(_FAST_OPS)
+# ... and, from ``_ext/_fastpath_softmax.pxi``, softmax and log_softmax
+_FAST_METHODS.update(getattr(_C, "FAST_SOFTMAX_METHODS", {}))
 _FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back to
 
 
@@ -505,7 +507,7 @@ def _install_fast_functions():
     hand the compiled function to handlers as ``func``, is its full path."""
     slow = {}
     for name, fast in getattr(_C, "FAST_OP_FUNCTIONS", {}).items():
-        module = _pw if hasattr(_pw, name) else _la if hasattr(_la, name) else _sh
+        module = next(m for m in (_pw, _la, _red, _sh) if hasattr(m, name))
         wrapper = getattr(module, name)
         fast.__name__, fast.__qualname__, fast.__module__ = name, name, wrapper.__module__
         fast.__doc__, fast.__wrapped__ = wrapper.__doc__, wrapper.__wrapped__  # (inspect.signature follows it)
@@ -533,6 +535,8 @@ Tensor.__hash__ = lambda self: id(self)
 _C.install_fast_path(
     tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, python_dispatch_module=_python_dispatch,
     ops_module=_ops, grad_mode_module=_grad_mode, dtype_cls=_dt.dtype,
+    # the compiled softmax methods' full paths (_fastpath_softmax.pxi)
+    slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_SOFTMAX_METHODS", {})})
     float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
     slow_add=_binary_or_notimpl(Tensor.add), slow_sub=_binary_or_notimpl(Tensor.sub),
     slow_mul=_binary_or_notimpl(Tensor.mul),

@@ -426,21 +426,23 @@ def relu(input, inplace=False):
     return aten.relu_.default(input) if inplace else aten.relu.default(input)
 
 
-def _compiled_relu(wrapper):
-    """``F.relu`` as the compiled function of ``_ext/_fastpath_functions.pxi`` (Tensor.relu's fast
-    path when nothing could tell them apart), whose full path is the public wrapper remade to hand
+def _compiled(wrapper, compiled_name):
+    """``wrapper`` (``F.relu``, ``F.softmax``...) as its compiled function ``_C.<compiled_name>``
+    (``_ext/_fastpath_functions.pxi``, ``_fastpath_softmax.pxi``: the op's compiled path when
+    nothing could tell the spellings apart), whose full path is the public wrapper remade to hand
     it to handlers as ``func``; the wrapper itself with a ``_C`` built before it existed."""
-    fast = getattr(_t._C, "functional_relu", None)
+    fast = getattr(_t._C, compiled_name, None)
     if fast is None:
         return wrapper
-    fast.__name__ = fast.__qualname__ = "relu"
+    fast.__name__ = fast.__qualname__ = wrapper.__name__
     fast.__module__, fast.__doc__, fast.__wrapped__ = __name__, wrapper.__doc__, wrapper.__wrapped__
     fast.__wrapped_impl__ = wrapper.__wrapped_impl__
-    _t._C.install_fast_functions({"functional.relu": public(wrapper.__wrapped_impl__, func=fast)})
+    slow = public(wrapper.__wrapped_impl__, func=fast)
+    _t._C.install_fast_functions({"functional." + wrapper.__name__: slow})
     return fast
 
 
-relu = _compiled_relu(relu)
+relu = _compiled(relu, "functional_relu")
 
 
 def relu_(input):
@@ -600,6 +602,10 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim())
     return _t.log_softmax(input, dim, dtype)
+
+
+softmax = _compiled(softmax, "functional_softmax")
+log_softmax = _compiled(log_softmax, "functional_log_softmax")
 
 
 @public

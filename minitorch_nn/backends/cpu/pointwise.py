@@ -577,11 +577,18 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 _ONE = np.ones((), np.float32)  # (a 0-d operand: float32 and float64 arrays keep their dtype, as with 1.0)
 
 
-def _sigmoid(x):
-    """``1 / (1 + exp(-x))``, each step written into one temporary (positional ``out``: on a small
-    tensor the allocations and keyword handling cost more than the arithmetic). The same operations
-    and roundings as the plain expression; the compiled fast path (``_ext/_fastpath_ops.pxi``) calls
-    this function too."""
+try:
+    # The compiled loop (_ext/_activation_kernels.pyx); absent from a tree whose extensions were
+    # built before that file existed, where numpy does it all.
+    from minitorch_nn._activation_kernels import sigmoid as _compiled_sigmoid
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled_sigmoid = None
+
+
+def _sigmoid_numpy(x):
+    """``1 / (1 + exp(-x))`` with numpy, each step written into one temporary (positional
+    ``out``: on a small tensor the allocations and keyword handling cost more than the arithmetic).
+    The readable version of the compiled loop, and what runs for the dtypes it declines (complex)."""
     t = np.negative(x)
     if type(t) is not np.ndarray:  # a 0-d input gives a numpy scalar: no memory to write into
         return 1.0 / (1.0 + np.exp(t))
@@ -589,6 +596,14 @@ def _sigmoid(x):
     np.add(t, _ONE, t)
     np.true_divide(_ONE, t, t)
     return t
+
+
+def _sigmoid(x):
+    """``1 / (1 + exp(-x))``: the compiled loop for float32/float64 arrays (one pass, no
+    temporaries), numpy for the rest. The compiled fast path (``_ext/_fastpath_ops.pxi``) calls
+    this function too, so both paths give the same bits."""
+    r = None if _compiled_sigmoid is None else _compiled_sigmoid(x)
+    return _sigmoid_numpy(x) if r is None else r
 
 
 def _erf(x):

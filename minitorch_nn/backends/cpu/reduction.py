@@ -404,14 +404,32 @@ def _softmax_impl(self, dim, log):
         last = "lastdim_" if d == max(ndim - 1, 0) else ""
         raise not_implemented(f"{'log_' if log else ''}softmax_{last}kernel_impl", dtype)
     x = as_array(self, compute_dtype(dtype))
+    r = None if _compiled_softmax is None else _compiled_softmax(x, d, log)
+    if r is None:
+        r = _softmax_numpy(x, d, log)
+    return wrap(r, dtype)
+
+
+try:
+    # The compiled loops (_ext/_activation_kernels.pyx: PyTorch's order of operations, closer to
+    # its bits than numpy's); absent from a tree whose extensions were built before that file
+    # existed, where _softmax_numpy does it all. The compiled fast path calls them too.
+    from minitorch_nn._activation_kernels import softmax as _compiled_softmax
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled_softmax = None
+
+
+def _softmax_numpy(x, d, log):
+    """The readable softmax (``log=False``) or log_softmax of the float array ``x`` along axis
+    ``d``: the max, ``exp(x - max)``, its sum along ``d``, then ``e / sum`` or
+    ``(x - max) - log(sum)``. The shift by the max keeps exp from overflowing. A fresh row-major
+    array, as PyTorch's result is contiguous."""
+    ndim = x.ndim
     if ndim == 0:
         x = x.reshape(1)
-    # max, exp, sum: the usual shift by the max keeps exp from overflowing. The steps after the
-    # first subtraction write into its fresh array (out=): on small tensors each new array is a
-    # measurable part of the op.
     token = fp_errors_off()
     try:
-        shifted = x - _max(x, axis=d, keepdims=True) if x.size else x.copy()
+        shifted = np.ascontiguousarray(x - _max(x, axis=d, keepdims=True))
         if log:
             s = np.add.reduce(np.exp(shifted), axis=d, keepdims=True)
             r = np.subtract(shifted, np.log(s), out=shifted)
@@ -420,7 +438,7 @@ def _softmax_impl(self, dim, log):
             r = np.divide(e, np.add.reduce(e, axis=d, keepdims=True), out=e)
     finally:
         fp_errors_restore(token)
-    return wrap(r.reshape(()) if ndim == 0 else r, dtype)
+    return r.reshape(()) if ndim == 0 else r
 
 
 def _softmax_backward_impl(grad_output, output, dim, log):
