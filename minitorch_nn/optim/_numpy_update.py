@@ -4,7 +4,8 @@ PyTorch's single-tensor optimizers (``foreach=False``) update each parameter wit
 in-place tensor ops (``buf.mul_(momentum).add_(grad)``, ``p.add_(buf, alpha=-lr)``). Here each
 of those would pass through the whole dispatch chain, which on a small model costs more than
 the arithmetic. When nothing could observe the difference -- plain cpu ``Tensor``/``Parameter``
-objects of one 32- or 64-bit float dtype, no ``__torch_function__`` or ``__torch_dispatch__``
+objects of one 32- or 64-bit float dtype, none of them an inference tensor outside
+``inference_mode`` (the ops refuse to write those), no ``__torch_function__`` or ``__torch_dispatch__``
 mode or subclass, no forward-AD level, grad mode off -- ``sgd.py`` and ``adam.py`` instead run
 the same arithmetic on the tensors' numpy views, operation for operation, with the same
 rounding of Python-number operands as the cpu kernels (``backends/cpu/pointwise.py``), so the
@@ -60,6 +61,8 @@ def numpy_views(*tensors):
         impl = t._impl
         if impl.device.type != "cpu" or impl.dtype not in _FLOAT_DTYPES or (dtype is not None and impl.dtype is not dtype):
             return None
+        if impl.version.inference and not grad_mode._inference:
+            return None   # the tensor ops refuse to write into an inference tensor, with PyTorch's error
         view = impl.numpy_view()
         if not view.flags.writeable:  # (e.g. a tensor over a read-only buffer: let the op raise)
             return None

@@ -71,7 +71,8 @@ class SGD(Optimizer):
             grad = p.grad
             if grad is None:
                 continue
-            state = self.state[p]
+            # (as in PyTorch, a parameter gets a state entry only when there is momentum)
+            state = self.state[p] if momentum != 0 else None
             buf = state.get("momentum_buffer") if momentum != 0 else None
             # The fast path needs the momentum buffer to exist already (it is made on the first step).
             arrays = _np.numpy_views(p, grad, buf) if hyper_ok and (momentum == 0 or buf is not None) else None
@@ -89,9 +90,10 @@ class SGD(Optimizer):
                     buf = grad.detach().clone()
                 else:
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                state["momentum_buffer"] = buf
                 grad = grad.add(buf, alpha=momentum) if nesterov else buf
             p.add_(grad, alpha=-lr)
+            if momentum != 0:
+                state["momentum_buffer"] = buf   # stored once p is updated, as PyTorch does
 
 
 @_np.quiet_fp_errors

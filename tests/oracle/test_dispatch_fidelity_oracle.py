@@ -397,3 +397,53 @@ def test_readable_recorder_dispatches_the_same_detaches(name, monkeypatch):
     monkeypatch.setattr(_dispatch, "autograd_layer", recording.reference_autograd_layer)
     _same_log(_FORWARD[name])
     _same_log(_BACKWARD["exp"])
+
+
+# -- Part 2: inference tensors ------------------------------------------------------------------
+
+
+def _outcome(fn):
+    """What ``fn()`` gives: ('ok', value) or ('error', type name, message)."""
+    try:
+        return ("ok", fn())
+    except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+        return ("error", type(e).__name__, str(e))
+
+
+def _same_steps(program):
+    """Run ``program(lib)`` (a list of outcomes) for both libraries; every step must match."""
+    ours, theirs = program(mt), program(torch)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        assert a == b, f"step {i}: ours {a!r}, torch {b!r}"
+    assert len(ours) == len(theirs)
+
+
+@pytest.mark.parametrize("opt", [
+    ("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9}), ("SGD", {"lr": 0.1, "weight_decay": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}), ("Adam", {"lr": 0.1}), ("AdamW", {"lr": 0.1}),
+    ("Adam", {"lr": 0.1, "amsgrad": True}),
+])
+def test_optimizer_step_on_inference_parameters(opt):
+    # The optimizers' numpy update path must refuse, as the tensor ops (and PyTorch) do, and leave
+    # the parameter and the state as PyTorch leaves them.
+    name, kwargs = opt
+
+    def program(L):
+        L.manual_seed(0)
+        with L.inference_mode():
+            lin = L.nn.Linear(2, 1)
+        before = lin.weight.tolist()
+        steps = [_outcome(lambda: lin(L.ones(3, 2)).sum().backward())]
+        lin.weight.grad, lin.bias.grad = L.ones(1, 2), L.ones(1)
+        o = getattr(L.optim, name)(lin.parameters(), **kwargs)
+        steps.append(_outcome(o.step))
+        if L is mt:
+            # (PyTorch writes the parameter before it raises; minitorch_nn refuses before writing)
+            assert lin.weight.tolist() == before
+        steps.append(sorted(o.state[lin.weight]) if lin.weight in o.state else None)
+        with L.inference_mode():
+            steps.append(_outcome(o.step))   # inside inference_mode the update is allowed
+        steps.append(lin.weight.tolist() == before)
+        return steps
+
+    _same_steps(program)
