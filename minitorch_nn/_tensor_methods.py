@@ -209,6 +209,8 @@ def div_(self, other, *, rounding_mode=None):
 
 
 def pow_(self, exponent):
+    if isinstance(exponent, TensorBase):
+        return aten.pow_.Tensor(self, exponent)
     return aten.pow_.Scalar(self, exponent)
 
 
@@ -321,9 +323,18 @@ xlogy_ = _number_or_tensor(aten.xlogy_, "Tensor", "Scalar_Other")
 copysign_ = _number_or_tensor(aten.copysign_, "Tensor", "Scalar")
 bitwise_left_shift_ = _number_or_tensor(aten.bitwise_left_shift_, "Tensor", "Tensor_Scalar")
 bitwise_right_shift_ = _number_or_tensor(aten.bitwise_right_shift_, "Tensor", "Tensor_Scalar")
+remainder_ = _number_or_tensor(aten.remainder_, "Tensor", "Scalar")
+bitwise_and_ = _number_or_tensor(aten.bitwise_and_, "Tensor", "Scalar")
+bitwise_or_ = _number_or_tensor(aten.bitwise_or_, "Tensor", "Scalar")
+bitwise_xor_ = _number_or_tensor(aten.bitwise_xor_, "Tensor", "Scalar")
 for _f, _n in ((xlogy_, "xlogy_"), (copysign_, "copysign_"), (bitwise_left_shift_, "bitwise_left_shift_"),
-               (bitwise_right_shift_, "bitwise_right_shift_")):
+               (bitwise_right_shift_, "bitwise_right_shift_"), (remainder_, "remainder_"),
+               (bitwise_and_, "bitwise_and_"), (bitwise_or_, "bitwise_or_"), (bitwise_xor_, "bitwise_xor_")):
     _f.__name__ = _f.__qualname__ = _n
+
+
+def floor_divide_(self, other):
+    return aten.floor_divide_.Tensor(self, other)  # (a number too: PyTorch's method has one overload)
 
 
 def hypot_(self, other):
@@ -374,7 +385,7 @@ def _inplace_unary(name):
 for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, normal_, bernoulli_, bernoulli,
            random_, exponential_, masked_fill_, index_put_, scatter_, scatter_add_, index_add_, addcmul_, addcdiv_, lerp_,
            set_, as_strided_, resize_, xlogy_, copysign_, hypot_, float_power_, bitwise_left_shift_,
-           bitwise_right_shift_):
+           bitwise_right_shift_, remainder_, floor_divide_, bitwise_and_, bitwise_or_, bitwise_xor_):
     setattr(Tensor, _f.__name__, public(_f))
 for _name in _INPLACE_UNARY:
     setattr(Tensor, _name + "_", public(_inplace_unary(_name)))
@@ -392,10 +403,6 @@ def _rsub(self, other):
 
 def _rdiv(self, other):
     return _pw.div(other, self) if isinstance(other, TensorBase) else aten.mul.Tensor(aten.reciprocal.default(self), other)
-
-
-def _rpow(self, other):
-    return _pw.pow(other, self)
 
 
 def _rmatmul(self, other):
@@ -441,11 +448,8 @@ Tensor.__imul__ = _imul
 Tensor.__truediv__ = _binary_or_notimpl(Tensor.div)
 Tensor.__rtruediv__ = _binary_or_notimpl(_rdiv)
 Tensor.__itruediv__ = _itruediv
-Tensor.__floordiv__ = _binary_or_notimpl(_pw.floor_divide)
-Tensor.__rfloordiv__ = _binary_or_notimpl(lambda self, other: _pw.floor_divide(other, self))
 Tensor.__mod__ = _binary_or_notimpl(_pw.remainder)
 Tensor.__pow__ = _binary_or_notimpl(Tensor.pow)
-Tensor.__rpow__ = _binary_or_notimpl(_rpow)
 Tensor.__matmul__ = _binary_or_notimpl(Tensor.matmul)
 Tensor.__rmatmul__ = _binary_or_notimpl(_rmatmul)
 Tensor.__neg__ = lambda self: Tensor.neg(self)
@@ -455,14 +459,11 @@ def _invert(self):
     # ``~`` is bitwise_not (logical not on bool); PyTorch refuses it for floats with a TypeError
     if self.dtype.is_floating_point:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-    return _pw.bitwise_not(self)
+    return _pw.bitwise_not.__wrapped_impl__(self)
 
 
-Tensor.__invert__ = _invert
-# & | ^ are the bitwise ops, which on bool tensors are the logical ones (as in PyTorch)
-Tensor.__and__ = _binary_or_notimpl(_pw.bitwise_and)
-Tensor.__or__ = _binary_or_notimpl(_pw.bitwise_or)
-Tensor.__xor__ = _binary_or_notimpl(_pw.bitwise_xor)
+_invert.__name__, _invert.__qualname__ = "__invert__", "Tensor.__invert__"
+Tensor.__invert__ = public(_invert)  # (handlers see Tensor.__invert__, as in PyTorch)
 
 
 def _operator(name, fn):
@@ -479,12 +480,20 @@ def _by_operand(packet):
     return lambda self, other: (packet.Tensor if isinstance(other, TensorBase) else packet.Scalar)(self, other)
 
 
+# & | ^ are the bitwise ops, which on bool tensors are the logical ones (as in PyTorch)
+Tensor.__and__ = _operator("__and__", lambda self, other: _pw.bitwise_and.__wrapped_impl__(self, other))
+Tensor.__or__ = _operator("__or__", lambda self, other: _pw.bitwise_or.__wrapped_impl__(self, other))
+Tensor.__xor__ = _operator("__xor__", lambda self, other: _pw.bitwise_xor.__wrapped_impl__(self, other))
+Tensor.__floordiv__ = _operator("__floordiv__", lambda self, other: _pw.floor_divide.__wrapped_impl__(self, other))
 # number <op> tensor: PyTorch's reflected operators call the op with the number first (``7 % x`` is
-# aten.remainder.Scalar_Tensor(7, x)); & | ^ are commutative, so ``2 & x`` is ``x & 2``.
+# aten.remainder.Scalar_Tensor(7, x)); & | ^ are commutative: ``2 & x`` is ``x.bitwise_and(2)``,
+# which is also what handlers see.
 Tensor.__rmod__ = _operator("__rmod__", lambda self, other: _pw.remainder.__wrapped_impl__(other, self))
-Tensor.__rand__ = _operator("__rand__", lambda self, other: _pw.bitwise_and.__wrapped_impl__(self, other))
-Tensor.__ror__ = _operator("__ror__", lambda self, other: _pw.bitwise_or.__wrapped_impl__(self, other))
-Tensor.__rxor__ = _operator("__rxor__", lambda self, other: _pw.bitwise_xor.__wrapped_impl__(self, other))
+Tensor.__rfloordiv__ = _operator("__rfloordiv__", lambda self, other: _pw.floor_divide.__wrapped_impl__(other, self))
+Tensor.__rpow__ = _operator("__rpow__", lambda self, other: _pw.pow.__wrapped_impl__(other, self))
+Tensor.__rand__ = _binary_or_notimpl(Tensor.bitwise_and)
+Tensor.__ror__ = _binary_or_notimpl(Tensor.bitwise_or)
+Tensor.__rxor__ = _binary_or_notimpl(Tensor.bitwise_xor)
 # << and >>: their own ops for the operators, the bitwise_*_shift ops for the reflected forms
 Tensor.__lshift__ = _operator("__lshift__", _by_operand(aten.__lshift__))
 Tensor.__rshift__ = _operator("__rshift__", _by_operand(aten.__rshift__))
@@ -492,6 +501,14 @@ Tensor.__ilshift__ = _operator("__ilshift__", _by_operand(aten.__ilshift__))
 Tensor.__irshift__ = _operator("__irshift__", _by_operand(aten.__irshift__))
 Tensor.__rlshift__ = _operator("__rlshift__", lambda self, other: aten.bitwise_left_shift.Scalar_Tensor(other, self))
 Tensor.__rrshift__ = _operator("__rrshift__", lambda self, other: aten.bitwise_right_shift.Scalar_Tensor(other, self))
+# augmented assignments write into the tensor (``y = x; x %= 2`` changes y too); PyTorch's
+# handlers see %=, //=, **= as the in-place methods, &=, |=, ^= under their own names
+Tensor.__imod__ = _binary_or_notimpl(Tensor.remainder_)
+Tensor.__ifloordiv__ = _binary_or_notimpl(Tensor.floor_divide_)
+Tensor.__ipow__ = _binary_or_notimpl(Tensor.pow_)
+Tensor.__iand__ = _operator("__iand__", lambda self, other: bitwise_and_(self, other))
+Tensor.__ior__ = _operator("__ior__", lambda self, other: bitwise_or_(self, other))
+Tensor.__ixor__ = _operator("__ixor__", lambda self, other: bitwise_xor_(self, other))
 Tensor.__eq__ = _binary_or_notimpl(Tensor.eq)
 Tensor.__ne__ = _binary_or_notimpl(Tensor.ne)
 Tensor.__lt__ = _binary_or_notimpl(Tensor.lt)
@@ -516,6 +533,8 @@ def _install_fast_functions():
         for alias, value in list(vars(module).items()):
             if value is wrapper:
                 setattr(module, alias, fast)
+    # the compiled softmax methods' full paths (_fastpath_softmax.pxi)
+    slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_SOFTMAX_METHODS", {})})
     _C.install_fast_functions(slow)
 
 
@@ -535,8 +554,6 @@ Tensor.__hash__ = lambda self: id(self)
 _C.install_fast_path(
     tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, python_dispatch_module=_python_dispatch,
     ops_module=_ops, grad_mode_module=_grad_mode, dtype_cls=_dt.dtype,
-    # the compiled softmax methods' full paths (_fastpath_softmax.pxi)
-    slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_SOFTMAX_METHODS", {})})
     float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
     slow_add=_binary_or_notimpl(Tensor.add), slow_sub=_binary_or_notimpl(Tensor.sub),
     slow_mul=_binary_or_notimpl(Tensor.mul),

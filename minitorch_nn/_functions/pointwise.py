@@ -491,22 +491,35 @@ def logical_xor(input, other, *, out=None):
     return aten.logical_xor.default(_tensor_only(input, "logical_xor", "input", 1), _tensor_only(other, "logical_xor"))
 
 
+def _bitwise(packet, name, input, other):
+    # ``x & y`` is the Tensor overload, ``x & 2`` Scalar, ``2 & x`` Scalar_Tensor (as PyTorch shows them)
+    input, other = _scalar_arg(input), _scalar_arg(other)
+    if _is_tensor(input):
+        if _is_tensor(other):
+            return packet.Tensor(input, other)
+        if isinstance(other, _NUMBER):
+            return packet.Scalar(input, other)
+    elif isinstance(input, _NUMBER) and _is_tensor(other):
+        return packet.Scalar_Tensor(input, other)
+    raise _no_overload(name, (input, other), _SCALAR_TENSOR_FORMS, explain=1)
+
+
 @public
 @writes_out()
 def bitwise_and(input, other, *, out=None):
-    return aten.bitwise_and.Tensor(input, other)
+    return _bitwise(aten.bitwise_and, "bitwise_and", input, other)
 
 
 @public
 @writes_out()
 def bitwise_or(input, other, *, out=None):
-    return aten.bitwise_or.Tensor(input, other)
+    return _bitwise(aten.bitwise_or, "bitwise_or", input, other)
 
 
 @public
 @writes_out()
 def bitwise_xor(input, other, *, out=None):
-    return aten.bitwise_xor.Tensor(input, other)
+    return _bitwise(aten.bitwise_xor, "bitwise_xor", input, other)
 
 
 @public

@@ -70,3 +70,17 @@ derivative("fmin", "FminBackward0",
 _pow_tt = _op("pow.Tensor_Tensor").derivative
 _op("pow_.Tensor").derivative = Derivative(
     _op("pow_.Tensor"), "PowBackward1", {name: fn for name, fn, _, _ in _pow_tt.formulas})
+
+
+def _no_derivative(op_name):
+    def formula(grad):
+        raise RuntimeError(f"derivative for aten::{op_name} is not implemented")
+
+    return formula
+
+
+# ``x //= y`` on a tensor that requires grad: PyTorch records a node named NotImplemented that
+# fails only if backward reaches it. (The recorder's NotImplementedNode covers out-of-place ops;
+# an in-place op must replace ``self``'s history, which a registered derivative does.)
+_op("floor_divide_.Tensor").derivative = Derivative(
+    _op("floor_divide_.Tensor"), "NotImplemented", {"self": _no_derivative("floor_divide_")})

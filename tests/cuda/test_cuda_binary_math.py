@@ -72,3 +72,14 @@ def test_inplace_forms_and_host_errors():
 def test_gradients_match_cpu():
     _grads_match(lambda a, b: mt.xlogy(a, b.abs() + 0.5) + mt.hypot(a, b) + mt.copysign(a, b) + mt.fmax(a, b),
                  mt.randn(2, 3), mt.randn(2, 3))
+
+
+def test_augmented_assignments_and_number_bit_ops():
+    i = mt.tensor([5, -6, 7, 12])
+    for fn in (lambda a: a & 6, lambda a: 6 | a, lambda a: 3 ^ a, lambda a: 7 % (a.abs() + 1)):
+        _same(fn, i)
+    for fn in (lambda a: a.__imod__(4), lambda a: a.__imod__(mt.tensor([3, 3, 3, 3]).to(a.device)),
+               lambda a: a.__iand__(6), lambda a: a.__ixor__(a), lambda a: a.__ifloordiv__(2),
+               lambda a: a.double().__ipow__(a.double())):
+        x, y = i.clone(), i.cuda()
+        assert_same(fn(y), fn(x))

@@ -24,7 +24,16 @@ from minitorch_nn.backends.cuda import elementwise as ew
 from minitorch_nn.backends.cuda.activations import _baked
 from minitorch_nn.backends.cuda.copy import copy_into
 from minitorch_nn.backends.cuda.fallback import host_kernel
-from minitorch_nn.backends.cuda.math_ops import _division_like, _float_pow, f_int_remainder, f_remainder
+from minitorch_nn.backends.cuda.math_ops import (
+    _bitwise,
+    _division_like,
+    _float_pow,
+    f_bitwise_and,
+    f_bitwise_or,
+    f_bitwise_xor,
+    f_int_remainder,
+    f_remainder,
+)
 from minitorch_nn.backends.layout import check_inplace_overlap
 
 # -- device functions ----------------------------------------------------------------------------------
@@ -171,6 +180,12 @@ _register(_LEFT_INPLACE, _shift_for(True), inplace=True)
 _register(_RIGHT, _shift_for(False))
 _register(_RIGHT_INPLACE, _shift_for(False), inplace=True)
 
-# the two overloads whose op's other forms have kernels in math_ops.py: ``7 % x`` and ``x.pow_(tensor)``
+# overloads whose op's other forms have kernels in math_ops.py: ``7 % x``, ``x %= y``, ``x.pow_(tensor)``,
+# ``x & 2``, ``2 & x`` (the in-place bit ops and ``//=`` take the host path)
 _division_like(aten.remainder.Scalar_Tensor, f_remainder, f_int_remainder)
+_division_like(aten.remainder_.Tensor, f_remainder, f_int_remainder, inplace=True)
+_division_like(aten.remainder_.Scalar, f_remainder, f_int_remainder, inplace=True)
 _float_pow(aten.pow_.Tensor, inplace=True)
+for _op, _f in ((aten.bitwise_and, f_bitwise_and), (aten.bitwise_or, f_bitwise_or), (aten.bitwise_xor, f_bitwise_xor)):
+    _bitwise(_op.Scalar, _f)
+    _bitwise(_op.Scalar_Tensor, _f)
