@@ -15,13 +15,16 @@ see but users can:
 
 ``float_power`` needs nothing here: it is ``_to_copy`` then ``pow``, whose formulas are in
 ``derivatives.py``; ``float_power_`` with a tensor exponent is ``pow_.Tensor`` (``PowBackward1``).
-Forward mode uses the double-vjp fallback of ``derivatives_forward.py`` for all of these.
+Forward mode (JVP) formulas follow PyTorch's too, where its answers at those points differ from
+what the double-vjp fallback of ``derivatives_forward.py`` would give (``xlogy``; ``fmax`` gives a
+tie to ``other``'s tangent, ``fmin`` to ``self``'s); ``hypot`` and ``copysign`` use the fallback.
 """
 
 from __future__ import annotations
 
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd.derivatives import _op, derivative
+from minitorch_nn.autograd.derivatives_forward import FORMULAS, forward
 from minitorch_nn.autograd.recording import Derivative
 
 
@@ -84,3 +87,28 @@ def _no_derivative(op_name):
 # an in-place op must replace ``self``'s history, which a registered derivative does.)
 _op("floor_divide_.Tensor").derivative = Derivative(
     _op("floor_divide_.Tensor"), "NotImplemented", {"self": _no_derivative("floor_divide_")})
+
+
+# -- forward mode ------------------------------------------------------------------------------------
+
+
+def _xlogy_jvp(self_t, other_t, self, other):
+    t = aten.xlogy.Tensor(self_t, other).masked_fill((self == 0).logical_and(other <= 0), 0)
+    return t + other_t * self / other
+
+
+def _xlogy_number_jvp(self_t, self, other):
+    t = aten.xlogy.Scalar_Other(self_t, other)
+    return t if other > 0 else t.masked_fill(self == 0, 0)
+
+
+def _pick_jvp(self_t, other_t, self_picked):
+    return other_t + self_picked.to(self_t.dtype) * (self_t - other_t)
+
+
+forward("xlogy.Tensor", _xlogy_jvp)
+forward("xlogy.Scalar_Other", _xlogy_number_jvp)
+forward("xlogy.Scalar_Self", lambda other_t, self, other: other_t * self / other)
+forward("fmax", lambda self_t, other_t, self, other: _pick_jvp(self_t, other_t, (self > other).logical_or(other.isnan())))
+forward("fmin", lambda self_t, other_t, self, other: _pick_jvp(self_t, other_t, (self <= other).logical_or(other.isnan())))
+FORMULAS[_op("pow_.Tensor")] = FORMULAS[_op("pow.Tensor_Tensor")]

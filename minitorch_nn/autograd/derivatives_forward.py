@@ -341,6 +341,8 @@ def _mask(t, keep):
 def _pow_jvp(self_t, self, exponent):
     if isinstance(exponent, (int, float)) and exponent == 0:
         return self_t * 0
+    if isinstance(exponent, TensorBase):  # 0 where the exponent is 0 (not 0 * inf at self == 0), as PyTorch
+        return _where(exponent == 0, self_t.new_zeros([]), self_t * (exponent * self.pow(exponent - 1)))
     return self_t * exponent * self.pow(exponent - 1)
 
 
@@ -371,7 +373,8 @@ forward("reciprocal", lambda self_t, result: -self_t * result * result)
 forward("pow.Tensor_Scalar", lambda self_t, self, exponent: _pow_jvp(self_t, self, exponent))
 forward("pow_.Scalar", lambda self_t, self, exponent: _pow_jvp(self_t, self, exponent))
 forward("pow.Tensor_Tensor", lambda self_t, exponent_t, self, exponent, result:
-        _pow_jvp(self_t, self, exponent) + _mask(exponent_t * result * self.log(), self != 0))
+        _pow_jvp(self_t, self, exponent) + exponent_t * _where(
+            (self == 0).logical_and(exponent >= 0), exponent_t.new_zeros([]), result * self.log()))
 forward("pow.Scalar", lambda exponent_t, self, result:
         exponent_t * result * math.log(self) if self > 0 else _zero(result))
 forward("maximum", lambda self_t, other_t, self, other:

@@ -518,3 +518,32 @@ def test_remainder_number_first_has_no_derivative():
     m, t = run_both(run, compare=False)
     assert type(m) is type(t)
     assert "derivative for aten::remainder" in str(m)
+
+
+# -- forward mode -----------------------------------------------------------------------------------------
+
+JVP_CASES = {
+    "xlogy": lambda L, x, y: L.xlogy(x, y), "xlogy_other_0": lambda L, x, y: L.xlogy(x, 0.0),
+    "xlogy_other_nan": lambda L, x, y: L.xlogy(x, math.nan), "xlogy_other_pos": lambda L, x, y: L.xlogy(x, 2.0),
+    "xlogy_self_number": lambda L, x, y: L.xlogy(2.0, y), "hypot": lambda L, x, y: L.hypot(x, y),
+    "copysign": lambda L, x, y: L.copysign(x, y), "copysign_number": lambda L, x, y: L.copysign(x, -1.0),
+    "fmax": lambda L, x, y: L.fmax(x, y), "fmin": lambda L, x, y: L.fmin(x, y),
+    "float_power": lambda L, x, y: L.float_power(x, y), "float_power_number": lambda L, x, y: L.float_power(x, 3),
+    "xlogy_": lambda L, x, y: x.clone().xlogy_(y), "hypot_": lambda L, x, y: x.clone().hypot_(y),
+    "copysign_": lambda L, x, y: x.clone().copysign_(y), "ipow_tensor": lambda L, x, y: x.clone().__ipow__(y),
+    "imod": lambda L, x, y: x.clone().__imod__(1.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JVP_CASES))
+def test_forward_mode_tangents_match_at_edges(case):
+    def run(L):
+        fw = L.autograd.forward_ad
+        x, y = L.tensor(EDGE_X, dtype=L.float64), L.tensor(EDGE_Y, dtype=L.float64)
+        tx = L.arange(1.0, 11.0, dtype=L.float64)
+        with fw.dual_level():
+            out = JVP_CASES[case](L, fw.make_dual(x, tx), fw.make_dual(y, tx * -0.5))
+            primal, tangent = fw.unpack_dual(out)
+        return primal, tangent
+
+    run_both(run)
