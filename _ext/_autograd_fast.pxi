@@ -133,6 +133,7 @@ cdef object _py_record_other = None      # recording._record_other (ops that are
 cdef object _py_reference_layer = None   # recording.reference_autograd_layer
 cdef object _py_record_simple = None     # recording._record_simple
 cdef object _py_record_computed = None   # recording._record_computed
+cdef object _py_only_inference = None    # recording._only_inference_tensors
 cdef dict _differentiable_dtypes = {}    # dtype -> is_floating_point or is_complex
 # the ops of _fastpath.pxi's methods, as the full path calls them
 cdef object _op_add = None
@@ -149,6 +150,8 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _current_grad_fn
     global _py_grad_accumulator, _py_saved_value, _py_metadata, _py_check_inplace, _py_record_other
     global _py_rebase_history, _clone, _py_reference_layer, _py_record_simple, _py_record_computed
+    global _py_only_inference
+    _py_only_inference = recording._only_inference_tensors
     global _op_add, _op_sub, _op_mul, _op_relu, _op_sum
     _op_add, _op_sub, _op_mul = aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor
     _op_relu, _op_sum = aten.relu.default, aten.sum.default
@@ -284,7 +287,7 @@ cdef object _saved_tensor(object tensor, bint is_output):
     if is_output and PyDict_GetItem(_ag_dispatch_globals, "python_layer") != <PyObject*>None:
         return _SavedTensor(tensor, is_output)   # a mode or subclass may see the output's aten.detach
     cdef TensorImpl impl = (<TensorBase>tensor)._impl
-    if impl.version.inference:
+    if impl.version.inference or type(impl.version) is not VersionCounter:
         return _SavedTensor(tensor, is_output)   # raises PyTorch's "cannot be saved" error
     cdef SavedTensorBase s = <SavedTensorBase>_new(_SavedTensor)
     s.version = impl.version.value
@@ -458,6 +461,8 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
                 _put(edges, j, (fn, impl.output_nr))
                 mask |= 1 << j
             elif impl.requires_grad:
+                if impl.version.inference and _py_only_inference(op, args, kwargs):
+                    return NotImplemented   # inference tensors alone: nothing recorded (recording.py)
                 _put(edges, j, (_accumulate_grad(impl, meta), 0))
                 mask |= 1 << j
             else:
@@ -619,6 +624,8 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, obj
                         fn = _current_grad_fn(impl)   # a view whose base changed in place since
                     edge = (fn, impl.output_nr)
                 elif impl.requires_grad:
+                    if impl.version.inference and _py_only_inference(op, args, kwargs):
+                        return NotImplemented   # inference tensors alone: nothing recorded
                     edge = (_accumulate_grad(impl, meta), 0)
                 metas.append(meta)
             else:

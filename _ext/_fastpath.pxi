@@ -424,7 +424,7 @@ def tensor_detach(self, *args, **kwargs):
     cdef TensorImpl a, impl
     if not args and not kwargs:
         a = _plain_cpu(self)
-        if a is not None and _nothing_intercepts():
+        if a is not None and not a.version.inference and _nothing_intercepts():
             impl = TensorImpl.__new__(TensorImpl)
             impl.storage = a.storage
             impl.sizes = a.sizes

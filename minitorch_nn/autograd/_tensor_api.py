@@ -122,7 +122,7 @@ def requires_grad_(self, requires_grad=True):
         return self
     if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
-    if requires_grad and impl.version.inference and not _gm._inference:
+    if requires_grad and _gm.is_inference_counter(impl.version) and not _gm._inference:
         raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
     impl.requires_grad = bool(requires_grad)
     return self
@@ -142,7 +142,7 @@ def _grad_fn(self):
 
 def is_inference(self):
     """True for a tensor allocated under ``inference_mode``, or a view of one (see grad_mode.py)."""
-    return self._impl.version.inference
+    return _gm.is_inference_counter(self._impl.version)
 
 
 _old_grad = Tensor.grad

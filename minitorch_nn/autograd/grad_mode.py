@@ -13,8 +13,15 @@ marked, so tensors allocated under it, and all views of them, are "inference ten
 (``Tensor.is_inference()``). Outside inference mode they may not be written in place
 (``_dispatch.dispatch``), saved for backward (``SavedTensor``) or made to require grad.
 
+``.data`` and ``detach()`` of an inference tensor taken *outside* inference mode are a third kind,
+as in PyTorch: ``is_inference()`` stays True (they keep the inference tensor's dispatch keys), but
+they get a version counter of their own (:class:`DetachedInferenceCounter`), so they may be
+written in place (``p.data.add_(1)``), while ``requires_grad_()`` and saving for backward are
+still refused.
+
 Where we differ from PyTorch: there is one grad-mode flag for the whole process, not one per
-thread.
+thread; a view of such a ``.data`` tensor shares its counter, so it may be written in place too
+(PyTorch refuses).
 """
 
 from __future__ import annotations
@@ -35,6 +42,33 @@ def is_grad_enabled() -> bool:
 
 def is_inference_mode_enabled() -> bool:
     return _inference
+
+
+class DetachedInferenceCounter(_C.VersionCounter):
+    """The version counter of ``.data`` / ``detach()`` of an inference tensor taken outside
+    inference mode: it counts writes (``inference`` is False) while the tensor still reports
+    ``is_inference()`` (see the module docstring)."""
+
+    __slots__ = ()
+
+
+def is_inference_counter(version) -> bool:
+    """Whether a tensor with this version counter is an inference tensor (``is_inference()``)."""
+    return version.inference or type(version) is DetachedInferenceCounter
+
+
+def detached_counter(version, own: bool = False):
+    """The counter for ``detach()`` (``own=False``) or ``.data`` (``own=True``, which always gets a
+    counter of its own) of a tensor whose counter is ``version``; None: share ``version``."""
+    if version.inference and not _inference:
+        return DetachedInferenceCounter()
+    if not own:
+        return None
+    if type(version) is DetachedInferenceCounter:
+        return DetachedInferenceCounter()
+    counter = _C.VersionCounter()
+    counter.inference = version.inference
+    return counter
 
 
 def _set_enabled(mode: bool) -> None:

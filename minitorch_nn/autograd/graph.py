@@ -348,7 +348,7 @@ class SavedTensor(SavedTensorBase):
 
     def __init__(self, tensor, is_output=False):
         impl = tensor._impl
-        if impl.version.inference:
+        if _gm.is_inference_counter(impl.version):
             raise RuntimeError(_INFERENCE_SAVE_MESSAGE)
         self.version = impl.version.value
         self.is_output = is_output

@@ -59,6 +59,7 @@ from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
+from minitorch_nn.autograd import saved_attributes as _saved_attributes
 from minitorch_nn.autograd.graph import (
     Node,
     SavedScalar,
@@ -86,9 +87,17 @@ class Derivative:
     Each formula is a function whose first parameter is ``grad`` (the output's gradient; for
     ops with several outputs ``grads``, a tuple) and whose other parameter names say what it
     reads: schema arguments (``self``, ``other``, ``dim``...) or outputs (``result``,
-    ``result0``, ``result1``...). The recorder saves exactly those, for the inputs that need a
-    gradient.
+    ``result0``, ``result1``...). The recorder saves those, by PyTorch's rule (``wanted``).
+
+    ``also_saved``: what PyTorch's node saves besides what the formulas read, by PyTorch's names
+    (``squeeze.dim`` keeps ``dim``, ``mean`` ``self_sym_numel``); ``hidden``: formula parameters
+    PyTorch's node does not show. Both only change what ``grad_fn._saved_*`` shows
+    (``saved_attributes.py``); set them with ``derivatives.saves_as_torch`` before the op is
+    first recorded.
     """
+
+    also_saved = ()
+    hidden = frozenset()
 
     def __init__(self, op, node_name, formulas):
         self.op = op
@@ -137,16 +146,39 @@ class Derivative:
         return self.defaults.get(name)
 
     def wanted(self, needed_inputs):
-        """What to save when the inputs in ``needed_inputs`` (a tuple of bools) need a gradient:
-        the union of the parameters their formulas read, computed once per combination."""
+        """What to save when the inputs in ``needed_inputs`` (a tuple of bools) need a gradient,
+        computed once per combination. PyTorch's generated code saves everything the formulas
+        read whichever inputs need a gradient, except a ``Tensor`` argument that only one input's
+        formula reads (``x * 2`` does not keep ``x``): see ``_saved_only_when_needed``. Then
+        ``also_saved`` (a ``self_sym_numel`` is kept as the sizes it is computed from)."""
         wanted = self._wanted_cache.get(needed_inputs)
         if wanted is None:
             wanted = []
+            guarded = self._saved_only_when_needed()
             for (_name, _fn, params, _is_list), needed in zip(self.formulas, needed_inputs):
-                if needed:
-                    wanted.extend(p for p in params if p not in wanted)
+                wanted.extend(p for p in params if p not in wanted and (needed or p not in guarded))
+            if self.also_saved:
+                wanted.extend(p for p in _saved_attributes.internal_names(self, self.also_saved) if p not in wanted)
             wanted = self._wanted_cache[needed_inputs] = tuple(wanted)
         return wanted
+
+    def _saved_only_when_needed(self):
+        """The formula parameters saved only when the one input whose formula reads them needs a
+        gradient, as PyTorch's ``gen_variable_type.py`` guards them: ``Tensor`` arguments and
+        ``<arg>_strides`` read by a single formula of an op with several differentiable inputs,
+        no ``Tensor[]`` argument, and no "backward" in its name."""
+        schema = self.op._schema
+        if len(self.formulas) < 2 or "backward" in schema.name or any(
+                a.type.startswith("Tensor") and a.type.endswith("[]") for a in schema.arguments):
+            return frozenset()
+        readers = {}
+        for _name, _fn, params, _is_list in self.formulas:
+            for p in params:
+                readers[p] = readers.get(p, 0) + 1
+        return frozenset(
+            p for p, n in readers.items() if n == 1 and (
+                (p in self.position and schema.arguments[self.position[p]].type == "Tensor")
+                or (p.endswith("_strides") and p not in self.position)))
 
 
 class _SavePlan:
@@ -216,18 +248,12 @@ class OpNode(Node, OpNodeBase):
         return v
 
     def __getattr__(self, attr):
-        # node._saved_self, node._saved_result ... as in PyTorch.
-        if attr.startswith("_saved_") and attr[7:] in self._saved:
-            value = self._value(attr[7:])
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and attr[7:] in self._derivative.position \
-                    and self._derivative.op._schema.arguments[self._derivative.position[attr[7:]]].type == "Tensor":
-                from minitorch_nn._functions.factories import tensor
+        # node._saved_dim, node._saved_self_sym_sizes, node._raw_saved_result ... with PyTorch's
+        # names and values (negative ints as their unsigned wrap...): saved_attributes.py
+        return _saved_attributes.get(self, attr)
 
-                return tensor(value)   # a Python number in a Tensor argument is a wrapped 0-d tensor
-            return value
-        if attr.startswith("_raw_saved_") and attr[11:] in self._saved:
-            return self._saved[attr[11:]]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+    def __dir__(self):
+        return [*super().__dir__(), *_saved_attributes.names(self)]
 
     def apply(self, grad_outputs):
         if _tf_state.quiet:   # nothing could intercept the formulas' ops anyway
@@ -487,6 +513,8 @@ def _start_simple(d, args, kwargs):
                 edges.append((fn, impl.output_nr))
                 needed.append(True)
             elif impl.requires_grad:
+                if impl.version.inference and _only_inference_tensors(d.op, args, kwargs):
+                    return NotImplemented
                 # grad_accumulator(impl), with its cached case inlined (a leaf used again
                 # while its graph is alive: every weight of a model in a training step)
                 meta = impl.autograd_meta
@@ -561,6 +589,37 @@ def _finish_simple(op, d, node, plan, args, out):
 _NO_EDGE = (None, 0)
 
 
+def _only_inference_tensors(op, args, kwargs):
+    """True when every tensor argument of this call is an inference tensor.
+
+    PyTorch's autograd kernels are keyed on the inputs' dispatch keys, which inference tensors
+    do not carry: a call on inference tensors alone records nothing, even when one of them
+    requires grad (made to inside ``inference_mode``). A Python number in a ``Tensor`` slot
+    (``x * 2``) counts as a normal tensor, as PyTorch wraps it in one. Only asked when an
+    inference tensor that requires grad is met, so the usual op never pays for it.
+    """
+    schema = op._schema.arguments
+    for i, a in enumerate(args):
+        if not _inference_argument(a, schema[i].type if i < len(schema) else ""):
+            return False
+    if kwargs:
+        types = {arg.name: arg.type for arg in schema}
+        for name, a in kwargs.items():
+            if not _inference_argument(a, types.get(name, "")):
+                return False
+    return True
+
+
+def _inference_argument(a, arg_type):
+    if isinstance(a, TensorBase):
+        return _gm.is_inference_counter(a._impl.version)
+    if type(a) in (list, tuple):
+        return all(_inference_argument(b, "") for b in a)
+    if arg_type in ("Tensor", "Tensor?") and type(a) in (int, float, bool, complex):
+        return False
+    return True
+
+
 
 def _saved_value(d, name, v):
     """How a non-tensor argument is saved: lists of tensors and numbers in tensor slots get
@@ -601,6 +660,9 @@ def _record(op, d, args, kwargs):
         for item in (v if is_list else (v,)):
             if isinstance(item, TensorBase):
                 impl = item._impl
+                if impl.grad_fn is None and impl.requires_grad and impl.version.inference \
+                        and _only_inference_tensors(op, args, kwargs):
+                    return NotImplemented
                 edge = _edge(impl)
                 metas.append((impl.sizes, impl.dtype, impl.device))
             else:

@@ -107,6 +107,12 @@ def detach(self):
     # A detached tensor shares storage but is not a view for autograd purposes.
     out = alias(self)
     out._impl.base = None
+    if self._impl.version.inference:
+        from minitorch_nn.autograd import grad_mode   # (autograd imports the backends)
+
+        counter = grad_mode.detached_counter(self._impl.version)
+        if counter is not None:   # outside inference_mode: a counter of its own, as in PyTorch
+            out._impl.version = counter
     return out
 
 

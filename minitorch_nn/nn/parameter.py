@@ -67,7 +67,8 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
             # (``_C._wrap`` wants a plain ``type``; our metaclass makes cls a subclass of it.)
             if requires_grad and not data.dtype.is_floating_point:
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-            if requires_grad and data._impl.version.inference and not _grad_mode.is_inference_mode_enabled():
+            if requires_grad and _grad_mode.is_inference_counter(data._impl.version) \
+                    and not _grad_mode.is_inference_mode_enabled():
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
             t = _C.TensorBase.__new__(cls)
             _C._set_impl(t, _alias_impl(data))

@@ -447,3 +447,146 @@ def test_optimizer_step_on_inference_parameters(opt):
         return steps
 
     _same_steps(program)
+
+
+def _grad_fn_name(t):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+def _made_to_require_grad_in_inference_mode(L):
+    with L.inference_mode():
+        x = L.tensor([1.0, 2.0, 3.0])
+        x.requires_grad_()
+    return x
+
+
+_ON_INFERENCE_LEAF = {
+    # inside inference_mode nothing is recorded; outside, only a call that also involves a normal
+    # tensor (a Python number in a Tensor slot counts: PyTorch wraps it) reaches autograd
+    "mul_scalar": lambda L, x: x * 2,
+    "add_scalar": lambda L, x: x + 1,
+    "mul_self": lambda L, x: x * x,
+    "exp": lambda L, x: x.exp(),
+    "sin": lambda L, x: x.sin(),
+    "relu": lambda L, x: x.relu(),
+    "sum": lambda L, x: x.sum(),
+    "pow_scalar": lambda L, x: x.pow(2),
+    "detach": lambda L, x: x.detach(),
+    "mul_normal_that_requires_grad": lambda L, x: x * L.ones(3, requires_grad=True),
+    "mul_normal": lambda L, x: x * L.ones(3),
+    "cat_with_normal": lambda L, x: L.cat([x, L.ones(1)]),
+    "cat_alone": lambda L, x: L.cat([x, x]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ON_INFERENCE_LEAF))
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_ops_on_an_inference_tensor_that_requires_grad(name, where):
+    def program(L):
+        x = _made_to_require_grad_in_inference_mode(L)
+        fn = _ON_INFERENCE_LEAF[name]
+        if where == "inside":
+            with L.inference_mode():
+                r = _outcome(lambda: fn(L, x))
+        else:
+            r = _outcome(lambda: fn(L, x))
+        if r[0] == "error":
+            return [r]
+        y = r[1]
+        steps = [(y.requires_grad, _grad_fn_name(y), y.is_inference())]
+        if y.requires_grad:
+            steps.append(_outcome(lambda: (y.sum().backward(), x.grad.tolist())))
+        return steps
+
+    _same_steps(program)
+
+
+def test_ops_on_an_inference_tensor_through_a_dispatch_mode():
+    # the same rule when a mode sees the ops (the compiled fast paths step aside)
+    def program(L):
+        class PassThrough(_MODES[L]):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        x = _made_to_require_grad_in_inference_mode(L)
+        with PassThrough():
+            return [_grad_fn_name(y) for y in (x * 2, x.exp(), x * x, x.sum())]
+
+    assert program(mt) == program(torch)
+
+
+def _detached_program(L):
+    # .data and detach() of an inference tensor: still is_inference(), but with a counter of their
+    # own outside inference_mode, so they may be written in place; requires grad and saving are
+    # still refused.
+    steps = []
+    for kind in ("data", "detach", "data_in_mode", "detach_in_mode"):
+        with L.inference_mode():
+            y = L.ones(3)
+        if kind.endswith("in_mode"):
+            with L.inference_mode():
+                d = y.data if kind.startswith("data") else y.detach()
+        else:
+            d = y.data if kind == "data" else y.detach()
+        steps.append((kind, d.is_inference()))
+        steps.append(_outcome(lambda: d._version))
+        steps.append(_outcome(lambda: d.add_(1).tolist()))
+        # (after a refused write PyTorch has written anyway; values are compared only up to here)
+        steps.append(_outcome(lambda: d._version))
+        steps.append(_outcome(lambda: d.requires_grad_().requires_grad))
+        steps.append(_outcome(lambda: (d * L.ones(3, requires_grad=True)).grad_fn is None))
+        steps.append(_outcome(lambda: L.nn.Parameter(d).requires_grad))
+        steps.append(_outcome(lambda: L.nn.Parameter(d, requires_grad=False).is_inference()))
+        steps.append(((d * 2).is_inference(), d.clone().is_inference(), d.data.is_inference()))
+        steps.append(_outcome(lambda: d.detach().add_(1) is None)[:1])
+        steps.append(_outcome(lambda: d.data.add_(1) is None)[:1])
+    return steps
+
+
+def test_data_and_detach_of_an_inference_tensor():
+    _same_steps(_detached_program)
+
+
+_WRITES = {
+    "resize_": lambda L, y: y.resize_(2),
+    "resize_same_shape": lambda L, y: y.resize_(3).shape,
+    "zero_": lambda L, y: y.zero_(),
+    "copy_": lambda L, y: y.copy_(L.zeros(3)),
+    "setitem": lambda L, y: y.__setitem__(0, 5.0),
+    "view_add_": lambda L, y: y.view(3).add_(1),
+    "select_add_": lambda L, y: y[0].add_(1),
+    "fill_": lambda L, y: y.fill_(2.0),
+    "data_add_": lambda L, y: y.data.add_(1).tolist(),
+    "detach_mul_": lambda L, y: y.detach().mul_(2).tolist(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WRITES))
+@pytest.mark.parametrize("where", ["plain", "no_grad", "inference_mode(False)", "inference_mode"])
+def test_writes_into_inference_tensors(name, where):
+    def program(L):
+        with L.inference_mode():
+            y = L.ones(3)
+        manager = {"plain": L.enable_grad, "no_grad": L.no_grad, "inference_mode": L.inference_mode,
+                   "inference_mode(False)": lambda: L.inference_mode(False)}[where]
+        with manager():
+            out = _outcome(lambda: _WRITES[name](L, y))
+        if out[0] == "ok" and isinstance(out[1], L.Tensor):
+            out = ("ok", out[1].tolist())
+        if L is mt and out[0] == "error":
+            assert y.tolist() == [1.0, 1.0, 1.0]   # (PyTorch writes, then raises; we refuse first)
+        return [out]
+
+    _same_steps(program)
+
+
+def test_resize_counts_as_a_write_only_when_the_shape_changes():
+    def program(L):
+        x = L.ones(3)
+        versions = [x._version]
+        for size in [(3,), (2,), (2,), (1, 2), (4,)]:
+            x.resize_(*size)
+            versions.append(x._version)
+        return versions
+
+    assert program(mt) == program(torch)
