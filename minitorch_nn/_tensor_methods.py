@@ -7,6 +7,8 @@ goes. In-place methods (``add_``) call their ``aten.*_`` op directly.
 
 from __future__ import annotations
 
+import numpy as _np
+
 from minitorch_nn import _C, _dispatch, _ops
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dtype as _dt
@@ -501,6 +503,28 @@ Tensor.__ilshift__ = _operator("__ilshift__", _by_operand(aten.__ilshift__))
 Tensor.__irshift__ = _operator("__irshift__", _by_operand(aten.__irshift__))
 Tensor.__rlshift__ = _operator("__rlshift__", lambda self, other: aten.bitwise_left_shift.Scalar_Tensor(other, self))
 Tensor.__rrshift__ = _operator("__rrshift__", lambda self, other: aten.bitwise_right_shift.Scalar_Tensor(other, self))
+
+
+def _declines_arrays(op):
+    def reflected(self, other):
+        if isinstance(other, _np.ndarray):
+            return NotImplemented
+        return op(self, other)
+
+    reflected.__name__ = reflected.__qualname__ = getattr(op, "__name__", "reflected")
+    return reflected
+
+
+# A numpy number on the left (``np.float32(2) * x``, ``np.int64(7) % x``) gives a Tensor, as in
+# PyTorch: numpy's operators defer to an operand with a higher ``__array_priority__``, and Python
+# then calls the Tensor's reflected operator. Those decline numpy arrays, as PyTorch's do
+# (``np.ones(2) % x`` is a TypeError there). Not ``+`` and ``*``: their reflected forms are the
+# compiled operators themselves (``2 + x`` stays one C call), which ``np.ones(2) + x`` reaches; nor
+# ``/``, which PyTorch computes as ``x.reciprocal() * array``.
+Tensor.__array_priority__ = 1000
+for _name in ("__rsub__", "__rfloordiv__", "__rmod__", "__rpow__", "__rmatmul__", "__rand__", "__ror__",
+              "__rxor__", "__rlshift__", "__rrshift__"):
+    setattr(Tensor, _name, _declines_arrays(getattr(Tensor, _name)))
 # augmented assignments write into the tensor (``y = x; x %= 2`` changes y too); PyTorch's
 # handlers see %=, //=, **= as the in-place methods, &=, |=, ^= under their own names
 Tensor.__imod__ = _binary_or_notimpl(Tensor.remainder_)

@@ -547,3 +547,30 @@ def test_forward_mode_tangents_match_at_edges(case):
         return primal, tangent
 
     run_both(run)
+
+
+# -- numpy numbers and arrays on the left ----------------------------------------------------------------
+
+NUMPY_LEFT = {
+    "np_int_mod": lambda L, x, f: np.int64(7) % x, "np_float_mul": lambda L, x, f: np.float64(2.0) * x,
+    "np_float_add": lambda L, x, f: np.float32(2.5) + x, "np_float_sub": lambda L, x, f: np.float64(2.0) - f,
+    "np_float_div": lambda L, x, f: np.float64(2.0) / f, "np_int_lshift": lambda L, x, f: np.int64(2) << x,
+    "np_int_rshift": lambda L, x, f: np.int32(64) >> x, "np_int_and": lambda L, x, f: np.int64(6) & x,
+    "np_int_or": lambda L, x, f: np.uint8(6) | x, "np_int_xor": lambda L, x, f: np.int16(3) ^ x,
+    "np_float_pow": lambda L, x, f: np.float32(2.0) ** f, "np_int_floordiv": lambda L, x, f: np.int64(7) // x,
+    "np_float_lt": lambda L, x, f: np.float64(2.0) < f,
+    "array_sub": lambda L, x, f: np.array([1.0, 2.0, 3.0]) - f, "array_mod": lambda L, x, f: np.array([2.0]) % f,
+    "array_pow": lambda L, x, f: np.array(2.0) ** f, "array_and": lambda L, x, f: np.array([1, 2, 3]) & x,
+    "array_lshift": lambda L, x, f: np.array([1, 2, 3]) << x, "array_floordiv": lambda L, x, f: np.ones(3) // f,
+}
+
+
+@pytest.mark.parametrize("case", sorted(NUMPY_LEFT))
+def test_numpy_operand_on_the_left(case):
+    # a numpy number gives a Tensor (numpy defers to Tensor's __array_priority__); an array is refused
+    def run(L):
+        r = NUMPY_LEFT[case](L, L.tensor([1, 2, 3]), L.tensor([1.0, 2.0, 3.0]))
+        print(type(r).__name__)
+        return r
+
+    assert_same_transcript(run)
