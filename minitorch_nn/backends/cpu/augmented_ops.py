@@ -15,6 +15,7 @@ import numpy as np
 
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import check_inplace_cast, not_implemented, result_type
+from minitorch_nn.backends.cpu.pointwise import _bitwise as _bitwise_kernel
 from minitorch_nn.backends.cpu.pointwise import (
     _check_int_divisor,
     _floor_divide,
@@ -23,7 +24,6 @@ from minitorch_nn.backends.cpu.pointwise import (
     _remainder,
     binary,
 )
-from minitorch_nn.backends.cpu.pointwise import _bitwise as _bitwise_kernel
 from minitorch_nn.backends.layout import check_inplace_overlap
 
 

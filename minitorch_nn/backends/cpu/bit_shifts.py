@@ -32,9 +32,16 @@ def _widths(x):
     return bits, np.dtype(f"u{x.dtype.itemsize}")
 
 
+def _in_range(y, bits):
+    # every shift between 0 and the width: numpy's own shift gives PyTorch's answer (and wraps around)
+    return y.size == 0 or (y.min() >= 0 and y.max() < bits)
+
+
 def _left_shift(x, y):
     x, y = np.asarray(x), np.asarray(y)
     bits, unsigned = _widths(x)
+    if _in_range(y, bits):
+        return np.left_shift(x, y)
     in_range = (y >= 0) & (y < bits)
     shift = np.where(in_range, y, 0).astype(unsigned)
     # shifting the unsigned bit pattern wraps around as PyTorch's kernel does; astype goes back
@@ -45,6 +52,8 @@ def _left_shift(x, y):
 def _right_shift(x, y):
     x, y = np.asarray(x), np.asarray(y)
     bits, _ = _widths(x)
+    if _in_range(y, bits):
+        return np.right_shift(x, y)
     in_range = (y >= 0) & (y < bits)
     if x.dtype.kind == "u":
         return np.where(in_range, np.right_shift(x, np.where(in_range, y, 0).astype(x.dtype)), np.zeros((), x.dtype))
