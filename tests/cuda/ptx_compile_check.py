@@ -44,6 +44,7 @@ def main() -> int:
     from numba import boolean as b1
     from numba import float32 as f4
     from numba import float64 as f8
+    from numba import int8 as i1
     from numba import int32 as i4
     from numba import int64 as i8
     from numba import uint8 as u1
@@ -69,6 +70,7 @@ def main() -> int:
         statistics,
         storage_ops,
     )
+    from minitorch_nn.backends.cuda import binary_math as bm
     from minitorch_nn.backends.cuda import elementwise as ew
     from minitorch_nn.backends.cuda import math_ops as mo
 
@@ -134,6 +136,15 @@ def main() -> int:
             check(f.__name__, ew.make_zip(f)[1], (A(T), i8, A(T), i8, A(T), i8))
     for f in integer:
         check(f.__name__, ew.make_zip(f)[1], (A(i8), i8, A(i8), i8, A(i8), i8))
+    # binary_math.py: float ops, fmax/fmin on every kind, the shifts per width (int64, int8, uint8)
+    for T in (f4, f8):
+        for f in (bm.f_xlogy, bm.f_hypot, bm.f_copysign, bm.f_fmax, bm.f_fmin):
+            check(f.__name__, ew.make_zip(f)[1], (A(T), i8, A(T), i8, A(T), i8))
+    for T in (i8, b1):
+        check("fmax", ew.make_zip(bm.f_fmax)[1], (A(T), i8, A(T), i8, A(T), i8))
+    for T, bits, signed in ((i8, 64, True), (i1, 8, True), (u1, 8, False)):
+        for f in (bm._baked(bm.make_left_shift, bits), bm._baked(bm.make_right_shift, bits, signed)):
+            check(f"shift{bits}", ew.make_zip(f)[1], (A(T), i8, A(T), i8, A(T), i8))
     # the strided kernels, which write through the output's strides (``backends/layout.py``'s order)
     for T in (f4, f8):
         check("strided_map", ew.make_map(ew.f_exp)[0], (A(T), I, I, i8, A(T), I, I, i8))

@@ -82,4 +82,18 @@ def test_augmented_assignments_and_number_bit_ops():
                lambda a: a.__iand__(6), lambda a: a.__ixor__(a), lambda a: a.__ifloordiv__(2),
                lambda a: a.double().__ipow__(a.double())):
         x, y = i.clone(), i.cuda()
-        assert_same(fn(y), fn(x))
+        with on_gpu_only():
+            got = fn(y)
+        assert_same(got, fn(x))
+    b, c = mt.tensor([True, False, True]), mt.tensor([True, True, False])
+    for fn in (lambda a, o: a.__iand__(o), lambda a, o: a.__ior__(o), lambda a, o: a.__ixor__(o)):
+        x, y = b.clone(), b.cuda()
+        with on_gpu_only():
+            got = fn(y, c.cuda())
+        assert_same(got, fn(x, c))
+    with pytest.raises(NotImplementedError, match="bitwise_and"):
+        mt.ones(2).cuda().__iand__(1)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.cuda().__iand__(2.5)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        i.cuda().__ifloordiv__(0)

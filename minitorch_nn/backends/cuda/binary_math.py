@@ -31,6 +31,8 @@ from minitorch_nn.backends.cuda.math_ops import (
     f_bitwise_and,
     f_bitwise_or,
     f_bitwise_xor,
+    f_floor_div,
+    f_int_floor_div,
     f_int_remainder,
     f_remainder,
 )
@@ -180,12 +182,16 @@ _register(_LEFT_INPLACE, _shift_for(True), inplace=True)
 _register(_RIGHT, _shift_for(False))
 _register(_RIGHT_INPLACE, _shift_for(False), inplace=True)
 
-# overloads whose op's other forms have kernels in math_ops.py: ``7 % x``, ``x %= y``, ``x.pow_(tensor)``,
-# ``x & 2``, ``2 & x`` (the in-place bit ops and ``//=`` take the host path)
+# overloads whose op's other forms have kernels in math_ops.py: ``7 % x``, ``x %= y``, ``x //= y``,
+# ``x.pow_(tensor)``, ``x & 2``, ``2 & x``, ``x &= y``
 _division_like(aten.remainder.Scalar_Tensor, f_remainder, f_int_remainder)
 _division_like(aten.remainder_.Tensor, f_remainder, f_int_remainder, inplace=True)
 _division_like(aten.remainder_.Scalar, f_remainder, f_int_remainder, inplace=True)
+_division_like(aten.floor_divide_.Tensor, f_floor_div, f_int_floor_div, inplace=True)
 _float_pow(aten.pow_.Tensor, inplace=True)
-for _op, _f in ((aten.bitwise_and, f_bitwise_and), (aten.bitwise_or, f_bitwise_or), (aten.bitwise_xor, f_bitwise_xor)):
-    _bitwise(_op.Scalar, _f)
-    _bitwise(_op.Scalar_Tensor, _f)
+for _packet, _f in ((aten.bitwise_and, f_bitwise_and), (aten.bitwise_or, f_bitwise_or), (aten.bitwise_xor, f_bitwise_xor)):
+    _bitwise(_packet.Scalar, _f)
+    _bitwise(_packet.Scalar_Tensor, _f)
+for _packet, _f in ((aten.bitwise_and_, f_bitwise_and), (aten.bitwise_or_, f_bitwise_or), (aten.bitwise_xor_, f_bitwise_xor)):
+    # (on bools the bit ops are the logical ones; floats take the host path, which refuses them)
+    _register([_packet.Tensor, _packet.Scalar], lambda d, _f=_f: None if d.is_floating_point else _f, inplace=True)
