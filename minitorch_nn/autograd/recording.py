@@ -414,6 +414,8 @@ def autograd_layer(op, args, kwargs):
             if op.is_inplace and args and isinstance(args[0], TensorBase) and args[0]._impl.base is not None:
                 _check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
             return NotImplemented
+    if _gm._inference:
+        return NotImplemented   # enable_grad() inside inference_mode: still nothing is recorded
     d = op.derivative
     if d is not None and d is not NONDIFFERENTIABLE and d.simple:
         return _record_simple(op, d, args, kwargs)
@@ -499,6 +501,8 @@ def _record_computed(op, args, out):
 def _start_simple(d, args, kwargs):
     """Steps 1 and 2 of ``_record_simple``: ``(node, plan)``, or NotImplemented when no
     differentiable input requires grad."""
+    if _gm._inference:
+        return NotImplemented   # (fast paths record through here) inference_mode records nothing
     n = len(args)
     # 1. One edge per differentiable input (as _edge, inlined).
     edges, metas, needed = [], [], []
