@@ -439,6 +439,8 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
     """Steps 1-4 of ``recording._record_simple`` (step 3, the kernel, only when ``run``; else
     ``out`` is the result already computed): returns the result, or NotImplemented when no
     differentiable input requires grad."""
+    if _inference_mode_on:
+        return NotImplemented   # (fast paths call this directly) inference_mode records nothing
     d = r.d
     cdef Py_ssize_t n = len(args), k = r.n_inputs, j, pos, mask = 0
     cdef tuple edges = PyTuple_New(k)
@@ -588,6 +590,8 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, obj
     node or, in place, ``self``'s history rebased (``recording._rebase_history``, views and all).
     Returns NotImplemented when no differentiable input requires grad (never in place).
     ``computed``: the kernel's result, already computed by a fast path (``cat``), or None to run it."""
+    if _inference_mode_on:
+        return NotImplemented   # (the cat fast path calls this directly) inference_mode records nothing
     d = r.d
     # OpNode.__init__(d), in C (the node is made first, as in _record: it takes its number first)
     cdef OpNodeBase node = <OpNodeBase>_new(r.node_cls)
@@ -701,6 +705,8 @@ def autograd_layer(op, args, kwargs):
                     (<TensorBase>args[0])._impl.base is not None:
                 _py_check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
             return NotImplemented
+    if _inference_mode_on:
+        return NotImplemented   # enable_grad() inside inference_mode: still nothing is recorded
     d = op.derivative
     cdef _Recipe r
     if d is not None and d is not _NONDIFFERENTIABLE:

@@ -186,6 +186,7 @@ class Function(metaclass=FunctionMeta):
         is_tensor = tuple(isinstance(a, TensorBase) for a in args)
         node._is_tensor_input = is_tensor
         node.needs_input_grad = tuple(isinstance(a, TensorBase) and a.requires_grad for a in args)
+        # (grad mode alone decides, even inside inference_mode, as in PyTorch)
         record = _gm._enabled and any(node.needs_input_grad)
         uses_setup_context = cls.setup_context is not Function.setup_context
 

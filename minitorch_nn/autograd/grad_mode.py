@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from minitorch_nn import _C
 
@@ -81,7 +82,19 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("Cannot decorate classes with grad-mode context managers; decorate a method instead")
+            # PyTorch still allows it, with this warning: the class is called inside the context
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You should only "
+                "decorate functions or methods. To preserve the current behavior of class decoration, you can "
+                "directly decorate the `__init__` method and nothing else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
+
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 
@@ -172,6 +185,10 @@ class set_grad_enabled(_DecoratorContextManager):
     ``with`` statement the previous mode comes back at the end of the block."""
 
     def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:   # (PyTorch's parser refuses 0, None and numpy booleans too)
+            t = type(mode)
+            name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {name}")
         self.prev = _enabled
         self.mode = bool(mode)
         _set_enabled(mode)
@@ -189,6 +206,12 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
+
+    def __str__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
+
+    __repr__ = __str__
+
 
 
 class inference_mode(_DecoratorContextManager):

@@ -580,13 +580,183 @@ def test_writes_into_inference_tensors(name, where):
     _same_steps(program)
 
 
-def test_resize_counts_as_a_write_only_when_the_shape_changes():
+
+# -- Part 3: grad modes ------------------------------------------------------------------------------
+
+
+def _flags(L):
+    return (L.is_grad_enabled(), L.is_inference_mode_enabled())
+
+
+def test_nested_grad_modes_report_the_same_flags():
     def program(L):
-        x = L.ones(3)
-        versions = [x._version]
-        for size in [(3,), (2,), (2,), (1, 2), (4,)]:
-            x.resize_(*size)
-            versions.append(x._version)
-        return versions
+        out = [_flags(L)]
+        with L.no_grad():
+            out.append(_flags(L))
+            with L.enable_grad():
+                out.append(_flags(L))
+            with L.inference_mode():
+                out.append(_flags(L))
+                with L.inference_mode(False):
+                    out.append(_flags(L))
+                with L.enable_grad():
+                    out.append(_flags(L))
+                with L.no_grad():
+                    out.append(_flags(L))
+                with L.set_grad_enabled(True):
+                    out.append(_flags(L))
+            with L.inference_mode(mode=False):
+                out.append(_flags(L))
+        with L.set_grad_enabled(False):
+            out.append(_flags(L))
+            with L.set_grad_enabled(True):
+                out.append(_flags(L))
+        out.append(_flags(L))
+        L.set_grad_enabled(False)   # called, not entered: switches for good
+        out.append(_flags(L))
+        L.set_grad_enabled(True)
+        out.append(_flags(L))
+        try:
+            with L.inference_mode():
+                raise ValueError
+        except ValueError:
+            out.append(_flags(L))
+        return out
+
+    assert program(mt) == program(torch)
+
+
+def test_decorator_forms():
+    def program(L):
+        @L.no_grad()
+        def a():
+            return _flags(L)
+
+        @L.no_grad
+        def b():
+            return _flags(L)
+
+        @L.enable_grad()
+        def c():
+            return _flags(L)
+
+        @L.inference_mode()
+        def d():
+            return _flags(L)
+
+        @L.inference_mode
+        def e():
+            return _flags(L)
+
+        @L.inference_mode(False)
+        def f():
+            return _flags(L)
+
+        @L.set_grad_enabled(False)
+        def g():
+            return _flags(L)
+
+        out = [a(), b(), d(), e(), f(), g(), _flags(L)]   # set_grad_enabled as a decorator does not switch
+        with L.no_grad():
+            out += [c(), f()]
+
+        @L.inference_mode()
+        def gen():
+            yield _flags(L)
+            yield _flags(L)
+
+        it = gen()
+        out += [next(it), _flags(L), next(it)]
+        return out
+
+    assert program(mt) == program(torch)
+
+
+def test_decorating_a_class_warns_and_builds_it_inside_the_mode():
+    import warnings
+
+    def program(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+
+            @L.no_grad()
+            class A:
+                def __init__(self):
+                    self.flags = _flags(L)
+
+        return A().flags, [(w.category.__name__, str(w.message)) for w in caught]
+
+    assert program(mt) == program(torch)
+
+
+@pytest.mark.parametrize("value", ["yes", None, 0, 1.0])
+def test_set_grad_enabled_wants_a_bool(value):
+    def program(L):
+        out = _outcome(lambda: L.set_grad_enabled(value))
+        return out[:1] + out[2:] if out[0] == "error" else ("ok",), L.is_grad_enabled()
+
+    assert program(mt) == program(torch)
+    assert str(mt.set_grad_enabled(True)) == "minitorch_nn.autograd.grad_mode.set_grad_enabled(mode=True)"
+
+
+@pytest.mark.parametrize("switch", ["enable_grad", "set_grad_enabled(True)"])
+def test_grad_mode_turned_on_inside_inference_mode_records_no_op(switch):
+    # is_grad_enabled() says True, but inference mode keeps autograd out: only custom Functions,
+    # which ask grad mode alone, are recorded
+    def program(L):
+        class Double(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = L.ones(3, requires_grad=True)
+        on = L.enable_grad if switch == "enable_grad" else lambda: L.set_grad_enabled(True)
+        out = []
+        with L.inference_mode(), on():
+            out.append(L.is_grad_enabled())
+            for y in (x * 2, x.exp(), x.sum(), L.cat([x, x]), Double.apply(x)):
+                out.append((y.requires_grad, _grad_fn_name(y), y.is_inference()))
+            out.append(_outcome(lambda: (x * 2).sum().backward()))
+            out.append(_outcome(lambda: x.add_(0).requires_grad))
+        return out
+
+    assert program(mt) == program(torch)
+
+
+def test_grad_mode_seen_by_hooks_during_backward():
+    def program(L):
+        x = L.ones(2, requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(_flags(L)))
+        (x * 2).sum().backward()
+        L.autograd.grad((x * 2).sum(), x, create_graph=True)
+        with L.no_grad(), L.enable_grad():
+            (x * 2).sum().backward()
+        return seen
+
+    assert program(mt) == program(torch)
+
+
+def test_inference_tensors_mixed_with_normal_ones():
+    def program(L):
+        with L.inference_mode():
+            y = L.ones(2)
+        n = L.ones(2)
+        out = [(y + n).is_inference(), (y + 1).is_inference(), L.stack([y, n]).is_inference(),
+               y.clone().is_inference(), y.contiguous() is y, y.to(L.float64).is_inference(), y.tolist()]
+        with L.inference_mode():
+            v, c, d = n.view(2), n.clone(), n.detach()
+            out += [(n + 1).is_inference(), v.is_inference(), c.is_inference(), d.is_inference(), v._version]
+            out.append(_outcome(lambda: (y + n).is_inference()))
+        out.append(_outcome(lambda: v.add_(1).tolist()))
+        out.append(_outcome(lambda: c.add_(1).tolist()))
+        out.append(_outcome(lambda: y.requires_grad_(False).requires_grad))
+        out.append(_outcome(lambda: y.retain_grad()))
+        out.append(_outcome(lambda: y._version))
+        return out
 
     assert program(mt) == program(torch)

@@ -351,8 +351,6 @@ def resize_(self, size, *, memory_format=None):
         grown = np.zeros(needed, dtype=impl.storage.dtype)
         grown[: impl.storage.shape[0]] = impl.storage
         impl.storage = grown
-    if size != impl.sizes:
-        impl.version.value += 1   # as in PyTorch, only a resize that changes the shape counts as a write
     impl.set_metadata(size, contiguous_strides(size), impl.offset)
     return self
 

@@ -50,8 +50,6 @@ def resize_(self, size, *, memory_format=None):
         grown = storage.device_array(needed, old.dtype)
         _grow[blocks_for(needed), THREADS](grown, old, old.shape[0], needed, old.dtype.type(0))
         impl.storage = grown
-    if size != impl.sizes:
-        impl.version.value += 1   # as in PyTorch, only a resize that changes the shape counts as a write
     impl.set_metadata(size, contiguous_strides(size), impl.offset)
     return self
 
