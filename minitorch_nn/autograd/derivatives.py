@@ -279,7 +279,7 @@ derivative("mul.Tensor", "MulBackward0", self=lambda grad, other: grad * other, 
 derivative("div.Tensor", "DivBackward0",
            self=lambda grad, other: grad / other,
            other=lambda grad, self, other: -grad * self / (other * other))
-derivative("div.Tensor_mode", "DivBackward1",
+derivative("div.Tensor_mode", "DivBackward2",
            self=lambda grad, other, rounding_mode: grad / other if rounding_mode is None else grad * 0,
            other=lambda grad, self, other, rounding_mode: (-grad * self / (other * other)) if rounding_mode is None else grad * 0)
 derivative("remainder.Tensor", "RemainderBackward1",
@@ -340,7 +340,7 @@ derivative("expm1", "Expm1Backward0", self=lambda grad, result: grad * (result +
 derivative("log", "LogBackward0", self=lambda grad, self: grad / self)
 derivative("log2", "Log2Backward0", self=lambda grad, self: grad / (self * LN2))
 derivative("log10", "Log10Backward0", self=lambda grad, self: grad / (self * LN10))
-derivative("log1p", "Log1pBackward0", self=lambda grad, self: grad / (self + 1))
+derivative("log1p", "Log1PBackward0", self=lambda grad, self: grad / (self + 1))
 derivative("sqrt", "SqrtBackward0", self=lambda grad, result: grad / (2 * result))
 derivative("rsqrt", "RsqrtBackward0", self=lambda grad, result: -0.5 * grad * result.pow(3))
 derivative("sin", "SinBackward0", self=lambda grad, self: grad * self.cos())
@@ -611,8 +611,8 @@ derivative("copy_", "torch::autograd::CopyBackwards", self=lambda grad: grad * 0
 derivative("_to_copy", "ToCopyBackward0",
            self=lambda grad, self_dtype, self_device: grad.to(device=self_device, dtype=self_dtype))
 derivative("zero_", "ZeroBackward0", self=lambda grad: grad * 0)
-derivative("fill_.Scalar", "FillBackward0", self=lambda grad: grad * 0)
-derivative("fill_.Tensor", "FillBackward1", self=lambda grad: grad * 0, value=lambda grad: grad.sum())
+derivative("fill_.Scalar", "FillBackward2", self=lambda grad: grad * 0)
+derivative("fill_.Tensor", "FillBackward3", self=lambda grad: grad * 0, value=lambda grad: grad.sum())
 derivative("flip", "FlipBackward0", self=lambda grad, dims: aten.flip.default(grad, dims))
 derivative("roll", "RollBackward0",
            self=lambda grad, shifts, dims: aten.roll.default(grad, [-s for s in shifts], dims))

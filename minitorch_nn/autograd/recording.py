@@ -156,9 +156,18 @@ class Derivative:
             wanted = []
             guarded = self._saved_only_when_needed()
             for (_name, _fn, params, _is_list), needed in zip(self.formulas, needed_inputs):
-                wanted.extend(p for p in params if p not in wanted and (needed or p not in guarded))
+                wanted.extend(p for p in params if p not in wanted and (needed or guarded is None or p not in guarded))
             if self.also_saved:
-                wanted.extend(p for p in _saved_attributes.internal_names(self, self.also_saved) if p not in wanted)
+                # a tensor input, or its strides, only when that input needs a gradient (as above);
+                # the sizes and strides of a tensor that is saved anyway are read from it
+                needs = dict(zip(self.inputs, needed_inputs)) if guarded is not None else {}
+                for p in _saved_attributes.internal_names(self, self.also_saved):
+                    owner = p[:-8] if p.endswith("_strides") else p
+                    if p in wanted or not needs.get(owner, True):
+                        continue
+                    if p.endswith(("_sizes", "_strides")) and p.rpartition("_")[0] in wanted:
+                        continue
+                    wanted.append(p)
             wanted = self._wanted_cache[needed_inputs] = tuple(wanted)
         return wanted
 
@@ -166,11 +175,12 @@ class Derivative:
         """The formula parameters saved only when the one input whose formula reads them needs a
         gradient, as PyTorch's ``gen_variable_type.py`` guards them: ``Tensor`` arguments and
         ``<arg>_strides`` read by a single formula of an op with several differentiable inputs,
-        no ``Tensor[]`` argument, and no "backward" in its name."""
+        no ``Tensor[]`` argument, and no "backward" in its name. None for an op that guards
+        nothing (one differentiable input...): everything is saved."""
         schema = self.op._schema
         if len(self.formulas) < 2 or "backward" in schema.name or any(
                 a.type.startswith("Tensor") and a.type.endswith("[]") for a in schema.arguments):
-            return frozenset()
+            return None
         readers = {}
         for _name, _fn, params, _is_list in self.formulas:
             for p in params:
