@@ -180,6 +180,8 @@ def _correction(unbiased, correction):
 def _var_args(dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(x, False) means unbiased=False
         unbiased, dim = dim, None
+    if dim is not None and unbiased is None and correction is None:
+        unbiased = True   # PyTorch's (dim, unbiased=True) signature: the op sees correction=1
     kw = {}
     c = _correction(unbiased, correction)
     if c is not None:
