@@ -257,6 +257,20 @@ class AsStridedBackward0(Node):
         super().__init__()
         self._geometry = (base_sizes, base_strides, sizes, strides, offset)
 
+    # what PyTorch's AsStridedBackward0 shows of its saved arguments (the offset here is the
+    # view's, relative to its base's)
+    @property
+    def _saved_size(self):
+        return tuple(self._geometry[2])
+
+    @property
+    def _saved_stride(self):
+        return tuple(self._geometry[3])
+
+    @property
+    def _saved_storage_offset(self):
+        return self._geometry[4]
+
     def apply(self, grad_outputs):
         (grad,) = grad_outputs
         if grad is None:

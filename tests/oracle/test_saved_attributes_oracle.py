@@ -319,7 +319,18 @@ S = {
     "sum_empty_dims": lambda a: a.x.sum(dim=[]),
     "max_pool_ceil": lambda a: a.F.max_pool2d(a.img, 3, stride=2, ceil_mode=True),
     "softmax_neg_dim_3d": lambda a: a.F.log_softmax(a.b3, dim=-3),
+
+    # -- a view's node made again after an in-place write (AsStridedBackward0) ---------------------------------
+    "view_written_through": lambda a: _written_view(a, through_view=True),
+    "view_of_written_base": lambda a: _written_view(a, through_view=False),
 }
+
+
+def _written_view(a, through_view):
+    base = a.x * 1
+    view = base[:, 1]
+    (view if through_view else base).mul_(2)
+    return view
 
 
 def _setitem(a):
