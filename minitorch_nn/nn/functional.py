@@ -451,7 +451,7 @@ def relu_(input):
 
 @public
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return hardtanh(input, 0, 6, inplace)   # ints, as PyTorch's relu6 passes them (grad_fn._saved_max_val == 6)
 
 
 @public
