@@ -320,10 +320,37 @@ S = {
     "max_pool_ceil": lambda a: a.F.max_pool2d(a.img, 3, stride=2, ceil_mode=True),
     "softmax_neg_dim_3d": lambda a: a.F.log_softmax(a.b3, dim=-3),
 
+    # -- more nn ----------------------------------------------------------------------------------------------------
+    "conv_transpose2d": lambda a: a.F.conv_transpose2d(a.img, a.img[0, :, :2, :2].unsqueeze(1), stride=2, padding=1),
+    "batch_norm_eval": lambda a: a.F.batch_norm(a.img, a.n_x[0, :2], a.n_p[0, :2], a.x[0, :2], a.y[0, :2]),
+    "batch_norm_no_affine": lambda a: a.F.batch_norm(a.img, None, None, training=True, eps=1e-3),
+    "nll_loss_weight": lambda a: a.F.nll_loss(a.x, a.long([0, 2]), weight=a.n_p[0], reduction="sum"),
+    "nll_loss_none": lambda a: a.F.nll_loss(a.x, a.long([1, 2]), reduction="none"),
+    "dropout_train": lambda a: _seeded(a, lambda: a.F.dropout(a.x, 0.5)),
+    "normalize": lambda a: a.F.normalize(a.x, dim=-1),
+    "relu6": lambda a: a.F.relu6(a.x),
+    "ceil": lambda a: a.x.ceil(),
+    "round": lambda a: a.x.round(),
+    "pow_zero": lambda a: a.x.pow(0),
+    "clamp_tensor_min_only": lambda a: a.x.clamp(min=a.t),
+    "maximum_self": lambda a: a.L.maximum(a.x, a.x),
+    "where_scalar": lambda a: a.L.where(a.t > 0, a.x, 0.0),
+    "expand_neg": lambda a: a.x[:1].expand(4, -1),
+    "matmul_vec": lambda a: a.x @ a.y[0],
+    "einsum_like_bmm": lambda a: a.L.matmul(a.b3, a.b3[0].transpose(0, 1)),
+    "mean_dtype": lambda a: a.x.mean(dtype=a.L.float64),
+    "cumsum_dtype": lambda a: a.x.cumsum(0, dtype=a.L.float64),
+    "logsumexp_dims": lambda a: a.x.logsumexp((0, -1), keepdim=True),
+    "aminmax_like_amax_none": lambda a: a.x.amax(),
     # -- a view's node made again after an in-place write (AsStridedBackward0) ---------------------------------
     "view_written_through": lambda a: _written_view(a, through_view=True),
     "view_of_written_base": lambda a: _written_view(a, through_view=False),
 }
+
+
+def _seeded(a, fn):
+    a.L.manual_seed(0)
+    return fn()
 
 
 def _written_view(a, through_view):
