@@ -400,7 +400,8 @@ cdef _Recipe _recipe_of(object d):
     r.positions = _tuples(d.input_positions)
     r.n_inputs = len(r.positions)
     r.node_cls = d.node_cls
-    r.compiled = isinstance(r.node_cls, type) and issubclass(r.node_cls, OpNodeBase)
+    r.compiled = isinstance(r.node_cls, type) and issubclass(r.node_cls, OpNodeBase) \
+        and not getattr(d, "non_differentiable_outputs", None)   # (those ops: recording.py)
     r.multi_output = d.multi_output
     r.simple = d.simple
     r.slots = _tuples(d.input_slots)
@@ -510,7 +511,12 @@ cdef int _save_inputs(_Recipe r, _CompiledPlan plan, tuple args, object kwargs, 
     for entry in plan.args:
         name = entry[0]
         pos = entry[1]
-        v = args[pos] if pos < n else d.arg(name, args, kwargs)
+        if pos < n:
+            v = args[pos]
+        elif entry[3] and not (kwargs and name in kwargs):
+            continue   # only grad_fn._saved_<name> reads it, and it is the default (recording._SavePlan)
+        else:
+            v = d.arg(name, args, kwargs)
         if isinstance(v, TensorBase):
             if r.inplace and name == "self":
                 v = _clone(v)   # recorded like any op, so that a double backward goes through it

@@ -256,6 +256,13 @@ derivative(
         grads[0], self, target, weight, reduction, ignore_index, result1),
 )
 
+# Outputs PyTorch gives no history (output_differentiability in derivatives.yaml): the formulas
+# read them, but they do not require grad, and a dispatch mode sees no detach when they are saved.
+aten.nll_loss_forward.default.derivative.non_differentiable_outputs = frozenset({1})   # total_weight
+for _op_name in ("native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+                 "native_layer_norm"):
+    getattr(aten, _op_name).default.derivative.non_differentiable_outputs = frozenset({1, 2})   # statistics
+
 # nll_loss_backward is linear in grad_output: its derivative picks (and weights, and averages)
 # the target entries of the incoming gradient, which is nll_loss itself.
 derivative(

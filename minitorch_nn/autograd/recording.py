@@ -122,6 +122,10 @@ class Derivative:
         self.input_slots = tuple((name, order[name], name in self.list_args) for name in self.inputs)
         self.position = order
         self.multi_output = len(op._schema.returns) > 1 or op._schema.returns[:1] == ("Tensor[]",)
+        # outputs PyTorch never gives a history (derivatives.yaml's output_differentiability:
+        # nll_loss's total_weight, batch/layer norm's saved statistics): set by derivatives_nn.py.
+        # An op with some is recorded by this file, not by the compiled recorder.
+        self.non_differentiable_outputs = frozenset()
         self._wanted_cache = {}
         # The fast recorder (_record_simple) handles ops whose differentiable inputs are all
         # single tensors and that write no input: almost every op. It needs, precomputed once:
@@ -195,8 +199,11 @@ class _SavePlan:
     """What to save for one op when a given set of its inputs needs a gradient, sorted by kind
     once so that recording a node is a few loops over short tuples:
 
-    * ``args``: ``(name, position, may_hold_tensors)`` of schema arguments to save (tensors
-      become SavedTensor; ``may_hold_tensors`` is False for ``int``, ``bool``, ``int[]``... slots);
+    * ``args``: ``(name, position, may_hold_tensors, shown_only)`` of schema arguments to save
+      (tensors become SavedTensor; ``may_hold_tensors`` is False for ``int``, ``bool``,
+      ``int[]``... slots; ``shown_only``: no formula that runs reads it, only ``grad_fn._saved_*``
+      does, and it has a default: left out when the call does not pass it, the getter reads the
+      default, so ``x + c`` pays nothing for ``alpha``);
     * ``metadata``: ``(name, owner position, owner name, attr)`` for ``self_sizes`` and the like;
     * ``results``: ``(name, output index)`` of outputs, saved once the op has run.
     * ``needs``: the per-input flags the node's ``apply`` reads (``{"self": [True], ...}``).
@@ -206,10 +213,11 @@ class _SavePlan:
 
     def __init__(self, d, wanted, needed_inputs):
         args, metadata, results = [], [], []
+        read = {p for (_n, _fn, params, _l), needed in zip(d.formulas, needed_inputs) if needed for p in params}
         for p in wanted:
             if p in d.position:
                 arg_type = d.op._schema.arguments[d.position[p]].type
-                args.append((p, d.position[p], "Tensor" in arg_type))
+                args.append((p, d.position[p], "Tensor" in arg_type, p not in read and p in d.defaults))
             elif p.startswith("result"):
                 results.append((p, int(p[6:]) if len(p) > 6 else 0))
             else:
@@ -554,8 +562,13 @@ def _start_simple(d, args, kwargs):
 
     # 2. Save what the formulas of the inputs that need a gradient read.
     saved = node._saved
-    for name, pos, may_hold_tensors in plan.args:
-        v = args[pos] if pos < n else d.arg(name, args, kwargs)
+    for name, pos, may_hold_tensors, shown_only in plan.args:
+        if pos < n:
+            v = args[pos]
+        elif shown_only and not (kwargs and name in kwargs):
+            continue   # only grad_fn._saved_<name> reads it, and it is the default: read from there
+        else:
+            v = d.arg(name, args, kwargs)
         if isinstance(v, TensorBase):
             saved[name] = SavedTensor(v)
         elif may_hold_tensors:
@@ -574,10 +587,12 @@ def _start_simple(d, args, kwargs):
 def _finish_simple(op, d, node, plan, args, out):
     """Step 4 of ``_record_simple``: wire the outputs to ``node``, save the outputs the
     formulas read; returns ``out``."""
+    no_history = d.non_differentiable_outputs
     if d.multi_output:
         outs = out if type(out) in (tuple, list) else (out,)
         for i, o in enumerate(outs):
-            _wire_output(op, node, args, o, i)
+            if i not in no_history:
+                _wire_output(op, node, args, o, i)
         node._output_meta = tuple(
             (o._impl.sizes, o._impl.dtype, o._impl.device) if isinstance(o, TensorBase) else None for o in outs
         )
@@ -596,7 +611,8 @@ def _finish_simple(op, d, node, plan, args, out):
                 impl.view_version = impl.version.value   # a view: its node is current at this version
     saved = node._saved
     for name, idx in plan.results:
-        saved[name] = SavedTensor(outs[idx], is_output=True)
+        # (an output without history is saved as it is, as PyTorch saves a leaf)
+        saved[name] = SavedTensor(outs[idx], is_output=idx not in no_history)
     return out
 
 
@@ -724,7 +740,8 @@ def _record(op, d, args, kwargs):
         _rebase_history(args[0], node)
     else:
         for i, o in enumerate(outs):
-            _wire_output(op, node, args, o, i)
+            if i not in d.non_differentiable_outputs:
+                _wire_output(op, node, args, o, i)
     if d.multi_output:
         node._output_meta = tuple(
             (o._impl.sizes, o._impl.dtype, o._impl.device) if isinstance(o, TensorBase) else None for o in outs
@@ -732,7 +749,7 @@ def _record(op, d, args, kwargs):
     for p in wanted:
         if p.startswith("result") and p not in d.position:
             idx = int(p[6:]) if len(p) > 6 else 0
-            saved[p] = SavedTensor(outs[idx], is_output=True)
+            saved[p] = SavedTensor(outs[idx], is_output=idx not in d.non_differentiable_outputs)
     return out
 
 

@@ -760,3 +760,38 @@ def test_inference_tensors_mixed_with_normal_ones():
         return out
 
     assert program(mt) == program(torch)
+
+
+# -- outputs without history (derivatives.yaml's output_differentiability) ----------------------------
+
+_STAT_OPS = {
+    "nll_loss_forward": lambda L, x: L.ops.aten.nll_loss_forward.default(x.log_softmax(1), L.tensor([0, 2]), None, 1, -100),
+    "native_layer_norm": lambda L, x: L.ops.aten.native_layer_norm.default(x, [3], None, None, 1e-5),
+    "native_batch_norm": lambda L, x: L.ops.aten.native_batch_norm.default(x, None, None, L.zeros(3), L.ones(3),
+                                                                          True, 0.1, 1e-5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_STAT_OPS))
+def test_statistics_outputs_have_no_history(name):
+    def program(L):
+        x = L.tensor([[0.5, 1.0, 2.0], [1.5, -1.0, 3.0]], requires_grad=True)
+        outs = _STAT_OPS[name](L, x)
+        flags = [(o.requires_grad, o.grad_fn is None) for o in outs]
+        outs[0].sum().backward()
+        return flags, [round(v, 5) for v in x.grad.reshape(-1).tolist()]
+
+    assert program(mt) == program(torch)
+
+
+_MODEL_STEPS = {
+    "cross_entropy": lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([0, 2])).backward(),
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, (3,)).sum().backward(),
+    "batch_norm": lambda L, x: L.nn.functional.batch_norm(x, L.zeros(3), L.ones(3), training=True).sum().backward(),
+    "mlp_tanh_softmax": lambda L, x: L.nn.functional.log_softmax(L.tanh(x @ L.ones(3, 2)), 1).sum().backward(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MODEL_STEPS))
+def test_training_steps_dispatch_like_torch(name):
+    _same_log(_MODEL_STEPS[name])
