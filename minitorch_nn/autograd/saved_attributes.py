@@ -273,6 +273,9 @@ def get(node, attr):
                     return _raw(node._saved.get(saved_name), kind)
             else:
                 if saved_name not in node._saved:
+                    d = node._derivative
+                    if saved_name in d.defaults:   # an argument the call left at its default
+                        return _to_torch(node, saved_name, kind, d.defaults[saved_name])
                     value = _from_saved_tensor(node, saved_name)
                     if value is None:
                         return _MISSING_DEFAULTS.get(kind)   # not saved: PyTorch's field keeps its default
