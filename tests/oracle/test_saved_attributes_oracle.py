@@ -342,10 +342,28 @@ S = {
     "cumsum_dtype": lambda a: a.x.cumsum(0, dtype=a.L.float64),
     "logsumexp_dims": lambda a: a.x.logsumexp((0, -1), keepdim=True),
     "aminmax_like_amax_none": lambda a: a.x.amax(),
+    # -- the nodes of backward ops, recorded by a backward with create_graph=True -------------------------------
+    "grad_of_tanh": lambda a: _grad(a, a.x, a.x.tanh()),
+    "grad_of_sigmoid": lambda a: _grad(a, a.x, a.x.sigmoid()),
+    "grad_of_relu": lambda a: _grad(a, a.x, a.x.relu()),
+    "grad_of_softmax": lambda a: _grad(a, a.x, a.x.softmax(-1) * a.t),
+    "grad_of_log_softmax": lambda a: _grad(a, a.x, a.x.log_softmax(0) * a.t),
+    "grad_of_mse": lambda a: _grad(a, a.x, a.F.mse_loss(a.x * a.x, a.t)),
+    "grad_of_nll": lambda a: _grad(a, a.x, a.F.nll_loss(a.x, a.long([0, 2]))),
+    "grad_of_conv": lambda a: _grad(a, a.img, a.F.conv2d(a.img, a.img[:, :, :3, :3].repeat(2, 1, 1, 1)) ** 2),
+    "grad_of_max_pool": lambda a: _grad(a, a.img, a.F.max_pool2d(a.img, 2)),
+    "grad_of_avg_pool": lambda a: _grad(a, a.img, a.F.avg_pool2d(a.img, 2)),
+    "grad_of_layer_norm": lambda a: _grad(a, a.img, a.F.layer_norm(a.img, (4,)) * a.img),
+    "grad_of_batch_norm": lambda a: _grad(a, a.img, a.F.batch_norm(a.img, None, None, training=True) * a.img),
     # -- a view's node made again after an in-place write (AsStridedBackward0) ---------------------------------
     "view_written_through": lambda a: _written_view(a, through_view=True),
     "view_of_written_base": lambda a: _written_view(a, through_view=False),
 }
+
+
+def _grad(a, wrt, out):
+    weights = a.L.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)).astype(np.float32))
+    return a.L.autograd.grad((out * weights).sum(), wrt, create_graph=True)[0]
 
 
 def _seeded(a, fn):
