@@ -146,17 +146,22 @@ def function_squeeze(input, *args, **kwargs):
     return _full("squeeze", (input,), args, kwargs) if r is None else r
 
 
-def function_permute(input, dims, *args, **kwargs):
+# ``permute(input, dims)``, ``reshape(input, shape)``: the list of ints is one argument here (no
+# ``torch.reshape(x, 2, 8)``); any other form takes the full path, which parses it as PyTorch does.
+
+def function_permute(*args, **kwargs):
     r = None
-    if not args and not kwargs and type(dims) in (tuple, list):
-        d = _size_arg((dims,))
-        r = None if d is None else _permute_fast(input, d)
-    return _full("permute", (input, dims), args, kwargs) if r is None else r
+    if PyTuple_GET_SIZE(args) == 2 and not kwargs and type(args[1]) in (tuple, list, Size):
+        d = _size_arg((args[1],))
+        r = None if d is None else _permute_fast(args[0], d)
+    return _full("permute", (), args, kwargs) if r is None else r
 
 
-def function_reshape(input, *shape):
-    r = _contiguous_view(input, shape)
-    return _full("reshape", (input,), shape, {}) if r is None else r
+def function_reshape(*args, **kwargs):
+    r = None
+    if PyTuple_GET_SIZE(args) == 2 and not kwargs and type(args[1]) in (tuple, list, Size):
+        r = _contiguous_view(args[0], (args[1],))
+    return _full("reshape", (), args, kwargs) if r is None else r
 
 
 def functional_relu(input, *args, **kwargs):

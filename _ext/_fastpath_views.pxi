@@ -205,18 +205,20 @@ cdef object _expand_fast(object self, list size):
     return _finish_view(_op_expand, (self, size), a, tuple(sizes), tuple(strides))
 
 
-def tensor_permute(self, *dims):
+# (keywords and no argument at all take the full path, which parses them as PyTorch does)
+
+def tensor_permute(self, *dims, **kwargs):
     """``self.permute(*dims)``: the fast path, else the full path."""
-    cdef list d = _size_arg(dims)
+    cdef list d = None if kwargs or not dims else _size_arg(dims)
     r = None if d is None else _permute_fast(self, d)
-    return _slow_permute(self, *dims) if r is None else r
+    return _slow_permute(self, *dims, **kwargs) if r is None else r
 
 
-def tensor_expand(self, *sizes):
+def tensor_expand(self, *sizes, **kwargs):
     """``self.expand(*sizes)``: the fast path, else the full path."""
-    cdef list s = _size_arg(sizes)
+    cdef list s = None if kwargs or not sizes else _size_arg(sizes)
     r = None if s is None else _expand_fast(self, s)
-    return _slow_expand(self, *sizes) if r is None else r
+    return _slow_expand(self, *sizes, **kwargs) if r is None else r
 
 
 cdef list _size_arg(tuple shape):
@@ -303,18 +305,18 @@ cdef object _view(object self, tuple shape):
     return _finish_view(_op_view, (self, size), a, geometry[0], geometry[1])
 
 
-def tensor_view(self, *shape):
+def tensor_view(self, *shape, **kwargs):
     """``self.view(*shape)``: the same view as ``views.view``, else the full path (dtype views, errors)."""
-    r = _view(self, shape)
-    return _slow_view(self, *shape) if r is None else r
+    r = None if kwargs or not shape else _view(self, shape)
+    return _slow_view(self, *shape, **kwargs) if r is None else r
 
 
-def tensor_reshape(self, *shape):
+def tensor_reshape(self, *shape, **kwargs):
     """``self.reshape(*shape)``: when the new shape is a view of ``self``, the full path's
     ``aten.view.default(self, shape)``; otherwise (a copy, or ``_reshape_alias`` for a
     non-contiguous ``self``) the full path."""
-    r = _contiguous_view(self, shape)
-    return _slow_reshape(self, *shape) if r is None else r
+    r = None if kwargs or not shape else _contiguous_view(self, shape)
+    return _slow_reshape(self, *shape, **kwargs) if r is None else r
 
 
 cdef object _contiguous_view(object self, tuple shape):

@@ -121,7 +121,7 @@ def list_str(size) -> str:
     return "[" + ", ".join(str(s) for s in size) + "]"
 
 
-def normalize_size(args, fn_name=None, arg="size", overloads=None) -> tuple:
+def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -> tuple:
     """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` alike.
 
     Mirrors the int-list rules of PyTorch's Python argument parser, with its messages: ``fn_name``
@@ -131,8 +131,10 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None) -> tuple:
     bool), or several arguments of which the first is an int -- and only then converts the other
     items, where a bool passes as 0/1. ``overloads``, for a function with several signatures
     (``view`` also takes a dtype), are the signatures PyTorch lists when no form fits.
+    ``position`` is where the argument was passed (None: by keyword), for the messages.
     """
     prefix = f"{fn_name}(): " if fn_name else ""
+    where = f" (position {position})" if position is not None else ""
 
     def unrecognised(message):
         # PyTorch gives the one signature's own message when only one could take these arguments
@@ -146,13 +148,13 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None) -> tuple:
             items = first
             if items and not _is_size(items[0]):
                 raise unrecognised(
-                    f"{prefix}argument '{arg}' (position 1) must be tuple of ints, but found element of type "
+                    f"{prefix}argument '{arg}'{where} must be tuple of ints, but found element of type "
                     f"{_type_name(items[0])} at pos 0"
                 )
         elif _is_size(first):
             return (operator.index(first),)
         else:
-            raise unrecognised(f"{prefix}argument '{arg}' (position 1) must be tuple of ints, not {_type_name(first)}")
+            raise unrecognised(f"{prefix}argument '{arg}'{where} must be tuple of ints, not {_type_name(first)}")
     else:
         if args and not _is_size(args[0]):
             raise unrecognised(f"{fn_name or 'the function'}() takes 1 positional argument but {len(args)} were given")

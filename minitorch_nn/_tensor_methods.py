@@ -59,7 +59,8 @@ _FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back 
 def _method(name, fn):
     # The method is itself a public wrapper, so __torch_function__ handlers see func=Tensor.<name>
     # (as in PyTorch) while the work is the function's undecorated body.
-    impl = fn.__wrapped_impl__
+    # (a function whose method form parses its arguments otherwise, ``sum``, has a body of its own for it)
+    impl = getattr(fn, "__method_impl__", None) or fn.__wrapped_impl__
     fast = _FAST_METHODS.get(name)
     if fast is not None:
         # A compiled method is Tensor.<name> itself (no Python frame on the fast path); its slow
@@ -104,13 +105,16 @@ def _size_list(shape, name=None, arg="size", overloads=None):
 _VIEW_OVERLOADS = ("torch.dtype dtype", "tuple of ints size")
 
 
-def view(self, *shape):
+def view(self, *shape, **kwargs):
     """Same storage, another shape (must be stride-compatible; else use reshape)."""
-    # (a dtype has an itemsize, and so has a numpy integer, which is a size)
-    if len(shape) == 1 and not hasattr(shape[0], "__index__") and not isinstance(shape[0], (tuple, list)) \
-            and hasattr(shape[0], "itemsize"):
-        return aten.view.dtype(self, shape[0])
-    return aten.view.default(self, _size_list(shape, "view", "size", _VIEW_OVERLOADS))
+    if shape and not kwargs:
+        # (a dtype has an itemsize, and so has a numpy integer, which is a size)
+        if len(shape) == 1 and not hasattr(shape[0], "__index__") and not isinstance(shape[0], (tuple, list)) \
+                and hasattr(shape[0], "itemsize"):
+            return aten.view.dtype(self, shape[0])
+        return aten.view.default(self, _size_list(shape, "view", "size", _VIEW_OVERLOADS))
+    sizes, dtype = _sh.view_method_args(shape, kwargs)   # keywords, or nothing: PyTorch's parser
+    return aten.view.dtype(self, dtype) if sizes is None else aten.view.default(self, sizes)
 
 
 def view_as(self, other):
@@ -118,23 +122,29 @@ def view_as(self, other):
 
 
 def reshape_as(self, other):
-    return _sh.reshape(self, *other.shape)
+    return _sh._reshape(self, other.shape)
 
 
-def permute(self, *dims):
-    return aten.permute.default(self, _size_list(dims, "permute", "dims"))  # (what _sh.permute does, without its wrapper)
+# (``x.f(2, 8)``, ``x.f((2, 8))``, ``x.f(name=(2, 8))``; any other form gets PyTorch's TypeError)
+def reshape(self, *shape, **kwargs):
+    return _sh._reshape(self, _sh.size_method_args("reshape", shape, kwargs))
 
 
-def expand(self, *sizes):
-    return aten.expand.default(self, _size_list(sizes, "expand", "size"))
+def permute(self, *dims, **kwargs):
+    return aten.permute.default(self, _sh.size_method_args("permute", dims, kwargs))
 
 
-def repeat(self, *sizes):
-    return aten.repeat.default(self, _size_list(sizes, "repeat", "repeats"))
+def expand(self, *sizes, **kwargs):
+    sizes, implicit = _sh.size_method_args("expand", sizes, kwargs)
+    return aten.expand.default(self, sizes, implicit=True) if implicit else aten.expand.default(self, sizes)
 
 
-def flip(self, *dims):
-    return _sh.flip(self, _size_list(dims, "flip", "dims"))
+def repeat(self, *sizes, **kwargs):
+    return aten.repeat.default(self, _sh.size_method_args("repeat", sizes, kwargs))
+
+
+def flip(self, *dims, **kwargs):
+    return aten.flip.default(self, _sh.size_method_args("flip", dims, kwargs))
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
@@ -160,6 +170,8 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     from minitorch_nn._functions.factories import full
 
+    if not isinstance(size, (tuple, list)):   # (unlike new_zeros, one int is no size here)
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
@@ -171,12 +183,11 @@ def mT(self):
     return aten.transpose.int(self, -2, -1)
 
 
-for _f in (view, view_as, reshape_as, permute, expand, repeat, flip, new_zeros, new_ones, new_empty, new_full):
+for _f in (view, view_as, reshape_as, reshape, permute, expand, repeat, flip, new_zeros, new_ones, new_empty, new_full):
     setattr(Tensor, _f.__name__, public(_f))
-Tensor.reshape = lambda self, *shape: _sh.reshape(self, *shape)
-Tensor.reshape.__name__ = "reshape"
 if _FAST_OPS:  # compiled view() and reshape(); their full paths: the public view above, and reshape()
     _FULL_PATH["view"] = public(view, func=_C.tensor_view)
+    _FULL_PATH["reshape"] = public(reshape, func=_C.tensor_reshape)
     _C.tensor_view.__name__, _C.tensor_view.__qualname__, _C.tensor_view.__doc__ = "view", "Tensor.view", view.__doc__
     _C.tensor_reshape.__name__, _C.tensor_reshape.__qualname__ = "reshape", "Tensor.reshape"
     Tensor.view, Tensor.reshape = _C.tensor_view, _C.tensor_reshape
@@ -566,7 +577,7 @@ if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to 
     _install_fast_functions()
     Tensor.__neg__, Tensor.__abs__ = _C.tensor_neg, _C.tensor_abs
     Tensor.__truediv__, Tensor.__matmul__ = _C.tensor_truediv, _C.tensor_matmul_op
-    _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_sh.reshape,
+    _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_FULL_PATH["reshape"],
                         slow_truediv=_binary_or_notimpl(_FULL_PATH["div"]),
                         slow_matmul_op=_binary_or_notimpl(_FULL_PATH["matmul"]),
                         slow_pow_op=_binary_or_notimpl(_FULL_PATH["pow"]), slow_rtruediv=Tensor.__rtruediv__)

@@ -565,10 +565,10 @@ def test_function_modes_see_the_methods():
     with Log():
         a.exp(), a / 2, a @ a, a.t(), a.view(9), a.reshape(9), -a, abs(a), a.unsqueeze(0), a.squeeze(), a.div(a)
         a.permute(1, 0), a.expand(2, 3, 3), mt.permute(a, (1, 0)), F.relu(a), F.relu(a, inplace=False)
-        mt.exp(a), mt.div(a, 2), mt.matmul(a, a), mt.mm(a, a), mt.t(a), mt.transpose(a, 0, 1), mt.reshape(a, 9)
+        mt.exp(a), mt.div(a, 2), mt.matmul(a, a), mt.mm(a, a), mt.t(a), mt.transpose(a, 0, 1), mt.reshape(a, (9,))
         mt.negative(a), mt.absolute(a), mt.swapaxes(a, 0, 1)
     T = mt.Tensor
-    assert seen == [T.exp, T.div, T.matmul, T.t, T.view, mt.reshape, T.neg, T.abs, T.unsqueeze, T.squeeze, T.div,
+    assert seen == [T.exp, T.div, T.matmul, T.t, T.view, T.reshape, T.neg, T.abs, T.unsqueeze, T.squeeze, T.div,
                     T.permute, T.expand, mt.permute, F.relu, F.relu, mt.exp, mt.div, mt.matmul, mt.mm, mt.t, mt.transpose, mt.reshape, mt.neg, mt.abs, mt.transpose]
     assert T.exp.__name__ == "exp" and T.view.__qualname__ == "Tensor.view" and T.exp.__doc__
     assert mt.exp.__name__ == "exp" and mt.exp.__doc__ == "e to the power of each element."

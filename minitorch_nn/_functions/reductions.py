@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from minitorch_nn import _dtype as _dt
+from minitorch_nn._arg_parser import Param, parse_overloads
 from minitorch_nn._C import TensorBase
 from minitorch_nn._functions._out import CAST, write_out, write_out_tuple, writes_out, writes_out_reduction, writes_out_tuple
 from minitorch_nn._ops import aten
@@ -45,10 +47,60 @@ def _dims(dim):
     return list(dim)
 
 
+# ``sum``'s and ``mean``'s two signatures, as PyTorch's argument parser checks them (``_arg_parser.py``);
+# the functions also take ``out`` (``torch.sum`` only in its second signature)
+def _reduction_signatures(with_input, out_in_first=False):
+    head = [Param("input", "Tensor")] if with_input else []
+    dtype = Param("dtype", "dtype", None, nullable=True, keyword_only=True)
+    out = [Param("out", "Tensor", None, nullable=True, keyword_only=True)] if with_input else []
+    return (head + [dtype] + (out if out_in_first else []),
+            head + [Param("dim", "int[1]", nullable=True), Param("keepdim", "bool", False), dtype] + out)
+
+
+_REDUCTION_METHOD = _reduction_signatures(False)
+_REDUCTION_FUNCTION = {"sum": _reduction_signatures(True), "mean": _reduction_signatures(True, out_in_first=True)}
+_REDUCTION_KEYWORDS = frozenset(("dim", "keepdim", "dtype"))
+
+
+def _plain_reduction_args(dim, keepdim, dtype) -> bool:
+    """The forms that need no parsing: dim None, an int or a list/tuple; keepdim a bool; a dtype."""
+    return type(keepdim) is bool and (dim is None or type(dim) in (int, list, tuple)) \
+        and (dtype is None or type(dtype) is _dt.dtype)
+
+
+def _reduction_method(fn, name):
+    """``Tensor.sum``/``Tensor.mean``: ``x.sum(1)``, ``x.sum(dim=1, keepdim=True)``, also numpy's
+    ``axis``/``keepdims``; any other form gets PyTorch's TypeError."""
+
+    def method(self, *args, **kwargs):
+        if len(args) <= 2 and (not kwargs or kwargs.keys() <= _REDUCTION_KEYWORDS) \
+                and not (args and "dim" in kwargs) and not (len(args) == 2 and "keepdim" in kwargs) \
+                and not ("keepdim" in kwargs and not args and "dim" not in kwargs):
+            dim = args[0] if args else kwargs.get("dim")
+            keepdim = args[1] if len(args) == 2 else kwargs.get("keepdim", False)
+            dtype = kwargs.get("dtype")
+            if _plain_reduction_args(dim, keepdim, dtype):
+                return fn(self, dim, keepdim, dtype=dtype)
+        which, values = parse_overloads(name, _REDUCTION_METHOD, args, kwargs)
+        return fn(self, dtype=values[0]) if which == 0 else fn(self, values[0], values[1], dtype=values[2])
+
+    method.__name__ = name
+    return method
+
+
+def _check_reduction_function(name, input, dim, keepdim, dtype):
+    """``torch.sum(x, 0, 1)`` and the like: PyTorch's TypeError (positions count ``input``; a
+    ``keepdim`` left at False counts as not given)."""
+    args = (input,) + (() if dim is None and keepdim is False else (dim,) if keepdim is False else (dim, keepdim))
+    parse_overloads(name, _REDUCTION_FUNCTION[name], args, {"dtype": dtype} if dtype is not None else {})
+
+
 @public
 @writes_out_reduction
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum of all elements, or along ``dim`` (int or list of ints)."""
+    if not _plain_reduction_args(dim, keepdim, dtype):
+        _check_reduction_function("sum", input, dim, keepdim, dtype)
     if dtype is None:  # the common calls, without building keyword arguments
         if dim is None:
             return aten.sum.dim_IntList(input, None, True) if keepdim else aten.sum.default(input)
@@ -64,6 +116,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 @public
 @writes_out("safe", check_overlap=False)
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if not _plain_reduction_args(dim, keepdim, dtype):
+        _check_reduction_function("mean", input, dim, keepdim, dtype)
     if dtype is None and dim is not None:  # the common x.mean(1), without building keyword arguments
         return aten.mean.dim(input, _dims(dim), keepdim) if keepdim else aten.mean.dim(input, _dims(dim))
     kw = {"dtype": dtype} if dtype is not None else {}
@@ -300,3 +354,8 @@ def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
     if dtype is not None:
         input = input.to(dtype)
     return aten._log_softmax.default(input, dim, False)
+
+
+# the method forms parse their arguments themselves (``_tensor_methods._method`` picks these up)
+sum.__method_impl__ = _reduction_method(sum.__wrapped_impl__, "sum")
+mean.__method_impl__ = _reduction_method(mean.__wrapped_impl__, "mean")

@@ -10,7 +10,8 @@ otherwise; ``flatten``/``unflatten`` are views; ``narrow`` is ``slice``; ``chunk
 from __future__ import annotations
 
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import TensorBase, is_contiguous_strides
+from minitorch_nn._arg_parser import Param, parse, parse_overloads
+from minitorch_nn._C import Size, TensorBase, is_contiguous_strides
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._device import canonical
 from minitorch_nn._functions._out import writes_out
@@ -21,10 +22,54 @@ from minitorch_nn.backends.views import compute_view_strides
 from minitorch_nn.overrides import public
 
 
+# The signatures PyTorch's argument parser checks calls against (``_arg_parser.py``): methods
+# without ``self``, functions with ``input``.
+_INPUT = Param("input", "Tensor")
+_SIZE_METHODS = {name: [Param(arg, "int[]")] for name, arg in
+                 (("reshape", "shape"), ("permute", "dims"), ("repeat", "repeats"), ("flip", "dims"))}
+_SIZE_METHODS["expand"] = [Param("size", "int[]"), Param("implicit", "bool", False, keyword_only=True)]
+_VIEW_SIGNATURES = ([Param("dtype", "dtype")], [Param("size", "int[]")])
+_SIZE_LISTS = (tuple, list, Size)
+
+
+def size_method_args(name, args, kwargs):
+    """The list of ints of ``x.reshape(2, 8)``, ``x.reshape((2, 8))``, ``x.reshape(shape=(2, 8))``
+    (and of ``permute``, ``repeat``, ``flip``; ``expand`` also returns ``implicit``), or
+    PyTorch's TypeError for any other form."""
+    if not kwargs and args:
+        sizes = args[0] if len(args) == 1 and type(args[0]) in _SIZE_LISTS else args
+        if all(type(s) is int for s in sizes):   # the usual calls, without the parser
+            return list(sizes) if name != "expand" else (list(sizes), False)
+    values = parse(name, _SIZE_METHODS[name], args, kwargs)
+    return values[0] if name != "expand" else values
+
+
+def view_method_args(args, kwargs):
+    """``x.view(2, 8)``, ``x.view((2, 8))``, ``x.view(size=...)``: ``(sizes, None)``;
+    ``x.view(dtype)``, ``x.view(dtype=...)``: ``(None, dtype)``; else PyTorch's TypeError."""
+    which, values = parse_overloads("view", _VIEW_SIGNATURES, args, kwargs)
+    return (None, values[0]) if which == 0 else (values[0], None)
+
+
+def _function_size_arg(name, arg, args, kwargs):
+    """``(input, list of ints)`` of ``torch.reshape(input, shape)`` and the like, whose list
+    must be one argument (``torch.reshape(x, 2, 8)`` is refused, as by PyTorch)."""
+    if not kwargs and len(args) == 2 and isinstance(args[0], TensorBase) and type(args[1]) in _SIZE_LISTS \
+            and all(type(s) is int for s in args[1]):
+        return args[0], list(args[1])
+    return parse(name, [_INPUT, Param(arg, "int[]")], args, kwargs)
+
+
 @public
-def reshape(input, *shape):
-    """Same data in another shape: a view when possible, else a copy."""
-    shape = normalize_size(shape, "reshape", "shape")
+def reshape(*args, **kwargs):
+    """``reshape(input, shape)``: same data in another shape, a view when possible, else a copy."""
+    input, shape = _function_size_arg("reshape", "shape", args, kwargs)
+    return _reshape(input, shape)
+
+
+def _reshape(input, shape):
+    """``reshape``'s body (``shape`` a list or tuple of ints); also ``Tensor.reshape``'s."""
+    shape = normalize_size((shape,), "reshape", "shape")
     impl = input._impl
     new = infer_size(shape, input.numel())
     # a row-major tensor can always be viewed as another shape; other layouts have to be asked
@@ -43,7 +88,7 @@ def reshape(input, *shape):
 @public
 def flatten(input, start_dim=0, end_dim=-1):
     if input.dim() == 0:
-        return reshape(input, 1)
+        return _reshape(input, (1,))
     s, e = wrap_dim(start_dim, input.dim()), wrap_dim(end_dim, input.dim())
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
@@ -53,7 +98,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     n = 1
     for k in sizes[s:e + 1]:
         n *= k
-    return reshape(input, sizes[:s] + [n] + sizes[e + 1:])
+    return _reshape(input, sizes[:s] + [n] + sizes[e + 1:])
 
 
 @public
@@ -72,13 +117,30 @@ def unflatten(input, dim, sizes):
 
 
 @public
-def permute(input, dims):
-    return aten.permute.default(input, list(dims))
+def permute(*args, **kwargs):
+    """``permute(input, dims)``: the dims of ``input`` in another order (a view)."""
+    input, dims = _function_size_arg("permute", "dims", args, kwargs)
+    return aten.permute.default(input, dims)
+
+
+_TRANSPOSE = [Param("dim0", "int"), Param("dim1", "int")]
 
 
 @public
-def transpose(input, dim0, dim1):
-    return aten.transpose.int(input, dim0, dim1)
+def transpose(*args, **kwargs):
+    """``transpose(input, dim0, dim1)``: ``input`` with two dims swapped (a view)."""
+    if len(args) == 3 and not kwargs and type(args[1]) is int and type(args[2]) is int:
+        return aten.transpose.int(*args)
+    return aten.transpose.int(*parse("transpose", [_INPUT] + _TRANSPOSE, args, kwargs))
+
+
+def _transpose_method(self, *args, **kwargs):
+    if len(args) == 2 and not kwargs and type(args[0]) is int and type(args[1]) is int:
+        return aten.transpose.int(self, *args)
+    return aten.transpose.int(self, *parse("transpose", _TRANSPOSE, args, kwargs))
+
+
+transpose.__method_impl__ = _transpose_method
 
 
 swapaxes = swapdims = transpose
@@ -107,18 +169,53 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-@public
-def unsqueeze(input, dim):
-    return aten.unsqueeze.default(input, dim)
+_UNSQUEEZE = [Param("dim", "int")]
 
 
 @public
-def squeeze(input, dim=None):
-    if dim is None:
+def unsqueeze(*args, **kwargs):
+    """``unsqueeze(input, dim)``: ``input`` with a new dim of size 1 at ``dim`` (a view)."""
+    if len(args) == 2 and not kwargs and type(args[1]) is int:
+        return aten.unsqueeze.default(*args)
+    return aten.unsqueeze.default(*parse("unsqueeze", [_INPUT] + _UNSQUEEZE, args, kwargs))
+
+
+def _unsqueeze_method(self, *args, **kwargs):
+    if len(args) == 1 and not kwargs and type(args[0]) is int:
+        return aten.unsqueeze.default(self, args[0])
+    return aten.unsqueeze.default(self, *parse("unsqueeze", _UNSQUEEZE, args, kwargs))
+
+
+unsqueeze.__method_impl__ = _unsqueeze_method
+
+_SQUEEZE = ([], [Param("dim", "int")], [Param("dim", "int[]")])
+_SQUEEZE_FUNCTION = tuple([_INPUT] + params for params in _SQUEEZE)
+
+
+def _squeeze(input, which, values):
+    if which == 0:
         return aten.squeeze.default(input)
-    if isinstance(dim, (list, tuple)):
-        return aten.squeeze.dims(input, list(dim))
-    return aten.squeeze.dim(input, dim)
+    return aten.squeeze.dim(input, values[0]) if which == 1 else aten.squeeze.dims(input, values[0])
+
+
+@public
+def squeeze(*args, **kwargs):
+    """``squeeze(input)``, ``squeeze(input, dim)``, ``squeeze(input, dims)``: ``input`` without
+    its dims of size 1 (all of them, or those of ``dim``/``dims`` that have size 1; a view)."""
+    if not kwargs and 1 <= len(args) <= 2 and (len(args) == 1 or type(args[1]) is int):
+        return aten.squeeze.default(args[0]) if len(args) == 1 else aten.squeeze.dim(*args)
+    which, values = parse_overloads("squeeze", _SQUEEZE_FUNCTION, args, kwargs)
+    return _squeeze(values[0], which, values[1:])
+
+
+def _squeeze_method(self, *args, **kwargs):
+    if not kwargs and len(args) <= 1 and (not args or type(args[0]) is int):
+        return aten.squeeze.dim(self, args[0]) if args else aten.squeeze.default(self)
+    which, values = parse_overloads("squeeze", _SQUEEZE, args, kwargs)
+    return _squeeze(self, which, values)
+
+
+squeeze.__method_impl__ = _squeeze_method
 
 
 @public
@@ -136,9 +233,14 @@ def narrow(input, dim, start, length):
     return aten.slice.Tensor(input, dim, start, start + length)
 
 
+_SELECT = [Param("dim", "int"), Param("index", "int")]
+
+
 @public
 def select(input, dim, index):
     """The slice at ``index`` along ``dim``, with that dim removed (a view; ``x[:, i]`` for dim 1)."""
+    if type(dim) is not int or type(index) is not int:
+        input, dim, index = parse("select", [_INPUT] + _SELECT, (input, dim, index), {})
     if input.dim() == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.dim())
@@ -146,6 +248,15 @@ def select(input, dim, index):
     if isinstance(index, int) and not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {d}")
     return aten.select.int(input, dim, index)
+
+
+def _select_method(self, *args, **kwargs):
+    if len(args) != 2 or kwargs or type(args[0]) is not int or type(args[1]) is not int:
+        args = parse("select", _SELECT, args, kwargs)
+    return select.__wrapped_impl__(self, *args)
+
+
+select.__method_impl__ = _select_method
 
 
 @public
@@ -159,6 +270,14 @@ def split(tensor, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, int):
         return tuple(aten.split.Tensor(tensor, split_size_or_sections, dim))
     return tuple(aten.split_with_sizes.default(tensor, list(split_size_or_sections), dim))
+
+
+def _split_method(self, split_size, dim=0):
+    # (the method names its argument ``split_size``, the function ``split_size_or_sections``)
+    return split.__wrapped_impl__(self, split_size, dim)
+
+
+split.__method_impl__ = _split_method
 
 
 @public
@@ -276,8 +395,10 @@ def contiguous(input, memory_format=None):
 
 
 @public
-def flip(input, dims):
-    return aten.flip.default(input, list(dims))
+def flip(*args, **kwargs):
+    """``flip(input, dims)``: ``input`` with the order of its elements reversed along ``dims``."""
+    input, dims = _function_size_arg("flip", "dims", args, kwargs)
+    return aten.flip.default(input, dims)
 
 
 @public

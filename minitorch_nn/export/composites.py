@@ -265,6 +265,14 @@ def _where_entry():
     return entry
 
 
+def _reshape_function(input, shape):
+    """``torch.reshape(input, shape)`` (the function parses its arguments itself)."""
+
+
+def _reshape_method(input, *shape):
+    """``x.reshape(*shape)``, ``x.reshape(shape)``."""
+
+
 def _reshape_to_schema(a):
     shape = a["shape"]
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -329,7 +337,8 @@ def _entries():
                lambda a: None if a.get("out") is not None else {"self": a["input"], "other": a["other"]}),
         _Entry("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
                lambda shape, **kw: _torch().reshape(kw["self"], shape),
-               lambda: _torch().reshape, ["minitorch_nn:reshape", f"{T}.reshape"], _reshape_to_schema),
+               lambda: _torch().reshape,
+               [("minitorch_nn:reshape", _reshape_function), (f"{T}.reshape", _reshape_method)], _reshape_to_schema),
         _Entry("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
                lambda chunks, dim, **kw: _torch().chunk(kw["self"], chunks, dim),
                lambda: _torch().chunk, ["minitorch_nn:chunk", f"{T}.chunk"],
