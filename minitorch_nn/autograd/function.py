@@ -87,6 +87,21 @@ class BackwardCFunction(Node, FunctionCtx):
         return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in self._saved)
 
     saved_variables = saved_tensors
+    saved_for_forward = None   # (set by ctx.save_for_forward)
+
+    @property
+    def _raw_saved_tensors(self):
+        """The ``SavedTensor`` objects behind ``saved_tensors`` (``register_hooks`` on them), as
+        PyTorch's ``grad_fn._raw_saved_tensors``; after backward freed them, PyTorch's error."""
+        if self._saved is None:
+            return ()
+        from minitorch_nn.autograd import saved_attributes
+
+        raw = tuple(s if isinstance(s, SavedTensor) else saved_attributes.empty_saved_tensor() for s in self._saved)
+        for s in raw:
+            if s.released:
+                s.unpack(self)   # raises "Trying to backward through the graph a second time..."
+        return raw
 
     def apply(self, grad_outputs):
         cls = self._forward_cls

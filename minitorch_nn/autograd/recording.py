@@ -271,7 +271,9 @@ class OpNode(Node, OpNodeBase):
         return _saved_attributes.get(self, attr)
 
     def __dir__(self):
-        return [*super().__dir__(), *_saved_attributes.names(self)]
+        # PyTorch's node lists its _saved_* attributes; our dict of saved values, ``_saved``,
+        # is left out of the listing so that ``[a for a in dir(fn) if "saved" in a]`` reads the same
+        return [a for a in super().__dir__() if a != "_saved"] + _saved_attributes.names(self)
 
     def apply(self, grad_outputs):
         if _tf_state.quiet:   # nothing could intercept the formulas' ops anyway

@@ -310,10 +310,10 @@ def _raw(value, kind):
         return tuple(_raw(v, "tensor") for v in (value or ()))
     if isinstance(value, SavedTensor):
         return value
-    return _empty_saved_tensor()
+    return empty_saved_tensor()
 
 
-def _empty_saved_tensor():
+def empty_saved_tensor():
     # PyTorch's undefined SavedVariable: a SavedTensor that holds nothing (unpacks to None)
     s = SavedTensor.__new__(SavedTensor)
     s.released = False

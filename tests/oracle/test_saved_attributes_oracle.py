@@ -355,6 +355,8 @@ S = {
     "grad_of_avg_pool": lambda a: _grad(a, a.img, a.F.avg_pool2d(a.img, 2)),
     "grad_of_layer_norm": lambda a: _grad(a, a.img, a.F.layer_norm(a.img, (4,)) * a.img),
     "grad_of_batch_norm": lambda a: _grad(a, a.img, a.F.batch_norm(a.img, None, None, training=True) * a.img),
+    # -- a custom autograd.Function: _raw_saved_tensors -------------------------------------------------------
+    "custom_function": lambda a: _custom_function(a),
     # -- a view's node made again after an in-place write (AsStridedBackward0) ---------------------------------
     "view_written_through": lambda a: _written_view(a, through_view=True),
     "view_of_written_base": lambda a: _written_view(a, through_view=False),
@@ -364,6 +366,20 @@ S = {
 def _grad(a, wrt, out):
     weights = a.L.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)).astype(np.float32))
     return a.L.autograd.grad((out * weights).sum(), wrt, create_graph=True)[0]
+
+
+def _custom_function(a):
+    class Twice(a.L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x, None)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, None
+
+    return Twice.apply(a.x, 2)
 
 
 def _seeded(a, fn):
