@@ -285,7 +285,7 @@ derivative("div.Tensor_mode", "DivBackward2",
 derivative("remainder.Tensor", "RemainderBackward1",
            self=lambda grad: grad, other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"))
 derivative("remainder.Scalar", "RemainderBackward0", self=lambda grad: grad)
-derivative("floor_divide", "FloorDivideBackward0", self=lambda grad: grad * 0, other=lambda grad: grad * 0)
+# floor_divide (and //=, 7 % x): no derivative in PyTorch, a NotImplemented node (derivatives_binary_math.py)
 derivative("pow.Tensor_Scalar", "PowBackward0", self=lambda grad, self, exponent: _pow_backward(grad, self, exponent))
 _op("pow_.Scalar").derivative = Derivative(_op("pow_.Scalar"), "PowBackward0",
                                            {"self": lambda grad, self, exponent: _pow_backward(grad, self, exponent)})

@@ -82,11 +82,15 @@ def _no_derivative(op_name):
     return formula
 
 
-# ``x //= y`` on a tensor that requires grad: PyTorch records a node named NotImplemented that
-# fails only if backward reaches it. (The recorder's NotImplementedNode covers out-of-place ops;
-# an in-place op must replace ``self``'s history, which a registered derivative does.)
-_op("floor_divide_.Tensor").derivative = Derivative(
-    _op("floor_divide_.Tensor"), "NotImplemented", {"self": _no_derivative("floor_divide_")})
+# ``x // y``, ``x //= y`` and ``7 % x`` have no derivative in PyTorch: on a tensor that requires grad
+# they record PyTorch's ``torch::autograd::NotImplemented`` node, which fails only if backward
+# reaches it, with PyTorch's words. (A registered "derivative" that raises gives that node its
+# name and message, and lets the in-place form replace ``self``'s history.)
+_NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
+for _name, _inputs in (("floor_divide", ("self", "other")), ("floor_divide_.Tensor", ("self", "other")),
+                       ("remainder.Scalar_Tensor", ("other",))):
+    _raise = _no_derivative(_name.split(".")[0])
+    _op(_name).derivative = Derivative(_op(_name), _NOT_IMPLEMENTED, {i: _raise for i in _inputs})
 
 
 # -- forward mode ------------------------------------------------------------------------------------

@@ -583,3 +583,20 @@ def test_numpy_operand_on_the_left(case):
         return r
 
     assert_same_transcript(run)
+
+
+NO_DERIVATIVE = {
+    "floordiv": lambda L, x: x // 2, "floor_divide_tt": lambda L, x: L.floor_divide(x, x), "rfloordiv": lambda L, x: 2 // x,
+    "rmod": lambda L, x: 7 % x, "ifloordiv": lambda L, x: (x * 1).__ifloordiv__(x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NO_DERIVATIVE))
+def test_ops_without_derivative_record_pytorchs_not_implemented_node(case):
+    def run(L):
+        x = L.tensor([1.5, 2.5], requires_grad=True)
+        y = NO_DERIVATIVE[case](L, x)
+        print(y.grad_fn.name(), type(y.grad_fn).__name__)
+        y.sum().backward()
+
+    assert_same_transcript(run)
