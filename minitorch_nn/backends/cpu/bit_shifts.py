@@ -4,13 +4,16 @@ Mirrors PyTorch's ``lshift_kernel``/``rshift_kernel`` (``aten/src/ATen/native/cp
 The operands are promoted as for any binary op and the shift is done in the result dtype, which
 must be an integer one: floats and two bools are refused by name (``"lshift_cpu" not implemented
 for 'Float'``), while ``bool_tensor << 1`` is an int64 shift. PyTorch defines what C leaves
-undefined, and numpy does differently, so it is spelled out here. With ``W`` the result's width
-in bits:
+undefined; with ``W`` the result's width in bits:
 
 * ``a << b`` shifts the bits of ``a`` as an unsigned number (signed results wrap around:
   ``int64(1) << 63`` is the most negative int64); a shift ``b < 0`` or ``b >= W`` gives 0;
 * ``a >> b`` is arithmetic for signed dtypes (the sign bit is copied in); a shift ``b < 0`` or
   ``b >= W`` gives what shifting by ``W - 1`` gives (0 or -1) for signed dtypes, and 0 for uint8.
+
+When every shift is in range (the usual case, one ``min``/``max`` to know) numpy's own shift
+gives these answers; the other shifts are spelled out rather than left to how a numpy version
+happens to treat them.
 
 The operator overloads (``aten.__lshift__``, ``aten.__ilshift__``, ...) and the ``bitwise_*_shift``
 ops are separate ops in PyTorch with the same kernels; both sets are registered here.
