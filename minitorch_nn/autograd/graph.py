@@ -424,6 +424,31 @@ class SavedTensor(SavedTensorBase):
         impl.requires_grad, impl.grad_fn, impl.output_nr = True, node, self.output_nr
         return t
 
+    def register_hooks(self, pack_hook, unpack_hook):
+        """PyTorch's ``grad_fn._raw_saved_<name>.register_hooks(pack_hook, unpack_hook)``: hand
+        the saved tensor to ``pack_hook`` now and keep what it returns; whenever the value is
+        unpacked (``grad_fn._saved_<name>``, backward) ``unpack_hook`` gets it back, with no
+        version check. One pair of hooks per saved tensor."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments: pack_hook and unpack_hook must "
+                            "be callables")
+        if self.released:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of "
+                "the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+                "you need to backward through the graph a second time or if you need to access saved variables "
+                "after calling backward.")
+        if self.unpack_hook is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                               "Hint: only one pair of hooks is allowed at a time.")
+        if self.impl is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        # (PyTorch hands the hook the saved data without history, for inputs as for outputs)
+        tensor = self.unpack(None, detached=True)
+        self.packed = pack_hook(tensor)
+        self.unpack_hook = unpack_hook
+        self.impl = None
+
     def release(self):
         self.released = True
         self.impl = None

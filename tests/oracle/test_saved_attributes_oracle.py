@@ -543,3 +543,39 @@ def test_saved_dims_match_torch_on_random_shapes(op, shape, dim_seed, negative, 
         return node_view(_DIM_OPS[op](t, dim, keepdim, i).grad_fn)
 
     assert view(mt) == view(torch)
+
+
+# -- _raw_saved_<name>.register_hooks ------------------------------------------------------------------------
+
+
+def _hooks_transcript(L):
+    seen = []
+
+    def attempt(fn):
+        try:
+            fn()
+        except (RuntimeError, TypeError) as e:
+            seen.append((type(e).__name__, str(e).split(".")[0]))
+
+    x = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x.sigmoid()   # saves its output
+    raw = y.grad_fn._raw_saved_result
+    raw.register_hooks(lambda t: (seen.append(("pack", t.requires_grad, t.grad_fn is None)), t * 2)[1],
+                       lambda p: (seen.append("unpack"), p / 2)[1])
+    attempt(lambda: raw.register_hooks(lambda t: t, lambda t: t))      # only one pair
+    seen.append(("saved result has history", y.grad_fn._saved_result.grad_fn is not None))
+    y.sum().backward()
+    seen.append(x.grad.tolist())
+    attempt(lambda: raw.register_hooks(lambda t: t, lambda t: t))      # freed by backward
+    attempt(lambda: (x * 2).grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t))   # not saved
+    w = L.tensor([1.0, 2.0], requires_grad=True)
+    v = w * w
+    v.grad_fn._raw_saved_self.register_hooks(lambda t: (seen.append(("pack input", t is w, t.requires_grad)), t * 10)[1],
+                                             lambda p: p)
+    v.sum().backward()
+    seen.append(w.grad.tolist())
+    return seen
+
+
+def test_raw_saved_register_hooks_like_torch():
+    assert _hooks_transcript(mt) == _hooks_transcript(torch)
