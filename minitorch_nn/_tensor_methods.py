@@ -322,12 +322,34 @@ def lerp_(self, end, weight):
     return aten.lerp_.Scalar(self, end, weight)
 
 
+def _check_operand(name, other, arg="other"):
+    """PyTorch's argument-parser error for a method whose operand is a Tensor or a number
+    (``x.xlogy_("a")``): both method signatures, each refusing the operand's type."""
+    if isinstance(other, (TensorBase, int, float, bool)) or hasattr(other, "__index__") or hasattr(other, "__float__"):
+        return
+    t = type(other).__name__
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({t}), but expected one of:\n"
+        f" * (Tensor {arg})\n      didn't match because some of the arguments have invalid types: (!{t}!)\n"
+        f" * (Number {arg})\n      didn't match because some of the arguments have invalid types: (!{t}!)\n"
+    )
+
+
+def _check_tensor(name, other):
+    # a method with only a Tensor overload: the operand is the method's first argument
+    if not isinstance(other, TensorBase):
+        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+
+
 def _number_or_tensor(packet, tensor_overload, number_overload):
     """An in-place method whose op has a Tensor and a Scalar overload (``x.xlogy_(y)``, ``x.xlogy_(2)``)."""
     by_tensor, by_number = getattr(packet, tensor_overload), getattr(packet, number_overload)
 
     def method(self, other):
-        return by_tensor(self, other) if isinstance(other, TensorBase) else by_number(self, other)
+        if isinstance(other, TensorBase):
+            return by_tensor(self, other)
+        _check_operand(method.__name__, other)
+        return by_number(self, other)
 
     return method
 
@@ -346,17 +368,41 @@ for _f, _n in ((xlogy_, "xlogy_"), (copysign_, "copysign_"), (bitwise_left_shift
     _f.__name__ = _f.__qualname__ = _n
 
 
+def _checked_method(name, check, arg="other"):
+    """``x.xlogy(y)`` & co.: the function's body, after the method form's own operand check (its
+    errors name the method's signatures: the operand is argument 1 there)."""
+    fn = getattr(_pw, name)
+
+    def method(self, other):
+        check(name, other) if arg == "other" else check(name, other, arg)
+        return fn.__wrapped_impl__(self, other)
+
+    method.__name__, method.__qualname__, method.__doc__ = name, "Tensor." + name, fn.__doc__
+    method.__module__ = __name__
+    return public(method)
+
+
+for _name in ("xlogy", "copysign", "bitwise_left_shift", "bitwise_right_shift"):
+    setattr(Tensor, _name, _checked_method(_name, _check_operand))
+Tensor.float_power = _checked_method("float_power", _check_operand, "exponent")
+for _name in ("hypot", "fmax", "fmin"):
+    setattr(Tensor, _name, _checked_method(_name, _check_tensor))
+
+
 def floor_divide_(self, other):
-    return aten.floor_divide_.Tensor(self, other)  # (a number too: PyTorch's method has one overload)
+    _check_operand("floor_divide_", other)
+    return aten.floor_divide_.Tensor(self, other)  # (a number too, as PyTorch's method passes it)
 
 
 def hypot_(self, other):
+    _check_tensor("hypot_", other)
     return aten.hypot_.default(self, other)
 
 
 def float_power_(self, exponent):
     """In place, ``self`` must already be float64 (PyTorch's rule: the result's dtype never changes
     here); the exponent is converted to float64, then ``pow_`` runs."""
+    _check_operand("float_power_", exponent, "exponent")
     if self.dtype is not _dt.float64:
         from minitorch_nn.backends.common import type_name
 

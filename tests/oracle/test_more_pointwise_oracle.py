@@ -302,6 +302,20 @@ ERRORS = {
     "rxor_float": lambda L: 1.5 ^ L.tensor([1]),
     "invert_float": lambda L: ~L.ones(2),
     "floor_divide__grad": lambda L: (L.ones(2, requires_grad=True) * 1).floor_divide_(2).sum().backward(),
+    # method forms: their own signatures, the operand being argument 1
+    "method_xlogy_str": lambda L: L.ones(2).xlogy("a"), "method_copysign_none": lambda L: L.ones(2).copysign(None),
+    "method_hypot_number": lambda L: L.ones(2).hypot(2), "method_fmax_number": lambda L: L.ones(2).fmax(2.5),
+    "method_fmin_str": lambda L: L.ones(2).fmin("a"), "method_float_power_str": lambda L: L.ones(2).float_power("a"),
+    "method_lshift_str": lambda L: L.tensor([1]).bitwise_left_shift("a"),
+    "method_rshift_none": lambda L: L.tensor([1]).bitwise_right_shift(None),
+    "method_xlogy__str": lambda L: L.ones(2).xlogy_("a"), "method_copysign__str": lambda L: L.ones(2).copysign_("a"),
+    "method_hypot__number": lambda L: L.ones(2).hypot_(2),
+    "method_float_power__str": lambda L: L.ones(2).float_power_("a"),
+    "method_float_power__str_double": lambda L: L.ones(2, dtype=L.float64).float_power_("a"),
+    "method_lshift__str": lambda L: L.tensor([1]).bitwise_left_shift_("a"),
+    "method_remainder__str": lambda L: L.tensor([1]).remainder_("a"),
+    "method_bitwise_xor__str": lambda L: L.tensor([1]).bitwise_xor_("a"),
+    "method_floor_divide__str": lambda L: L.tensor([1]).floor_divide_("a"),
 }
 
 
