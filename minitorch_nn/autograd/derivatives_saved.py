@@ -50,6 +50,7 @@ SAVED_AS_IN_TORCH = {
     "linalg_inv": dict(outputs={"result": "inverse"}),
     "convolution": dict(also=("bias_sym_sizes_opt",)),
     "native_layer_norm": dict(hidden=("eps", "input_sizes")),
+    "native_dropout_backward": dict(also=("grad_output",)),
 }
 
 

@@ -355,6 +355,24 @@ S = {
     "grad_of_avg_pool": lambda a: _grad(a, a.img, a.F.avg_pool2d(a.img, 2)),
     "grad_of_layer_norm": lambda a: _grad(a, a.img, a.F.layer_norm(a.img, (4,)) * a.img),
     "grad_of_batch_norm": lambda a: _grad(a, a.img, a.F.batch_norm(a.img, None, None, training=True) * a.img),
+    # -- aten ops called directly -------------------------------------------------------------------------------
+    "fill_tensor": lambda a: (a.x * 1).fill_(a.L.tensor(2.0, requires_grad=True)),
+    "rsub_tensor": lambda a: a.L.rsub(a.x, a.y, alpha=2),
+    "xlogy_scalar_self": lambda a: a.L.xlogy(2, a.p),
+    "xlogy_scalar_other": lambda a: a.L.xlogy(a.x, 3.0),
+    "norm_scalaropt_dim": lambda a: a.L.ops.aten.norm.ScalarOpt_dim(a.x, 3, [-1]),
+    "reshape_alias": lambda a: a.L.ops.aten._reshape_alias(a.x, [3, 2], [1, 3]),
+    "mse_loss_backward": lambda a: a.L.ops.aten.mse_loss_backward(a.y, a.x, a.t, 1),
+    "native_dropout_backward": lambda a: a.L.ops.aten.native_dropout_backward(a.x, a.t > 0, 2.0),
+    "embedding_dense_backward": lambda a: a.L.ops.aten.embedding_dense_backward(a.x, a.long([1, 0]), 3, -1, False),
+    "batch_norm_legit": lambda a: a.L.ops.aten._native_batch_norm_legit(
+        a.img, a.x[0, :2], a.y[0, :2], a.n_t[0, :2].clone(), a.n_p[0, :2].clone(), True, 0.1, 1e-5)[0],
+    "batch_norm_legit_no_training": lambda a: a.L.ops.aten._native_batch_norm_legit_no_training(
+        a.img, a.x[0, :2], a.y[0, :2], a.n_t[0, :2], a.n_p[0, :2], 0.1, 1e-5)[0],
+    "weight_norm_interface": lambda a: a.L.ops.aten._weight_norm_interface(a.x, a.p[:, :1].contiguous(), 0)[0],
+    "convolution_backward": lambda a: a.L.ops.aten.convolution_backward(
+        a.img[:, :, :2, :2] * 1, a.img, a.img[:, :, :3, :3].repeat(2, 1, 1, 1), None, [1, 1], [0, 0], [1, 1], False,
+        [0, 0], 1, [True, True, False])[0],
     # -- a custom autograd.Function: _raw_saved_tensors -------------------------------------------------------
     "custom_function": lambda a: _custom_function(a),
     # -- a view's node made again after an in-place write (AsStridedBackward0) ---------------------------------
