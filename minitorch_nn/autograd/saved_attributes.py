@@ -38,16 +38,17 @@ is the one place that turns them into PyTorch's names and values:
 Which tensors a node saves follows PyTorch's generated code too (``Derivative.wanted``): an
 argument of type ``Tensor`` read by exactly one input's formula of an op with several
 differentiable inputs is saved only when that input needs a gradient (``x * 2`` does not save
-``x``: ``_saved_self`` is None); everything else the formulas read is saved whichever inputs
-need a gradient (``x.add(y, alpha=2)`` saves ``alpha`` even when only ``x`` requires grad).
+``x``: ``_saved_self`` is None); everything else the formulas read is shown whichever inputs
+need a gradient (``x.add(t, alpha=2)`` shows ``alpha`` though only ``x`` requires grad). To keep
+recording cheap, an argument that only this file reads and that the call leaves at its default
+is not saved at all: the getter reads the schema's default (``x + c`` saves nothing).
 
 Where we differ from PyTorch: the sizes and strides of an input the node saves anyway
 (``mm``'s ``self_sym_sizes`` when ``self`` is saved) are read from that tensor, so once backward
 has freed it they raise the "backward through the graph a second time" error (PyTorch keeps
-them); an op whose backward here is computed another way than PyTorch's
-(``linalg.solve`` without an LU factorization, the norms and convolution, ``svd``) saves what
-its own formula needs; the oracle test (``tests/oracle/test_saved_attributes_oracle.py``) lists
-those nodes.
+them). Nodes whose backward here is computed another way than PyTorch's save what their own
+formula needs (``linalg.solve`` and ``linalg.det`` keep no LU factorization, ``linalg.svdvals``
+keeps its input): ``KNOWN_DIFFERENCES`` in ``tests/oracle/test_saved_attributes_oracle.py``.
 """
 
 from __future__ import annotations
@@ -314,7 +315,7 @@ def _raw(value, kind):
 
 
 def empty_saved_tensor():
-    # PyTorch's undefined SavedVariable: a SavedTensor that holds nothing (unpacks to None)
+    # PyTorch's undefined SavedVariable (a tensor the node did not save): a SavedTensor holding nothing
     s = SavedTensor.__new__(SavedTensor)
     s.released = False
     return s
