@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 
 from minitorch_nn import _C
 
@@ -83,12 +82,13 @@ class _DecoratorContextManager:
     def __call__(self, func):
         if inspect.isclass(func):
             # PyTorch still allows it, with this warning: the class is called inside the context
-            warnings.warn(
+            from minitorch_nn._warnings import warn_user
+
+            warn_user(
                 "Decorating classes is deprecated and will be disabled in future versions. You should only "
                 "decorate functions or methods. To preserve the current behavior of class decoration, you can "
                 "directly decorate the `__init__` method and nothing else.",
                 FutureWarning,
-                stacklevel=2,
             )
             cls = func
 
