@@ -91,6 +91,7 @@ def _ops(L):
         "relu": lambda: a.relu(),
         "softmax": lambda: L.softmax(a, 1),
         "cat": lambda: L.cat([a, b]),                 # a Tensor[] input
+        "stack": lambda: L.stack([a, b]),             # likewise
         "mul, add_": lambda: (a * 2.0).add_(b),       # an in-place op on a node's output
     }
 

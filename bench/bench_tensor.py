@@ -10,7 +10,8 @@ tables:
   ``__torch_function__`` check, op, dispatch, kernel), for comparison. Target (issue 2): at or
   below PyTorch's.
 * **more tiny ops** (``exp``, ``tanh``, ``sigmoid``, ``-x``, ``/``, ``** 2``, ``@``, ``t``, ``transpose``,
-  ``view``, ``reshape``, ``unsqueeze`` on shape ``(4, 4)`` float32), without and with
+  ``view``, ``reshape``, ``unsqueeze`` on shape ``(4, 4)`` float32; ``cat`` and ``stack`` of two
+  of them, ``_ext/_fastpath_cat.pxi`` and ``_fastpath_stack.pxi``), without and with
   ``requires_grad=True`` (then the op is recorded: issue 3's target is within 1.5x of PyTorch).
   Plain cpu tensors take the compiled paths of ``_ext/_fastpath_ops.pxi``.
 * **big ops** (``add``/``mul`` on 4M float32, float32 ``matmul`` at 512 and 2048): where the
@@ -98,6 +99,7 @@ def op_cases(mt, np, torch, grad):
             "div": lambda: a / b, "div scalar": lambda: a / 2.0, "pow 2": lambda: a ** 2, "matmul": lambda: a @ b,
             "t": lambda: a.t(), "transpose": lambda: a.transpose(0, 1), "view": lambda: a.view(16),
             "reshape": lambda: a.reshape(2, 8), "unsqueeze": lambda: a.unsqueeze(0),
+            "cat": lambda: lib.cat([a, b]), "stack": lambda: lib.stack([a, b]),
         }
 
     one = np.ones((), np.float32)
@@ -107,6 +109,7 @@ def op_cases(mt, np, torch, grad):
         "matmul": lambda: na @ nb,
         "t": lambda: na.T, "transpose": lambda: na.swapaxes(0, 1), "view": lambda: na.reshape(16),
         "reshape": lambda: na.reshape(2, 8), "unsqueeze": lambda: na[None],
+        "cat": lambda: np.concatenate([na, nb]), "stack": lambda: np.stack([na, nb]),
     }
     mine = ops(mt, mt.tensor(na, requires_grad=grad), mt.tensor(nb, requires_grad=grad))
     theirs = ops(torch, torch.tensor(na, requires_grad=grad), torch.tensor(nb, requires_grad=grad)) if torch else {}
