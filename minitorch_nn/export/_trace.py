@@ -102,6 +102,8 @@ class _ExportTracer(TorchDispatchMode):
     # -- naming ---------------------------------------------------------------------------------
     def unique(self, base: str, op_name: bool = False) -> str:
         base = base or "v"
+        if op_name and len(base) > 4 and base.startswith("__") and base.endswith("__"):
+            base = base[2:-2]  # as FX names a magic method's node: ``aten.__lshift__`` -> ``lshift``
         # as FX does, a node named after an op never shadows a Python builtin or keyword (sum_1, max_1)
         if op_name and (keyword.iskeyword(base) or hasattr(builtins, base)):
             self.names.add(base)

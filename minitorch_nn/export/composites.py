@@ -265,6 +265,59 @@ def _where_entry():
     return entry
 
 
+def _float_power_entry():
+    """``torch.float_power``: kept whole by export (a dispatch mode sees ``_to_copy`` and ``pow``),
+    the overload picked by which operands are numbers, as for ``where``."""
+    texts = {
+        (False, False): "float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+        (False, True): "float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+        (True, False): "float_power.Scalar(Scalar self, Tensor exponent) -> Tensor",
+    }
+    order = list(texts)
+
+    def to_schema(a):
+        key = (_is_number(a["input"]), _is_number(a["exponent"]))
+        if key not in texts or a.get("out") is not None:
+            return None
+        return entry.overloads[order.index(key)], {"self": a["input"], "exponent": a["exponent"]}
+
+    def replay(exponent, **kw):
+        return _torch().float_power(kw["self"], exponent)
+
+    def method_signature(input, exponent):
+        """``x.float_power(exponent)``."""
+
+    entry = _Entry(texts[order[0]], replay, lambda: _torch().float_power,
+                   ["minitorch_nn:float_power", ("minitorch_nn._tensor:Tensor.float_power", method_signature)],
+                   to_schema, overloads=[texts[k] for k in order[1:]])
+    return entry
+
+
+def _bit_operator_entry(name):
+    """``x & y``, ``x | 2``, ``x ^= y``...: PyTorch's ``Tensor.__and__`` & co. call composite ops
+    (``aten.__and__``) that export keeps, while a dispatch mode sees ``bitwise_and``."""
+    texts = [f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", f"{name}.Scalar(Tensor self, Scalar other) -> Tensor"]
+    if name.startswith("__i"):
+        texts = [t.replace("Tensor self", "Tensor(a!) self").replace("-> Tensor", "-> Tensor(a!)") for t in texts]
+
+    def to_schema(a):
+        from minitorch_nn._C import TensorBase
+
+        if not isinstance(a["input"], TensorBase) or not (_is_number(a["other"]) or isinstance(a["other"], TensorBase)):
+            return None  # (NotImplemented for foreign operands: nothing to record)
+        return entry.overloads[1 if _is_number(a["other"]) else 0], {"self": a["input"], "other": a["other"]}
+
+    def replay(other, **kw):
+        return getattr(kw["self"], name)(other)
+
+    def signature(input, other):
+        """The operator's arguments."""
+
+    entry = _Entry(texts[0], replay, lambda: signature, [f"minitorch_nn._tensor:Tensor.{name}"], to_schema,
+                   overloads=texts[1:])
+    return entry
+
+
 def _reshape_function(input, shape):
     """``torch.reshape(input, shape)`` (the function parses its arguments itself)."""
 
@@ -344,6 +397,8 @@ def _entries():
                lambda: _torch().chunk, ["minitorch_nn:chunk", f"{T}.chunk"],
                lambda a: {"self": a["input"], "chunks": a["chunks"], "dim": a["dim"]}),
         _where_entry(),
+        _float_power_entry(),
+        *(_bit_operator_entry(name) for name in ("__and__", "__or__", "__xor__", "__iand__", "__ior__", "__ixor__")),
         _Entry("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
                lambda start_dim, end_dim, **kw: _torch().flatten(kw["self"], start_dim, end_dim),
                lambda: _torch().flatten, ["minitorch_nn:flatten", f"{T}.flatten"],
