@@ -203,7 +203,14 @@ class Tensor(TensorBase):
     # -- autograd-facing properties (the engine arrives in autograd/) -------------------------
     @property
     def requires_grad(self):
-        return self._impl.requires_grad
+        impl = self._impl
+        if impl.requires_grad:
+            return True
+        # A view also reports True when its base requires grad (one made under no_grad, or before
+        # the base was set to require grad), as PyTorch's DifferentiableViewMeta does. (Autograd
+        # itself reads the payload's own flag: ops on such a view record nothing here.)
+        base = impl.base
+        return base is not None and base.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):

@@ -42,10 +42,11 @@ the same graph. To run the readable layer instead (to step through it, or after 
 install it: ``_dispatch.autograd_layer = recording.reference_autograd_layer``; the compiled fast
 paths then step aside too, so every op is recorded by the code in this file.
 
-Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad has
-``requires_grad=False`` here (PyTorch reports True with no ``grad_fn``); an in-place op on it
-with grad mode on, or reading its ``grad_fn`` after its base was written, is refused with
-PyTorch's message either way.
+Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad reports
+``requires_grad=True`` and prints so, as in PyTorch, but its payload's own flag stays False, so an
+op on it records nothing here (PyTorch records a node whose edge for it leads nowhere). An in-place
+op on it with grad mode on, or reading its ``grad_fn`` after its base was written, is refused with
+PyTorch's message.
 """
 
 from __future__ import annotations

@@ -392,6 +392,27 @@ def no_grad_view_written_with_grad(t):
 
 
 @case
+def no_grad_view_of_parameter_prints_requires_grad(t):
+    w = t.nn.Parameter(t.arange(6.0).reshape(2, 3))
+    with t.no_grad():
+        v = w[0]
+        print(v)
+        print(w.t(), w * 2)
+    print(v.requires_grad, v.is_leaf, v.grad_fn, v.grad)
+    v.requires_grad_(False)
+    print(v.requires_grad, v.detach().requires_grad, w.detach()[0].requires_grad)
+
+
+@case
+def view_made_before_base_requires_grad_reports_it(t):
+    x = t.ones(2, 3)
+    v = x[0]
+    print(v.requires_grad)
+    x.requires_grad_()
+    print(v.requires_grad, v.is_leaf, v)
+
+
+@case
 def no_grad_view_read_after_base_written(t):
     a, b = leaf_and_base(t, 2, 3)
     with t.no_grad():
