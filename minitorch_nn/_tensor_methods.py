@@ -359,11 +359,12 @@ copysign_ = _number_or_tensor(aten.copysign_, "Tensor", "Scalar")
 bitwise_left_shift_ = _number_or_tensor(aten.bitwise_left_shift_, "Tensor", "Tensor_Scalar")
 bitwise_right_shift_ = _number_or_tensor(aten.bitwise_right_shift_, "Tensor", "Tensor_Scalar")
 remainder_ = _number_or_tensor(aten.remainder_, "Tensor", "Scalar")
+fmod_ = _number_or_tensor(aten.fmod_, "Tensor", "Scalar")
 bitwise_and_ = _number_or_tensor(aten.bitwise_and_, "Tensor", "Scalar")
 bitwise_or_ = _number_or_tensor(aten.bitwise_or_, "Tensor", "Scalar")
 bitwise_xor_ = _number_or_tensor(aten.bitwise_xor_, "Tensor", "Scalar")
 for _f, _n in ((xlogy_, "xlogy_"), (copysign_, "copysign_"), (bitwise_left_shift_, "bitwise_left_shift_"),
-               (bitwise_right_shift_, "bitwise_right_shift_"), (remainder_, "remainder_"),
+               (bitwise_right_shift_, "bitwise_right_shift_"), (remainder_, "remainder_"), (fmod_, "fmod_"),
                (bitwise_and_, "bitwise_and_"), (bitwise_or_, "bitwise_or_"), (bitwise_xor_, "bitwise_xor_")):
     _f.__name__ = _f.__qualname__ = _n
 
@@ -382,7 +383,7 @@ def _checked_method(name, check, arg="other"):
     return public(method)
 
 
-for _name in ("xlogy", "copysign", "bitwise_left_shift", "bitwise_right_shift"):
+for _name in ("xlogy", "copysign", "bitwise_left_shift", "bitwise_right_shift", "fmod"):
     setattr(Tensor, _name, _checked_method(_name, _check_operand))
 Tensor.float_power = _checked_method("float_power", _check_operand, "exponent")
 for _name in ("hypot", "fmax", "fmin"):
@@ -444,7 +445,7 @@ def _inplace_unary(name):
 for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, normal_, bernoulli_, bernoulli,
            random_, exponential_, masked_fill_, index_put_, scatter_, scatter_add_, index_add_, addcmul_, addcdiv_, lerp_,
            set_, as_strided_, resize_, xlogy_, copysign_, hypot_, float_power_, bitwise_left_shift_,
-           bitwise_right_shift_, remainder_, floor_divide_, bitwise_and_, bitwise_or_, bitwise_xor_):
+           bitwise_right_shift_, remainder_, fmod_, floor_divide_, bitwise_and_, bitwise_or_, bitwise_xor_):
     setattr(Tensor, _f.__name__, public(_f))
 for _name in _INPLACE_UNARY:
     setattr(Tensor, _name + "_", public(_inplace_unary(_name)))

@@ -115,7 +115,12 @@ def remainder(input, other, *, out=None):
 @public
 @writes_out()
 def fmod(input, other, *, out=None):
-    return aten.fmod.Scalar(input, other)
+    """C's ``fmod``: the remainder of truncated division, with the sign of ``input``."""
+    if _is_tensor(input) and _is_tensor(other):
+        return aten.fmod.Tensor(input, other)
+    if _is_tensor(input) and isinstance(_scalar_arg(other), (int, float, bool)):
+        return aten.fmod.Scalar(input, _scalar_arg(other))
+    raise _no_overload("fmod", (input, other), (_THREE_FORMS[0], _THREE_FORMS[2]))
 
 
 @public

@@ -329,6 +329,8 @@ for _name, _node in [("floor", "FloorBackward0"), ("ceil", "CeilBackward0"), ("r
     derivative(_name, _node, self=lambda grad: grad * 0)
 derivative("frac", "FracBackward0", self=lambda grad: grad)
 derivative("fmod.Scalar", "FmodBackward0", self=lambda grad: grad)
+derivative("fmod.Tensor", "FmodBackward1",
+           self=lambda grad: grad, other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"))
 
 # ---------------------------------------------------------------------------------------------
 # Pointwise math and activations

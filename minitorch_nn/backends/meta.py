@@ -83,7 +83,7 @@ _POINTWISE = {
     "__rshift__.Tensor __rshift__.Scalar bitwise_left_shift.Tensor bitwise_left_shift.Tensor_Scalar "
     "bitwise_left_shift.Scalar_Tensor bitwise_right_shift.Tensor bitwise_right_shift.Tensor_Scalar "
     "bitwise_right_shift.Scalar_Tensor bitwise_and.Scalar bitwise_or.Scalar bitwise_xor.Scalar "
-    "bitwise_and.Scalar_Tensor bitwise_or.Scalar_Tensor bitwise_xor.Scalar_Tensor",
+    "bitwise_and.Scalar_Tensor bitwise_or.Scalar_Tensor bitwise_xor.Scalar_Tensor fmod.Tensor",
     "float": "div.Tensor exp.default exp2.default expm1.default log.default log2.default log10.default "
     "log1p.default sqrt.default rsqrt.default sin.default cos.default tan.default asin.default "
     "acos.default atan.default atan2.default sinh.default cosh.default tanh.default sigmoid.default "
@@ -100,7 +100,7 @@ _POINTWISE_INPLACE = {
     "__ilshift__.Tensor __ilshift__.Scalar __irshift__.Tensor __irshift__.Scalar bitwise_left_shift_.Tensor "
     "bitwise_left_shift_.Tensor_Scalar bitwise_right_shift_.Tensor bitwise_right_shift_.Tensor_Scalar "
     "remainder_.Tensor remainder_.Scalar floor_divide_.Tensor bitwise_and_.Tensor bitwise_and_.Scalar "
-    "bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor bitwise_xor_.Scalar",
+    "bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor bitwise_xor_.Scalar fmod_.Tensor fmod_.Scalar",
     "float": "div_.Tensor exp_.default log_.default sqrt_.default tanh_.default sigmoid_.default "
     "erfinv_.default addcdiv_.default xlogy_.Tensor xlogy_.Scalar_Other copysign_.Tensor copysign_.Scalar",
 }

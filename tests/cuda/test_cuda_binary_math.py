@@ -23,7 +23,7 @@ def _same(fn, *args, **kw):
 @pytest.mark.parametrize("fn", [
     mt.xlogy, mt.hypot, mt.copysign, mt.fmax, mt.fmin, lambda x, y: mt.xlogy(x, 2.5), lambda x, y: mt.xlogy(0.5, y),
     lambda x, y: mt.copysign(x, -0.0), lambda x, y: mt.fmax(x.reshape(2, 5), y[:5]),
-    lambda x, y: mt.float_power(x, y), lambda x, y: 7.5 % y,
+    lambda x, y: mt.float_power(x, y), lambda x, y: 7.5 % y, mt.fmod, lambda x, y: x.clone().fmod_(y),
 ])
 def test_float_ops(fn):
     _same(fn, X, Y, rtol=1e-5, atol=1e-6)

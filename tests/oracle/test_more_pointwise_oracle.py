@@ -48,6 +48,7 @@ BINARY = {
     "float_power_number_first": lambda lib, a, b: lib.float_power(b, a),
     "fmax": lambda lib, a, b: lib.fmax(a, b),
     "fmin": lambda lib, a, b: lib.fmin(a, b),
+    "fmod": lambda lib, a, b: lib.fmod(a, b),
     "lshift": lambda lib, a, b: a << b,
     "rshift": lambda lib, a, b: a >> b,
     "rlshift": lambda lib, a, b: b << a,
@@ -194,6 +195,8 @@ TRACED = {
     "ixor": lambda L, f, i: i.clone().__ixor__(True), "bitwise_and_": lambda L, f, i: i.clone().bitwise_and_(i),
     "remainder_": lambda L, f, i: f.clone().remainder_(1.5), "floor_divide_": lambda L, f, i: f.clone().floor_divide_(f),
     "rfloordiv": lambda L, f, i: 7 // i, "rpow": lambda L, f, i: 2 ** f,
+    "fmod_tt": lambda L, f, i: L.fmod(f, f), "fmod_tn": lambda L, f, i: i.fmod(2),
+    "fmod_": lambda L, f, i: f.clone().fmod_(f), "fmod_n": lambda L, f, i: i.clone().fmod_(3),
 }
 
 
@@ -318,6 +321,10 @@ ERRORS = {
     "method_remainder__str": lambda L: L.tensor([1]).remainder_("a"),
     "method_bitwise_xor__str": lambda L: L.tensor([1]).bitwise_xor_("a"),
     "method_floor_divide__str": lambda L: L.tensor([1]).floor_divide_("a"),
+    "fmod_number_first": lambda L: L.fmod(3, L.tensor([1, 2])), "fmod_str": lambda L: L.fmod(L.ones(2), "a"),
+    "method_fmod_str": lambda L: L.ones(2).fmod("a"), "method_fmod__str": lambda L: L.ones(2).fmod_("a"),
+    "fmod__float_number": lambda L: L.tensor([5, 6]).fmod_(2.5), "fmod__bool": lambda L: L.tensor([True]).fmod_(True),
+    "fmod__int_zero": lambda L: L.tensor([5, 6]).fmod_(L.tensor([1, 0])),
 }
 
 
@@ -358,6 +365,7 @@ AUGMENTED = {
     "ipow": lambda x, y: x.__ipow__(y), "iand": lambda x, y: x.__iand__(y), "ior": lambda x, y: x.__ior__(y),
     "ixor": lambda x, y: x.__ixor__(y), "remainder_": lambda x, y: x.remainder_(y),
     "floor_divide_": lambda x, y: x.floor_divide_(y), "bitwise_xor_": lambda x, y: x.bitwise_xor_(y),
+    "fmod_": lambda x, y: x.fmod_(y),
 }
 
 
@@ -495,6 +503,8 @@ GRAD_EDGES = {
     "remainder_": lambda L, x, y: (x * 1).remainder_(y),
     "remainder_number_": lambda L, x, y: (x * 1).remainder_(1.5),
     "ipow_tensor": lambda L, x, y: (x * 1).__ipow__(y),
+    "fmod": lambda L, x, y: L.fmod(x, y), "fmod_number": lambda L, x, y: L.fmod(x, 1.5),
+    "fmod_": lambda L, x, y: (x * 1).fmod_(y),
 }
 
 
@@ -557,6 +567,7 @@ JVP_CASES = {
     "xlogy_": lambda L, x, y: x.clone().xlogy_(y), "hypot_": lambda L, x, y: x.clone().hypot_(y),
     "copysign_": lambda L, x, y: x.clone().copysign_(y), "ipow_tensor": lambda L, x, y: x.clone().__ipow__(y),
     "imod": lambda L, x, y: x.clone().__imod__(1.5),
+    "fmod": lambda L, x, y: L.fmod(x, y), "fmod_": lambda L, x, y: x.clone().fmod_(y),
 }
 
 

@@ -1,6 +1,6 @@
 """The in-place kernels behind ``%=``, ``//=``, ``&=``, ``|=``, ``^=`` and the number forms of ``& | ^``.
 
-Mirrors PyTorch's ``remainder_``, ``floor_divide_``, ``bitwise_and_``/``or_``/``xor_`` and the
+Mirrors PyTorch's ``remainder_``, ``floor_divide_``, ``fmod_``, ``bitwise_and_``/``or_``/``xor_`` and the
 ``bitwise_*.Scalar``/``.Scalar_Tensor`` overloads (``x & 2``, ``2 & x``). Each reuses the numpy
 function and dtype rule of its out-of-place sibling in ``pointwise.py`` and writes into ``self``
 as the other in-place kernels there do. PyTorch's order of checks is kept: an overlap of ``self``
@@ -55,6 +55,9 @@ def _no_float(kernel_name):
 _remainder_ = _checked_inplace(_no_bool("remainder_cpu"), _check_int_divisor(_remainder))
 aten.remainder_.Tensor.impl("cpu")(_remainder_)
 aten.remainder_.Scalar.impl("cpu")(_remainder_)
+_fmod_ = _checked_inplace(_no_bool("fmod_cpu"), _check_int_divisor(np.fmod))  # (x.fmod_(y): no operator)
+aten.fmod_.Tensor.impl("cpu")(_fmod_)
+aten.fmod_.Scalar.impl("cpu")(_fmod_)
 # (``x //= 2`` reaches the Tensor overload with the number, as in PyTorch)
 aten.floor_divide_.Tensor.impl("cpu")(
     _checked_inplace(_no_bool("div_floor_cpu"), _check_int_divisor(_floor_divide), exact_scalar=True))

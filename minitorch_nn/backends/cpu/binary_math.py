@@ -26,7 +26,7 @@ import numpy as np
 
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import not_implemented, result_type
-from minitorch_nn.backends.cpu.pointwise import _inplace, _out, binary, pow_, remainder
+from minitorch_nn.backends.cpu.pointwise import _inplace, _out, binary, fmod, pow_, remainder
 from minitorch_nn.backends.layout import check_inplace_overlap
 
 
@@ -98,3 +98,5 @@ def fmin(self, other):
 aten.remainder.Scalar_Tensor.impl("cpu")(remainder)
 # ``x.pow_(tensor)``: the same kernel as ``x.pow_(number)``, which takes either
 aten.pow_.Tensor.impl("cpu")(pow_)
+# ``fmod(x, tensor)``: fmod.Scalar's kernel takes a tensor as well (``x.fmod_``: augmented_ops.py)
+aten.fmod.Tensor.impl("cpu")(fmod)

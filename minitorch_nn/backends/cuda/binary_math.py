@@ -32,7 +32,9 @@ from minitorch_nn.backends.cuda.math_ops import (
     f_bitwise_or,
     f_bitwise_xor,
     f_floor_div,
+    f_fmod,
     f_int_floor_div,
+    f_int_fmod,
     f_int_remainder,
     f_remainder,
 )
@@ -188,6 +190,9 @@ _division_like(aten.remainder.Scalar_Tensor, f_remainder, f_int_remainder)
 _division_like(aten.remainder_.Tensor, f_remainder, f_int_remainder, inplace=True)
 _division_like(aten.remainder_.Scalar, f_remainder, f_int_remainder, inplace=True)
 _division_like(aten.floor_divide_.Tensor, f_floor_div, f_int_floor_div, inplace=True)
+_division_like(aten.fmod.Tensor, f_fmod, f_int_fmod)
+_division_like(aten.fmod_.Tensor, f_fmod, f_int_fmod, inplace=True)
+_division_like(aten.fmod_.Scalar, f_fmod, f_int_fmod, inplace=True)
 _float_pow(aten.pow_.Tensor, inplace=True)
 for _packet, _f in ((aten.bitwise_and, f_bitwise_and), (aten.bitwise_or, f_bitwise_or), (aten.bitwise_xor, f_bitwise_xor)):
     _bitwise(_packet.Scalar, _f)
