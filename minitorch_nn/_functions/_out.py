@@ -220,8 +220,8 @@ def writes_out_reduction(fn=None, *, check_overlap=False):
     def with_out(*args, out=None, dtype=None, **kwargs):
         if out is None:
             return fn(*args, dtype=dtype, **kwargs)
-        if len(args) < 2 and "dim" not in kwargs:
-            # PyTorch's ``sum``/``prod`` take ``out`` only in their ``dim`` overloads
+        if len(args) < 2 and "dim" not in kwargs and "axis" not in kwargs:
+            # PyTorch's ``sum``/``prod`` take ``out`` only in their ``dim`` overloads (``axis``: numpy's name)
             raise TypeError(f"{fn.__name__}(): out= is accepted only together with dim, as in PyTorch")
         if isinstance(out, TensorBase) and dtype is not None:
             _exact(fn.__name__, dtype, out.dtype)

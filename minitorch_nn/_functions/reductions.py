@@ -88,17 +88,36 @@ def _reduction_method(fn, name):
     return method
 
 
+def _numpy_names(name, input, dim, keepdim, names):
+    """``torch.sum(x, axis=1, keepdims=True)``: numpy's names, which PyTorch's parser also takes for
+    ``dim``/``keepdim`` (not together with the argument under its own name)."""
+    for k in names:
+        if k not in ("axis", "keepdims"):
+            parse_overloads(name, _REDUCTION_FUNCTION[name], _given(input, dim, keepdim), names)   # PyTorch's error
+        if (k == "axis" and dim is not None) or (k == "keepdims" and keepdim is not False):
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    return names.get("axis", dim), names.get("keepdims", keepdim)
+
+
 def _check_reduction_function(name, input, dim, keepdim, dtype):
     """``torch.sum(x, 0, 1)`` and the like: PyTorch's TypeError (positions count ``input``; a
     ``keepdim`` left at False counts as not given)."""
-    args = (input,) + (() if dim is None and keepdim is False else (dim,) if keepdim is False else (dim, keepdim))
-    parse_overloads(name, _REDUCTION_FUNCTION[name], args, {"dtype": dtype} if dtype is not None else {})
+    parse_overloads(name, _REDUCTION_FUNCTION[name], _given(input, dim, keepdim),
+                    {"dtype": dtype} if dtype is not None else {})
+
+
+def _given(input, dim, keepdim):
+    """The positional arguments a call of ``sum``/``mean`` counts as given (a ``dim`` left at None
+    and a ``keepdim`` left at False count as not given)."""
+    return (input,) + (() if dim is None and keepdim is False else (dim,) if keepdim is False else (dim, keepdim))
 
 
 @public
 @writes_out_reduction
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_names):
     """Sum of all elements, or along ``dim`` (int or list of ints)."""
+    if numpy_names:
+        dim, keepdim = _numpy_names("sum", input, dim, keepdim, numpy_names)
     if not _plain_reduction_args(dim, keepdim, dtype):
         _check_reduction_function("sum", input, dim, keepdim, dtype)
     if dtype is None:  # the common calls, without building keyword arguments
@@ -115,7 +134,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 @public
 @writes_out("safe", check_overlap=False)
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_names):
+    if numpy_names:
+        dim, keepdim = _numpy_names("mean", input, dim, keepdim, numpy_names)
     if not _plain_reduction_args(dim, keepdim, dtype):
         _check_reduction_function("mean", input, dim, keepdim, dtype)
     if dtype is None and dim is not None:  # the common x.mean(1), without building keyword arguments

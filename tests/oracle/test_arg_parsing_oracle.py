@@ -10,7 +10,7 @@ missing and extra arguments, and wrong types; then hypothesis draws shapes and c
 
 Known differences left (Python's wording instead of PyTorch's): methods that take no argument
 (``x.abs(1)``, ``x.t(0)``, ``x.dim(0)``), ``cumsum``/``softmax``/``prod`` signatures, and
-``torch.sum(x, axis=1)`` (the function forms of ``sum``/``mean`` do not take numpy's names).
+``torch.mean(x, 0, keepdim=1)`` (named as if ``keepdim`` were positional).
 """
 
 import numpy as np
@@ -284,6 +284,17 @@ CALLS = [
     # sub
     'x.sub(x, alpha=2)',
     # sum
+    't.sum(x, axis=1)',
+    't.sum(x, axis=1, keepdims=True)',
+    't.sum(x, 0, axis=1)',
+    't.sum(x, foo=1)',
+    't.sum(x, dim=0, foo=1)',
+    't.sum(x, dim=1, keepdims=True)',
+    't.sum(x, axis=1, out=t.zeros(4))',
+    't.mean(x, axis=0)',
+    't.mean(x, axis=(0, 1), keepdims=True)',
+    't.mean(x, keepdims=True, axis=1)',
+    't.mean(x, 1, keepdims=True)',
     't.sum(x, (0,), keepdim=True)',
     't.sum(x, 0)',
     't.sum(x, 0, 1)',
