@@ -119,6 +119,11 @@ cdef object _op__apply(object node, tuple grad_outputs):
     wanted = _graph.should_compute[0]
     saved = node._saved
     needs = node._needs
+    cdef dict outputs = None
+    if _dispatch.python_layer is not None:
+        # as OpNode._apply: every saved output unpacked (aten.detach for a mode) before any formula
+        outputs = {p: v.unpack(node, detached) for p, v in saved.items()
+                   if type(v) is _SavedTensor and v.is_output}
     k = 0   # index of the first edge of the current input
     for name, fn, params, is_list in d.formulas:
         n_edges = needs[name]
@@ -131,6 +136,9 @@ cdef object _op__apply(object node, tuple grad_outputs):
             continue
         values = []
         for p in params:
+            if outputs and p in outputs:
+                values.append(outputs[p])
+                continue
             v = saved[p]
             values.append(_unpack(v, node, detached) if type(v) is _SavedTensor else node._value(p, detached))
         v = None

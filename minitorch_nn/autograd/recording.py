@@ -305,6 +305,12 @@ class OpNode(Node, OpNodeBase):
         wanted = _graph.should_compute[0]
         saved = self._saved
         needs = self._needs
+        outputs = None
+        if _dispatch.python_layer is not None:
+            # PyTorch unpacks every saved variable before the first formula runs, so a dispatch
+            # mode sees the aten.detach of each saved output (exp's result) there, in saved order
+            outputs = {p: v.unpack(self, detached) for p, v in saved.items()
+                       if type(v) is SavedTensor and v.is_output}
         k = 0   # index of the first edge of the current input
         for name, fn, params, is_list in d.formulas:
             n_edges = needs[name]
@@ -317,6 +323,9 @@ class OpNode(Node, OpNodeBase):
                 continue
             values = []
             for p in params:
+                if outputs and p in outputs:
+                    values.append(outputs[p])
+                    continue
                 v = saved[p]
                 # a SavedTensor unpacked here, without _value's call: the usual case
                 values.append(v.unpack(self, detached) if type(v) is SavedTensor else self._value(p, detached))

@@ -795,3 +795,24 @@ _MODEL_STEPS = {
 @pytest.mark.parametrize("name", sorted(_MODEL_STEPS))
 def test_training_steps_dispatch_like_torch(name):
     _same_log(_MODEL_STEPS[name])
+
+
+def _unpack_order(L):
+    # pow(x, x): the exponent's formula reads the saved result; PyTorch unpacks (detaches) it
+    # before any formula runs. (The formulas' own ops differ, so only the detaches are compared.)
+    x = L.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = x.pow(x).sum()
+    ops = _logged(L, lambda L_, _: y.backward())
+    return ops[:3], [i for i, op in enumerate(ops) if op == "aten.detach.default"][-1] == len(ops) - 1, \
+        ops.count("aten.detach.default")
+
+
+@pytest.mark.parametrize("engine", ["compiled", "readable"])
+def test_saved_outputs_are_unpacked_before_the_formulas_run(engine, monkeypatch):
+    if engine == "readable":
+        from minitorch_nn.autograd.recording import OpNode
+
+        readable = OpNode._apply
+        # a patched _apply makes the compiled engine call the Python method (_engine_fast.pyx)
+        monkeypatch.setattr(OpNode, "_apply", lambda self, grads: readable(self, grads))
+    assert _unpack_order(mt) == _unpack_order(torch)
