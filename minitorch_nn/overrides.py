@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn._C import TensorBase
@@ -269,6 +270,41 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     return _dispatch(public_api, overloaded, args, kwargs, python_style=True)
 
 
+_MISSING = re.compile(r"^(\w+)\(\) missing (\d+) required positional arguments?: (.*)$")
+_TOO_MANY = re.compile(r"^(\w+)\(\) takes (?:from (\d+) to )?(\d+) positional arguments? but (\d+) (?:was|were) given$")
+_BINDING_FRAMES = ("wrapper", "with_out")   # where a call that does not fit a signature fails
+
+
+def _parser_wording(error, name, is_method):
+    """PyTorch's argument parser's words for Python's "missing"/"takes N positional arguments"
+    errors when ``name`` itself was called with arguments that do not fit its signature (not for
+    such an error from deeper inside): ``"dim"`` in double quotes after "arguments" for one missing
+    argument (and "argument" for several); for a method, counts without ``self``, and
+    ``TensorBase.abs() takes no arguments (1 given)`` for a method that takes none. None: leave
+    ``error`` as it is."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or tb.tb_frame.f_code.co_name not in _BINDING_FRAMES:
+        return None
+    text = str(error)
+    m = _MISSING.match(text)
+    if m and m.group(1) == name:
+        names = re.findall(r"'(\w+)'", m.group(3))
+        n = len(names)
+        return TypeError(f"{name}() missing {n} required positional argument{'s' if n == 1 else ''}: "
+                         + ", ".join(f'"{a}"' for a in names))
+    m = _TOO_MANY.match(text)
+    if m and m.group(1) == name and is_method:
+        low, high, given = (int(m.group(2)) - 1 if m.group(2) else None), int(m.group(3)) - 1, int(m.group(4)) - 1
+        if high == 0:
+            return TypeError(f"TensorBase.{name}() takes no arguments ({given} given)")
+        counted = f"from {low} to {high} positional arguments" if low is not None else \
+            f"{high} positional argument{'s' if high != 1 else ''}"
+        return TypeError(f"{name}() takes {counted} but {given} were given")
+    return None
+
+
 def public(fn, *, func=None):
     """Wrap a public function so that ``__torch_function__`` overrides can intercept it.
 
@@ -288,26 +324,32 @@ def public(fn, *, func=None):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if state.quiet:
-            return fn(*args, **kwargs) if kwargs else direct(*args)
-        if not state.modes:
-            # The common case once any subclass exists somewhere: all arguments are plain
-            # tensors, numbers, dtypes... one set lookup each.
-            for a in args:
-                if type(a) not in skip:
-                    break
-            else:
-                if not kwargs:
-                    return direct(*args)
-                for a in kwargs.values():
+        try:
+            if state.quiet:
+                return fn(*args, **kwargs) if kwargs else direct(*args)
+            if not state.modes:
+                # The common case once any subclass exists somewhere: all arguments are plain
+                # tensors, numbers, dtypes... one set lookup each.
+                for a in args:
                     if type(a) not in skip:
                         break
                 else:
-                    return fn(*args, **kwargs)
-        overloaded = _get_overloaded_types(args, kwargs)
-        if overloaded or (state.modes and not state.all_disabled):
-            return _dispatch(wrapper if func is None else func, overloaded, args, kwargs or None)
-        return fn(*args, **kwargs)
+                    if not kwargs:
+                        return direct(*args)
+                    for a in kwargs.values():
+                        if type(a) not in skip:
+                            break
+                    else:
+                        return fn(*args, **kwargs)
+            overloaded = _get_overloaded_types(args, kwargs)
+            if overloaded or (state.modes and not state.all_disabled):
+                return _dispatch(wrapper if func is None else func, overloaded, args, kwargs or None)
+            return fn(*args, **kwargs)
+        except TypeError as e:   # (free unless raised: only a wrong call pays for the check)
+            worded = _parser_wording(e, fn.__name__, (func or wrapper).__qualname__.startswith("Tensor."))
+            if worded is None:
+                raise
+            raise worded from None
 
     wrapper.__wrapped_impl__ = fn
     return wrapper

@@ -8,9 +8,13 @@ keywords (``shape=``, ``dims=``, ``dim=``/``axis=``, ``keepdim=``/``keepdims=``,
 missing and extra arguments, and wrong types; then hypothesis draws shapes and call forms, and
 ``__torch_function__`` handlers must see the method or function PyTorch reports.
 
-Known differences left (Python's wording instead of PyTorch's): methods that take no argument
-(``x.abs(1)``, ``x.t(0)``, ``x.dim(0)``), ``cumsum``/``softmax``/``prod`` signatures, and
-``torch.mean(x, 0, keepdim=1)`` (named as if ``keepdim`` were positional).
+Python's "missing"/"takes N positional arguments" errors of any public function or method are
+given the parser's words (``overrides._parser_wording``): ``x.cumsum()``, ``x.abs(1)``,
+``x.add(x, 2)`` are in the list. Known differences left: the compiled ``x.dim(0)``, ``x.numel(0)``,
+``x.size(0, 1)``, ``x.matmul()`` (Cython's wording), functions with several signatures but one
+here (``torch.add(x)``, ``x.clamp(1, 2, 3)``, ``prod``'s), ``torch.mean(x, 0, keepdim=1)`` (named
+as if ``keepdim`` were positional) and ``x.view(torch.float64)`` of a float32 tensor (views
+between dtypes of different sizes are not implemented).
 """
 
 import numpy as np
@@ -44,6 +48,16 @@ def outcome(lib, src, **names):
 
 
 CALLS = [
+    # any public function or method called with too few or too many arguments
+    'x.cumsum()',
+    'x.softmax()',
+    'x.abs(1)',
+    'x.exp(x)',
+    'x.t(0)',
+    'x.add(x, 2)',
+    'x.transpose(0)',
+    't.transpose(x)',
+    't.cumsum(x)',
     # add
     'x.add(1, alpha=2)',
     # argmax
