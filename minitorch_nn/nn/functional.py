@@ -481,7 +481,7 @@ def sigmoid(input):
 
 
 @public
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1, threshold=20):   # ints, as the schema's defaults PyTorch passes
     return aten.softplus.default(input, beta, threshold)
 
 
