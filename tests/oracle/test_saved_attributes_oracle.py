@@ -137,6 +137,8 @@ S = {
     "gelu_tanh": lambda a: a.F.gelu(a.x, approximate="tanh"),
     "silu": lambda a: a.F.silu(a.x),
     "softplus": lambda a: a.F.softplus(a.x, beta=2, threshold=10),
+    "softplus_defaults": lambda a: a.F.softplus(a.x),
+    "softplus_float_beta": lambda a: a.F.softplus(a.x, 0.5),
     "elu": lambda a: a.F.elu(a.x),
     "elu_alpha": lambda a: a.F.elu(a.x, alpha=0.5),
     "leaky_relu": lambda a: a.F.leaky_relu(a.x, 0.1),
