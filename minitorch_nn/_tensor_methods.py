@@ -335,10 +335,10 @@ def _check_operand(name, other, arg="other"):
     )
 
 
-def _check_tensor(name, other):
+def _check_tensor(name, other, arg="other"):
     # a method with only a Tensor overload: the operand is the method's first argument
     if not isinstance(other, TensorBase):
-        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not {type(other).__name__}")
 
 
 def _number_or_tensor(packet, tensor_overload, number_overload):
@@ -386,8 +386,27 @@ def _checked_method(name, check, arg="other"):
 for _name in ("xlogy", "copysign", "bitwise_left_shift", "bitwise_right_shift", "fmod"):
     setattr(Tensor, _name, _checked_method(_name, _check_operand))
 Tensor.float_power = _checked_method("float_power", _check_operand, "exponent")
-for _name in ("hypot", "fmax", "fmin"):
+for _name in ("hypot", "fmax", "fmin", "logaddexp", "logaddexp2", "ldexp", "gcd", "lcm", "atan2", "arctan2"):
     setattr(Tensor, _name, _checked_method(_name, _check_tensor))
+Tensor.heaviside = _checked_method("heaviside", _check_tensor, "values")
+
+
+def _tensor_inplace(name, op, arg="other"):
+    """An in-place method with only a Tensor overload (``x.gcd_(y)``, ``x.heaviside_(values)``)."""
+    def method(self, other):
+        _check_tensor(name, other, arg)
+        return op(self, other)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+ldexp_ = _tensor_inplace("ldexp_", aten.ldexp_.default)
+heaviside_ = _tensor_inplace("heaviside_", aten.heaviside_.default, "values")
+gcd_ = _tensor_inplace("gcd_", aten.gcd_.default)
+lcm_ = _tensor_inplace("lcm_", aten.lcm_.default)
+atan2_ = _tensor_inplace("atan2_", aten.atan2_.default)
+arctan2_ = _tensor_inplace("arctan2_", aten.atan2_.default)
 
 
 def floor_divide_(self, other):
@@ -445,7 +464,8 @@ def _inplace_unary(name):
 for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, normal_, bernoulli_, bernoulli,
            random_, exponential_, masked_fill_, index_put_, scatter_, scatter_add_, index_add_, addcmul_, addcdiv_, lerp_,
            set_, as_strided_, resize_, xlogy_, copysign_, hypot_, float_power_, bitwise_left_shift_,
-           bitwise_right_shift_, remainder_, fmod_, floor_divide_, bitwise_and_, bitwise_or_, bitwise_xor_):
+           bitwise_right_shift_, remainder_, fmod_, floor_divide_, bitwise_and_, bitwise_or_, bitwise_xor_, ldexp_,
+           heaviside_, gcd_, lcm_, atan2_, arctan2_):
     setattr(Tensor, _f.__name__, public(_f))
 for _name in _INPLACE_UNARY:
     setattr(Tensor, _name + "_", public(_inplace_unary(_name)))

@@ -174,6 +174,9 @@ def atan2(input, other, *, out=None):
     return aten.atan2.default(_tensor_only(input, "atan2", "input", 1), _tensor_only(other, "atan2"))
 
 
+arctan2 = atan2
+
+
 # -- binary math: xlogy, hypot, copysign, float_power, fmax, fmin ----------------------------------
 # (kernels in backends/cpu/binary_math.py; derivatives in autograd/derivatives_binary_math.py)
 
@@ -244,6 +247,61 @@ def fmax(input, other, *, out=None):
 def fmin(input, other, *, out=None):
     """Elementwise minimum that ignores NaN (C's ``fmin``): NaN only where both are NaN."""
     return aten.fmin.default(_tensor_only(input, "fmin", "input", 1), _tensor_only(other, "fmin"))
+
+
+@public
+@writes_out()
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))`` without overflow; floating-point tensors only."""
+    return aten.logaddexp.default(_tensor_only(input, "logaddexp", "input", 1), _tensor_only(other, "logaddexp"))
+
+
+@public
+@writes_out()
+def logaddexp2(input, other, *, out=None):
+    """``log2(2**input + 2**other)`` without overflow; floating-point tensors only."""
+    return aten.logaddexp2.default(_tensor_only(input, "logaddexp2", "input", 1), _tensor_only(other, "logaddexp2"))
+
+
+def _ldexp_out_dtype(name, result, out):
+    from minitorch_nn.backends.common import can_cast, type_name
+
+    if not can_cast(result, out):  # (ldexp's own words, not TensorIterator's)
+        raise RuntimeError(f"ldexp can't be cast to the desired output type {type_name(out)}")
+
+
+@public
+def ldexp(input, other, *, out=None):
+    """``input * 2**other`` (a float result; ``other`` need not hold integers)."""
+    _tensor_only(input, "ldexp", "input", 1)
+    _tensor_only(other, "ldexp")
+    if out is None:
+        return aten.ldexp.Tensor(input, other)
+    from minitorch_nn._functions._out import write_out
+
+    return write_out("ldexp", out, [input, other], lambda: aten.ldexp.Tensor(input, other), _ldexp_out_dtype)
+
+
+@public
+@writes_out()
+def heaviside(input, values, *, out=None):
+    """The step function: 0 where ``input < 0``, ``values`` where it is 0, 1 where ``input > 0``.
+    Both tensors must have one dtype (PyTorch does not promote here)."""
+    return aten.heaviside.default(_tensor_only(input, "heaviside", "input", 1), _tensor_only(values, "heaviside", "values"))
+
+
+@public
+@writes_out()
+def gcd(input, other, *, out=None):
+    """Greatest common divisor (non-negative), integer tensors only."""
+    return aten.gcd.default(_tensor_only(input, "gcd", "input", 1), _tensor_only(other, "gcd"))
+
+
+@public
+@writes_out()
+def lcm(input, other, *, out=None):
+    """Least common multiple (non-negative, wrapping around in the dtype), integer tensors only."""
+    return aten.lcm.default(_tensor_only(input, "lcm", "input", 1), _tensor_only(other, "lcm"))
 
 
 def _as_double(x):

@@ -351,9 +351,15 @@ derivative("tan", "TanBackward0", self=lambda grad, result: grad * (1 + result *
 derivative("asin", "AsinBackward0", self=lambda grad, self: grad / (1 - self * self).sqrt())
 derivative("acos", "AcosBackward0", self=lambda grad, self: -grad / (1 - self * self).sqrt())
 derivative("atan", "AtanBackward0", self=lambda grad, self: grad / (1 + self * self))
+def _atan2_recip(self, other):
+    # 1 / (self² + other²), taken as 0 where both are 0 (PyTorch's gradient there is 0, not NaN)
+    denom = self * self + other * other
+    return denom.reciprocal().masked_fill(denom == 0, 0)
+
+
 derivative("atan2", "Atan2Backward0",
-           self=lambda grad, self, other: grad * other / (self * self + other * other),
-           other=lambda grad, self, other: -grad * self / (self * self + other * other))
+           self=lambda grad, self, other: grad * other * _atan2_recip(self, other),
+           other=lambda grad, self, other: grad * -self * _atan2_recip(self, other))
 derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * self.cosh())
 derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * self.sinh())
 # tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),

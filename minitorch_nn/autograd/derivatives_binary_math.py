@@ -1,4 +1,5 @@
-"""Derivatives of ``xlogy``, ``hypot``, ``copysign``, ``fmax``, ``fmin`` and of ``pow_.Tensor``.
+"""Derivatives of ``xlogy``, ``hypot``, ``copysign``, ``fmax``, ``fmin``, ``logaddexp``, ``logaddexp2``,
+``ldexp`` and of ``pow_.Tensor``.
 
 Mirrors these ops' entries in PyTorch's ``tools/autograd/derivatives.yaml``, with the same node
 names (``XlogyBackward0``...) and the same answers at the awkward points, which gradcheck cannot
@@ -23,7 +24,7 @@ tie to ``other``'s tangent, ``fmin`` to ``self``'s); ``hypot`` and ``copysign`` 
 from __future__ import annotations
 
 from minitorch_nn._ops import aten
-from minitorch_nn.autograd.derivatives import _op, derivative
+from minitorch_nn.autograd.derivatives import LN2, _op, derivative
 from minitorch_nn.autograd.derivatives_forward import FORMULAS, forward
 from minitorch_nn.autograd.recording import Derivative
 
@@ -69,6 +70,17 @@ derivative("fmin", "FminBackward0",
            self=lambda grad, self, other: grad.masked_fill(_self_wins(self, other, aten.le.Tensor).logical_not(), 0),
            other=lambda grad, self, other: grad.masked_fill(_self_wins(self, other, aten.le.Tensor), 0))
 
+derivative("logaddexp", "LogaddexpBackward0",
+           self=lambda grad, self, other: grad / (1 + (other - self).exp()),
+           other=lambda grad, self, other: grad / (1 + (self - other).exp()))
+derivative("logaddexp2", "Logaddexp2Backward0",
+           self=lambda grad, self, other: grad / (1 + (other - self).exp2()),
+           other=lambda grad, self, other: grad / (1 + (self - other).exp2()))
+_LDEXP = {"self": lambda grad, other: grad * other.exp2(),
+          "other": lambda grad, self, other: grad * self * LN2 * other.exp2()}
+derivative("ldexp.Tensor", "LdexpBackward0", **_LDEXP)
+_op("ldexp_").derivative = Derivative(_op("ldexp_"), "LdexpBackward0", _LDEXP)
+
 # ``x.pow_(tensor)`` is pow.Tensor_Tensor's node, as ``x.pow_(number)`` is pow.Tensor_Scalar's
 _pow_tt = _op("pow.Tensor_Tensor").derivative
 _op("pow_.Tensor").derivative = Derivative(
@@ -88,7 +100,8 @@ def _no_derivative(op_name):
 # name and message, and lets the in-place form replace ``self``'s history.)
 _NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 for _name, _inputs in (("floor_divide", ("self", "other")), ("floor_divide_.Tensor", ("self", "other")),
-                       ("remainder.Scalar_Tensor", ("other",))):
+                       ("remainder.Scalar_Tensor", ("other",)), ("heaviside", ("self", "values")),
+                       ("heaviside_", ("self", "values"))):
     _raise = _no_derivative(_name.split(".")[0])
     _op(_name).derivative = Derivative(_op(_name), _NOT_IMPLEMENTED, {i: _raise for i in _inputs})
 

@@ -83,13 +83,14 @@ _POINTWISE = {
     "__rshift__.Tensor __rshift__.Scalar bitwise_left_shift.Tensor bitwise_left_shift.Tensor_Scalar "
     "bitwise_left_shift.Scalar_Tensor bitwise_right_shift.Tensor bitwise_right_shift.Tensor_Scalar "
     "bitwise_right_shift.Scalar_Tensor bitwise_and.Scalar bitwise_or.Scalar bitwise_xor.Scalar "
-    "bitwise_and.Scalar_Tensor bitwise_or.Scalar_Tensor bitwise_xor.Scalar_Tensor fmod.Tensor",
+    "bitwise_and.Scalar_Tensor bitwise_or.Scalar_Tensor bitwise_xor.Scalar_Tensor fmod.Tensor heaviside.default "
+    "gcd.default lcm.default",
     "float": "div.Tensor exp.default exp2.default expm1.default log.default log2.default log10.default "
     "log1p.default sqrt.default rsqrt.default sin.default cos.default tan.default asin.default "
     "acos.default atan.default atan2.default sinh.default cosh.default tanh.default sigmoid.default "
     "erf.default erfc.default erfinv.default reciprocal.default gelu.default silu.default "
     "softplus.default elu.default addcdiv.default xlogy.Tensor xlogy.Scalar_Other xlogy.Scalar_Self "
-    "copysign.Tensor copysign.Scalar",
+    "copysign.Tensor copysign.Scalar logaddexp.default logaddexp2.default ldexp.Tensor",
     "bool": "eq.Tensor eq.Scalar ne.Tensor ne.Scalar lt.Tensor lt.Scalar le.Tensor le.Scalar gt.Tensor "
     "gt.Scalar ge.Tensor ge.Scalar logical_and.default logical_or.default logical_xor.default "
     "logical_not.default isnan.default isinf.default isfinite.default",
@@ -100,9 +101,11 @@ _POINTWISE_INPLACE = {
     "__ilshift__.Tensor __ilshift__.Scalar __irshift__.Tensor __irshift__.Scalar bitwise_left_shift_.Tensor "
     "bitwise_left_shift_.Tensor_Scalar bitwise_right_shift_.Tensor bitwise_right_shift_.Tensor_Scalar "
     "remainder_.Tensor remainder_.Scalar floor_divide_.Tensor bitwise_and_.Tensor bitwise_and_.Scalar "
-    "bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor bitwise_xor_.Scalar fmod_.Tensor fmod_.Scalar",
+    "bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor bitwise_xor_.Scalar fmod_.Tensor fmod_.Scalar "
+    "heaviside_.default gcd_.default lcm_.default",
     "float": "div_.Tensor exp_.default log_.default sqrt_.default tanh_.default sigmoid_.default "
-    "erfinv_.default addcdiv_.default xlogy_.Tensor xlogy_.Scalar_Other copysign_.Tensor copysign_.Scalar",
+    "erfinv_.default addcdiv_.default xlogy_.Tensor xlogy_.Scalar_Other copysign_.Tensor copysign_.Scalar "
+    "ldexp_.default atan2_.default",
 }
 
 

@@ -138,10 +138,15 @@ def main() -> int:
         check(f.__name__, ew.make_zip(f)[1], (A(i8), i8, A(i8), i8, A(i8), i8))
     # binary_math.py: float ops, fmax/fmin on every kind, the shifts per width (int64, int8, uint8)
     for T in (f4, f8):
-        for f in (bm.f_xlogy, bm.f_hypot, bm.f_copysign, bm.f_fmax, bm.f_fmin):
+        for f in (bm.f_xlogy, bm.f_hypot, bm.f_copysign, bm.f_fmax, bm.f_fmin, bm.f_logaddexp, bm.f_logaddexp2,
+                  bm.f_ldexp, bm.f_heaviside):
             check(f.__name__, ew.make_zip(f)[1], (A(T), i8, A(T), i8, A(T), i8))
     for T in (i8, b1):
         check("fmax", ew.make_zip(bm.f_fmax)[1], (A(T), i8, A(T), i8, A(T), i8))
+        check("heaviside", ew.make_zip(bm.f_heaviside)[1], (A(T), i8, A(T), i8, A(T), i8))
+    for T in (i8, i1, u1):
+        for f in (bm.f_gcd, bm.f_lcm):
+            check(f.__name__, ew.make_zip(f)[1], (A(T), i8, A(T), i8, A(T), i8))
     for T, bits, signed in ((i8, 64, True), (i1, 8, True), (u1, 8, False)):
         for f in (bm._baked(bm.make_left_shift, bits), bm._baked(bm.make_right_shift, bits, signed)):
             check(f"shift{bits}", ew.make_zip(f)[1], (A(T), i8, A(T), i8, A(T), i8))

@@ -97,3 +97,20 @@ def test_augmented_assignments_and_number_bit_ops():
         i.cuda().__iand__(2.5)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         i.cuda().__ifloordiv__(0)
+
+
+def test_logaddexp_ldexp_heaviside_gcd_lcm():
+    _same(mt.logaddexp, X, Y, rtol=1e-5, atol=1e-6)
+    _same(mt.logaddexp2, X, Y, rtol=1e-5, atol=1e-6)
+    _same(mt.ldexp, X, mt.tensor([0, 1, -2, 3, 1, 0, 2, 1, 0, 5]), rtol=1e-5, atol=1e-6)
+    _same(mt.heaviside, X, Y)
+    _same(lambda a, b: a.clone().atan2_(b), X, Y, rtol=1e-5, atol=1e-6)
+    a = mt.tensor([-8, 0, 0, -12, 7, 12], dtype=mt.int8)
+    b = mt.tensor([100, 0, 5, -18, -7, 100], dtype=mt.int8)
+    for fn in (mt.gcd, mt.lcm, lambda x, y: x.clone().gcd_(y), lambda x, y: x.clone().lcm_(y)):
+        _same(fn, a, b)
+        _same(fn, a.long(), b.long())
+    with pytest.raises(RuntimeError, match="different dtypes"):
+        mt.heaviside(X.cuda(), Y.double().cuda())
+    with pytest.raises(NotImplementedError, match="gcd"):
+        mt.gcd(X.cuda(), X.cuda())

@@ -49,6 +49,14 @@ BINARY = {
     "fmax": lambda lib, a, b: lib.fmax(a, b),
     "fmin": lambda lib, a, b: lib.fmin(a, b),
     "fmod": lambda lib, a, b: lib.fmod(a, b),
+    "logaddexp": lambda lib, a, b: lib.logaddexp(a, b),
+    "logaddexp2": lambda lib, a, b: lib.logaddexp2(a, b),
+    "ldexp": lambda lib, a, b: lib.ldexp(a, b),
+    "heaviside": lambda lib, a, b: lib.heaviside(a, b),
+    "heaviside_same_dtype": lambda lib, a, b: lib.heaviside(a, b.to(a.dtype)),
+    "gcd": lambda lib, a, b: lib.gcd(a, b),
+    "lcm": lambda lib, a, b: lib.lcm(a, b),
+    "arctan2": lambda lib, a, b: lib.arctan2(a, b),
     "lshift": lambda lib, a, b: a << b,
     "rshift": lambda lib, a, b: a >> b,
     "rlshift": lambda lib, a, b: b << a,
@@ -63,7 +71,8 @@ BINARY = {
     "rpow": lambda lib, a, b: b ** a,
 }
 # ops whose second operand may only be a tensor
-TENSOR_ONLY = {"hypot", "fmax", "fmin"}
+TENSOR_ONLY = {"hypot", "fmax", "fmin", "logaddexp", "logaddexp2", "ldexp", "heaviside", "heaviside_same_dtype",
+               "gcd", "lcm", "arctan2"}
 # ops with the number first: a tensor second operand would not exercise them
 NUMBER_FIRST = {"xlogy_number_first", "float_power_number_first", "rlshift", "rrshift", "rmod", "rand", "ror",
                 "rxor", "rfloordiv", "rpow"}
@@ -117,7 +126,8 @@ def test_tensor_number_values_and_dtypes(op, data):
     run_both(BINARY[op], a, b)
 
 
-@pytest.mark.parametrize("op", ["xlogy", "hypot", "copysign", "fmax", "fmin", "float_power"])
+@pytest.mark.parametrize("op", ["xlogy", "hypot", "copysign", "fmax", "fmin", "float_power", "logaddexp", "ldexp",
+                                "heaviside", "gcd", "lcm"])
 @pytest.mark.parametrize("d1", DTYPE_NAMES)
 @pytest.mark.parametrize("d2", DTYPE_NAMES)
 def test_dtype_table(op, d1, d2):
@@ -195,6 +205,12 @@ TRACED = {
     "ixor": lambda L, f, i: i.clone().__ixor__(True), "bitwise_and_": lambda L, f, i: i.clone().bitwise_and_(i),
     "remainder_": lambda L, f, i: f.clone().remainder_(1.5), "floor_divide_": lambda L, f, i: f.clone().floor_divide_(f),
     "rfloordiv": lambda L, f, i: 7 // i, "rpow": lambda L, f, i: 2 ** f,
+    "logaddexp": lambda L, f, i: L.logaddexp(f, f), "logaddexp2": lambda L, f, i: f.logaddexp2(f),
+    "ldexp": lambda L, f, i: L.ldexp(f, i), "ldexp_": lambda L, f, i: f.clone().ldexp_(i),
+    "heaviside": lambda L, f, i: L.heaviside(f, f), "heaviside_": lambda L, f, i: i.clone().heaviside_(i),
+    "gcd": lambda L, f, i: L.gcd(i, i), "lcm_": lambda L, f, i: i.clone().lcm_(i),
+    "arctan2": lambda L, f, i: L.arctan2(f, f), "atan2_": lambda L, f, i: f.clone().atan2_(f),
+    "arctan2_": lambda L, f, i: f.clone().arctan2_(f),
     "fmod_tt": lambda L, f, i: L.fmod(f, f), "fmod_tn": lambda L, f, i: i.fmod(2),
     "fmod_": lambda L, f, i: f.clone().fmod_(f), "fmod_n": lambda L, f, i: i.clone().fmod_(3),
 }
@@ -325,6 +341,17 @@ ERRORS = {
     "method_fmod_str": lambda L: L.ones(2).fmod("a"), "method_fmod__str": lambda L: L.ones(2).fmod_("a"),
     "fmod__float_number": lambda L: L.tensor([5, 6]).fmod_(2.5), "fmod__bool": lambda L: L.tensor([True]).fmod_(True),
     "fmod__int_zero": lambda L: L.tensor([5, 6]).fmod_(L.tensor([1, 0])),
+    "logaddexp_long": lambda L: L.logaddexp(L.tensor([1]), L.tensor([2])),
+    "logaddexp2_number": lambda L: L.logaddexp2(L.ones(1), 2.0),
+    "ldexp_number": lambda L: L.ldexp(L.ones(1), 2), "ldexp__long": lambda L: L.tensor([1]).ldexp_(L.tensor([1])),
+    "ldexp_out_long": lambda L: L.ldexp(L.ones(1), L.tensor([1]), out=L.empty(1, dtype=L.int64)),
+    "heaviside_dtypes": lambda L: L.heaviside(L.ones(1), L.tensor([1])),
+    "heaviside_number": lambda L: L.heaviside(L.ones(1), 0.5),
+    "method_heaviside_number": lambda L: L.ones(1).heaviside(0.5),
+    "gcd_float": lambda L: L.gcd(L.ones(1), L.ones(1)), "lcm_bool": lambda L: L.lcm(L.tensor([True]), L.tensor([True])),
+    "gcd_number": lambda L: L.gcd(L.tensor([4]), 2), "method_lcm_number": lambda L: L.tensor([4]).lcm(2),
+    "method_gcd__number": lambda L: L.tensor([4]).gcd_(2), "atan2__long": lambda L: L.tensor([1]).atan2_(L.tensor([1])),
+    "heaviside_grad": lambda L: L.heaviside(L.ones(2, requires_grad=True), L.ones(2)).sum().backward(),
 }
 
 
@@ -456,6 +483,9 @@ GRAD_OPS = {
     "float_power": (lambda L, a, b: L.float_power(a, b), "positive"),
     "float_power_number": (lambda L, a, b: L.float_power(a, 3), "any"),
     "float_power_number_first": (lambda L, a, b: L.float_power(2, b), "any"),
+    "logaddexp": (lambda L, a, b: L.logaddexp(a, b), "any"),
+    "logaddexp2": (lambda L, a, b: L.logaddexp2(a, b), "any"),
+    "ldexp": (lambda L, a, b: L.ldexp(a, b), "any"),
 }
 
 
@@ -505,6 +535,9 @@ GRAD_EDGES = {
     "ipow_tensor": lambda L, x, y: (x * 1).__ipow__(y),
     "fmod": lambda L, x, y: L.fmod(x, y), "fmod_number": lambda L, x, y: L.fmod(x, 1.5),
     "fmod_": lambda L, x, y: (x * 1).fmod_(y),
+    "logaddexp": lambda L, x, y: L.logaddexp(x, y), "logaddexp2": lambda L, x, y: L.logaddexp2(x, y),
+    "ldexp": lambda L, x, y: L.ldexp(x, y), "ldexp_": lambda L, x, y: (x * 1).ldexp_(y),
+    "atan2_": lambda L, x, y: (x * 1).atan2_(y),
 }
 
 
@@ -568,6 +601,8 @@ JVP_CASES = {
     "copysign_": lambda L, x, y: x.clone().copysign_(y), "ipow_tensor": lambda L, x, y: x.clone().__ipow__(y),
     "imod": lambda L, x, y: x.clone().__imod__(1.5),
     "fmod": lambda L, x, y: L.fmod(x, y), "fmod_": lambda L, x, y: x.clone().fmod_(y),
+    "logaddexp": lambda L, x, y: L.logaddexp(x, y), "logaddexp2": lambda L, x, y: L.logaddexp2(x, y),
+    "ldexp": lambda L, x, y: L.ldexp(x, y),
 }
 
 
@@ -613,6 +648,7 @@ def test_numpy_operand_on_the_left(case):
 
 
 NO_DERIVATIVE = {
+    "heaviside": lambda L, x: L.heaviside(x, x), "heaviside_": lambda L, x: (x * 1).heaviside_(x),
     "floordiv": lambda L, x: x // 2, "floor_divide_tt": lambda L, x: L.floor_divide(x, x), "rfloordiv": lambda L, x: 2 // x,
     "rmod": lambda L, x: 7 % x, "ifloordiv": lambda L, x: (x * 1).__ifloordiv__(x),
 }

@@ -1,4 +1,5 @@
-"""Binary math cpu kernels: ``xlogy``, ``hypot``, ``copysign``, ``fmax``, ``fmin``.
+"""Binary math cpu kernels: ``xlogy``, ``hypot``, ``copysign``, ``fmax``, ``fmin``, ``logaddexp``,
+``logaddexp2``, ``ldexp``, ``heaviside``, ``gcd``, ``lcm`` (and ``atan2_``).
 
 Mirrors PyTorch's ``aten/src/ATen/native/BinaryOps.cpp`` and ``cpu/BinaryOpsKernel.cpp`` for these
 ops. They are built like their siblings in ``pointwise.py`` (``atan2``, ``maximum``): a numpy
@@ -9,7 +10,11 @@ function plus PyTorch's dtype rule, through ``pointwise.binary``:
 * ``hypot`` keeps the promoted dtype, which must be a floating one (``hypot_cpu`` has no integer
   loop: ``hypot(long, long)`` is a ``NotImplementedError``, as in PyTorch);
 * ``fmax``/``fmin`` keep the promoted dtype, integers and bool included; unlike ``maximum`` they
-  ignore a NaN when the other operand is a number (C's ``fmax``).
+  ignore a NaN when the other operand is a number (C's ``fmax``);
+* ``logaddexp``/``logaddexp2`` keep the promoted dtype, a floating one (``"logaddexp_cpu" not
+  implemented for 'Long'``); ``ldexp`` (``x * 2**y``) is a float op;
+* ``heaviside`` needs both operands of one dtype (PyTorch does not promote there); ``gcd``/``lcm``
+  are integer-only (results wrap around in the dtype, as numpy's and PyTorch's do).
 
 A Python number operand (``xlogy(x, 2)``, ``copysign(x, -1.0)``) is an operand of the op as a 0-d
 tensor would be, which is how PyTorch's ``.Scalar`` overloads wrap it.
@@ -24,8 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
-from minitorch_nn.backends.common import not_implemented, result_type
+from minitorch_nn.backends.common import can_cast, not_implemented, result_type, type_name
 from minitorch_nn.backends.cpu.pointwise import _inplace, _out, binary, fmod, pow_, remainder
 from minitorch_nn.backends.layout import check_inplace_overlap
 
@@ -92,6 +98,129 @@ def fmax(self, other):
 @aten.fmin.default.impl("cpu")
 def fmin(self, other):
     return _out(binary(np.fmin, self, other))
+
+
+def _logaddexp(log_of_sum):
+    def fn(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        big = np.maximum(x, y)
+        # equal infinities: the answer is that infinity (inf - inf would be NaN)
+        same_inf = (x == y) & np.isinf(x)
+        return np.where(same_inf, x, big + log_of_sum(-np.abs(x - y)))
+
+    return fn
+
+
+_LOGADDEXP = {"logaddexp": _logaddexp(lambda d: np.log1p(np.exp(d))),
+              "logaddexp2": _logaddexp(lambda d: np.log2(1 + np.exp2(d)))}
+
+
+def _register_logaddexp(name):
+    fn = _LOGADDEXP[name]
+
+    @getattr(aten, name).default.impl("cpu")
+    def kernel(self, other):
+        d = result_type(self, other)
+        if not d.is_floating_point:
+            raise not_implemented(f"{name}_cpu", d)
+        return _out(binary(fn, self, other))
+
+    kernel.__name__ = name
+
+
+for _name in _LOGADDEXP:
+    _register_logaddexp(_name)
+
+
+def _ldexp(x, y):
+    return np.asarray(x) * np.exp2(y)  # (PyTorch's formula: the exponent need not be an integer)
+
+
+def _check_ldexp(self, other):
+    # PyTorch's kernel for a floating ``self`` has no loop for a bool exponent (an integer or bool
+    # ``self`` is converted first, and then a bool exponent is fine)
+    if other.dtype is dt.bool and self.dtype.is_floating_point:
+        raise not_implemented("ldexp_cpu_exp", dt.bool)
+
+
+def _ldexp_float_exponent(self, other):
+    # PyTorch raises 2 to a floating exponent in the exponent's own dtype (a float16 ``other``
+    # gives a float16 power), then multiplies: the cpu kernels of exp2 and mul, as they are
+    power = aten.exp2.default.kernel_for("cpu")(other)
+    return aten.mul.Tensor.kernel_for("cpu")(self, power)
+
+
+@aten.ldexp.Tensor.impl("cpu")
+def ldexp(self, other):
+    _check_ldexp(self, other)
+    if other.dtype.is_floating_point:
+        return _ldexp_float_exponent(self, other)
+    return _out(binary(_ldexp, self, other, "float"))  # (2 ** an integer is exact in any float dtype)
+
+
+@aten.ldexp_.default.impl("cpu")
+def ldexp_(self, other):
+    check_inplace_overlap(self, other)
+    d = result_type(self, other)
+    if not can_cast(d if d.is_floating_point else dt.get_default_dtype(), self.dtype):
+        raise RuntimeError(f"ldexp can't be cast to the desired output type {type_name(self.dtype)}")
+    _check_ldexp(self, other)
+    if other.dtype.is_floating_point:
+        r = _ldexp_float_exponent(self, other)
+        return _inplace(self, (r._impl.numpy_view(), r.dtype, None))
+    return _inplace(self, binary(_ldexp, self, other, "float"))
+
+
+def _heaviside(x, v):
+    x = np.asarray(x)
+    return np.where(x == 0, v, (x > 0).astype(x.dtype))
+
+
+def _check_heaviside(self, values):
+    if self.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+
+
+@aten.heaviside.default.impl("cpu")
+def heaviside(self, values):
+    _check_heaviside(self, values)
+    return _out(binary(_heaviside, self, values))
+
+
+@aten.heaviside_.default.impl("cpu")
+def heaviside_(self, values):
+    check_inplace_overlap(self, values)
+    _check_heaviside(self, values)
+    return _inplace(self, binary(_heaviside, self, values))
+
+
+def _integer_op(name, fn):
+    def check(self, other):
+        d = result_type(self, other)
+        if d.is_floating_point or d is dt.bool:
+            raise not_implemented(f"{name}_cpu", d)
+
+    def kernel(self, other):
+        check(self, other)
+        return _out(binary(fn, self, other))
+
+    def kernel_(self, other):
+        check_inplace_overlap(self, other)
+        check(self, other)
+        return _inplace(self, binary(fn, self, other))
+
+    getattr(aten, name).default.impl("cpu")(kernel)
+    getattr(aten, name + "_").default.impl("cpu")(kernel_)
+
+
+_integer_op("gcd", np.gcd)
+_integer_op("lcm", np.lcm)
+
+
+@aten.atan2_.default.impl("cpu")
+def atan2_(self, other):
+    check_inplace_overlap(self, other)
+    return _inplace(self, binary(np.arctan2, self, other, "float"))
 
 
 # ``7 % x``: PyTorch wraps the number as a 0-d tensor and runs remainder.Tensor's kernel

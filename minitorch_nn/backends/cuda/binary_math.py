@@ -1,4 +1,5 @@
-"""``xlogy``, ``hypot``, ``copysign``, ``fmax``, ``fmin`` and the bit shifts on the GPU.
+"""``xlogy``, ``hypot``, ``copysign``, ``fmax``, ``fmin``, ``logaddexp(2)``, ``ldexp``, ``heaviside``,
+``gcd``, ``lcm`` and the bit shifts on the GPU.
 
 Mirrors the cpu kernels of ``backends/cpu/binary_math.py`` and ``bit_shifts.py`` (PyTorch's
 ``BinaryMiscOpsKernels.cu``, ``BinaryShiftOpsKernels.cu``...): one device function per op, run by
@@ -21,6 +22,7 @@ from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import can_cast, check_inplace_cast, compute_dtype, result_type
 from minitorch_nn.backends.cuda import elementwise as ew
+from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.activations import _baked
 from minitorch_nn.backends.cuda.copy import copy_into
 from minitorch_nn.backends.cuda.fallback import host_kernel
@@ -79,6 +81,56 @@ def f_fmin(x, y):
     return x if x <= y else y
 
 
+def f_logaddexp(x, y):
+    if x != x or y != y:
+        return x + y
+    if x == y and (x == math.inf or x == -math.inf):
+        return x  # (inf - inf would be NaN)
+    big = x if x > y else y
+    return big + math.log1p(math.exp(-abs(x - y)))
+
+
+def f_logaddexp2(x, y):
+    if x != x or y != y:
+        return x + y
+    if x == y and (x == math.inf or x == -math.inf):
+        return x
+    big = x if x > y else y
+    return big + math.log2(1.0 + 2.0 ** (-abs(x - y)))
+
+
+def f_ldexp(x, y):
+    return x * 2.0 ** y
+
+
+def f_heaviside(x, v):
+    if x == 0:
+        return v
+    return 1 if x > 0 else 0
+
+
+def f_gcd(x, y):
+    a, b = abs(x), abs(y)
+    while b != 0:
+        a, b = b, a % b
+    return a
+
+
+_gcd = cuda().jit(device=True)(f_gcd)
+
+
+def f_lcm(x, y):
+    g = _gcd(x, y)
+    if g == 0:
+        return x - x
+    # PyTorch takes |x / g * y| in a wide integer, then wraps it into the dtype: the same as
+    # negating the wrapped product when the exact one is negative (its sign is the operands')
+    p = (x // g) * y
+    if (x < 0) != (y < 0):
+        p = -p
+    return p
+
+
 def make_left_shift(bits):
     def f(x, y):
         if y < 0 or y >= bits:
@@ -113,7 +165,12 @@ def _inplace(self, r):
     return self
 
 
-def _register(ops, fn_for, inplace=False, float_result=False):
+def _ldexp_refuses(self, other):
+    # a bool exponent of a floating tensor: the host path raises PyTorch's error
+    return isinstance(other, TensorBase) and other.dtype is dt.bool and self.dtype.is_floating_point
+
+
+def _register(ops, fn_for, inplace=False, float_result=False, host_if=None):
     """Give each op in ``ops`` a cuda kernel. ``fn_for(result dtype)`` gives the device function,
     or None where the host path decides; ``float_result``: integer and bool operands give the
     default float dtype (xlogy, copysign)."""
@@ -127,7 +184,7 @@ def _register(ops, fn_for, inplace=False, float_result=False):
             d = result_type(self, other)
             if float_result and not d.is_floating_point:
                 d = dt.get_default_dtype()
-            fn = fn_for(d) if _on_cuda(self, other) else None
+            fn = fn_for(d) if _on_cuda(self, other) and not (host_if and host_if(self, other)) else None
             if fn is None or (inplace and not can_cast(d, self.dtype)):
                 return host(self, other)  # (which raises the cpu backend's error)
             # a number operand counts for the layout too (PyTorch wraps it as a 0-dim tensor)
@@ -157,6 +214,40 @@ _register([aten.hypot.default], _floats_only(f_hypot))
 _register([aten.hypot_.default], _floats_only(f_hypot), inplace=True)
 _register([aten.fmax.default], _every_dtype(f_fmax))
 _register([aten.fmin.default], _every_dtype(f_fmin))
+_register([aten.logaddexp.default], _floats_only(f_logaddexp))  # (others: the host path's NotImplementedError)
+_register([aten.logaddexp2.default], _floats_only(f_logaddexp2))
+_register([aten.ldexp.Tensor], _every_dtype(f_ldexp), float_result=True, host_if=_ldexp_refuses)
+_register([aten.ldexp_.default], _every_dtype(f_ldexp), inplace=True, float_result=True, host_if=_ldexp_refuses)
+_register([aten.atan2_.default], _every_dtype(ew.f_atan2), inplace=True, float_result=True)
+
+
+def _integers_only(fn):
+    return lambda d: None if d.is_floating_point or d is dt.bool else fn
+
+
+_register([aten.gcd.default], _integers_only(f_gcd))
+_register([aten.gcd_.default], _integers_only(f_gcd), inplace=True)
+_register([aten.lcm.default], _integers_only(f_lcm))
+_register([aten.lcm_.default], _integers_only(f_lcm), inplace=True)
+
+
+def _heaviside(op, inplace):
+    host = host_kernel(op)
+
+    def kernel(self, values):
+        if inplace:
+            check_inplace_overlap(self, values)
+        if self.dtype is not values.dtype or not _on_cuda(self, values):
+            return host(self, values)  # (PyTorch's "not yet implemented for tensors with different dtypes")
+        d = self.dtype
+        r = ew.launch(f_heaviside, [self, values], d, compute_dtype(d), layout=[self, values], common_dtype=d)
+        return _inplace(self, r) if inplace else r
+
+    op.impl("cuda")(kernel)
+
+
+_heaviside(aten.heaviside.default, False)
+_heaviside(aten.heaviside_.default, True)
 
 
 def _shift_for(left):
