@@ -227,6 +227,7 @@ class Function(metaclass=FunctionMeta):
 
 def _wire(node, args, outputs):
     """Connect the outputs of ``apply`` to ``node`` (like ``_wrap_outputs`` in PyTorch)."""
+    from minitorch_nn.autograd.inplace import _rebase_history
     from minitorch_nn.autograd.recording import _check_inplace
 
     tensors_in = [a for a in args if isinstance(a, TensorBase)]
@@ -254,6 +255,11 @@ def _wire(node, args, outputs):
         metas.append((impl.sizes, impl.dtype, impl.device))
         if id(o) in non_diff or not o.dtype.is_floating_point:
             impl.requires_grad = False
+            continue
+        if id(o) in dirty and impl.base is not None and i == 0 and tensors_in and tensors_in[0] is o:
+            # the first input, a view, written in place and returned: as for an in-place op on a
+            # view, the base's history goes through CopySlices (PyTorch's rebase_history)
+            _rebase_history(o, node)
             continue
         impl.grad_fn, impl.requires_grad, impl.output_nr = node, True, i
         if impl.base is not None:

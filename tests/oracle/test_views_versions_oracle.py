@@ -468,6 +468,57 @@ def inference_view_written_with_grad(t):
     v.mul_(2)
 
 
+# -- custom Functions writing a view in place ------------------------------------------------------
+
+
+def _dirty_functions(t):
+    class Double(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class AddInto(t.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            x.add_(y)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g * 3
+
+    return Double, AddInto
+
+
+@case
+def mark_dirty_on_a_view(t):
+    Double, _ = _dirty_functions(t)
+    a, b = leaf_and_base(t, 2, 3)
+    v, w = b[0], b[:, 1]
+    y = Double.apply(v)
+    print(y is v, graph(v.grad_fn), graph(b.grad_fn), graph(w.grad_fn), b._version)
+    b.sum().backward()
+    print(a.grad)
+
+
+@case
+def mark_dirty_on_a_view_with_another_input(t):
+    _, AddInto = _dirty_functions(t)
+    a, b = leaf_and_base(t, 2, 3)
+    c = t.ones(3, requires_grad=True)
+    y = AddInto.apply(b[1], c)
+    print(graph(y.grad_fn), graph(b.grad_fn))
+    (b * weights(t, 2, 3)).sum().backward()
+    print(a.grad, c.grad)
+
+
 # -- saved tensors and versions -------------------------------------------------------------------
 
 
