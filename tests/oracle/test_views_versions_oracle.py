@@ -172,6 +172,54 @@ def stale_view_through_autograd_grad(t):
     print(g)
 
 
+@case
+def base_written_under_inference_mode(t):
+    a, b = leaf_and_base(t, 2, 3)
+    v = b[0]
+    with t.inference_mode():
+        b.mul_(2)
+    print(graph(v.grad_fn), b._version)
+
+
+@case
+def parameter_initialised_in_place_after_a_view_was_made(t):
+    p = t.nn.Parameter(t.ones(2, 3))
+    v = p.t()
+    t.nn.init.zeros_(p)
+    print(graph(v.grad_fn), p._version, v._version)
+    (v * weights(t, 3, 2)).sum().backward()
+    print(p.grad)
+
+
+@case
+def base_written_with_copy_under_no_grad(t):
+    a, b = leaf_and_base(t, 2, 3)
+    v = b[0]
+    w = v.view(3)
+    with t.no_grad():
+        b.copy_(t.zeros(2, 3))
+    print(graph(w.grad_fn), graph(v.grad_fn), w._base is b)
+
+
+@case
+def chunk_sibling_written_under_no_grad(t):
+    a, b = leaf_and_base(t, 4)
+    c = b.chunk(2)
+    with t.no_grad():
+        c[0].mul_(2)
+    print(graph(c[1].grad_fn))
+
+
+@case
+def expanded_view_of_unsqueezed_base_written(t):
+    a, b = leaf_and_base(t, 3)
+    z = b.unsqueeze(0).expand(2, 3)
+    b.add_(1)
+    print(graph(z.grad_fn))
+    (z * weights(t, 2, 3)).sum().backward()
+    print(a.grad)
+
+
 # -- chains of views and views of views -----------------------------------------------------------
 
 
