@@ -205,6 +205,16 @@ cdef inline void _mark_view_of(TensorImpl impl, TensorImpl b):
     """Make ``impl`` a view of ``b``: its base is ``b``'s base (or ``b``); it remembers the version
     of the shared counter now (``view_version``) and the mode it is made in (``creation_meta``;
     a view made with grad mode on of a view made without it inherits the latter's, as in PyTorch)."""
+    cdef VersionCounter untracked
+    if b.version.inference:
+        return   # an inference tensor keeps no view bookkeeping: PyTorch's _is_view() is False, _base None
+    if type(b.version) is not VersionCounter:
+        # b is .data / detach() of an inference tensor (grad_mode.DetachedInferenceCounter): its views
+        # are inference tensors without a counter, as in PyTorch (written in place only in the mode)
+        untracked = VersionCounter()
+        untracked.inference = True
+        impl.version = untracked
+        return
     cdef TensorImpl base = b.base if b.base is not None else b
     cdef PyObject* enabled
     cdef int meta = 0

@@ -19,9 +19,12 @@ they get a version counter of their own (:class:`DetachedInferenceCounter`), so 
 written in place (``p.data.add_(1)``), while ``requires_grad_()`` and saving for backward are
 still refused.
 
+Views of inference tensors are not tracked as views (``_is_view()`` is False, ``_base`` None, as in
+PyTorch, whose inference tensors keep no view metadata); a view of such a ``.data`` tensor is an
+inference tensor without a counter again (``_C.mark_view``).
+
 Where we differ from PyTorch: there is one grad-mode flag for the whole process, not one per
-thread; a view of such a ``.data`` tensor shares its counter, so it may be written in place too
-(PyTorch refuses).
+thread.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ which is element [j, i] of ``x``.
 
 from __future__ import annotations
 
-from minitorch_nn._C import Size
+from minitorch_nn._C import Size, VersionCounter
 from minitorch_nn.backends.common import type_name
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import infer_size, wrap_dim
@@ -107,12 +107,13 @@ def detach(self):
     # A detached tensor shares storage but is not a view for autograd purposes.
     out = alias(self)
     out._impl.base = None
-    if self._impl.version.inference:
+    version = self._impl.version
+    if version.inference or type(version) is not VersionCounter:
         from minitorch_nn.autograd import grad_mode   # (autograd imports the backends)
 
-        counter = grad_mode.detached_counter(self._impl.version)
-        if counter is not None:   # outside inference_mode: a counter of its own, as in PyTorch
-            out._impl.version = counter
+        # of an inference tensor outside inference_mode: a counter of its own, as in PyTorch
+        counter = grad_mode.detached_counter(version)
+        out._impl.version = counter if counter is not None else version
     return out
 
 

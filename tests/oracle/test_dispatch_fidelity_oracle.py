@@ -816,3 +816,25 @@ def test_saved_outputs_are_unpacked_before_the_formulas_run(engine, monkeypatch)
         # a patched _apply makes the compiled engine call the Python method (_engine_fast.pyx)
         monkeypatch.setattr(OpNode, "_apply", lambda self, grads: readable(self, grads))
     assert _unpack_order(mt) == _unpack_order(torch)
+
+
+def test_views_of_inference_tensors_are_not_tracked_as_views():
+    def program(L):
+        with L.inference_mode():
+            y = L.ones(2, 3)
+            inside = [y.view(6), y[0], y.t(), y.detach()]
+        n = L.ones(2, 3)
+        with L.inference_mode():
+            normal_inside = [n.view(6), n[0]]
+        outside = [y.view(6), y[:, 1], y.transpose(0, 1)]
+        d = y.data
+        of_data = [d.view(6), d[0]]
+        out = []
+        for t in inside + normal_inside + outside + of_data:
+            out.append((t.is_inference(), t._is_view(), t._base is None))
+        for t in outside + of_data:
+            out.append(_outcome(lambda: t.add_(1) is None)[:2])   # (values: PyTorch writes before raising)
+        out.append(_outcome(lambda: d.view(6).detach().add_(1) is None)[:2])
+        return out
+
+    assert program(mt) == program(torch)
