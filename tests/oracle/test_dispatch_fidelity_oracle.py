@@ -838,3 +838,23 @@ def test_views_of_inference_tensors_are_not_tracked_as_views():
         return out
 
     assert program(mt) == program(torch)
+
+
+def test_dispatch_trace_shows_the_saved_output_detach_under_its_op():
+    # (minitorch_nn's own tool: no PyTorch counterpart) with a dispatch mode active, the detach of
+    # exp's saved output is a call of its own, nested under the aten.exp that saved it
+    class PassThrough(OurMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    x = mt.ones(2, requires_grad=True)
+    with PassThrough(), mt.utils.dispatch_trace() as trace:
+        x.exp()
+    lines = str(trace).splitlines()
+    assert lines[0] == "Tensor.exp(f32[2])" and lines[1] == "  aten.exp.default(f32[2])"
+    assert "    autograd: ExpBackward0" in lines
+    assert "    aten.detach.default(f32[2])" in lines
+    assert lines.index("    aten.detach.default(f32[2])") > lines.index("    autograd: ExpBackward0")
+    with mt.utils.dispatch_trace() as trace:   # without a mode nothing sees it: no detach call
+        x.exp()
+    assert "detach" not in str(trace)
