@@ -562,8 +562,9 @@ def _obeys_layout_contract(grad, var) -> bool:
     if grad.sizes != var.sizes:
         return False
     if _non_overlapping_and_dense(var.sizes, var.strides):
-        # the strides must match, except along dims of size 1 where they do not matter
-        return all(s == 1 or a == b for s, a, b in zip(var.sizes, grad.strides, var.strides))
+        # the strides must match, except along dims of size 1, where any stride but 0 will do (a
+        # 0 stride there marks an expanded view, which PyTorch does not keep as the .grad)
+        return all(a != 0 if s == 1 else a == b for s, a, b in zip(var.sizes, grad.strides, var.strides))
     return _dense_in_order(grad.sizes, grad.strides, reversed(range(len(grad.sizes))))
 
 
