@@ -18,6 +18,9 @@ extensions = [
         [source],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        # Linking libm by name records its symbol versions: without it the loader binds expf, exp,
+        # fma... to their oldest (compatibility) versions, which are several times slower.
+        libraries=["m"],
     )
     for source in sorted(glob.glob(os.path.join("_ext", "*.pyx")))
 ]

@@ -62,3 +62,23 @@ def test_sixteen_bit_softmax_computes_in_float32_as_torch(dtype):
     diff = (ours.float().numpy() - theirs.float().numpy())
     # one rounding to 16 bits apart at most
     assert np.abs(diff).max() <= float(torch.finfo(getattr(torch, dtype)).eps)
+
+
+# float32 unary math (_ext/_unary_kernels.pyx): the share of elements bit-identical to torch's,
+# measured at 91.5% (log) to 99.9% (tanh, sinh, cosh, log10, expm1, log2); numpy's own float32
+# routines gave 60% (exp) to 99.6% (log2)
+_UNARY_AT_LEAST = {"exp": 0.98, "log": 0.9, "expm1": 0.99, "log2": 0.99, "log10": 0.99, "log1p": 0.98,
+                   "sinh": 0.99, "cosh": 0.99, "tanh": 0.99}
+
+
+@pytest.mark.parametrize("name", sorted(_UNARY_AT_LEAST))
+def test_float32_unary_math_tracks_torch(name):
+    x = (np.random.default_rng(7).standard_normal(20000) * 4).astype(np.float32)
+    if name.startswith("log"):
+        x = np.abs(x) + np.float32(1e-3)
+    ours = getattr(mt.tensor(x), name)().numpy()
+    fast_and_full = getattr(mt, name)(mt.tensor(x)).numpy()
+    theirs = getattr(torch.from_numpy(x), name)().numpy()
+    np.testing.assert_array_equal(ours, fast_and_full)
+    assert _ulps(ours, theirs).max() <= 1
+    assert (ours == theirs).mean() >= _UNARY_AT_LEAST[name]
