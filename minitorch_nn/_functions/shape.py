@@ -328,7 +328,8 @@ def broadcast_tensors(*tensors):
     from minitorch_nn._shape import broadcast_shapes
 
     shape = list(broadcast_shapes(*[tuple(t.shape) for t in tensors]))
-    return tuple(aten.expand.default(t, shape) for t in tensors)
+    # a tensor that already has the shape is returned itself, not expanded (PyTorch's expand_outplace)
+    return tuple(t if list(t._impl.sizes) == shape else aten.expand.default(t, shape) for t in tensors)
 
 
 @public

@@ -448,6 +448,8 @@ def _compiled(wrapper, compiled_name):
 
 
 relu = _compiled(relu, "functional_relu")
+linear = _compiled(linear, "functional_linear")   # (_ext/_fastpath_more.pxi)
+mse_loss = _compiled(mse_loss, "functional_mse_loss")
 
 
 def relu_(input):
@@ -468,6 +470,9 @@ def gelu(input, approximate="none"):
 def silu(input, inplace=False):
     out = aten.silu.default(input)
     return input.copy_(out) if inplace else out
+
+
+silu = _compiled(silu, "functional_silu")
 
 
 @public
@@ -495,6 +500,9 @@ def elu(input, alpha=1.0, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     out = aten.leaky_relu.default(input, negative_slope)
     return input.copy_(out) if inplace else out
+
+
+leaky_relu = _compiled(leaky_relu, "functional_leaky_relu")
 
 
 @public

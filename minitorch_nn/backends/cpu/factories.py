@@ -435,6 +435,8 @@ def stack(tensors, dim=0):
 @aten.flip.default.impl("cpu")
 def flip(self, dims):
     axes = tuple(wrap_dim(d, self.dim()) for d in dims)
+    if not self.dim():   # a 0-d tensor takes dim 0 / -1, but its array has no axis to flip
+        return wrap(as_array(self).copy(), self.dtype)
     return wrap(np.flip(as_array(self), axis=axes).copy(), self.dtype)
 
 

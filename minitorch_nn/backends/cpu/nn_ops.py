@@ -421,6 +421,21 @@ def _affine(y, weight, bias, shape, d):
     return y
 
 
+def _mean_keepdims(x, axes, count):
+    """``x.mean(axis=axes, keepdims=True)`` for a float array, as the two ufunc calls numpy makes
+    for it (so the same bits): the sum kept as an array, divided in place by the count as a numpy
+    ``intp`` (which picks numpy's float64 division loop, as ``mean`` does). Without ``mean``'s
+    argument handling, which costs more than the arithmetic on a small tensor. (An empty
+    reduction takes ``mean`` itself, for its warning.)"""
+    if count == 0:
+        return x.mean(axis=axes, keepdims=True)
+    total = _add_reduce(x, axes, None, None, True)
+    return np.true_divide(total, np.intp(count), out=total, casting="unsafe", subok=False)
+
+
+_add_reduce = np.add.reduce
+
+
 @aten.native_layer_norm.default.impl("cpu")
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     normalized_shape = tuple(normalized_shape)
@@ -437,10 +452,18 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     d = input.dtype
     x = _arr(input)
     axes = tuple(range(x.ndim - nn_, x.ndim))
-    mean = x.mean(axis=axes, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
-    rstd = 1.0 / np.sqrt(var + eps)
-    y = _affine((x - mean) * rstd, weight, bias, normalized_shape, d)
+    count = 1
+    for n in normalized_shape:
+        count *= n
+    token = fp_errors_off()   # (inf - inf and the like: PyTorch gives nan without a warning)
+    try:
+        mean = _mean_keepdims(x, axes, count)
+        dev = x - mean
+        var = _mean_keepdims(dev ** 2, axes, count)
+        rstd = 1.0 / np.sqrt(var + eps)
+        y = _affine(dev * rstd, weight, bias, normalized_shape, d)
+    finally:
+        fp_errors_restore(token)
     stat_shape = tuple(input.shape[: x.ndim - nn_]) + (1,) * nn_
     return wrap(y, d), wrap(mean.reshape(stat_shape), d), wrap(rstd.reshape(stat_shape), d)
 
@@ -658,7 +681,9 @@ def native_dropout_backward(grad_output, mask, scale):
 def mse_loss(self, target, reduction=MEAN):
     _check_float(self, "mse_cpu")
     d = self.dtype
-    a, b = np.broadcast_arrays(_arr(self), _arr(target, d))
+    a, b = _arr(self), _arr(target, d)
+    if a.shape != b.shape:   # (F.mse_loss has broadcast them already; aten.mse_loss called directly may not)
+        a, b = np.broadcast_arrays(a, b)
     return _loss((a - b) ** 2, d, reduction, self, target)
 
 

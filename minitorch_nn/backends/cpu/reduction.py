@@ -27,6 +27,7 @@ from minitorch_nn.backends.cpu._numpy import as_array, fp_errors_off, fp_errors_
 # than the reduction itself on a small tensor: the kernels call the ufunc's reduce directly.
 _max = np.maximum.reduce
 _min = np.minimum.reduce
+_add_reduce = np.add.reduce
 
 
 def _axes(self, dim):
@@ -225,17 +226,45 @@ def _var(self, dim, correction, keepdim, name):
     x = as_array(self, cdt)
     axes = _axes(self, dim)
     count = x.size if axes is None else math.prod([x.shape[a] for a in axes])
+    if count - ddof > 0:
+        # the usual case: nothing to warn about (PyTorch raises no floating-point warnings)
+        token = fp_errors_off()
+        try:
+            r = _var_steps(x, axes, count, ddof, keepdim)
+        finally:
+            fp_errors_restore(token)
+        return r, d
     with warnings.catch_warnings():
-        if count - ddof <= 0:
-            # PyTorch's warning, instead of numpy's "Degrees of freedom <= 0 for slice"
-            warn_user(
-                f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                "reduction factor (input numel divided by output numel).", UserWarning,
-            )
-            warnings.simplefilter("ignore", RuntimeWarning)
+        # PyTorch's warning, instead of numpy's "Degrees of freedom <= 0 for slice"
+        warn_user(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).", UserWarning,
+        )
+        warnings.simplefilter("ignore", RuntimeWarning)
         with np.errstate(all="ignore"):
             r = np.var(x, axis=axes, ddof=ddof, keepdims=keepdim)
     return r, d
+
+
+def _var_steps(x, axes, count, ddof, keepdim):
+    """``np.var(x, axis=axes, ddof=ddof, keepdims=keepdim)`` for a float array, as the ufunc
+    calls numpy makes for it (so the same bits), without ``np.var``'s argument handling, which
+    costs more than the arithmetic on a small tensor: the mean (a sum kept as an array, divided by
+    the count), the squared deviations in one temporary, their sum divided by ``count - ddof``.
+    ``tests/test_reduction_kernels.py`` compares it with ``np.var`` bit for bit."""
+    n = np.intp(count)
+    mean = _add_reduce(x, axes, None, None, True)
+    if type(mean) is np.ndarray:
+        mean = np.true_divide(mean, n, out=mean, casting="unsafe", subok=False)
+    else:
+        mean = mean.dtype.type(mean / n)
+    dev = np.subtract(x, mean, out=...)
+    dev = np.square(dev, out=dev)
+    r = _add_reduce(dev, axes, None, None, keepdim)
+    n = np.maximum(n - ddof, 0)
+    if type(r) is np.ndarray:
+        return np.true_divide(r, n, out=r, casting="unsafe", subok=False)
+    return r.dtype.type(r / n)
 
 
 @aten.var.correction.impl("cpu")
