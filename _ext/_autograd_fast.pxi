@@ -349,8 +349,10 @@ cdef int _wire_output(object op, object node, tuple args, object o, Py_ssize_t i
     impl.requires_grad = True
     impl.output_nr = i
     if impl.base is not None:
-        # a view: its grad_fn is up to date at this version of the shared counter
+        # a view: its grad_fn is up to date at this version of the shared counter, and it was made
+        # with grad mode on (the kernel ran with it off only because autograd runs kernels so)
         impl.view_version = impl.version.value
+        impl.creation_meta = 0
     return 0
 
 

@@ -621,6 +621,7 @@ def _finish_simple(op, d, node, plan, args, out):
             impl.output_nr = 0
             if impl.base is not None:
                 impl.view_version = impl.version.value   # a view: its node is current at this version
+                impl.creation_meta = 0   # (made with grad mode on: _run_below turns it off for kernels)
     saved = node._saved
     for name, idx in plan.results:
         # (an output without history is saved as it is, as PyTorch saves a leaf)
@@ -688,8 +689,10 @@ def _wire_output(op, node, args, o, i):
     impl.requires_grad = True
     impl.output_nr = i
     if impl.base is not None:
-        # a view: its node is current until the version counter it shares with its base moves on
+        # a view: its node is current until the version counter it shares with its base moves on;
+        # made with grad mode on (``_run_below`` turns it off only to run the kernel)
         impl.view_version = impl.version.value
+        impl.creation_meta = 0
 
 
 def _record(op, d, args, kwargs):
