@@ -19,6 +19,8 @@
 #   ``aten.split.Tensor``/``aten.unbind.int`` node;
 # * the comparisons ``x.gt(y)``, ``lt``, ``ge``, ``le``, ``eq``, ``ne`` (and so ``x > y`` & co.)
 #   with a number or a tensor of the same dtype and shape: a bool result, nothing recorded.
+# * ``x.var()``, ``x.std(dim[, keepdim=])`` and ``minitorch_nn.var``/``std``, with the default
+#   correction: the kernel's own ``reduction._var_steps``.
 #
 # The rules are those of _fastpath_ops.pxi (see its header): while nothing could observe the op
 # (``_may_run()``: exact ``Tensor``/``Parameter`` operands on the cpu, no mode, no dispatch trace,
@@ -841,6 +843,137 @@ def tensor_ne(self, other, *args, **kwargs):
     return _compare("ne", self, other, args, kwargs)
 
 
+# -- var and std ---------------------------------------------------------------------------------------
+
+cdef object _op_var = None         # aten.var.correction
+cdef object _op_std = None         # aten.std.correction
+cdef object _var_steps = None      # reduction._var_steps, the kernel's own arithmetic
+cdef dict _CORRECTION_1 = {"correction": 1}
+
+
+cdef object _var_std_fast(object input, object dim, bint keepdim, bint take_sqrt):
+    """``reductions.var``/``std`` without ``unbiased``/``correction``: ``aten.var.correction(input)``
+    for ``dim`` None, else ``aten.var.correction(input, dims, correction=1[, keepdim=True])``
+    (PyTorch's ``(dim, unbiased=True)`` signature); computed as ``reduction._var`` does it for a
+    float tensor whose count exceeds the correction (``_var_steps`` with warnings off, then
+    ``np.sqrt`` for std), recorded with those arguments; None to decline."""
+    global _op_var, _op_std, _var_steps
+    cdef TensorImpl a = _elementwise_input(input, False)
+    if a is None or _fp_var is None:
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), i, d, count = 1
+    cdef list dims = None, axes = []
+    if dim is None:
+        if keepdim:
+            return None
+        for i in range(n):
+            count *= <Py_ssize_t>a.sizes[i]
+    else:
+        if n == 0:
+            return None
+        if type(dim) is int:
+            dims = [dim]
+        elif type(dim) is list or type(dim) is tuple:
+            dims = list(dim)
+            if not dims:
+                return None
+        else:
+            return None
+        for v in dims:
+            d = _dim_index(v, n)
+            if d < 0 or d in axes:
+                return None
+            axes.append(d)
+            count *= <Py_ssize_t>a.sizes[d]
+    ddof = 1
+    if count - 1 <= 0 or not _more_may_run():
+        return None   # (no degrees of freedom: the kernel's warning)
+    if _var_steps is None:
+        import sys
+        reduction = sys.modules.get("minitorch_nn.backends.cpu.reduction")
+        if reduction is None or not hasattr(reduction, "_var_steps"):
+            return None
+        from minitorch_nn._ops import aten
+        _op_var, _op_std, _var_steps = aten.var.correction, aten.std.correction, reduction._var_steps
+    op = _op_std if take_sqrt else _op_var
+    cdef int record = _record_mode(op, a, None)
+    cdef _Recipe recipe = None
+    if record > 0:
+        recipe = _recipe_for(op)
+        if recipe is None:
+            return None
+    elif record < 0:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = _var_steps(a.numpy_view(), None if dims is None else tuple(axes), count, ddof, keepdim)
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    if take_sqrt:
+        try:
+            r = np.sqrt(r)
+        except Exception:
+            return None
+    out = _fresh_tensor(r, a.dtype)
+    if out is None or not record:
+        return out
+    if dims is None:
+        args, kwargs = (input,), None
+    else:
+        args = (input, dims)
+        kwargs = {"correction": 1, "keepdim": True} if keepdim else _CORRECTION_1
+    r = _record(op, recipe, args, kwargs, out, False)
+    return out if r is NotImplemented else r
+
+
+cdef object _var_std_args(object input, tuple args, dict kwargs, bint take_sqrt):
+    """The forms ``()``, ``(dim)``, ``(dim=...)``, each with ``keepdim=`` as a keyword."""
+    cdef Py_ssize_t nargs = PyTuple_GET_SIZE(args)
+    if nargs > 1:
+        return None
+    dim = args[0] if nargs else None
+    keepdim = False
+    if kwargs:
+        for key, value in kwargs.items():
+            if key == "dim" and nargs == 0:
+                dim = value
+            elif key == "keepdim":
+                keepdim = value
+            else:
+                return None
+        if type(keepdim) is not bool:
+            return None
+    if dim is not None and type(dim) is not int and type(dim) is not list and type(dim) is not tuple:
+        return None   # (a bool is unbiased=, among others: the full path parses it)
+    return _var_std_fast(input, dim, keepdim, take_sqrt)
+
+
+def tensor_var(self, *args, **kwargs):
+    """``self.var([dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(self, args, kwargs, False)
+    return _full("Tensor.var", (self,), args, kwargs) if r is None else r
+
+
+def tensor_std(self, *args, **kwargs):
+    """``self.std([dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(self, args, kwargs, True)
+    return _full("Tensor.std", (self,), args, kwargs) if r is None else r
+
+
+def function_var(input, *args, **kwargs):
+    """``minitorch_nn.var(input[, dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(input, args, kwargs, False)
+    return _full("var", (input,), args, kwargs) if r is None else r
+
+
+def function_std(input, *args, **kwargs):
+    """``minitorch_nn.std(input[, dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(input, args, kwargs, True)
+    return _full("std", (input,), args, kwargs) if r is None else r
+
+
 # Tensor's methods from this file (``_tensor_methods.py`` installs them; their full paths arrive
 # through install_fast_functions under "Tensor.<name>"), the public functions (added to
 # FAST_OP_FUNCTIONS, installed with the others) and the nn.functional ones (``nn/functional.py``).
@@ -848,9 +981,10 @@ FAST_MORE_METHODS = {
     "flatten": tensor_flatten, "sum": tensor_sum_dims, "clone": tensor_clone, "clamp": tensor_clamp,
     "cumsum": tensor_cumsum, "bmm": tensor_bmm, "masked_fill": tensor_masked_fill, "chunk": tensor_chunk,
     "unbind": tensor_unbind, "gt": tensor_gt, "lt": tensor_lt, "ge": tensor_ge, "le": tensor_le, "eq": tensor_eq,
-    "ne": tensor_ne,
+    "ne": tensor_ne, "var": tensor_var, "std": tensor_std,
 }
 FAST_OP_FUNCTIONS.update({
     "flatten": function_flatten, "clone": function_clone, "clamp": function_clamp, "cumsum": function_cumsum,
     "bmm": function_bmm, "where": function_where, "chunk": function_chunk, "unbind": function_unbind,
+    "var": function_var, "std": function_std,
 })

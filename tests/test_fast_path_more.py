@@ -1,8 +1,8 @@
 """The compiled fast paths of ``_ext/_fastpath_more.pxi`` give exactly what the full path gives.
 
 ``flatten``, ``sum(dim)``, ``F.linear``, ``clone``, ``clamp``, ``cumsum``, ``F.silu``,
-``F.leaky_relu``, ``masked_fill``, ``bmm``, ``where``, ``F.mse_loss``, ``chunk``, ``unbind`` and
-the comparisons (``>``, ``x.eq(y)``...), in their method, function, operator and keyword
+``F.leaky_relu``, ``masked_fill``, ``bmm``, ``where``, ``F.mse_loss``, ``chunk``, ``unbind``,
+``var``, ``std`` and the comparisons (``>``, ``x.eq(y)``...), in their method, function, operator and keyword
 forms, on random tensors (dtypes, layouts, ranks, dims in range or not, odd arguments): each call
 runs as is and with the full path forced, and everything observable is compared -- the result's
 metadata and bytes or the error, and warnings (without grad); the graph, its saved values and
@@ -15,7 +15,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
@@ -107,6 +107,17 @@ def _forms(d0, d1, n0, n1):
         "gt(n)": lambda x, y, z: x.gt(n1),
         "eq(y)": lambda x, y, z: x.eq(y),
         "mt.lt": lambda x, y, z: mt.lt(x, n0),
+        "var()": lambda x, y, z: x.var(),
+        "var(d)": lambda x, y, z: x.var(d0),
+        "var(dim=, keepdim=)": lambda x, y, z: x.var(dim=d1, keepdim=True),
+        "var([d0, d1])": lambda x, y, z: x.var([d0, d1]),
+        "var(d, unbiased=False)": lambda x, y, z: x.var(d0, unbiased=False),
+        "std()": lambda x, y, z: x.std(),
+        "std(d)": lambda x, y, z: x.std(d0),
+        "std(d, keepdim=)": lambda x, y, z: x.std(d1, keepdim=n0 is None),
+        "std(correction=0)": lambda x, y, z: x.std(correction=0),
+        "mt.var": lambda x, y, z: mt.var(x, d0),
+        "mt.std": lambda x, y, z: mt.std(x, dim=d1),
     }
 
 
@@ -214,6 +225,9 @@ def test_special_values_bit_for_bit(dtype):
 def test_more_ops_with_grad_build_the_full_paths_graph(case, x_kind, y_grad, modify):
     name, spec, dims, y_made, z_made = case
     fn = _forms(*dims)[name]
+    if "var" in name or "std" in name:
+        # (no degrees of freedom left: the backward formula divides by zero, on both paths alike)
+        assume(min(spec.shape, default=1) >= 2)
 
     def make():
         with full_path():
@@ -242,7 +256,7 @@ def test_more_ops_with_grad_build_the_full_paths_graph(case, x_kind, y_grad, mod
 _KERNELS = [aten.sum.dim_IntList, aten.mm.default, aten.addmm.default,
             aten.clone.default, aten.clamp.default, aten.cumsum.default, aten.silu.default, aten.leaky_relu.default,
             aten.masked_fill.Scalar, aten.bmm.default, aten.where.self, aten.mse_loss.default, aten.gt.Scalar,
-            aten.lt.Scalar, aten.eq.Tensor]
+            aten.lt.Scalar, aten.eq.Tensor, aten.var.correction, aten.std.correction]
 
 
 @contextlib.contextmanager
@@ -265,7 +279,8 @@ def _everyday_calls(x, w, b, m, x3):
             F.linear(x, w, b), x.clone(), mt.clone(x), x.clamp(0.1, 0.5), x.clamp(max=0.2), mt.clamp(x, -1),
             x.cumsum(1), mt.cumsum(x, 0), F.silu(x), F.leaky_relu(x), F.leaky_relu(x, 0.2),
             x.masked_fill(m, 0.0), mt.where(m, x, w), x.where(m, w), mt.bmm(x3, x3), x3.bmm(x3), F.mse_loss(x, w),
-            F.mse_loss(x, w, reduction="sum"), *x.chunk(2), *x.unbind(1), *mt.chunk(x, 3, 1)]
+            F.mse_loss(x, w, reduction="sum"), *x.chunk(2), *x.unbind(1), *mt.chunk(x, 3, 1), x.var(), x.std(1),
+            mt.var(x, [0, 1], keepdim=True), x.std()]
 
 
 @pytest.mark.parametrize("grad", [False, True])
@@ -306,7 +321,7 @@ def test_observers_see_every_call():
         _everyday_calls(x, w, b, m, x3)
     assert seen[:8] == [aten.view.default, aten.view.default, aten.sum.dim_IntList, aten.sum.dim_IntList,
                         aten.sum.dim_IntList, aten.t.default, aten.mm.default, aten.t.default]
-    assert len(seen) == 24 + 2 + 3   # (linear: t then mm/addmm; mse_loss, chunk, unbind: one op each)
+    assert len(seen) == 24 + 2 + 3 + 4   # (linear: t then mm/addmm; the others: one op each)
     seen.clear()
     with Function():
         _everyday_calls(x, w, b, m, x3)

@@ -251,20 +251,32 @@ def _var_steps(x, axes, count, ddof, keepdim):
     calls numpy makes for it (so the same bits), without ``np.var``'s argument handling, which
     costs more than the arithmetic on a small tensor: the mean (a sum kept as an array, divided by
     the count), the squared deviations in one temporary, their sum divided by ``count - ddof``.
-    ``tests/test_reduction_kernels.py`` compares it with ``np.var`` bit for bit."""
-    n = np.intp(count)
+    ``tests/test_reduction_kernels.py`` compares it with ``np.var`` bit for bit.
+
+    The counts are numpy scalars (``intp``; ``float64`` for a fractional ``ddof``), as in numpy:
+    dividing a float32 array or scalar by one runs numpy's float64 division, rounded back to
+    float32 (a Python int would divide in float32). A scalar result is divided in Python floats,
+    which is that same float64 division."""
     mean = _add_reduce(x, axes, None, None, True)
     if type(mean) is np.ndarray:
-        mean = np.true_divide(mean, n, out=mean, casting="unsafe", subok=False)
-    else:
-        mean = mean.dtype.type(mean / n)
+        np.true_divide(mean, np.intp(count), mean)
+    else:   # (a 0-d input)
+        mean = mean.dtype.type(mean / np.intp(count))
     dev = np.subtract(x, mean, out=...)
-    dev = np.square(dev, out=dev)
+    np.square(dev, dev)
     r = _add_reduce(dev, axes, None, None, keepdim)
-    n = np.maximum(n - ddof, 0)
+    if type(ddof) is int:
+        dof = count - ddof   # (> 0: the caller checked)
+    elif type(ddof) is float:
+        dof = float(count) - ddof
+    else:
+        dof = np.maximum(np.intp(count) - ddof, 0)
     if type(r) is np.ndarray:
-        return np.true_divide(r, n, out=r, casting="unsafe", subok=False)
-    return r.dtype.type(r / n)
+        n = np.intp(dof) if type(dof) is int else np.float64(dof) if type(dof) is float else dof
+        return np.true_divide(r, n, r)
+    if type(dof) is int or type(dof) is float:
+        return r.dtype.type(float(r) / dof)
+    return r.dtype.type(r / dof)
 
 
 @aten.var.correction.impl("cpu")
