@@ -138,6 +138,24 @@ except RuntimeError as err:
     print("RuntimeError:", str(err)[:160], "...")
 
 # %%
+# Views go stale with the version counter
+# ---------------------------------------
+# A view shares its base's version counter, and remembers the counter's value when its node was
+# made (``view_version`` on the payload, set by ``_C.mark_view``). Once the base (or any other
+# view of it) is written in place, even under ``no_grad``, the view's old node would miss the
+# write, so reading ``grad_fn`` gives a fresh ``AsStridedBackward0`` that leads to the base's
+# current history (``graph.current_grad_fn``, ``inplace.regenerate_view_node``), as in PyTorch:
+
+b = torch.arange(6.0).reshape(2, 3).requires_grad_() * 1
+row = b[0]
+print("before:", type(row.grad_fn).__name__, "version", row._version)
+with torch.no_grad():
+    b.mul_(10)
+print("after b.mul_ under no_grad:", type(row.grad_fn).__name__, "version", row._version)
+b[1].zero_()   # a write through another view: b's node becomes CopySlices
+print("b:", b.grad_fn.name(), "| row leads to:", row.grad_fn.next_functions[0][0].name())
+
+# %%
 # Hooks
 # -----
 # ``Tensor.register_hook(fn)`` runs ``fn(grad)`` when the gradient for that tensor is computed;
