@@ -339,8 +339,57 @@ def _silu_fn(x, sigmoid):
 
 
 def _leaky_relu_fn(x, slope):
-    # activations.leaky_relu: np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype))
-    return _np_where(x > 0, x, x * _np_asarray(slope, x.dtype))
+    # activations.leaky_relu's own values function (the loop below, or numpy's formula)
+    return _activations._leaky_relu_values(x, slope)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _leaky_relu_f32(const float* x, float* out, Py_ssize_t n, float slope) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef float v
+    for i in range(n):
+        v = x[i]
+        out[i] = v if v > 0 else v * slope
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _leaky_relu_f64(const double* x, double* out, Py_ssize_t n, double slope) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double v
+    for i in range(n):
+        v = x[i]
+        out[i] = v if v > 0 else v * slope
+
+
+def leaky_relu_values(object x, object slope):
+    """``np.where(x > 0, x, x * np.asarray(slope, x.dtype))`` in one pass, for a C-contiguous
+    float32/float64 array and a Python int/float slope whose conversion to the dtype is plainly
+    exact or rounds as numpy's does (not NaN, not beyond the dtype's range): each element is
+    ``x`` where ``x > 0``, else the product ``x * slope`` rounded to the dtype -- the same IEEE
+    operations numpy's loops make, so the same bits (NaN stays NaN, with its payload). Returns a
+    fresh array, or None for anything else (``activations._leaky_relu_values`` then runs numpy)."""
+    if type(x) is not np.ndarray or (type(slope) is not float and type(slope) is not int) or _f32 is None:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int typenum = cnp.PyArray_TYPE(a)
+    if (typenum != cnp.NPY_FLOAT32 and typenum != cnp.NPY_FLOAT64) or not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        return None
+    if slope != slope:
+        return None   # (a NaN slope: which NaN a product gives is numpy's business)
+    z = _scalar_operand(slope, _f32 if typenum == cnp.NPY_FLOAT32 else _f64)
+    if z is None:
+        return None   # (an int that does not convert exactly, a float beyond float32's range)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
+    if typenum == cnp.NPY_FLOAT32:
+        _leaky_relu_f32(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(out), n,
+                        (<float*>cnp.PyArray_DATA(<cnp.ndarray>z))[0])
+    else:
+        _leaky_relu_f64(<const double*>cnp.PyArray_DATA(a), <double*>cnp.PyArray_DATA(out), n,
+                        (<double*>cnp.PyArray_DATA(<cnp.ndarray>z))[0])
+    return out
 
 
 def _cumsum_fn(x, axis):

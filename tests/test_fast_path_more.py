@@ -332,3 +332,34 @@ def test_observers_see_every_call():
     with _counting() as calls:   # (an int64 tensor and a float: the full path's type promotion)
         mt.arange(3) > 0.5
     assert calls == [aten.gt.Scalar]
+
+
+# -- the compiled leaky_relu loop: numpy's formula, bit for bit -------------------------------------
+
+_NAN_PAYLOADS = np.frombuffer(np.array([0x7FC01234, 0xFFC05678, 0x7F800001, 0xFF800123], dtype=np.uint32).tobytes(),
+                              dtype=np.float32)
+
+
+@settings(max_examples=200, deadline=None)
+@given(dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**32 - 1),
+       slope=st.one_of(st.sampled_from([0.01, 0.2, -0.5, 0, 1, 2, -0.0, 1e30, 5e-324, 2**24, 2**25 + 1, 1e39]),
+                       st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**30), 2**30)),
+       shape=st.sampled_from([(0,), (1,), (7,), (3, 5), (2, 3, 4), ()]), transposed=st.booleans())
+def test_leaky_relu_loop_is_numpys_formula(dtype, seed, slope, shape, transposed):
+    rng = np.random.default_rng(seed)
+    x = np.asarray(rng.standard_normal(shape) * 10.0 ** int(rng.integers(-5, 5)), dtype=dtype)
+    if x.size:
+        specials = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1e-45, -3e38] + (list(_NAN_PAYLOADS) if dtype is np.float32 else [])
+        flat = x.reshape(-1)
+        for i in rng.integers(0, x.size, min(x.size, 4)):
+            flat[i] = specials[int(rng.integers(0, len(specials)))]
+    if transposed and x.ndim == 2:
+        x = x.T
+    with np.errstate(all="ignore"):
+        expected = np.where(x > 0, x, x * np.asarray(slope, x.dtype))
+        got = _C.leaky_relu_values(x, slope)
+    if got is None:   # (what it declines: numpy's formula runs)
+        assert not x.flags.c_contiguous or slope != slope or type(slope) is int or abs(slope) > np.finfo(np.float32).max
+        return
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
