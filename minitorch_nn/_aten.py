@@ -179,6 +179,17 @@ SCHEMAS = {
         'threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor',
         'tanh_backward(Tensor grad_output, Tensor output) -> Tensor',
         'sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor',
+        # (backends/cpu/activations_more.py: ops PyTorch runs as one node of their own)
+        'hardswish(Tensor self) -> Tensor',
+        'hardswish_backward(Tensor grad_output, Tensor self) -> Tensor',
+        'hardsigmoid(Tensor self) -> Tensor',
+        'hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor',
+        'mish(Tensor self) -> Tensor',
+        'mish_backward(Tensor grad_output, Tensor self) -> Tensor',
+        'log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)',
+        'log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor',
+        'celu(Tensor self, Scalar alpha=1.) -> Tensor',
+        'elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor',
     ],
     "Comparison and logic": [
         'eq.Tensor(Tensor self, Tensor other) -> Tensor',

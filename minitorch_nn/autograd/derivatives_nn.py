@@ -20,6 +20,10 @@ their ``*_backward`` ops, which is what makes double backward (``create_graph=Tr
   direct calls reach, are differentiable too. Not yet: the norms' ``*_backward`` ops called
   directly (autograd itself never calls them while building a graph, see above).
 
+The activations PyTorch runs as one op (``hardswish``, ``hardsigmoid``, ``mish``,
+``log_sigmoid_forward``, ``celu``) call their ``*_backward`` op as PyTorch's nodes do, at the end
+of this file; ``hardsigmoid_backward`` has PyTorch's NotImplemented node (no double backward).
+
 Registered with ``derivatives.derivative`` exactly like the formulas there: the parameter names
 of each formula say what the recorder saves (schema argument names, ``result1``...).
 """
@@ -310,3 +314,74 @@ derivative(
     "embedding_dense_backward", "EmbeddingDenseBackwardBackward0",
     grad_output=lambda grad, indices, padding_idx: _embedding_dense_double_backward(grad, indices, padding_idx),
 )
+
+# -- activations with a backward op of their own (backends/cpu/activations_more.py) ---------------
+# PyTorch's nodes for these call one ``*_backward`` op, so a dispatch mode sees that op (not the
+# tensor ops it could be written with); their own derivatives make double backward work.
+
+derivative("hardswish", "HardswishBackward0",
+           self=lambda grad, self: aten.hardswish_backward.default(grad, self))
+# hardswish_backward is g * h'(x) with h'' = 1/3 on (-3, 3) and 0 elsewhere
+derivative("hardswish_backward", "HardswishBackwardBackward0",
+           grad_output=lambda grad, self: aten.hardswish_backward.default(grad, self),
+           self=lambda grad, grad_output, self: aten.where.self(
+               (self > -3.0).logical_and(self < 3.0), grad * grad_output / 3.0, self.new_zeros([])))
+
+derivative("hardsigmoid", "HardsigmoidBackward0",
+           self=lambda grad, self: aten.hardsigmoid_backward.default(grad, self))
+# PyTorch 2.13 gives hardsigmoid_backward no derivative: its NotImplemented node, failing on use
+derivative("hardsigmoid_backward", "torch::autograd::NotImplemented",
+           grad_output=lambda grad: _not_implemented("hardsigmoid_backward"),
+           self=lambda grad: _not_implemented("hardsigmoid_backward"))
+
+
+def _not_implemented(op_name):
+    raise RuntimeError(f"derivative for aten::{op_name} is not implemented")
+
+
+def _mish_grad(grad, self):
+    if not grad_mode.is_grad_enabled():
+        return aten.mish_backward.default(grad, self)
+    # a graph is being built (create_graph=True): the same formula in differentiable tensor ops,
+    # written as PyTorch's infinitely_differentiable_mish_backward writes it (same dispatches)
+    sigmoid = self.sigmoid()
+    tanh_softplus = self.exp().log1p().tanh()
+    squared = tanh_softplus * tanh_softplus
+    one_minus = aten.empty_like.default(squared).fill_(1).sub_(squared)
+    return grad * (tanh_softplus + self * sigmoid * one_minus)
+
+
+derivative("mish", "MishBackward0", self=_mish_grad)
+
+derivative("log_sigmoid_forward", "LogSigmoidBackward0",
+           self=lambda grads, self, result1: aten.log_sigmoid_backward.default(grads[0], self, result1))
+aten.log_sigmoid_forward.default.derivative.non_differentiable_outputs = frozenset({1})   # buffer
+
+
+def _log_sigmoid_double_self(grad, grad_output, self):
+    # log_sigmoid_backward is g * (1 - sigmoid(x)); its derivative in x is -g * sigmoid'(x)
+    s = self.sigmoid()
+    return grad * grad_output * -(s * (1 - s))
+
+
+derivative("log_sigmoid_backward", "LogSigmoidBackwardBackward0",
+           grad_output=lambda grad, self, buffer: aten.log_sigmoid_backward.default(grad, self, buffer),
+           self=_log_sigmoid_double_self)
+
+derivative("celu", "CeluBackward0",
+           self=lambda grad, self, alpha: aten.elu_backward.default(grad, alpha, 1, 1.0 / float(alpha), False, self))
+
+
+def _elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    negcoef = float(alpha) * float(scale)
+    if is_result:   # elu_backward is g * input_scale * (y + negcoef) where y <= 0
+        return grad * grad_output * input_scale * (self_or_result <= 0).to(grad.dtype)
+    # d/dx of g * input_scale * negcoef * exp(x * input_scale), where x <= 0
+    term = grad * grad_output * (float(input_scale) * float(input_scale) * negcoef) * (self_or_result * input_scale).exp()
+    return term.masked_fill(self_or_result > 0, 0)
+
+
+derivative("elu_backward", "EluBackwardBackward0",
+           grad_output=lambda grad, alpha, scale, input_scale, is_result, self_or_result:
+               aten.elu_backward.default(grad, alpha, scale, input_scale, is_result, self_or_result),
+           self_or_result=_elu_double_backward)

@@ -90,7 +90,9 @@ _POINTWISE = {
     "acos.default atan.default atan2.default sinh.default cosh.default tanh.default sigmoid.default "
     "erf.default erfc.default erfinv.default reciprocal.default gelu.default silu.default "
     "softplus.default elu.default addcdiv.default xlogy.Tensor xlogy.Scalar_Other xlogy.Scalar_Self "
-    "copysign.Tensor copysign.Scalar logaddexp.default logaddexp2.default ldexp.Tensor",
+    "copysign.Tensor copysign.Scalar logaddexp.default logaddexp2.default ldexp.Tensor "
+    "hardswish.default hardswish_backward.default hardsigmoid.default hardsigmoid_backward.default mish.default "
+    "mish_backward.default log_sigmoid_backward.default celu.default elu_backward.default",
     "bool": "eq.Tensor eq.Scalar ne.Tensor ne.Scalar lt.Tensor lt.Scalar le.Tensor le.Scalar gt.Tensor "
     "gt.Scalar ge.Tensor ge.Scalar logical_and.default logical_or.default logical_xor.default "
     "logical_not.default isnan.default isinf.default isfinite.default",
@@ -117,11 +119,19 @@ def _op(name):
 _SCALAR_PARAMETERS = set(
     "pow.Tensor_Scalar clamp.default clamp.Tensor clamp_min.default clamp_max.default lerp.Scalar "
     "round.decimals leaky_relu.default hardtanh.default threshold_backward.default softplus.default "
-    "elu.default gelu.default addcmul.default addcdiv.default".split()
+    "elu.default gelu.default addcmul.default addcdiv.default celu.default elu_backward.default".split()
 )
 for _kind, _names in _POINTWISE.items():
     for _name in _names.split():
         _op(_name).impl("meta")(_pointwise(_kind, _name not in _SCALAR_PARAMETERS))
+
+
+@aten.log_sigmoid_forward.default.impl("meta")
+def _log_sigmoid_forward(self):
+    out = _pointwise("float")(self)   # (output, buffer): two results of the input's shape
+    return out, _pointwise("float")(self)
+
+
 for _kind, _names in _POINTWISE_INPLACE.items():
     for _name in _names.split():
         _op(_name).impl("meta")(_pointwise_inplace(_kind))

@@ -515,7 +515,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 @public
 def logsigmoid(input):
-    return -softplus(-input)
+    """``log(sigmoid(x))`` (``aten.log_sigmoid_forward``, whose second result PyTorch keeps for backward)."""
+    return aten.log_sigmoid_forward.default(input)[0]
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -534,26 +535,26 @@ def selu(input, inplace=False):
 
 @public
 def celu(input, alpha=1.0, inplace=False):
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``aten.elu`` with ``input_scale=1/alpha``)."""
-    return _maybe_inplace(input, aten.elu.default(input, alpha, 1, 1 / alpha), inplace)
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``aten.celu``: elu with ``input_scale=1/alpha``)."""
+    return _maybe_inplace(input, aten.celu.default(input, alpha) if alpha != 1.0 else aten.celu.default(input), inplace)
 
 
 @public
 def mish(input, inplace=False):
-    """``x * tanh(softplus(x))``."""
-    return _maybe_inplace(input, input * softplus(input).tanh(), inplace)
+    """``x * tanh(softplus(x))`` (``aten.mish``)."""
+    return _maybe_inplace(input, aten.mish.default(input), inplace)
 
 
 @public
 def hardsigmoid(input, inplace=False):
-    """``relu6(x + 3) / 6``: a piecewise-linear sigmoid."""
-    return _maybe_inplace(input, aten.hardtanh.default(input + 3, 0.0, 6.0) / 6, inplace)
+    """``relu6(x + 3) / 6``: a piecewise-linear sigmoid (``aten.hardsigmoid``)."""
+    return _maybe_inplace(input, aten.hardsigmoid.default(input), inplace)
 
 
 @public
 def hardswish(input, inplace=False):
-    """``x * relu6(x + 3) / 6``."""
-    return _maybe_inplace(input, input * aten.hardtanh.default(input + 3, 0.0, 6.0) / 6, inplace)
+    """``x * relu6(x + 3) / 6`` (``aten.hardswish``)."""
+    return _maybe_inplace(input, aten.hardswish.default(input), inplace)
 
 
 @public

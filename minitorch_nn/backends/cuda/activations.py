@@ -162,3 +162,120 @@ def hardtanh(self, min_val=-1, max_val=1):
     if self.dtype is dt.bool or self.dtype is dt.uint8:
         return _host_hardtanh(self, min_val, max_val)  # PyTorch's errors for these
     return clamp_values(self, min_val, max_val, dtype=self.dtype)
+
+
+# -- ops PyTorch runs as one node of their own (cpu: backends/cpu/activations_more.py) ----------------
+# The same expressions as the cpu kernels. Under the simulator the device functions run as plain
+# Python, where math.exp overflows with an error rather than inf: mish's guard (x > 20, where
+# tanh(log1p(exp(x))) is exactly 1 in float32 and float64) gives the value the formula gives.
+
+
+def f_hardswish(x):
+    return x * min(max(x + 3.0, 0.0), 6.0) / 6.0
+
+
+def f_hardsigmoid(x):
+    return min(max(x + 3.0, 0.0), 6.0) / 6.0
+
+
+def f_mish(x):
+    if x > 20.0:
+        return x
+    return x * math.tanh(math.log1p(math.exp(x)))
+
+
+def f_log_sigmoid(x):
+    return min(x, 0.0) - math.log1p(math.exp(-abs(x)))
+
+
+def f_log_sigmoid_buffer(x):
+    return math.exp(-abs(x))
+
+
+def f_hardswish_backward(g, x):
+    if x <= -3.0:
+        return g * 0.0
+    return g * (x / 3.0 + 0.5) if x < 3.0 else g
+
+
+def f_hardsigmoid_backward(g, x):
+    return g * 0.1666666716337204 if x > -3.0 and x < 3.0 else g * 0.0   # (1/6 rounded to float32)
+
+
+def f_mish_backward(g, x):
+    if x > 20.0:   # t == 1 exactly, so 1 - t * t == 0
+        return g
+    t = math.tanh(math.log1p(math.exp(x)))
+    s = 1.0 / (1.0 + math.exp(-x)) if x >= -700.0 else 0.0
+    return g * (t + x * s * (1.0 - t * t))
+
+
+def f_log_sigmoid_backward(g, x):
+    z = math.exp(-abs(x))
+    if x < 0:
+        return (1.0 - z / (1.0 + z)) * g
+    return (0.0 + z / (1.0 + z)) * g
+
+
+def make_elu_backward(negcoef, poscoef, negiptcoef, is_result):
+    def f(g, x):
+        if not x <= 0:   # (NaN takes this branch, as on cpu)
+            return g * poscoef
+        if is_result:
+            return g * negiptcoef * (x + negcoef)
+        return g * negiptcoef * negcoef * math.exp(x * negiptcoef)
+
+    return f
+
+
+for _op, _fn in ((aten.hardswish.default, f_hardswish), (aten.hardsigmoid.default, f_hardsigmoid),
+                 (aten.mish.default, f_mish)):
+    _float_unary(_op, lambda *params, _fn=_fn: _fn, lambda: ())
+
+
+_float_unary(aten.celu.default, make_elu,
+             lambda alpha=1.0: None if float(alpha) == 0 else (_num(alpha), 1.0, 1.0 / _num(alpha)))
+
+_host_log_sigmoid_forward = host_kernel(aten.log_sigmoid_forward.default)
+
+
+@aten.log_sigmoid_forward.default.impl("cuda")
+def log_sigmoid_forward(self):
+    if not self.dtype.is_floating_point:
+        return _host_log_sigmoid_forward(self)
+    d = self.dtype
+    return ew.launch(f_log_sigmoid, [self], d, compute_dtype(d)), ew.launch(f_log_sigmoid_buffer, [self], d, compute_dtype(d))
+
+
+def _float_backward(op, fn_of):
+    """A cuda kernel for a ``*_backward(grad_output, ..., x)`` op: ``fn_of(*params)`` is the device
+    function of (g, x); non-float operands (PyTorch's errors) take the host path."""
+    host = host_kernel(op)
+
+    def kernel(grad_output, *args):
+        x = args[-1]
+        if not (grad_output.dtype.is_floating_point and x.dtype.is_floating_point):
+            return host(grad_output, *args)
+        fn = fn_of(*args[:-1])
+        if fn is None:
+            return host(grad_output, *args)
+        return ew.pointwise(fn, grad_output, x)
+
+    op.impl("cuda")(kernel)
+
+
+_float_backward(aten.hardswish_backward.default, lambda: f_hardswish_backward)
+_float_backward(aten.hardsigmoid_backward.default, lambda: f_hardsigmoid_backward)
+_float_backward(aten.mish_backward.default, lambda: f_mish_backward)
+_float_backward(aten.elu_backward.default, lambda alpha, scale, input_scale, is_result: None
+                if is_result and float(alpha) < 0 else _baked(make_elu_backward, _num(alpha) * _num(scale), _num(scale),
+                                                              _num(input_scale), bool(is_result)))
+
+_host_log_sigmoid_backward = host_kernel(aten.log_sigmoid_backward.default)
+
+
+@aten.log_sigmoid_backward.default.impl("cuda")
+def log_sigmoid_backward(grad_output, self, buffer):
+    if not (grad_output.dtype.is_floating_point and self.dtype.is_floating_point):
+        return _host_log_sigmoid_backward(grad_output, self, buffer)
+    return ew.pointwise(f_log_sigmoid_backward, grad_output, self)

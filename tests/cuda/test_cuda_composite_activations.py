@@ -1,0 +1,37 @@
+"""hardswish, hardsigmoid, mish, logsigmoid and celu (and their backward ops) on the GPU: the same
+values and gradients as the cpu kernels (backends/cpu/activations_more.py), without the host path."""
+
+import numpy as np
+import pytest
+
+import minitorch_nn as mt
+import minitorch_nn.nn.functional as F
+from minitorch_nn.backends.cuda import fallback
+
+FUNCTIONS = {
+    "hardswish": F.hardswish,
+    "hardsigmoid": F.hardsigmoid,
+    "mish": F.mish,
+    "logsigmoid": F.logsigmoid,
+    "celu": lambda x: F.celu(x, 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_gpu_matches_cpu_without_the_host(name):
+    fn = FUNCTIONS[name]
+    x = mt.tensor([-5.0, -3.0, -1.5, -0.2, 0.0, 0.7, 3.0, 4.0, 30.0], dtype=mt.float64)
+    a, b = x.clone().requires_grad_(), x.cuda().requires_grad_()
+    before = sum(fallback.HOST_CALLS.values())
+    ya, yb = fn(a), fn(b)
+    (ga,) = mt.autograd.grad(ya.sum(), a)
+    (gb,) = mt.autograd.grad(yb.sum(), b)
+    assert sum(fallback.HOST_CALLS.values()) == before
+    assert yb.is_cuda and type(yb.grad_fn).__name__ == type(ya.grad_fn).__name__
+    np.testing.assert_allclose(yb.detach().cpu().numpy(), ya.detach().numpy(), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(gb.cpu().numpy(), ga.numpy(), rtol=1e-14, atol=1e-15)
+
+
+def test_integer_input_raises_the_cpu_error():
+    with pytest.raises(RuntimeError, match="hardswish_cpu"):
+        F.hardswish(mt.ones(2, dtype=mt.int64).cuda())

@@ -1,0 +1,201 @@
+"""nn.functional ops that PyTorch 2.13 runs as one aten op with a node of its own (hardswish,
+hardsigmoid, mish, logsigmoid, celu, ...), compared with PyTorch: what a dispatch mode sees in
+forward and backward (with and without ``create_graph``), ``grad_fn`` and ``next_functions``
+names, the saved attributes, values and gradients; plus gradcheck/gradgradcheck in float64 and the
+meta device.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
+
+import minitorch_nn as mt  # noqa: E402
+from minitorch_nn.utils._python_dispatch import TorchDispatchMode as MtMode  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode as TorchMode  # noqa: E402
+
+# name -> (call of (lib, *inputs), input shapes). Inputs are float64 tensors that require grad.
+CASES = {
+    "hardswish": (lambda L, x: L.nn.functional.hardswish(x), [(2, 5)]),
+    "hardsigmoid": (lambda L, x: L.nn.functional.hardsigmoid(x), [(2, 5)]),
+    "mish": (lambda L, x: L.nn.functional.mish(x), [(2, 5)]),
+    "logsigmoid": (lambda L, x: L.nn.functional.logsigmoid(x), [(2, 5)]),
+    "celu": (lambda L, x: L.nn.functional.celu(x), [(2, 5)]),
+    "celu_alpha": (lambda L, x: L.nn.functional.celu(x, 0.5), [(2, 5)]),
+    "celu_module": (lambda L, x: L.nn.CELU(2.0)(x), [(3,)]),
+    "hardswish_module": (lambda L, x: L.nn.Hardswish()(x), [(4,)]),
+}
+# ops whose double backward PyTorch 2.13 does not implement (a NotImplemented node)
+NO_DOUBLE_BACKWARD = {"hardsigmoid"}
+
+
+def _inputs(lib, shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    # values away from the kinks at +-3 and 0, where finite differences would straddle them
+    out = []
+    for shape in shapes:
+        v = rng.uniform(-5, 5, size=shape)
+        v = np.where(np.abs(np.abs(v) - 3) < 0.1, v + 0.3, v)
+        v = np.where(np.abs(v) < 0.1, v + 0.3, v)
+        out.append(lib.tensor(v.tolist(), dtype=lib.float64, requires_grad=True))
+    return out
+
+
+def _run(lib, name, create_graph):
+    fn, shapes = CASES[name]
+    mode_base = TorchMode if lib is torch else MtMode
+    log = []
+
+    class Log(mode_base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            log.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    xs = _inputs(lib, shapes)
+    with Log():
+        y = fn(lib, *xs)
+    forward_log = list(log)
+    log.clear()
+    node = y.grad_fn
+    seen = {
+        "node": type(node).__name__,
+        "next": [(type(n).__name__ if n is not None else None, i) for n, i in node.next_functions],
+        "saved": sorted(a for a in dir(node) if a.startswith("_saved_")),
+        "saved_numbers": {a: getattr(node, a) for a in dir(node)
+                          if a.startswith("_saved_") and not isinstance(getattr(node, a), (torch.Tensor, mt.Tensor))},
+        "forward_log": forward_log,
+    }
+    gy = lib.ones_like(y) * 0.5
+    with Log():
+        grads = lib.autograd.grad(y, xs, gy, create_graph=create_graph)
+    seen["backward_log"] = list(log)
+    if create_graph:
+        seen["grad_nodes"] = [type(g.grad_fn).__name__ for g in grads]
+    return seen, y.detach().tolist(), [g.detach().tolist() for g in grads]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_nodes_dispatches_and_values_as_pytorch(name, create_graph):
+    t_seen, t_y, t_g = _run(torch, name, create_graph)
+    m_seen, m_y, m_g = _run(mt, name, create_graph)
+    assert m_seen == t_seen
+    np.testing.assert_allclose(m_y, t_y, rtol=1e-13, atol=1e-15)
+    for a, b in zip(m_g, t_g):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradcheck_and_gradgradcheck(name):
+    fn, shapes = CASES[name]
+    xs = _inputs(mt, shapes, seed=1)
+    assert mt.autograd.gradcheck(lambda *a: fn(mt, *a), xs)
+    if name.split("_")[0] not in NO_DOUBLE_BACKWARD:
+        assert mt.autograd.gradgradcheck(lambda *a: fn(mt, *a), xs)
+
+
+def test_hardsigmoid_double_backward_fails_as_in_pytorch():
+    def attempt(lib):
+        x = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+        try:
+            g.sum().backward()
+        except RuntimeError as e:
+            return type(g.grad_fn).__name__, str(e)
+        return type(g.grad_fn).__name__, None
+
+    assert attempt(mt) == attempt(torch)
+    assert attempt(mt)[1] == "derivative for aten::hardsigmoid_backward is not implemented"
+
+
+def test_celu_alpha_zero_error_and_integer_inputs_as_pytorch():
+    def errors(lib):
+        out = []
+        for call in (lambda: lib.nn.functional.celu(lib.ones(2), 0.0),
+                     lambda: lib.nn.functional.hardswish(lib.ones(2, dtype=lib.int64)),
+                     lambda: lib.nn.functional.hardsigmoid(lib.ones(2, dtype=lib.int64)),
+                     lambda: lib.nn.functional.mish(lib.ones(2, dtype=lib.int64)),
+                     lambda: lib.nn.functional.logsigmoid(lib.ones(2, dtype=lib.int64))):
+            try:
+                call()
+                out.append(None)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+
+    assert errors(mt) == errors(torch)
+
+
+def test_log_sigmoid_forward_returns_output_and_buffer():
+    x = np.array([-30.0, -2.0, -0.0, 0.5, 40.0])
+    t_out, t_buf = torch.ops.aten.log_sigmoid_forward(torch.tensor(x))
+    m_out, m_buf = mt.ops.aten.log_sigmoid_forward(mt.tensor(x))
+    np.testing.assert_array_equal(m_out.numpy(), t_out.numpy())
+    np.testing.assert_array_equal(m_buf.numpy(), t_buf.numpy())
+    assert not m_buf.requires_grad
+
+
+def test_meta_device_shapes():
+    with mt.device("meta"):
+        x = mt.randn(2, 3)
+        for fn in (mt.nn.functional.hardswish, mt.nn.functional.hardsigmoid, mt.nn.functional.mish,
+                   mt.nn.functional.logsigmoid, mt.nn.functional.celu):
+            y = fn(x)
+            assert y.is_meta and tuple(y.shape) == (2, 3) and y.dtype is mt.float32
+
+
+# dtypes and how closely each op's values follow PyTorch's there: exact for the piecewise-linear
+# ones; PyTorch's vectorized float32 exp/log1p/tanh (SLEEF) differ from numpy's by an ulp or so
+_EXACT = {"hardswish", "hardsigmoid"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    name=st.sampled_from(["hardswish", "hardsigmoid", "mish", "logsigmoid", "celu"]),
+    dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16"]),
+    shape=st.lists(st.integers(1, 4), min_size=0, max_size=3),
+    transpose=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_values_and_grads_follow_pytorch(name, dtype, shape, transpose, seed):
+    rng = np.random.default_rng(seed)
+    v = rng.normal(scale=4.0, size=shape)
+    g = rng.normal(size=shape)
+    results = []
+    for lib in (torch, mt):
+        x = lib.tensor(v.tolist(), dtype=getattr(lib, dtype))
+        if transpose and x.dim() >= 2:
+            x = x.transpose(0, 1)
+        x.requires_grad_(True)
+        y = getattr(lib.nn.functional, name)(x)
+        gy = lib.tensor(g.tolist(), dtype=getattr(lib, dtype))
+        if transpose and gy.dim() >= 2:
+            gy = gy.transpose(0, 1)
+        (gx,) = lib.autograd.grad(y, x, gy)
+        results.append((y.detach().float().numpy(), gx.float().numpy(), y.stride(), y.dtype))
+    (ty, tg, ts, tdt), (my, mg, ms, mdt) = results
+    assert ms == ts and str(mdt) == str(tdt)
+    if name in _EXACT or dtype in ("float64", "float16", "bfloat16"):
+        np.testing.assert_array_equal(my, ty)
+        np.testing.assert_array_equal(mg, tg)
+    else:
+        np.testing.assert_allclose(my, ty, rtol=4e-6, atol=1e-6)
+        np.testing.assert_allclose(mg, tg, rtol=4e-6, atol=1e-6)
+
+
+def test_export_graph_keeps_one_node_per_op():
+    def graph(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                F = lib.nn.functional
+                return F.hardswish(x) + F.hardsigmoid(x) + F.mish(x) + F.logsigmoid(x) + F.celu(x, 0.5)
+
+        ep = lib.export.export(M(), (lib.randn(2, 3),))
+        x = lib.tensor([[-4.0, -1.0, 0.5], [2.0, 3.5, 0.0]])
+        return str(ep.graph), ep.module()(x).tolist()
+
+    (t_graph, t_out), (m_graph, m_out) = graph(torch), graph(mt)
+    assert m_graph == t_graph
+    np.testing.assert_allclose(m_out, t_out, rtol=1e-6)
