@@ -190,6 +190,8 @@ SCHEMAS = {
         'log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor',
         'celu(Tensor self, Scalar alpha=1.) -> Tensor',
         'elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor',
+        'glu(Tensor self, int dim=-1) -> Tensor',
+        'glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor',
     ],
     "Comparison and logic": [
         'eq.Tensor(Tensor self, Tensor other) -> Tensor',

@@ -385,3 +385,24 @@ derivative("elu_backward", "EluBackwardBackward0",
            grad_output=lambda grad, alpha, scale, input_scale, is_result, self_or_result:
                aten.elu_backward.default(grad, alpha, scale, input_scale, is_result, self_or_result),
            self_or_result=_elu_double_backward)
+
+derivative("glu", "GluBackward0", self=lambda grad, self, dim: aten.glu_backward.default(grad, self, dim))
+
+
+def _glu_double(which, grad, grad_output, self, dim):
+    # glu_backward(g, x) = [s * g, (1 - s) * s * a * g] with x = [a, b], s = sigmoid(b);
+    # ``grad`` = [gg_a, gg_b] is the gradient w.r.t. that result
+    gg_a, gg_b = grad.chunk(2, dim)
+    a, b = self.chunk(2, dim)
+    s = b.sigmoid()
+    ds = s * (1 - s)
+    if which == "grad_output":
+        return gg_a * s + gg_b * ds * a
+    grad_a = gg_b * ds * grad_output
+    grad_b = gg_a * grad_output * ds + gg_b * a * grad_output * ds * (1 - 2 * s)
+    return aten.cat.default([grad_a, grad_b], dim)
+
+
+derivative("glu_backward", "GluBackwardBackward0",
+           grad_output=lambda grad, self, dim: _glu_double("grad_output", grad, None, self, dim),
+           self=lambda grad, grad_output, self, dim: _glu_double("self", grad, grad_output, self, dim))

@@ -132,6 +132,21 @@ def _log_sigmoid_forward(self):
     return out, _pointwise("float")(self)
 
 
+@aten.glu.default.impl("meta")
+def _glu(self, dim=-1):
+    from minitorch_nn.backends.cpu.activations_more import check_glu
+
+    d = check_glu(self, dim)   # (PyTorch's errors)
+    shape = list(self.shape)
+    shape[d] //= 2
+    return _new_meta(tuple(shape), _float(self.dtype))
+
+
+@aten.glu_backward.default.impl("meta")
+def _glu_backward(grad_output, self, dim):
+    return _new_meta(tuple(self.shape), self.dtype)
+
+
 for _kind, _names in _POINTWISE_INPLACE.items():
     for _name in _names.split():
         _op(_name).impl("meta")(_pointwise_inplace(_kind))

@@ -576,14 +576,8 @@ def threshold(input, threshold, value, inplace=False):
 
 @public
 def glu(input, dim=-1):
-    """Gated linear unit: split ``dim`` in halves ``a, b`` and return ``a * sigmoid(b)``."""
-    if input.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    n = input.shape[dim]
-    if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+    """Gated linear unit: split ``dim`` in halves ``a, b`` and return ``a * sigmoid(b)`` (``aten.glu``)."""
+    return aten.glu.default(input) if dim == -1 else aten.glu.default(input, dim)
 
 
 @public

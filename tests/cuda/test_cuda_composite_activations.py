@@ -14,6 +14,8 @@ FUNCTIONS = {
     "mish": F.mish,
     "logsigmoid": F.logsigmoid,
     "celu": lambda x: F.celu(x, 0.5),
+    "glu": lambda x: F.glu(x[:8].reshape(2, 4), 0),
+    "glu_strided": lambda x: F.glu(x[:8].reshape(2, 4).t(), 1),
 }
 
 

@@ -19,6 +19,10 @@ import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
+from minitorch_nn._shape import wrap_dim
+from minitorch_nn.backends.common import compute_dtype
+from minitorch_nn.backends.layout import elementwise_strides
+from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided
 from minitorch_nn.backends.cpu.pointwise import _float_only, _out, _sigmoid, binary, unary
 
 
@@ -101,9 +105,16 @@ def log_sigmoid_forward(self):
     """(output, buffer): ``min(x, 0) - log1p(exp(-|x|))`` and the ``exp(-|x|)`` it used, which
     the backward reads again (PyTorch's cpu kernel fills the buffer the same way)."""
     _float_only(self, "log_sigmoid_cpu")
-    buffer = _out(unary(lambda x: np.exp(-np.abs(x)), self, "float"))
-    output = _out(unary(lambda x: np.minimum(x, _c(0, x)) - np.log1p(np.exp(-np.abs(x))), self, "float"))
+    # (both row-major whatever the input's layout, as PyTorch allocates them)
+    buffer = _contiguous(unary(lambda x: np.exp(-np.abs(x)), self, "float"))
+    output = _contiguous(unary(lambda x: np.minimum(x, _c(0, x)) - np.log1p(np.exp(-np.abs(x))), self, "float"))
     return output, buffer
+
+
+def _contiguous(triple):
+    values, dtype, _ = triple
+    # (not np.ascontiguousarray, which turns a 0-d array into a 1-d one)
+    return wrap(values if values.flags.c_contiguous else values.copy(order="C"), dtype)
 
 
 @aten.log_sigmoid_backward.default.impl("cpu")
@@ -123,7 +134,9 @@ def log_sigmoid_backward(grad_output, self, buffer):
         sign = np.where(neg, _c(1, x), _c(-1, x))
         return (max_deriv - sign * (z / (_c(1, z) + z))) * g
 
-    return _out(binary(fn, grad_output, self))
+    # laid out as an elementwise result of all three operands (PyTorch's TensorIterator)
+    values, d, _ = binary(fn, grad_output, self)
+    return wrap_strided(values, d, elementwise_strides(values.shape, [grad_output, self, buffer], d))
 
 
 # -- celu (elu with input_scale = 1 / alpha) and elu_backward -----------------------------------------
@@ -153,3 +166,46 @@ def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_resu
         return np.where(x <= 0, neg, g * _c(poscoef, x))
 
     return _out(binary(fn, grad_output, self_or_result))
+
+
+# -- glu --------------------------------------------------------------------------------------------
+
+
+def check_glu(self, dim):
+    """PyTorch's checks for glu; returns ``dim`` wrapped to a non-negative dim."""
+    if self.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, self.dim())
+    n = self.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    return d
+
+
+def _halves(x, d):
+    n = x.shape[d] // 2
+    return np.take(x, range(n), axis=d), np.take(x, range(n, 2 * n), axis=d)
+
+
+@aten.glu.default.impl("cpu")
+def glu(self, dim=-1):
+    d = check_glu(self, dim)
+    _float_only(self, "glu_cpu")
+    a, b = _halves(as_array(self, compute_dtype(self.dtype)), d)
+    one = _c(1, a)
+    return wrap(a * (one / (one + np.exp(-b))), self.dtype)   # a * sigmoid(b), sigmoid written out
+
+
+@aten.glu_backward.default.impl("cpu")
+def glu_backward(grad_output, self, dim):
+    d = check_glu(self, dim)
+    _float_only(self, "glu_backward_cpu")
+    cd = compute_dtype(self.dtype)
+    a, b = _halves(as_array(self, cd), d)
+    g = as_array(grad_output, cd)
+    one = _c(1, a)
+    s = one / (one + np.exp(-b))
+    if cd is not self.dtype:   # PyTorch stores sigmoid(b) in the 16-bit result first, then reads it back
+        s = s.astype(self.dtype.numpy_dtype).astype(s.dtype)
+    # d/da = sigmoid(b) * g; d/db = (1 - sigmoid(b)) * sigmoid(b) * a * g (PyTorch's order of products)
+    return wrap(np.concatenate([s * g, (one - s) * s * a * g], axis=d), self.dtype)

@@ -279,3 +279,55 @@ def log_sigmoid_backward(grad_output, self, buffer):
     if not (grad_output.dtype.is_floating_point and self.dtype.is_floating_point):
         return _host_log_sigmoid_backward(grad_output, self, buffer)
     return ew.pointwise(f_log_sigmoid_backward, grad_output, self)
+
+
+# -- glu: a * sigmoid(b) over the two halves of ``dim`` (views, no copies) ---------------------------
+
+
+def _sigmoid_written_out(b):
+    return 1.0 / (1.0 + math.exp(-b)) if b > -700.0 else 0.0   # (exp would overflow to inf: 1/inf)
+
+
+def f_glu(a, b):
+    return a * _sigmoid_written_out(b)
+
+
+def f_glu_grad_a(b, g):
+    return _sigmoid_written_out(b) * g
+
+
+def f_glu_grad_b(a, b, g):
+    s = _sigmoid_written_out(b)
+    return (1.0 - s) * s * a * g
+
+
+_host_glu = host_kernel(aten.glu.default)
+_host_glu_backward = host_kernel(aten.glu_backward.default)
+
+
+def _glu_halves(self, dim):
+    from minitorch_nn.backends.cpu.activations_more import check_glu
+
+    d = check_glu(self, dim)
+    n = self.shape[d] // 2
+    view = aten.slice.Tensor.kernel_for("cuda")   # the view kernel itself: nothing is dispatched
+    return d, view(self, d, 0, n), view(self, d, n, 2 * n)
+
+
+@aten.glu.default.impl("cuda")
+def glu(self, dim=-1):
+    if not self.dtype.is_floating_point:
+        return _host_glu(self, dim)
+    _, a, b = _glu_halves(self, dim)
+    return ew.launch(f_glu, [a, b], self.dtype, compute_dtype(self.dtype))
+
+
+@aten.glu_backward.default.impl("cuda")
+def glu_backward(grad_output, self, dim):
+    if not (self.dtype.is_floating_point and grad_output.dtype is self.dtype):
+        return _host_glu_backward(grad_output, self, dim)
+    d, a, b = _glu_halves(self, dim)
+    cd = compute_dtype(self.dtype)
+    halves = [ew.launch(f_glu_grad_a, [b, grad_output], self.dtype, cd),
+              ew.launch(f_glu_grad_b, [a, b, grad_output], self.dtype, cd)]
+    return aten.cat.default.kernel_for("cuda")(halves, d)
