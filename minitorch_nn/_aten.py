@@ -192,6 +192,8 @@ SCHEMAS = {
         'elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor',
         'glu(Tensor self, int dim=-1) -> Tensor',
         'glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor',
+        '_prelu_kernel(Tensor self, Tensor weight) -> Tensor',
+        '_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)',
     ],
     "Comparison and logic": [
         'eq.Tensor(Tensor self, Tensor other) -> Tensor',

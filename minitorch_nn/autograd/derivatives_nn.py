@@ -30,6 +30,8 @@ of each formula say what the recorder saves (schema argument names, ``result1``.
 
 from __future__ import annotations
 
+import weakref
+
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import grad_mode
 from minitorch_nn.autograd.derivatives import derivative
@@ -406,3 +408,62 @@ def _glu_double(which, grad, grad_output, self, dim):
 derivative("glu_backward", "GluBackwardBackward0",
            grad_output=lambda grad, self, dim: _glu_double("grad_output", grad, None, self, dim),
            self=lambda grad, grad_output, self, dim: _glu_double("self", grad, grad_output, self, dim))
+
+# _prelu_kernel: PyTorch's node computes both gradients with one _prelu_kernel_backward call. Our
+# derivatives have one formula per input, so self's formula (which runs first) leaves the pair
+# for weight's. The pair is a function of the three tensors' values only, so it is reused when
+# they are the same storage, layout and version (an in-place change bumps the version); the entry
+# goes when the incoming gradient does (a weak reference), and each computation replaces it.
+_PRELU_PAIR: list = [None]
+
+
+def _prelu_key(*tensors):
+    # which memory (the storage object, shared by views; any device), where, and at which version
+    return tuple((id(i.storage), i.offset, i.version.value, tuple(i.sizes), tuple(i.strides), i.dtype)
+                 for i in (t._impl for t in tensors))
+
+
+def _prelu_grad(which, grad, self, weight):
+    key = _prelu_key(grad, self, weight)
+    entry = _PRELU_PAIR[0]
+    if which == 1 and entry is not None and entry[0]() is grad and entry[1] == key:
+        _PRELU_PAIR[0] = None
+        return entry[2][1]
+    pair = aten._prelu_kernel_backward.default(grad, self, weight)
+    _PRELU_PAIR[0] = None
+    if which == 0:
+        _PRELU_PAIR[0] = (weakref.ref(grad, _forget_prelu_pair), key, pair)
+    return pair[which]
+
+
+def _forget_prelu_pair(ref):
+    entry = _PRELU_PAIR[0]
+    if entry is not None and entry[0] is ref:
+        _PRELU_PAIR[0] = None
+
+
+derivative("_prelu_kernel", "PreluKernelBackward0",
+           self=lambda grad, self, weight: _prelu_grad(0, grad, self, weight),
+           weight=lambda grad, self, weight: _prelu_grad(1, grad, self, weight))
+
+
+def _prelu_double(which, grads, grad_output, self, weight):
+    # _prelu_kernel_backward gives gi = g (x >= 0) or w * g, gw = 0 (x >= 0) or x * g; with
+    # ggi, ggw the gradients w.r.t. (gi, gw), as in PyTorch's formula (its x >= 0 included)
+    ggi, ggw = grads
+    keep = self >= 0
+    zero = self.new_zeros([])
+    if which == "grad_output":
+        if ggi is None:
+            return aten.where.self(keep, zero, ggw * self)
+        rest = ggi * weight if ggw is None else ggi * weight + ggw * self
+        return aten.where.self(keep, ggi, rest)
+    if which == "self":
+        return aten.where.self(keep, zero, grad_output * ggw) if ggw is not None else aten.zeros_like.default(self)
+    return aten.where.self(keep, zero, grad_output * ggi) if ggi is not None else aten.zeros_like.default(self)
+
+
+derivative("_prelu_kernel_backward", "PreluKernelBackwardBackward0",
+           grad_output=lambda grads, self, weight: _prelu_double("grad_output", grads, None, self, weight),
+           self=lambda grads, grad_output, self: _prelu_double("self", grads, grad_output, self, None),
+           weight=lambda grads, grad_output, self: _prelu_double("weight", grads, grad_output, self, None))

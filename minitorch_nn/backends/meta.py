@@ -132,6 +132,17 @@ def _log_sigmoid_forward(self):
     return out, _pointwise("float")(self)
 
 
+@aten._prelu_kernel.default.impl("meta")
+def _prelu_kernel(self, weight):
+    return _pointwise("promote", False)(self, weight)
+
+
+@aten._prelu_kernel_backward.default.impl("meta")
+def _prelu_kernel_backward(grad_output, self, weight):
+    out = _pointwise("promote", False)
+    return out(grad_output, self, weight), out(grad_output, self, weight)
+
+
 @aten.glu.default.impl("meta")
 def _glu(self, dim=-1):
     from minitorch_nn.backends.cpu.activations_more import check_glu

@@ -373,6 +373,8 @@ def _entries():
         _softmax("softmax"), _softmax("log_softmax"),
         _Entry("log_sigmoid(Tensor self) -> Tensor", lambda **kw: _F().logsigmoid(kw["self"]),
                lambda: _F().logsigmoid, [f"{F}:logsigmoid"], lambda a: {"self": a["input"]}),
+        _Entry("prelu(Tensor self, Tensor weight) -> Tensor", lambda weight, **kw: _F().prelu(kw["self"], weight),
+               lambda: _F().prelu, [f"{F}:prelu"], lambda a: {"self": a["input"], "weight": a["weight"]}),
         _tensor_pair("expand_as"), _tensor_pair("view_as"), _tensor_pair("type_as"),
         _Entry("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
                "SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor",

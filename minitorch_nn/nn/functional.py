@@ -582,11 +582,27 @@ def glu(input, dim=-1):
 
 @public
 def prelu(input, weight):
-    """``x`` if ``x >= 0`` else ``weight * x``, one learnable slope per channel (dim 1) or one for all."""
-    w = weight
-    if weight.numel() > 1 and input.dim() >= 2:
-        w = weight.reshape([1, -1] + [1] * (input.dim() - 2))
-    return _t.where(input >= 0, input, w * input)
+    """``x`` if ``x > 0`` else ``weight * x``, one learnable slope per channel (dim 1) or one for all.
+
+    As PyTorch's ``aten.prelu``: checks the weight, views it to broadcast over dim 1 (a dispatched
+    ``aten.view``, whose ``ViewBackward0`` is the weight's edge) and calls ``aten._prelu_kernel``.
+    """
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    n = weight.numel()
+    if n != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if channels != n:
+            raise RuntimeError("Mismatch of parameter numbers and input channel size. "
+                               f"Found parameter numbers = {n} and channel size = {channels}.")
+    if input.dim() != weight.dim():
+        shape = [1] * input.dim()
+        if input.dim() >= 2:
+            shape[1] = n
+        weight = weight.view(shape)
+    return aten._prelu_kernel.default(input, weight)
 
 
 def _softmax_dim(name, ndim):

@@ -16,6 +16,8 @@ FUNCTIONS = {
     "celu": lambda x: F.celu(x, 0.5),
     "glu": lambda x: F.glu(x[:8].reshape(2, 4), 0),
     "glu_strided": lambda x: F.glu(x[:8].reshape(2, 4).t(), 1),
+    "prelu": lambda x: F.prelu(x[:6].reshape(2, 3), mt.tensor([0.25, -0.5, 2.0], dtype=x.dtype, device=x.device)),
+    "prelu_one_weight": lambda x: F.prelu(x, mt.tensor([0.25], dtype=x.dtype, device=x.device)),
 }
 
 
@@ -32,6 +34,17 @@ def test_gpu_matches_cpu_without_the_host(name):
     assert yb.is_cuda and type(yb.grad_fn).__name__ == type(ya.grad_fn).__name__
     np.testing.assert_allclose(yb.detach().cpu().numpy(), ya.detach().numpy(), rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(gb.cpu().numpy(), ga.numpy(), rtol=1e-14, atol=1e-15)
+
+
+def test_prelu_weight_gradient_on_the_gpu():
+    x = mt.tensor([[-1.0, 2.0, -3.0], [4.0, -5.0, 0.5]], dtype=mt.float64)
+    w = mt.tensor([0.25, -0.5, 2.0], dtype=mt.float64)
+    grads = []
+    for device in ("cpu", "cuda"):
+        xs, ws = x.to(device).requires_grad_(), w.to(device).requires_grad_()
+        grads.append([g.cpu().numpy() for g in mt.autograd.grad(F.prelu(xs, ws).sum(), [xs, ws])])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b, a, rtol=1e-14)
 
 
 def test_integer_input_raises_the_cpu_error():

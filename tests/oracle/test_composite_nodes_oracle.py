@@ -29,6 +29,14 @@ CASES = {
     "glu": (lambda L, x: L.nn.functional.glu(x), [(2, 4)]),
     "glu_dim0": (lambda L, x: L.nn.functional.glu(x, 0), [(4, 3)]),
     "glu_transposed": (lambda L, x: L.nn.functional.glu(x.t(), 1), [(6, 2)]),
+    "prelu": (lambda L, x, w: L.nn.functional.prelu(x, w), [(2, 4), (4,)]),
+    "prelu_one_weight": (lambda L, x, w: L.nn.functional.prelu(x, w), [(2, 3, 2), (1,)]),
+    "prelu_0d_weight": (lambda L, x, w: L.nn.functional.prelu(x, w), [(2, 3), ()]),
+    "prelu_1d_input": (lambda L, x, w: L.nn.functional.prelu(x, w), [(3,), (1,)]),
+    "prelu_0d_input": (lambda L, x, w: L.nn.functional.prelu(x, w), [(), (1,)]),
+    "prelu_channels": (lambda L, x, w: L.nn.functional.prelu(x, w), [(2, 3, 2, 2), (3,)]),
+    "prelu_input_only": (lambda L, x: L.nn.functional.prelu(x, L.tensor([0.25, -0.5], dtype=L.float64)),
+                         [(3, 2)]),
 }
 # ops whose double backward PyTorch 2.13 does not implement (a NotImplemented node)
 NO_DOUBLE_BACKWARD = {"hardsigmoid"}
@@ -124,7 +132,11 @@ def test_errors_as_pytorch():
                      lambda: lib.nn.functional.glu(lib.ones(2, dtype=lib.int64)),
                      lambda: lib.nn.functional.glu(lib.tensor(1.0)),
                      lambda: lib.nn.functional.glu(lib.ones(2, 3)),
-                     lambda: lib.nn.functional.glu(lib.ones(3, 2), 0)):
+                     lambda: lib.nn.functional.glu(lib.ones(3, 2), 0),
+                     lambda: lib.nn.functional.prelu(lib.ones(2, 3), lib.ones(2)),
+                     lambda: lib.nn.functional.prelu(lib.ones(2, 3), lib.ones(1, 3)),
+                     lambda: lib.nn.functional.prelu(lib.tensor(1.0), lib.ones(3)),
+                     lambda: lib.nn.functional.prelu(lib.ones(3), lib.ones(3))):
             try:
                 call()
                 out.append(None)
@@ -211,8 +223,35 @@ def test_export_graph_keeps_one_node_per_op():
 
         ep = lib.export.export(M(), (lib.randn(2, 3),))
         x = lib.tensor([[-4.0, -1.0, 0.5], [2.0, 3.5, 0.0]])
-        return str(ep.graph), ep.module()(x).tolist()
+        lib.manual_seed(0)
+        prelu = lib.export.export(lib.nn.PReLU(3), (lib.randn(2, 3, 2),))
+        outs = [ep.module()(x).tolist(), prelu.module()(lib.cat([x, x]).reshape(2, 3, 2)).tolist()]
+        return str(ep.graph) + str(prelu.graph), outs
 
-    (t_graph, t_out), (m_graph, m_out) = graph(torch), graph(mt)
+    (t_graph, t_outs), (m_graph, m_outs) = graph(torch), graph(mt)
     assert m_graph == t_graph
-    np.testing.assert_allclose(m_out, t_out, rtol=1e-6)
+    for m_out, t_out in zip(m_outs, t_outs):
+        np.testing.assert_allclose(m_out, t_out, rtol=1e-6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16"]),
+    shape=st.lists(st.integers(1, 4), min_size=0, max_size=4),
+    per_channel=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_prelu_values_and_grads_follow_pytorch_bit_for_bit(dtype, shape, per_channel, seed):
+    rng = np.random.default_rng(seed)
+    channels = shape[1] if per_channel and len(shape) >= 2 else 1
+    x, w, g = rng.normal(scale=3.0, size=shape), rng.normal(size=channels), rng.normal(size=shape)
+    results = []
+    for lib in (torch, mt):
+        d = getattr(lib, dtype)
+        xs = lib.tensor(x.tolist(), dtype=d, requires_grad=True)
+        ws = lib.tensor(w.tolist(), dtype=d, requires_grad=True)
+        y = lib.nn.functional.prelu(xs, ws)
+        gx, gw = lib.autograd.grad(y, [xs, ws], lib.tensor(g.tolist(), dtype=d))
+        results.append([y.detach().float().numpy(), gx.float().numpy(), gw.float().numpy(), y.stride()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(b, a)

@@ -1,7 +1,8 @@
 """Activation cpu kernels that PyTorch runs as one op of their own, and their backward ops:
 ``hardswish``, ``hardsigmoid``, ``mish``, ``log_sigmoid_forward``, ``celu``, ``glu``, and
 ``hardswish_backward``, ``hardsigmoid_backward``, ``mish_backward``, ``log_sigmoid_backward``,
-``elu_backward`` (celu's), ``glu_backward``.
+``elu_backward`` (celu's), ``glu_backward``; and prelu's ``_prelu_kernel`` and
+``_prelu_kernel_backward``.
 
 Mirrors PyTorch's ``aten/src/ATen/native/Activation.cpp``, ``GatedLinearUnit.cpp`` and their cpu
 kernels in ``native/cpu/Activation.cpp``/``GluKernel.cpp``: each expression below is the one those
@@ -20,7 +21,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
-from minitorch_nn.backends.common import compute_dtype
+from minitorch_nn.backends.common import compute_dtype, result_type
 from minitorch_nn.backends.layout import elementwise_strides
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided
 from minitorch_nn.backends.cpu.pointwise import _float_only, _out, _sigmoid, binary, unary
@@ -209,3 +210,26 @@ def glu_backward(grad_output, self, dim):
         s = s.astype(self.dtype.numpy_dtype).astype(s.dtype)
     # d/da = sigmoid(b) * g; d/db = (1 - sigmoid(b)) * sigmoid(b) * a * g (PyTorch's order of products)
     return wrap(np.concatenate([s * g, (one - s) * s * a * g], axis=d), self.dtype)
+
+
+# -- prelu (F.prelu views the weight to broadcast over dim 1, then calls _prelu_kernel) ---------------
+
+
+@aten._prelu_kernel.default.impl("cpu")
+def _prelu_kernel(self, weight):
+    _float_only(self, "prelu_cpu")
+    return _out(binary(lambda x, w: np.where(x > 0, x, w * x), self, weight))
+
+
+@aten._prelu_kernel_backward.default.impl("cpu")
+def _prelu_kernel_backward(grad_output, self, weight):
+    """(grad_input, grad_weight), both of the broadcast shape: autograd sums the weight's down."""
+    _float_only(self, "prelu_backward_cpu")
+    d = result_type(grad_output, self, weight)
+    cd = compute_dtype(d)
+    g, xs, w = np.broadcast_arrays(as_array(grad_output, cd), as_array(self, cd), as_array(weight, cd))
+    positive = xs > 0
+    gi = np.where(positive, g, w * g)
+    gw = np.where(positive, np.zeros((), cd.numpy_dtype), xs * g)
+    strides = elementwise_strides(gi.shape, [grad_output, self, weight], d)
+    return wrap_strided(gi, d, strides), wrap_strided(gw, d, strides)

@@ -331,3 +331,40 @@ def glu_backward(grad_output, self, dim):
     halves = [ew.launch(f_glu_grad_a, [b, grad_output], self.dtype, cd),
               ew.launch(f_glu_grad_b, [a, b, grad_output], self.dtype, cd)]
     return aten.cat.default.kernel_for("cuda")(halves, d)
+
+
+# -- prelu's kernels: the weight arrives viewed to broadcast against the input ----------------------
+
+
+def f_prelu(x, w):
+    return x if x > 0 else w * x
+
+
+def f_prelu_grad_input(g, x, w):
+    return g if x > 0 else w * g
+
+
+def f_prelu_grad_weight(g, x):
+    return g * 0.0 if x > 0 else x * g
+
+
+_host_prelu = host_kernel(aten._prelu_kernel.default)
+_host_prelu_backward = host_kernel(aten._prelu_kernel_backward.default)
+
+
+@aten._prelu_kernel.default.impl("cuda")
+def _prelu_kernel(self, weight):
+    if not (self.dtype.is_floating_point and weight.dtype is self.dtype and weight.is_cuda):
+        return _host_prelu(self, weight)
+    return ew.pointwise(f_prelu, self, weight)
+
+
+@aten._prelu_kernel_backward.default.impl("cuda")
+def _prelu_kernel_backward(grad_output, self, weight):
+    if not (self.dtype.is_floating_point and weight.dtype is self.dtype and grad_output.dtype is self.dtype
+            and weight.is_cuda and grad_output.is_cuda):
+        return _host_prelu_backward(grad_output, self, weight)
+    grad_input = ew.pointwise(f_prelu_grad_input, grad_output, self, weight)
+    # (the weight's gradient has the full broadcast shape too: autograd sums it down)
+    grad_weight = ew.pointwise(f_prelu_grad_weight, grad_output, self)
+    return grad_input, grad_weight
