@@ -397,6 +397,8 @@ SCHEMAS = {
         'l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor',
         'binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor',
         'binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor',
+        'smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor',
+        'huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor',
     ],
     "Neural network backward (used by autograd/derivatives_nn.py)": [
         'convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)',
@@ -409,6 +411,8 @@ SCHEMAS = {
         'native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor',
         'nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor',
         'mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor',
+        'smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor',
+        'huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor',
     ],
 }
 

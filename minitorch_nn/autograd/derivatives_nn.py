@@ -467,3 +467,51 @@ derivative("_prelu_kernel_backward", "PreluKernelBackwardBackward0",
            grad_output=lambda grads, self, weight: _prelu_double("grad_output", grads, None, self, weight),
            self=lambda grads, grad_output, self: _prelu_double("self", grads, grad_output, self, None),
            weight=lambda grads, grad_output, self: _prelu_double("weight", grads, grad_output, self, None))
+
+# -- smooth_l1_loss, huber_loss (backends/cpu/smooth_losses.py) -------------------------------------
+# target's gradient is the same backward op with self and target swapped, as in PyTorch.
+
+derivative("smooth_l1_loss", "SmoothL1LossBackward0",
+           self=lambda grad, self, target, reduction, beta: aten.smooth_l1_loss_backward.default(
+               grad, self, target, reduction, beta),
+           target=lambda grad, self, target, reduction, beta: aten.smooth_l1_loss_backward.default(
+               grad, target, self, reduction, beta))
+derivative("huber_loss", "HuberLossBackward0",
+           self=lambda grad, self, target, reduction, delta: aten.huber_loss_backward.default(
+               grad, self, target, reduction, delta),
+           target=lambda grad, self, target, reduction, delta: aten.huber_loss_backward.default(
+               grad, target, self, reduction, delta))
+
+
+def _smooth_double(kind, which, grad, grad_output, self, target, reduction, param):
+    """Derivatives of ``smooth_l1_loss_backward``/``huber_loss_backward`` = norm * g * h'(x - y),
+    with h' = clamp(d / beta, -1, 1) (smooth L1) or clamp(d, -delta, delta) (Huber)."""
+    norm = 1.0 / self.numel() if reduction == 1 and self.numel() else 1.0
+    d = self - target
+    inside = (d > -param).logical_and(d < param)
+    if which == "grad_output":
+        slope = d.clamp(-param, param) * norm
+        if kind == "smooth_l1":
+            slope = slope / param
+        out = grad * slope
+        return out.sum() if reduction else out
+    # h'' = 1 / beta (smooth L1) or 1 (Huber) inside, 0 outside
+    scale = norm / param if kind == "smooth_l1" else norm
+    out = aten.where.self(inside, grad * grad_output * scale, self.new_zeros([]))
+    return out if which == "self" else -out
+
+
+derivative("smooth_l1_loss_backward", "SmoothL1LossBackwardBackward0",
+           grad_output=lambda grad, self, target, reduction, beta: _smooth_double(
+               "smooth_l1", "grad_output", grad, None, self, target, reduction, beta),
+           self=lambda grad, grad_output, self, target, reduction, beta: _smooth_double(
+               "smooth_l1", "self", grad, grad_output, self, target, reduction, beta),
+           target=lambda grad, grad_output, self, target, reduction, beta: _smooth_double(
+               "smooth_l1", "target", grad, grad_output, self, target, reduction, beta))
+derivative("huber_loss_backward", "HuberLossBackwardBackward0",
+           grad_output=lambda grad, self, target, reduction, delta: _smooth_double(
+               "huber", "grad_output", grad, None, self, target, reduction, delta),
+           self=lambda grad, grad_output, self, target, reduction, delta: _smooth_double(
+               "huber", "self", grad, grad_output, self, target, reduction, delta),
+           target=lambda grad, grad_output, self, target, reduction, delta: _smooth_double(
+               "huber", "target", grad, grad_output, self, target, reduction, delta))

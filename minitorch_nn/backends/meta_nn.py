@@ -11,6 +11,7 @@ from __future__ import annotations
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._tensor import _new_meta
+from minitorch_nn.backends.cpu import smooth_losses  # noqa: F401  (their cpu kernels, registered)
 from minitorch_nn.backends.cpu.nn_ops import (
     MEAN,
     NONE,
@@ -175,6 +176,18 @@ def _loss(self, target, *args, reduction=MEAN):
 @aten.l1_loss.default.impl("meta")
 def _pointwise_loss(self, target, reduction=MEAN):
     return _loss(self, target, reduction=reduction)
+
+
+@aten.smooth_l1_loss.default.impl("meta")
+@aten.huber_loss.default.impl("meta")
+def _smooth_loss(self, target, reduction=MEAN, beta_or_delta=1.0):
+    return _loss(self, target, reduction=reduction)
+
+
+@aten.smooth_l1_loss_backward.default.impl("meta")
+@aten.huber_loss_backward.default.impl("meta")
+def _smooth_loss_backward(grad_output, self, target, reduction, beta_or_delta):
+    return _like(self)
 
 
 @aten.binary_cross_entropy_with_logits.default.impl("meta")

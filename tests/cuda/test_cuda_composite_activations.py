@@ -50,3 +50,25 @@ def test_prelu_weight_gradient_on_the_gpu():
 def test_integer_input_raises_the_cpu_error():
     with pytest.raises(RuntimeError, match="hardswish_cpu"):
         F.hardswish(mt.ones(2, dtype=mt.int64).cuda())
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("loss", ["smooth_l1", "huber"])
+def test_smooth_losses_on_the_gpu(loss, reduction):
+    fn = (lambda a, b: F.smooth_l1_loss(a, b, reduction=reduction, beta=0.5)) if loss == "smooth_l1" else (
+        lambda a, b: F.huber_loss(a, b, reduction=reduction, delta=0.5))
+    x = mt.tensor([[-1.0, 0.2, 3.0], [0.4, -0.1, 2.0]], dtype=mt.float64)
+    y = mt.tensor([[0.5, 0.0, -1.0], [0.3, 0.6, 2.0]], dtype=mt.float64)
+    results = []
+    before = None
+    for device in ("cpu", "cuda"):
+        a, b = x.to(device).requires_grad_(), y.to(device).requires_grad_()
+        if device == "cuda":
+            before = sum(fallback.HOST_CALLS.values())
+        out = fn(a, b)
+        grads = mt.autograd.grad(out.sum(), [a, b])
+        results.append([out.detach().cpu().numpy(), *[g.cpu().numpy() for g in grads], type(out.grad_fn).__name__])
+    assert sum(fallback.HOST_CALLS.values()) == before
+    assert results[0][3] == results[1][3]
+    for a, b in zip(results[0][:3], results[1][:3]):
+        np.testing.assert_allclose(b, a, rtol=1e-14, atol=1e-16)

@@ -19,6 +19,7 @@ family, each readable on its own:
 * ``pooling.py``: max/avg 2-d pooling and their backwards (atomics / gathers);
 * ``norms.py``: batch/layer/group norm, forward and backward (one block per normalized group);
 * ``losses.py``: l1 and binary cross-entropy losses (elementwise + reduction);
+* ``smooth_losses.py``: the smooth L1 and Huber losses and their backward ops;
 * ``indexing.py`` / ``scatter.py`` / ``masked.py``: gathers and advanced indexing, scatters and
   index_add (atomic adds), masked_fill and the count-then-write nonzero/masked_select;
 * ``scan.py`` / ``sort.py``: cumsum/cumprod (a thread per row), stable merge sort and topk (a block per row);
@@ -58,6 +59,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         pooling,
         random,
         reduction,
+        smooth_losses,
         scan,
         scatter,
         shape_ops,

@@ -368,3 +368,4 @@ def _prelu_kernel_backward(grad_output, self, weight):
     # (the weight's gradient has the full broadcast shape too: autograd sums it down)
     grad_weight = ew.pointwise(f_prelu_grad_weight, grad_output, self)
     return grad_input, grad_weight
+

@@ -4,9 +4,9 @@ Split out of ``functional.py`` to keep each file readable; ``functional.py`` re-
 name, so ``F.cross_entropy`` is the one to use. Each function resolves ``reduction`` (and the
 deprecated ``size_average``/``reduce``) and calls the op PyTorch's would:
 ``cross_entropy`` = ``aten._log_softmax`` + ``aten.nll_loss_forward``, ``mse_loss`` =
-``aten.mse_loss``, ``binary_cross_entropy_with_logits`` its own op; ``l1_loss``, ``huber_loss``,
-``smooth_l1_loss`` and ``kl_div`` are compositions of pointwise ops (PyTorch 2.13 decomposes
-``l1_loss`` the same way).
+``aten.mse_loss``, ``binary_cross_entropy_with_logits``, ``smooth_l1_loss`` and ``huber_loss``
+their own ops; ``l1_loss`` and ``kl_div`` are compositions of pointwise ops (PyTorch 2.13
+decomposes ``l1_loss`` the same way).
 
 Differences from PyTorch: :func:`nll_loss` on inputs with more than two dims moves the class
 dim last and calls ``nll_loss_forward`` (PyTorch calls ``nll_loss2d_forward`` for 4-d inputs).
@@ -194,23 +194,41 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 @public
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    """Quadratic below ``beta``, linear from there on (``aten.smooth_l1_loss``; ``l1_loss`` for ``beta=0``)."""
     _warn_size(input, target, "smooth_l1_loss")
-    d = (input - target).abs()
-    loss = _t.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
-    return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    input, target = _t.broadcast_tensors(input, target)
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=reduction)
+    red = _reduction_enum(reduction)
+    # (arguments equal to the schema's defaults are left out, as PyTorch's binding passes them)
+    if beta == 1.0:
+        return aten.smooth_l1_loss.default(input, target) if red == 1 else aten.smooth_l1_loss.default(input, target, red)
+    return aten.smooth_l1_loss.default(input, target, red, beta)
 
 
 @public
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """Quadratic for ``|d| < delta``, linear beyond: ``delta * (|d| - delta / 2)``."""
+    """Quadratic for ``|d| < delta``, linear beyond: ``delta * (|d| - delta / 2)`` (``aten.huber_loss``;
+    with ``weight``, the unreduced loss times ``weight``, then reduced)."""
     _warn_size(input, target, "huber_loss")
-    _reduction_enum(reduction)
-    d = (input - target).abs()
-    loss = _t.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    if weight is not None:
-        loss = loss * weight
-    return {"none": lambda: loss, "mean": loss.mean, "sum": loss.sum}[reduction]()
+    input, target = _t.broadcast_tensors(input, target)
+    if weight is None:
+        red = _reduction_enum(reduction)
+        if delta == 1.0:
+            return aten.huber_loss.default(input, target) if red == 1 else aten.huber_loss.default(input, target, red)
+        return aten.huber_loss.default(input, target, red, delta)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = (aten.huber_loss.default(input, target, 0) if delta == 1.0
+            else aten.huber_loss.default(input, target, 0, delta)) * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
 @public
