@@ -399,6 +399,7 @@ SCHEMAS = {
         'binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor',
         'smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor',
         'huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor',
+        '_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor',
     ],
     "Neural network backward (used by autograd/derivatives_nn.py)": [
         'convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)',
@@ -413,6 +414,7 @@ SCHEMAS = {
         'mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor',
         'smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor',
         'huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor',
+        '_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor',
     ],
 }
 

@@ -555,6 +555,12 @@ derivative("_log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0",
 # Views (their gradients are reshaped, transposed or padded back)
 # ---------------------------------------------------------------------------------------------
 
+def _unsqueeze_to(grad, dim, sizes):
+    """PyTorch's ``unsqueeze_to``: put back the dim that squeeze removed (none if it was not 1)."""
+    d = dim % len(sizes) if sizes else 0
+    return grad.unsqueeze(d) if sizes and sizes[d] == 1 else grad
+
+
 derivative("view", "ViewBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
 derivative("_unsafe_view", "UnsafeViewBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
 derivative("_reshape_alias", "ReshapeAliasBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
@@ -564,7 +570,7 @@ derivative("transpose.int", "TransposeBackward0", self=lambda grad, dim0, dim1: 
 derivative("t", "TBackward0", self=lambda grad: aten.t.default(grad))
 derivative("unsqueeze", "UnsqueezeBackward0", self=lambda grad, dim: aten.squeeze.dim(grad, dim))
 derivative("squeeze", "SqueezeBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
-derivative("squeeze.dim", "SqueezeBackward1", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
+derivative("squeeze.dim", "SqueezeBackward1", self=lambda grad, self_sizes, dim: _unsqueeze_to(grad, dim, self_sizes))
 derivative("squeeze.dims", "SqueezeBackward2", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
 derivative("expand", "ExpandBackward0", self=lambda grad, self_sizes: _sum_to(grad, self_sizes))
 derivative("slice.Tensor", "SliceBackward0",

@@ -515,3 +515,12 @@ derivative("huber_loss_backward", "HuberLossBackwardBackward0",
                "huber", "self", grad, grad_output, self, target, reduction, delta),
            target=lambda grad, grad_output, self, target, reduction, delta: _smooth_double(
                "huber", "target", grad, grad_output, self, target, reduction, delta))
+
+# -- adaptive average pooling (backends/cpu/adaptive_pool.py) -------------------------------------
+# linear in the input, so the backward's own derivative is the forward again
+
+derivative("_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0",
+           self=lambda grad, self: aten._adaptive_avg_pool2d_backward.default(grad, self))
+derivative("_adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
+           grad_output=lambda grad, grad_output: aten._adaptive_avg_pool2d.default(grad, list(grad_output.shape[-2:])),
+           self=lambda grad: aten.zeros_like.default(grad))

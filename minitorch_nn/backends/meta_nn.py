@@ -12,6 +12,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._tensor import _new_meta
 from minitorch_nn.backends.cpu import smooth_losses  # noqa: F401  (their cpu kernels, registered)
+from minitorch_nn.backends.cpu.adaptive_pool import check_adaptive_avg_pool2d  # (and its cpu kernels)
 from minitorch_nn.backends.cpu.nn_ops import (
     MEAN,
     NONE,
@@ -176,6 +177,17 @@ def _loss(self, target, *args, reduction=MEAN):
 @aten.l1_loss.default.impl("meta")
 def _pointwise_loss(self, target, reduction=MEAN):
     return _loss(self, target, reduction=reduction)
+
+
+@aten._adaptive_avg_pool2d.default.impl("meta")
+def _adaptive_avg_pool2d(self, output_size):
+    oh, ow = check_adaptive_avg_pool2d(self, output_size)
+    return _new_meta(tuple(self.shape[:-2]) + (oh, ow), self.dtype)
+
+
+@aten._adaptive_avg_pool2d_backward.default.impl("meta")
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    return _like(self)
 
 
 @aten.smooth_l1_loss.default.impl("meta")

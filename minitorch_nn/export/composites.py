@@ -382,6 +382,10 @@ def _entries():
         _Entry("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
                "bool ceil_mode=False) -> Tensor",
                _max_pool2d_replay, lambda: _F().max_pool2d, [f"{F}:max_pool2d"], _max_pool2d_to_schema),
+        _Entry("adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
+               lambda output_size, **kw: _F().adaptive_avg_pool1d(kw["self"], output_size),
+               lambda: _F().adaptive_avg_pool1d, [f"{F}:adaptive_avg_pool1d"],
+               lambda a: {"self": a["input"], "output_size": _expand("int[1]", a["output_size"])}),
         _Entry("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
                lambda output_size, **kw: _F().adaptive_avg_pool2d(kw["self"], output_size),
                lambda: _F().adaptive_avg_pool2d, [f"{F}:adaptive_avg_pool2d"],

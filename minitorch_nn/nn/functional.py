@@ -9,8 +9,8 @@ and then calls the same aten ops PyTorch's would, so ``__torch_dispatch__`` and
 
 The losses live in ``_functional/loss.py`` and are re-exported here.
 
-Differences from PyTorch: :func:`pad`'s reflect/replicate/circular modes and the uneven case of
-:func:`adaptive_avg_pool2d` are composed from ``index_select``/slices; no ``max_norm`` in
+Differences from PyTorch: :func:`pad`'s reflect/replicate/circular modes are composed from
+``index_select``/slices; no ``max_norm`` in
 :func:`embedding`; the attention helpers are written with plain tensor ops (PyTorch picks a fused
 kernel).
 """
@@ -243,27 +243,43 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 @public
-def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed output size: bin ``i`` of ``n`` covers ``[floor(i*H/n), ceil((i+1)*H/n))``.
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling of the last dim to ``output_size`` bins (PyTorch's ``adaptive_avg_pool1d``):
+    ``adaptive_avg_pool2d`` over an inserted dim of size 1, as PyTorch computes it."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_avg_pool1d)")
+    size = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size]
+    if len(size) != 1:
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'output_size' should contain one int (got {len(size)})")
+    return _adaptive_avg_pool2d(input.unsqueeze(-2), [1, size[0]]).squeeze(-2)
 
-    When the output size divides the input this is one ``avg_pool2d``; otherwise each bin is a
-    slice mean (PyTorch calls one ``aten._adaptive_avg_pool2d`` kernel instead).
-    """
-    oh, ow = _tuple(output_size, 2)
-    h, w = input.shape[-2:]
-    oh, ow = oh or h, ow or w
-    if h % oh == 0 and w % ow == 0:
-        return avg_pool2d(input, (h // oh, w // ow))
-    rows = []
-    for i in range(oh):
-        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-        band = input.narrow(-2, h0, h1 - h0)
-        cells = []
-        for j in range(ow):
-            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-            cells.append(band.narrow(-1, w0, w1 - w0).mean((-2, -1)))
-        rows.append(_t.stack(cells, -1))
-    return _t.stack(rows, -2)
+
+@public
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed output size: bin ``i`` of ``n`` covers ``[floor(i*H/n), ceil((i+1)*H/n))``
+    (``aten._adaptive_avg_pool2d``; a ``mean`` of the last two dims for a 1 x 1 output). ``None``
+    in ``output_size`` keeps that dim's input size."""
+    if isinstance(output_size, (list, tuple)):
+        shape = input.shape
+        output_size = [shape[len(shape) - len(output_size) + i] if s is None else s for i, s in enumerate(output_size)]
+    else:
+        output_size = [output_size, output_size]
+    return _adaptive_avg_pool2d(input, output_size)
+
+
+def _adaptive_avg_pool2d(input, output_size):
+    """PyTorch's composite ``aten.adaptive_avg_pool2d``: its checks, then the mean or the kernel."""
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    oh, ow = output_size
+    if oh < 0 or ow < 0:
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{oh}, {ow}}}")
+    if oh == 1 and ow == 1:
+        # (PyTorch then restrides a channels-last input's result with an aten.as_strided_: not here)
+        return input.mean([-1, -2], keepdim=True)
+    return aten._adaptive_avg_pool2d.default(input, list(output_size))
 
 
 # =================================================================================================

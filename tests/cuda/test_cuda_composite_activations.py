@@ -72,3 +72,21 @@ def test_smooth_losses_on_the_gpu(loss, reduction):
     assert results[0][3] == results[1][3]
     for a, b in zip(results[0][:3], results[1][:3]):
         np.testing.assert_allclose(b, a, rtol=1e-14, atol=1e-16)
+
+
+@pytest.mark.parametrize("output_size", [(3, 2), (2, 5), 1])
+def test_adaptive_avg_pool2d_on_the_gpu(output_size):
+    x = mt.arange(2 * 7 * 5, dtype=mt.float64).reshape(1, 2, 7, 5).sin()
+    results = []
+    before = None
+    for device in ("cpu", "cuda"):
+        a = x.to(device).requires_grad_()
+        if device == "cuda":
+            before = sum(fallback.HOST_CALLS.values())
+        out = F.adaptive_avg_pool2d(a, output_size)
+        (g,) = mt.autograd.grad((out * out).sum(), a)
+        results.append([out.detach().cpu().numpy(), g.cpu().numpy(), type(out.grad_fn).__name__])
+    assert sum(fallback.HOST_CALLS.values()) == before
+    assert results[0][2] == results[1][2]
+    for a, b in zip(results[0][:2], results[1][:2]):
+        np.testing.assert_allclose(b, a, rtol=1e-14, atol=1e-16)

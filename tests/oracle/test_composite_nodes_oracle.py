@@ -50,6 +50,12 @@ CASES = {
     "huber_weight": (lambda L, x, y, w: L.nn.functional.huber_loss(x, y, weight=w, reduction="sum"),
                      [(2, 3), (2, 3), (2, 3)]),
     "huber_module": (lambda L, x, y: L.nn.HuberLoss(delta=0.25)(x, y), [(4,), (4,)]),
+    "adaptive_avg_pool2d": (lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 2), [(2, 3, 5, 4)]),
+    "adaptive_avg_pool2d_3d": (lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (2, 3)), [(3, 5, 4)]),
+    "adaptive_avg_pool2d_none": (lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (None, 2)), [(1, 3, 5, 4)]),
+    "adaptive_avg_pool2d_module": (lambda L, x: L.nn.AdaptiveAvgPool2d((3, 2))(x), [(1, 2, 7, 5)]),
+    "adaptive_avg_pool1d": (lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, 3), [(2, 3, 7)]),
+    "adaptive_avg_pool1d_2d": (lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, (2,)), [(3, 7)]),
     "prelu_input_only": (lambda L, x: L.nn.functional.prelu(x, L.tensor([0.25, -0.5], dtype=L.float64)),
                          [(3, 2)]),
 }
@@ -156,7 +162,14 @@ def test_errors_as_pytorch():
                      lambda: lib.nn.functional.huber_loss(lib.ones(2), lib.ones(2), delta=0.0),
                      lambda: lib.nn.functional.smooth_l1_loss(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
                      lambda: lib.nn.functional.huber_loss(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
-                     lambda: lib.nn.functional.huber_loss(lib.ones(2), lib.ones(2), weight=lib.ones(3))):
+                     lambda: lib.nn.functional.huber_loss(lib.ones(2), lib.ones(2), weight=lib.ones(3)),
+                     lambda: lib.nn.functional.adaptive_avg_pool2d(lib.ones(3, 4), 2),
+                     lambda: lib.nn.functional.adaptive_avg_pool2d(lib.ones(1, 3, 4, 4), (-1, 2)),
+                     lambda: lib.nn.functional.adaptive_avg_pool2d(lib.ones(1, 3, 0, 4), 2),
+                     lambda: lib.nn.functional.adaptive_avg_pool2d(lib.ones(1, 3, 4, 4, dtype=lib.int64), 2),
+                     lambda: lib.nn.functional.adaptive_avg_pool2d(lib.ones(1, 3, 4, 4), (2, 2, 2)),
+                     lambda: lib.nn.functional.adaptive_avg_pool1d(lib.ones(3), 2),
+                     lambda: lib.nn.functional.adaptive_avg_pool1d(lib.ones(1, 3, 4), (2, 2))):
             try:
                 call()
                 out.append(None)
@@ -239,7 +252,7 @@ def test_export_graph_keeps_one_node_per_op():
             def forward(self, x):
                 F = lib.nn.functional
                 y = F.hardswish(x) + F.hardsigmoid(x) + F.mish(x) + F.logsigmoid(x) + F.celu(x, 0.5)
-                return F.glu(y, 0)
+                return F.glu(y, 0).sum() + F.adaptive_avg_pool1d(y.unsqueeze(0), 2).sum()
 
         ep = lib.export.export(M(), (lib.randn(2, 3),))
         x = lib.tensor([[-4.0, -1.0, 0.5], [2.0, 3.5, 0.0]])
@@ -341,3 +354,66 @@ def test_export_records_the_smooth_losses_as_one_op_each():
     # (PyTorch records aten.broadcast_tensors and getitem before each, as it does for mse_loss: see export/__init__.py)
     assert targets == ["aten.smooth_l1_loss.default", "aten.huber_loss.default", "aten.add.Tensor"]
     assert ep.module()(x, y).item() == M()(x, y).item()
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (1, 1)),
+    lambda L, x: L.nn.functional.adaptive_avg_pool1d(x[0], 1),
+])
+def test_adaptive_avg_pool_to_one_is_a_mean(call):
+    # (forward dispatches and nodes only: MeanBackward1's backward here dispatches div.Tensor where
+    # PyTorch's dispatches div.Scalar)
+    def run(lib):
+        log = []
+        base = TorchMode if lib is torch else MtMode
+
+        class Log(base):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        x = lib.tensor(np.linspace(-1, 1, 2 * 3 * 4 * 4).reshape(2, 3, 4, 4).tolist(), dtype=lib.float64,
+                       requires_grad=True)
+        with Log():
+            y = call(lib, x)
+        (g,) = lib.autograd.grad(y.sum(), x)
+        names = [type(n).__name__ for n, _ in y.grad_fn.next_functions]
+        return log, type(y.grad_fn).__name__, names, tuple(y.shape), y.detach().numpy(), g.numpy()
+
+    (*t_seen, t_y, t_g), (*m_seen, m_y, m_g) = run(torch), run(mt)
+    assert m_seen == t_seen
+    np.testing.assert_allclose(m_y, t_y, rtol=1e-14)
+    np.testing.assert_allclose(m_g, t_g, rtol=1e-14)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16"]),
+    lead=st.lists(st.integers(1, 3), min_size=1, max_size=2),
+    hw=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    out=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    seed=st.integers(0, 2**16),
+)
+def test_adaptive_avg_pool2d_follows_pytorch(dtype, lead, hw, out, seed):
+    if out == (1, 1):
+        out = (2, 1)
+    rng = np.random.default_rng(seed)
+    shape = [*lead, *hw]
+    v = rng.normal(size=shape)
+    results = []
+    for lib in (torch, mt):
+        x = lib.tensor(v.tolist(), dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.nn.functional.adaptive_avg_pool2d(x, out)
+        gy = lib.tensor(rng.normal(size=tuple(y.shape)).tolist() if lib is torch else g_values, dtype=getattr(lib, dtype))
+        if lib is torch:
+            g_values = gy.double().tolist()
+        (gx,) = lib.autograd.grad(y, x, gy)
+        results.append([y.detach().float().numpy(), gx.float().numpy(), y.stride(), type(y.grad_fn).__name__])
+    (ty, tg, ts, tn), (my, mg, ms, mn) = results
+    assert (ms, mn) == (ts, tn)
+    np.testing.assert_array_equal(my, ty)   # PyTorch's order of additions and divisions
+    if dtype in ("float16", "bfloat16"):   # (PyTorch's 16-bit backward adds overlapping bins in 16 bits)
+        np.testing.assert_allclose(mg, tg, rtol=2e-2, atol=2e-2)
+    else:
+        np.testing.assert_array_equal(mg, tg)

@@ -1,4 +1,5 @@
-"""2-d pooling on the GPU: ``max_pool2d_with_indices``, ``avg_pool2d`` and their backwards.
+"""2-d pooling on the GPU: ``max_pool2d_with_indices``, ``avg_pool2d``, ``_adaptive_avg_pool2d`` and
+their backwards.
 
 Mirrors PyTorch's ``DilatedMaxPool2d.cu`` and ``AveragePool2d.cu``. The input is read as planes
 ``(L, H, W)`` (``L`` = batch x channels), contiguous:
@@ -13,7 +14,8 @@ Mirrors PyTorch's ``DilatedMaxPool2d.cu`` and ``AveragePool2d.cu``. The input is
 * **avg backward**, one thread per input element: sum ``grad / divisor`` over the (few) windows
   that cover it -- a gather, so no atomics are needed.
 
-Adaptive pooling and ``max_pool1d/3d`` are compositions above these ops. Integer inputs take the
+``_adaptive_avg_pool2d`` and its backward are here too (at the end); ``max_pool1d/3d`` are
+compositions above these ops. Integer inputs take the
 host path (``fallback.py``); checks and error messages are the cpu backend's.
 """
 
@@ -222,4 +224,85 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
     if n:
         _avg_pool_backward[blocks_for(n), THREADS](gx._impl.storage, _flat(g), h, w, oh, ow, k[0], k[1], s[0], s[1],
                                                    p[0], p[1], bool(count_include_pad), override, n, _np(cdt, 0))
+    return gx if cdt is self.dtype else cast_contiguous(gx, self.dtype)
+
+
+# -- adaptive average pooling (cpu: backends/cpu/adaptive_pool.py) -----------------------------------
+# bin i of n over a dim of size H covers [floor(i*H/n), ceil((i+1)*H/n)). Forward: one thread per
+# output element adds its bin row by row and divides by the bin's height, then width (PyTorch's
+# roundings). Backward: one thread per input element gathers grad / kh / kw from the bins that
+# cover it, in PyTorch's bin order.
+
+
+@_cuda.jit
+def _adaptive_avg_pool(out, x, H, W, OH, OW, n, zero):
+    i = _cuda.grid(1)
+    if i < n:
+        ox = i % OW
+        oy = (i // OW) % OH
+        plane = i // (OW * OH)
+        y0 = (oy * H) // OH
+        y1 = -((-(oy + 1) * H) // OH)
+        x0 = (ox * W) // OW
+        x1 = -((-(ox + 1) * W) // OW)
+        s = zero
+        for y in range(y0, y1):
+            for xx in range(x0, x1):
+                s += x[(plane * H + y) * W + xx]
+        out[i] = s / (y1 - y0) / (x1 - x0)
+
+
+@_cuda.jit
+def _adaptive_avg_pool_backward(gx, g, H, W, OH, OW, n, zero):
+    i = _cuda.grid(1)
+    if i < n:
+        x = i % W
+        y = (i // W) % H
+        plane = i // (W * H)
+        s = zero
+        for oy in range(OH):
+            y0 = (oy * H) // OH
+            y1 = -((-(oy + 1) * H) // OH)
+            if y0 <= y < y1:
+                for ox in range(OW):
+                    x0 = (ox * W) // OW
+                    x1 = -((-(ox + 1) * W) // OW)
+                    if x0 <= x < x1:
+                        s += g[(plane * OH + oy) * OW + ox] / (y1 - y0) / (x1 - x0)
+        gx[i] = s
+
+
+_host_adaptive = host_kernel(aten._adaptive_avg_pool2d.default)
+_host_adaptive_backward = host_kernel(aten._adaptive_avg_pool2d_backward.default)
+
+
+@aten._adaptive_avg_pool2d.default.impl("cuda")
+def _adaptive_avg_pool2d(self, output_size):
+    from minitorch_nn.backends.cpu.adaptive_pool import check_adaptive_avg_pool2d
+
+    if not self.dtype.is_floating_point:
+        return _host_adaptive(self, output_size)
+    oh, ow = check_adaptive_avg_pool2d(self, output_size)
+    h, w = self.shape[-2:]
+    cdt = compute_dtype(self.dtype)
+    x = _as_compute(self, cdt)
+    out = storage.empty(tuple(self.shape[:-2]) + (oh, ow), cdt)
+    n = out.numel()
+    if n:
+        _adaptive_avg_pool[blocks_for(n), THREADS](out._impl.storage, _flat(x), h, w, oh, ow, n, _np(cdt, 0))
+    return out if cdt is self.dtype else cast_contiguous(out, self.dtype)
+
+
+@aten._adaptive_avg_pool2d_backward.default.impl("cuda")
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    if not self.dtype.is_floating_point:
+        return _host_adaptive_backward(grad_output, self)
+    cdt = compute_dtype(self.dtype)
+    g = _as_compute(grad_output, cdt)
+    h, w = self.shape[-2:]
+    oh, ow = grad_output.shape[-2:]
+    gx = storage.empty(tuple(self.shape), cdt)
+    n = gx.numel()
+    if n:
+        _adaptive_avg_pool_backward[blocks_for(n), THREADS](gx._impl.storage, _flat(g), h, w, oh, ow, n, _np(cdt, 0))
     return gx if cdt is self.dtype else cast_contiguous(gx, self.dtype)
