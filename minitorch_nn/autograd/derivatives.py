@@ -179,7 +179,10 @@ def _var_backward(grad, self, dim, correction, keepdim):
     c = 1 if correction is None else correction
     dims = _sum_dims(dim, self.dim())
     mean = self.mean(dims, keepdim=True)
-    return _unsqueeze_dims(grad, dim, tuple(self.shape), keepdim) * (self - mean) * (2.0 / max(n - c, 0))
+    dof = n - c
+    # no degrees of freedom left: PyTorch's 2 / 0 is inf (C++ floating division), not an error
+    scale = 2.0 / dof if dof != 0 else math.inf
+    return _unsqueeze_dims(grad, dim, tuple(self.shape), keepdim) * (self - mean) * scale
 
 
 def _std_backward(grad, self, result, dim, correction, keepdim):
