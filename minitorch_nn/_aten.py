@@ -400,6 +400,7 @@ SCHEMAS = {
         'smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor',
         'huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor',
         '_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor',
+        'upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor',
     ],
     "Neural network backward (used by autograd/derivatives_nn.py)": [
         'convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)',
@@ -415,6 +416,7 @@ SCHEMAS = {
         'smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor',
         'huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor',
         '_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor',
+        'upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor',
     ],
 }
 

@@ -524,3 +524,20 @@ derivative("_adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0",
 derivative("_adaptive_avg_pool2d_backward", "AdaptiveAvgPool2DBackwardBackward0",
            grad_output=lambda grad, grad_output: aten._adaptive_avg_pool2d.default(grad, list(grad_output.shape[-2:])),
            self=lambda grad: aten.zeros_like.default(grad))
+
+# -- upsample_nearest2d (backends/cpu/upsample.py): linear, so each op's adjoint is the other ----
+
+def _without_trailing_nones(*args):
+    # the scales are passed only when given, as PyTorch's calls leave trailing defaults out
+    args = list(args)
+    while args and args[-1] is None:
+        args.pop()
+    return args
+
+
+derivative("upsample_nearest2d", "UpsampleNearest2DBackward0",
+           self=lambda grad, output_size, self_sizes, scales_h, scales_w: aten.upsample_nearest2d_backward.default(
+               grad, list(output_size), *_without_trailing_nones(list(self_sizes), scales_h, scales_w)))
+derivative("upsample_nearest2d_backward", "UpsampleNearest2DBackwardBackward0",
+           grad_output=lambda grad, output_size, scales_h, scales_w: aten.upsample_nearest2d.default(
+               grad, *_without_trailing_nones(list(output_size), scales_h, scales_w)))

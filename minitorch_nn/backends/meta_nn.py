@@ -13,6 +13,7 @@ from minitorch_nn._ops import aten
 from minitorch_nn._tensor import _new_meta
 from minitorch_nn.backends.cpu import smooth_losses  # noqa: F401  (their cpu kernels, registered)
 from minitorch_nn.backends.cpu.adaptive_pool import check_adaptive_avg_pool2d  # (and its cpu kernels)
+from minitorch_nn.backends.cpu.upsample import check_upsample_nearest2d  # (and its cpu kernels)
 from minitorch_nn.backends.cpu.nn_ops import (
     MEAN,
     NONE,
@@ -188,6 +189,20 @@ def _adaptive_avg_pool2d(self, output_size):
 @aten._adaptive_avg_pool2d_backward.default.impl("meta")
 def _adaptive_avg_pool2d_backward(grad_output, self):
     return _like(self)
+
+
+@aten.upsample_nearest2d.default.impl("meta")
+def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
+    if self.dim() != 4:
+        raise RuntimeError(f"Non-empty 4D data tensor expected but got a tensor with sizes {list(self.shape)}")
+    check_upsample_nearest2d(list(self.shape), list(output_size))
+    return _new_meta(tuple(self.shape[:2]) + tuple(output_size), self.dtype)
+
+
+@aten.upsample_nearest2d_backward.default.impl("meta")
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    check_upsample_nearest2d(list(input_size), list(output_size))
+    return _new_meta(tuple(input_size), grad_output.dtype)
 
 
 @aten.smooth_l1_loss.default.impl("meta")

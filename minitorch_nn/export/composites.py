@@ -177,6 +177,28 @@ def _max_pool2d_to_schema(a):
             "padding": a["padding"], "dilation": a["dilation"], "ceil_mode": a["ceil_mode"]}
 
 
+def _interpolate_to_schema(a):
+    """F.interpolate(mode="nearest") on a 4-d input: PyTorch keeps aten.upsample_nearest2d.vec."""
+    x = a["input"]
+    if a["mode"] != "nearest" or a["antialias"] or a["align_corners"] is not None or x.dim() != 4:
+        return None
+    size, factor = a["size"], a["scale_factor"]
+    if (size is None) == (factor is None):
+        return None   # (the call raises)
+    if size is not None:
+        return {"input": x, "output_size": _expand("int[2]", size), "scale_factors": None}
+    factors = [float(f) for f in (factor if isinstance(factor, (list, tuple)) else (factor, factor))]
+    if a["recompute_scale_factor"]:
+        return {"input": x, "output_size": [int(n * f) for n, f in zip(x.shape[2:], factors)], "scale_factors": None}
+    return {"input": x, "output_size": None, "scale_factors": factors}
+
+
+def _interpolate_replay(input, output_size, scale_factors):
+    if output_size is not None:
+        return _F().interpolate(input, size=list(output_size))
+    return _F().interpolate(input, scale_factor=list(scale_factors))
+
+
 def _max_pool2d_replay(kernel_size, stride, padding, dilation, ceil_mode, **kw):
     return _F().max_pool2d(kw["self"], kernel_size, stride or None, padding, dilation, ceil_mode)
 
@@ -382,6 +404,8 @@ def _entries():
         _Entry("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
                "bool ceil_mode=False) -> Tensor",
                _max_pool2d_replay, lambda: _F().max_pool2d, [f"{F}:max_pool2d"], _max_pool2d_to_schema),
+        _Entry("upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor",
+               _interpolate_replay, lambda: _F().interpolate, [f"{F}:interpolate"], _interpolate_to_schema),
         _Entry("adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
                lambda output_size, **kw: _F().adaptive_avg_pool1d(kw["self"], output_size),
                lambda: _F().adaptive_avg_pool1d, [f"{F}:adaptive_avg_pool1d"],

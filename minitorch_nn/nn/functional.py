@@ -722,9 +722,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims (``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``trilinear``).
 
-    Separable: each spatial dim is resized on its own with an ``index_select`` of source rows
-    (nearest) or two ``index_select`` calls blended by their distance (linear), the same sample
-    positions PyTorch's kernels use; PyTorch calls ``upsample_*`` kernels instead.
+    ``nearest`` on 4-d inputs calls ``aten.upsample_nearest2d`` as PyTorch does. The other modes
+    and ranks are separable here: each spatial dim is resized on its own with an ``index_select``
+    of source rows (nearest) or two ``index_select`` calls blended by their distance (linear), the
+    same sample positions PyTorch's kernels use; PyTorch calls ``upsample_*`` kernels instead.
     """
     nd = input.dim() - 2
     if nd < 1:
@@ -748,6 +749,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         factors = list(_tuple(scale_factor, nd))
         out_sizes = [int(math.floor(s * f)) for s, f in zip(in_sizes, factors)]
         scales = [None] * nd if recompute_scale_factor else factors
+    if mode == "nearest" and nd == 2 and not antialias:   # PyTorch's kernel (backends/cpu/upsample.py)
+        given = [float(f) for f in scales if f is not None]
+        return aten.upsample_nearest2d.default(input, out_sizes, *given)
     align = bool(align_corners)
     out = input
     for i in range(nd):

@@ -90,3 +90,21 @@ def test_adaptive_avg_pool2d_on_the_gpu(output_size):
     assert results[0][2] == results[1][2]
     for a, b in zip(results[0][:2], results[1][:2]):
         np.testing.assert_allclose(b, a, rtol=1e-14, atol=1e-16)
+
+
+@pytest.mark.parametrize("kw", [{"scale_factor": 2}, {"size": (5, 3)}, {"scale_factor": 1.7}])
+def test_upsample_nearest2d_on_the_gpu(kw):
+    x = mt.arange(2 * 3 * 4, dtype=mt.float64).reshape(1, 2, 3, 4).sin()
+    results = []
+    before = None
+    for device in ("cpu", "cuda"):
+        a = x.to(device).requires_grad_()
+        if device == "cuda":
+            before = sum(fallback.HOST_CALLS.values())
+        out = F.interpolate(a, **kw)
+        (g,) = mt.autograd.grad((out * out).sum(), a)
+        results.append([out.detach().cpu().numpy(), g.cpu().numpy(), type(out.grad_fn).__name__])
+    assert sum(fallback.HOST_CALLS.values()) == before
+    assert results[0][2] == results[1][2] == "UpsampleNearest2DBackward0"
+    for a, b in zip(results[0][:2], results[1][:2]):
+        np.testing.assert_allclose(b, a, rtol=1e-14, atol=1e-16)

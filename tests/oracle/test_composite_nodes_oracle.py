@@ -56,6 +56,13 @@ CASES = {
     "adaptive_avg_pool2d_module": (lambda L, x: L.nn.AdaptiveAvgPool2d((3, 2))(x), [(1, 2, 7, 5)]),
     "adaptive_avg_pool1d": (lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, 3), [(2, 3, 7)]),
     "adaptive_avg_pool1d_2d": (lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, (2,)), [(3, 7)]),
+    "interpolate_nearest_scale": (lambda L, x: L.nn.functional.interpolate(x, scale_factor=2), [(1, 2, 3, 3)]),
+    "interpolate_nearest_size": (lambda L, x: L.nn.functional.interpolate(x, size=(5, 4)), [(1, 2, 3, 3)]),
+    "interpolate_nearest_odd": (lambda L, x: L.nn.functional.interpolate(x, scale_factor=(1.7, 0.5)), [(2, 1, 3, 4)]),
+    "interpolate_nearest_recompute": (lambda L, x: L.nn.functional.interpolate(x, scale_factor=1.7,
+                                                                               recompute_scale_factor=True),
+                                      [(1, 2, 3, 3)]),
+    "upsample_module": (lambda L, x: L.nn.Upsample(scale_factor=3)(x), [(1, 1, 2, 2)]),
     "prelu_input_only": (lambda L, x: L.nn.functional.prelu(x, L.tensor([0.25, -0.5], dtype=L.float64)),
                          [(3, 2)]),
 }
@@ -169,7 +176,9 @@ def test_errors_as_pytorch():
                      lambda: lib.nn.functional.adaptive_avg_pool2d(lib.ones(1, 3, 4, 4, dtype=lib.int64), 2),
                      lambda: lib.nn.functional.adaptive_avg_pool2d(lib.ones(1, 3, 4, 4), (2, 2, 2)),
                      lambda: lib.nn.functional.adaptive_avg_pool1d(lib.ones(3), 2),
-                     lambda: lib.nn.functional.adaptive_avg_pool1d(lib.ones(1, 3, 4), (2, 2))):
+                     lambda: lib.nn.functional.adaptive_avg_pool1d(lib.ones(1, 3, 4), (2, 2)),
+                     lambda: lib.nn.functional.interpolate(lib.ones(1, 1, 2, 2), scale_factor=0.4),
+                     lambda: lib.nn.functional.interpolate(lib.ones(1, 1, 2, 2), size=(0, 3))):
             try:
                 call()
                 out.append(None)
@@ -417,3 +426,55 @@ def test_adaptive_avg_pool2d_follows_pytorch(dtype, lead, hw, out, seed):
         np.testing.assert_allclose(mg, tg, rtol=2e-2, atol=2e-2)
     else:
         np.testing.assert_array_equal(mg, tg)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16", "uint8"]),
+    hw=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    how=st.sampled_from(["size", "scale", "recompute"]),
+    size=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+    scale=st.tuples(st.sampled_from([0.5, 1.0, 1.3, 1.7, 2.0, 2.5, 3.0]), st.sampled_from([0.6, 1.0, 2.0, 2.2])),
+    seed=st.integers(0, 2**16),
+)
+def test_interpolate_nearest_follows_pytorch(dtype, hw, how, size, scale, seed):
+    rng = np.random.default_rng(seed)
+    v = rng.normal(scale=5.0, size=(2, 2, *hw))
+    if dtype in ("int64", "uint8"):
+        v = np.abs(v).round()
+    kw = {"size": size} if how == "size" else {"scale_factor": scale, "recompute_scale_factor": how == "recompute"}
+    if how != "size" and min(int(n * f) for n, f in zip(hw, scale)) < 1:
+        return   # (an empty output: PyTorch raises; tested with the errors)
+    floating = dtype not in ("int64", "uint8")
+    results = []
+    for lib in (torch, mt):
+        x = lib.tensor(v.tolist(), dtype=getattr(lib, dtype), requires_grad=floating)
+        y = lib.nn.functional.interpolate(x, **kw)
+        out = [y.detach().double().numpy(), y.stride(), str(y.dtype)]
+        if floating:
+            g = lib.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)).tolist(), dtype=getattr(lib, dtype))
+            (gx,) = lib.autograd.grad(y, x, g)
+            out.append(gx.double().numpy())
+        results.append(out)
+    t, m = results
+    assert m[1:3] == t[1:3]
+    np.testing.assert_array_equal(m[0], t[0])
+    if floating:
+        if dtype in ("float16", "bfloat16"):   # (overlapping sums added in float32 here, in 16 bits there)
+            np.testing.assert_allclose(m[3], t[3], rtol=2e-2, atol=2e-2)
+        else:
+            np.testing.assert_array_equal(m[3], t[3])
+
+
+def test_export_keeps_upsample_nearest2d_vec():
+    def graph(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                F = lib.nn.functional
+                return (F.interpolate(x, scale_factor=2).sum() + F.interpolate(x, size=(5, 4)).sum()
+                        + F.interpolate(x, scale_factor=1.7, recompute_scale_factor=True).sum())
+
+        ep = lib.export.export(M(), (lib.randn(1, 2, 3, 3),))
+        return str(ep.graph), ep.module()(lib.ones(1, 2, 3, 3)).item()
+
+    assert graph(mt) == graph(torch)

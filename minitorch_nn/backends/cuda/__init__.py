@@ -20,6 +20,7 @@ family, each readable on its own:
 * ``norms.py``: batch/layer/group norm, forward and backward (one block per normalized group);
 * ``losses.py``: l1 and binary cross-entropy losses (elementwise + reduction);
 * ``smooth_losses.py``: the smooth L1 and Huber losses and their backward ops;
+* ``upsample.py``: nearest-neighbour upsampling of 4-d inputs and its backward;
 * ``indexing.py`` / ``scatter.py`` / ``masked.py``: gathers and advanced indexing, scatters and
   index_add (atomic adds), masked_fill and the count-then-write nonzero/masked_select;
 * ``scan.py`` / ``sort.py``: cumsum/cumprod (a thread per row), stable merge sort and topk (a block per row);
@@ -67,6 +68,7 @@ if _numba.available():  # without a GPU or the simulator there is nothing to reg
         sort,
         statistics,
         storage_ops,
+        upsample,
     )
     from minitorch_nn.backends.cuda import fallback as _fallback
     from minitorch_nn.backends.cuda.copy import to_device  # noqa: F401
