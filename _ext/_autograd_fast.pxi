@@ -385,6 +385,7 @@ cdef class _Recipe:
     cdef bint inplace          # d.op.is_inplace: recorded by _record_general, which rebases history
     cdef tuple slots           # d.input_slots: (name, position, is a Tensor[]) per differentiable input
     cdef object tensor_args
+    cdef object no_history     # d.non_differentiable_outputs (outputs never given a history), or None
     # The plans by which inputs need a gradient, as a bit mask (bit j: input j); None until the
     # first op that needs it, then taken from d.plan() (so both recorders share the same plans).
     cdef list plans
@@ -412,8 +413,8 @@ cdef _Recipe _recipe_of(object d):
     r.positions = _tuples(d.input_positions)
     r.n_inputs = len(r.positions)
     r.node_cls = d.node_cls
-    r.compiled = isinstance(r.node_cls, type) and issubclass(r.node_cls, OpNodeBase) \
-        and not getattr(d, "non_differentiable_outputs", None)   # (those ops: recording.py)
+    r.compiled = isinstance(r.node_cls, type) and issubclass(r.node_cls, OpNodeBase)
+    r.no_history = getattr(d, "non_differentiable_outputs", None) or None
     r.multi_output = d.multi_output
     r.simple = d.simple
     r.slots = _tuples(d.input_slots)
@@ -587,7 +588,8 @@ cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, t
     if r.multi_output:
         outs = out if type(out) is tuple or type(out) is list else (out,)
         for j in range(len(outs)):
-            _wire_output(op, node, args, outs[j], j)
+            if r.no_history is None or j not in r.no_history:
+                _wire_output(op, node, args, outs[j], j)
         node._output_meta = tuple([
             _meta_of((<TensorBase>o)._impl) if isinstance(o, TensorBase) else None for o in outs])
     else:
@@ -596,7 +598,8 @@ cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, t
     cdef dict saved = node._saved
     for entry in plan.results:
         j = entry[1]
-        saved[entry[0]] = _saved_tensor(out if outs is None else outs[j], True)
+        saved[entry[0]] = _saved_tensor(out if outs is None else outs[j],
+                                        r.no_history is None or j not in r.no_history)
     return out
 
 
@@ -681,7 +684,8 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, obj
         node._output_meta = tuple([
             _meta_of((<TensorBase>o)._impl) if isinstance(o, TensorBase) else None for o in outs])
     for entry in plan.results:
-        saved[entry[0]] = _saved_tensor(outs[<Py_ssize_t>entry[1]], True)
+        j = entry[1]
+        saved[entry[0]] = _saved_tensor(outs[j], r.no_history is None or j not in r.no_history)
     return out
 
 
