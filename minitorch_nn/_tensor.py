@@ -27,7 +27,7 @@ import numpy as np
 
 from minitorch_nn import _C
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import Size, TensorBase, TensorImpl, VersionCounter
+from minitorch_nn._C import TensorBase, TensorImpl
 from minitorch_nn._device import CPU, META
 
 
@@ -93,7 +93,7 @@ class Tensor(TensorBase):
 
     def _scalar_value(self, what):
         if self.numel() != 1:
-            raise ValueError(f"only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
     def __array__(self, dtype=None, copy=None):

@@ -20,7 +20,6 @@ import minitorch_nn as mt
 from minitorch_nn.autograd import engine
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 
-
 # (use_fast_loop, use_compiled_loop): the compiled loop (``_ext/_engine_fast.pyx``), its Python
 # twin ``_run_all``, the reference loop ``run_backward``
 _LOOPS = [(True, True), (True, False), (False, False)]

@@ -22,7 +22,13 @@ from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 from tests.strategies import tensor_specs
 from tests.test_fast_path_ops import (
-    _grad_inputs, _make, _Passthrough, _ran_full_path, _Sub, assert_fast_equals_full, assert_same_graph,
+    _grad_inputs,
+    _make,
+    _Passthrough,
+    _ran_full_path,
+    _Sub,
+    assert_fast_equals_full,
+    assert_same_graph,
 )
 
 pytestmark = pytest.mark.skipif("__getitem__" not in getattr(_C, "FAST_OP_METHODS", {}),

@@ -5,10 +5,9 @@ import pickle
 import weakref
 
 import numpy as np
-import pytest
+from minitorch_nn._C import TensorBase, TensorImpl, VersionCounter
 
 import minitorch_nn as mt
-from minitorch_nn._C import TensorBase, TensorImpl, VersionCounter
 
 
 def test_handle_holds_one_payload_and_views_share_its_storage():

@@ -17,7 +17,6 @@ from minitorch_nn._device import canonical
 from minitorch_nn._functions._out import writes_out
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import infer_size, normalize_size, wrap_dim
-from minitorch_nn._tensor import contiguous_strides
 from minitorch_nn.backends.views import compute_view_strides
 from minitorch_nn.overrides import public
 

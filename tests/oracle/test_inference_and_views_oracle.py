@@ -9,10 +9,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
 
 import minitorch_nn as mt
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode as OurMode
-from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
 
 
 def _outcome(fn):

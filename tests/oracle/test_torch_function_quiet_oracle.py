@@ -5,12 +5,14 @@ on just by existing; an instance of a class whose handler can run must. The stat
 process-wide and other tests define subclasses, so the first test clears the flag for a while.
 """
 
-import minitorch_nn as mt
-import minitorch_nn.nn as mnn
 import pytest
 import torch
+
+import minitorch_nn as mt
+import minitorch_nn.nn as mnn
 from minitorch_nn import _C_torch_function as tfc
 from minitorch_nn import _tensor_subclass
+
 
 def test_package_classes_keep_the_scan_off_until_a_live_instance_exists():
     # Pretend no user class exists yet (other tests define some), then put the flag back.

@@ -15,10 +15,9 @@ See ``minitorch_nn/autograd/graph.py:current_grad_fn`` and ``autograd/inplace.py
 
 import pytest
 
+import minitorch_nn as mt
 from tests.oracle._scenario_helpers import keep_global_rng_state, scenarios, torch, transcript  # noqa: F401
 from tests.test_fast_record import reference_path
-
-import minitorch_nn as mt
 
 pytestmark = pytest.mark.oracle
 
