@@ -192,3 +192,47 @@ FAST_OP_FUNCTIONS = {
     "permute": function_permute,
     "reshape": function_reshape,
 }
+
+
+# ``minitorch_nn.add(a, b)``, ``sub``, ``mul`` and the methods ``a.add(b)``, ``a.sub(b)``,
+# ``a.mul(b)``: the same op as ``a + b``, ``a - b``, ``a * b`` (``aten.add.Tensor``...), so while
+# nothing could tell the spellings apart they take the operators' compiled path (_fastpath.pxi).
+# Any keyword (``alpha=``, ``out=``) or a number first takes the full path.
+
+def function_add(input, other, *args, **kwargs):
+    r = None if args or kwargs else _binary(_np_add, 0, input, other)
+    return _full("add", (input, other), args, kwargs) if r is None else r
+
+
+def function_sub(input, other, *args, **kwargs):
+    r = None if args or kwargs else _binary(_np_subtract, 1, input, other)
+    return _full("sub", (input, other), args, kwargs) if r is None else r
+
+
+def function_mul(input, other, *args, **kwargs):
+    r = None if args or kwargs else _binary(_np_multiply, 2, input, other)
+    return _full("mul", (input, other), args, kwargs) if r is None else r
+
+
+def tensor_add_method(self, other, *args, **kwargs):
+    """``self.add(other)``: the fast path of ``self + other``, else the full path."""
+    r = None if args or kwargs else _binary(_np_add, 0, self, other)
+    return _full("Tensor.add", (self, other), args, kwargs) if r is None else r
+
+
+def tensor_sub_method(self, other, *args, **kwargs):
+    """``self.sub(other)``: the fast path of ``self - other``, else the full path."""
+    r = None if args or kwargs else _binary(_np_subtract, 1, self, other)
+    return _full("Tensor.sub", (self, other), args, kwargs) if r is None else r
+
+
+def tensor_mul_method(self, other, *args, **kwargs):
+    """``self.mul(other)``: the fast path of ``self * other``, else the full path."""
+    r = None if args or kwargs else _binary(_np_multiply, 2, self, other)
+    return _full("Tensor.mul", (self, other), args, kwargs) if r is None else r
+
+
+FAST_OP_FUNCTIONS.update({"add": function_add, "sub": function_sub, "mul": function_mul})
+# the methods (see _tensor_methods.py); their full paths arrive through install_fast_functions
+# under "Tensor.add", "Tensor.sub", "Tensor.mul"
+FAST_BINARY_METHODS = {"add": tensor_add_method, "sub": tensor_sub_method, "mul": tensor_mul_method}

@@ -53,6 +53,7 @@ _FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built before
 _FAST_METHODS.update(_FAST_OPS)
 # ... and, from ``_ext/_fastpath_softmax.pxi``, softmax and log_softmax
 _FAST_METHODS.update(getattr(_C, "FAST_SOFTMAX_METHODS", {}))
+_FAST_METHODS.update(getattr(_C, "FAST_BINARY_METHODS", {}))   # add, sub, mul (_fastpath_functions.pxi)
 # ... and, from ``_ext/_fastpath_more.pxi``, flatten, sum(dim), clone, clamp, cumsum, bmm, masked_fill
 _FAST_METHODS.update(getattr(_C, "FAST_MORE_METHODS", {}))
 _FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back to
@@ -639,6 +640,7 @@ def _install_fast_functions():
                 setattr(module, alias, fast)
     # the compiled softmax methods' full paths (_fastpath_softmax.pxi)
     slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_SOFTMAX_METHODS", {})})
+    slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_BINARY_METHODS", {})})
     slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_MORE_METHODS", {})})
     _C.install_fast_functions(slow)
 
