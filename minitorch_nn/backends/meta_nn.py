@@ -11,9 +11,10 @@ from __future__ import annotations
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._tensor import _new_meta
-from minitorch_nn.backends.cpu import smooth_losses  # noqa: F401  (their cpu kernels, registered)
-from minitorch_nn.backends.cpu.adaptive_pool import check_adaptive_avg_pool2d  # (and its cpu kernels)
-from minitorch_nn.backends.cpu.upsample import check_upsample_nearest2d  # (and its cpu kernels)
+
+# (importing smooth_losses, adaptive_pool and upsample registers their cpu kernels too)
+from minitorch_nn.backends.cpu import smooth_losses  # noqa: F401
+from minitorch_nn.backends.cpu.adaptive_pool import check_adaptive_avg_pool2d
 from minitorch_nn.backends.cpu.nn_ops import (
     MEAN,
     NONE,
@@ -24,6 +25,7 @@ from minitorch_nn.backends.cpu.nn_ops import (
     _pool_args,
     _pool_out,
 )
+from minitorch_nn.backends.cpu.upsample import check_upsample_nearest2d
 
 
 def _like(t, d=None):

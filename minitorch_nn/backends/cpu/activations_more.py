@@ -22,9 +22,9 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import wrap_dim
 from minitorch_nn.backends.common import compute_dtype, result_type
-from minitorch_nn.backends.layout import elementwise_strides
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided
 from minitorch_nn.backends.cpu.pointwise import _float_only, _out, _sigmoid, binary, unary
+from minitorch_nn.backends.layout import elementwise_strides
 
 
 def _c(value, x):

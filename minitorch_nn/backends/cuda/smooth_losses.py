@@ -15,7 +15,6 @@ from minitorch_nn.backends.cuda import elementwise as ew
 from minitorch_nn.backends.cuda.activations import _baked
 from minitorch_nn.backends.cuda.fallback import host_kernel
 
-
 # beta/delta are baked in (a loss module keeps them), and so is the backward's 1/n of a mean (an
 # elementwise kernel has at most three operands; a training loop keeps its batch size).
 
