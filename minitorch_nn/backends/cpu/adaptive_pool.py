@@ -58,12 +58,14 @@ def _adaptive_avg_pool2d(self, output_size):
     H, W = x.shape[-2:]
     lead = x.shape[:-2]
     out = np.empty(lead + (oh, ow), cd.numpy_dtype)
+    zero = cd.numpy_dtype.type(0)
     for i, (h0, h1) in enumerate(bins(H, oh)):
         for j, (w0, w1) in enumerate(bins(W, ow)):
-            total = np.zeros(lead, cd.numpy_dtype)
-            for p in range(h0, h1):        # one element after the other, as PyTorch's loop adds them
-                for q in range(w0, w1):
-                    total += x[..., p, q]
+            # one element after the other in row-major order, as PyTorch's loop adds them: cumsum
+            # adds strictly in order (np.sum would pair them up); PyTorch's sum starts from 0,
+            # which only shows on an all -0.0 bin: the final + 0 gives its +0.0
+            window = x[..., h0:h1, w0:w1].reshape(lead + ((h1 - h0) * (w1 - w0),))
+            total = np.cumsum(window, axis=-1)[..., -1] + zero
             out[..., i, j] = total / cd.numpy_dtype.type(h1 - h0) / cd.numpy_dtype.type(w1 - w0)
     return wrap(out, self.dtype)
 
