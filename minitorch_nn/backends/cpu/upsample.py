@@ -6,7 +6,7 @@ Mirrors PyTorch's ``aten/src/ATen/native/UpSampleNearest2d.cpp`` and its cpu ker
 for an equal size, ``o // 2`` for twice the size, else ``min(floor(o * scale), in - 1)`` computed in
 float32 as PyTorch does, with ``scale = 1 / scales_h`` when a scale factor was given and
 ``in / out`` otherwise. The backward adds each output gradient into its source element, output
-after output in row-major order (``np.add.at``, the order of PyTorch's loop).
+after output in row-major order (the order of PyTorch's loop).
 
 Only ``F.interpolate(mode="nearest")`` on 4-d inputs comes here; the other modes and ranks are
 still compositions of ``index_select`` in ``nn/functional.py``.
@@ -65,7 +65,23 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=N
     cd = compute_dtype(grad_output.dtype)
     g = as_array(grad_output, cd)
     grad = np.zeros((n, c, h, w), cd.numpy_dtype)
-    rows = nearest_indices(h, oh, scales_h)
-    cols = nearest_indices(w, ow, scales_w)
-    np.add.at(grad, (slice(None), slice(None), rows[:, None], cols[None, :]), g)
+    # The outputs reading input (y, x) form a block (the source indices never decrease): add the
+    # block's gradients one offset (r, c) at a time, r outer, which is the row-major order in
+    # which PyTorch's loop adds them (np.add.at would too, but far slower). A masked-out offset
+    # adds 0, which changes no sum that started from +0.
+    row_start, row_count = _blocks(h, oh, scales_h)
+    col_start, col_count = _blocks(w, ow, scales_w)
+    zero = np.zeros((), cd.numpy_dtype)
+    for r in range(int(row_count.max(initial=0))):
+        rows = np.minimum(row_start + r, oh - 1)
+        for c in range(int(col_count.max(initial=0))):
+            cols = np.minimum(col_start + c, ow - 1)
+            inside = (r < row_count)[:, None] & (c < col_count)[None, :]
+            grad += np.where(inside, g[:, :, rows[:, None], cols[None, :]], zero)
     return wrap(grad, grad_output.dtype)
+
+
+def _blocks(n_in, n_out, scale):
+    """For each input index: the first output reading it, and how many do."""
+    edges = np.searchsorted(nearest_indices(n_in, n_out, scale), np.arange(n_in + 1), side="left")
+    return edges[:-1], np.diff(edges)
