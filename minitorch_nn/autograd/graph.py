@@ -24,7 +24,7 @@ Where we differ from PyTorch: nodes are Python objects; a node class per op is m
 no ``__dict__`` (``grad_fn.foo = 1`` is an ``AttributeError``). Their fields, and those of
 ``AccumulateGrad``, ``SavedTensor`` and ``SavedScalar``, are laid out in C by small Cython base
 classes (``NodeBase``... in ``_ext/_autograd_fast.pxi``) so that the compiled recorder can fill them
-without running the ``__init__``s below; every method stays here, in Python.
+without running the ``__init__`` methods below; every method stays here, in Python.
 
 What a ``TorchDispatchMode`` or a ``__torch_dispatch__`` subclass sees of saved tensors is what it
 sees in PyTorch: saving a node's own output (``exp``'s ``result``) dispatches ``aten.detach`` on it
