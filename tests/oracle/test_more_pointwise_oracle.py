@@ -706,3 +706,20 @@ def test_export_records_pytorchs_nodes(build):
     for got, want in zip(mep.module()(*margs), mm(*margs)):  # replaying the graph computes the model
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got.detach()), np.asarray(want.detach()))
+
+
+@pytest.mark.parametrize("self_dtype", ["float64", "float32", "bool", "int64"])
+@pytest.mark.parametrize("exp_dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("self_dims, exp_dims", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_ldexp_power_rounding_as_torch(self_dtype, exp_dtype, self_dims, exp_dims):
+    # a 0-d exponent with a float64 result is not rounded to its own dtype before the product
+    import torch
+
+    results = []
+    for lib in (torch, mt):
+        base = [1] if self_dtype in ("bool", "int64") else [0.37719066, -1.1]
+        s = lib.tensor(base if self_dims else base[0], dtype=getattr(lib, self_dtype))
+        e = lib.tensor([0.3772, -2.71] if exp_dims else 0.3772, dtype=getattr(lib, exp_dtype))
+        out = lib.ldexp(s, e)
+        results.append((str(out.dtype).split(".")[-1], out.double().reshape(-1).tolist()))
+    assert results[1] == results[0]

@@ -146,7 +146,14 @@ def _check_ldexp(self, other):
 def _ldexp_float_exponent(self, other):
     # PyTorch raises 2 to a floating exponent in the exponent's own dtype (a float16 ``other``
     # gives a float16 power), then multiplies: the cpu kernels of exp2 and mul, as they are
-    power = aten.exp2.default.kernel_for("cpu")(other)
+    if other.dim() == 0 and other.dtype is not dt.float64 and result_type(self, other) is dt.float64:
+        # ... except a 0-d exponent with a float64 result: there PyTorch's power is not rounded to
+        # the exponent's dtype (measured: ldexp(float64 0.37719066, float16 0.3772) uses
+        # 2**0.377197265625 unrounded; with a float32 result it is rounded to float16 first)
+        wide = aten._to_copy.default.kernel_for("cpu")(other, dtype=dt.float64)
+        power = aten.exp2.default.kernel_for("cpu")(wide)
+    else:
+        power = aten.exp2.default.kernel_for("cpu")(other)
     return aten.mul.Tensor.kernel_for("cpu")(self, power)
 
 
