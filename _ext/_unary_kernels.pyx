@@ -112,6 +112,8 @@ cdef inline float _one(Which which, float x) noexcept nogil:
 cdef object _apply(Which which, object x, object fallback):
     """The function ``which`` on every element of a float32 array, into a fresh row-major array;
     ``fallback(x)`` for anything else."""
+    if type(x) is np.float32:
+        x = np.asarray(x)   # (a numpy scalar, as 0-d arithmetic gives: the same loop, a 0-d result)
     if type(x) is not np.ndarray or cnp.PyArray_TYPE(<cnp.ndarray>x) != cnp.NPY_FLOAT32:
         return fallback(x)
     cdef cnp.ndarray a = <cnp.ndarray>x

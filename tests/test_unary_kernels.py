@@ -52,7 +52,7 @@ def test_correctly_rounded_on_nearly_every_element(name):
                     elements=st.floats(-20, 20, width=32)))
 def test_any_shape_and_layout_gives_the_same_values(name, layout, x):
     if name in _POSITIVE:
-        x = np.abs(x) + np.float32(0.5)
+        x = np.asarray(np.abs(x) + np.float32(0.5))   # (0-d arithmetic gives a numpy scalar)
     if layout == "transposed" and x.ndim >= 2:
         x = x.T
     elif layout == "strided" and x.ndim >= 1:
@@ -60,7 +60,9 @@ def test_any_shape_and_layout_gives_the_same_values(name, layout, x):
     fn = kernels.ROUNDED_AS_PYTORCH[name]
     ours = fn(x)
     assert ours.shape == x.shape and ours.flags.c_contiguous
-    np.testing.assert_array_equal(ours, fn(np.ascontiguousarray(x)))
+    # (np.ascontiguousarray makes a 0-d array 1-d)
+    np.testing.assert_array_equal(ours, fn(np.ascontiguousarray(x)).reshape(ours.shape))
+    assert fn(x[()] if x.ndim == 0 else x).tolist() == ours.tolist()   # a numpy scalar takes the loop too
 
 
 def test_special_values():
