@@ -123,6 +123,8 @@ def _forms(d0, d1, n0, n1):
 
 def _count(n):
     """A chunk count made of a drawn number (some of them not counts at all)."""
+    if type(n) is int and abs(n) >= 10:
+        return 7   # (2**30 chunks of an empty dim would be 2**30 empty tensors, in PyTorch too)
     return int(abs(n)) + 1 if type(n) in (int, float) and n == n and abs(n) < 10 else n
 
 
