@@ -9,9 +9,10 @@ import re
 
 import numpy as np
 import pytest
-import torch
 
 import minitorch_nn as mt
+
+torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
 
 
 def _plain(a):
