@@ -70,6 +70,18 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+# The C-level copy of ``minitorch_nn.backends.compiled.enabled`` (the one switch for the compiled
+# twins), kept current by that module through ``on_change``. Every twin in this module reads it
+# first and, when it is off, takes the readable path.
+cdef bint compiled_enabled = True
+
+
+def _set_compiled_enabled(bint on):
+    """Called by ``backends.compiled`` whenever the switch moves."""
+    global compiled_enabled
+    compiled_enabled = on
+
+
 cdef bint _inference_mode_on = False   # mirrors grad_mode._inference; read by VersionCounter()
 
 

@@ -115,3 +115,14 @@ class _CompiledModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CompiledModule
+
+
+def _register_core_flag() -> None:
+    from minitorch_nn import _C   # the tensor core sits below this module: no cycle
+
+    setter = getattr(_C, "_set_compiled_enabled", None)
+    if setter is not None:
+        on_change(setter)
+
+
+_register_core_flag()
