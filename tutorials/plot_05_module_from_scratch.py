@@ -71,7 +71,13 @@ for name, p in net.named_parameters():
 # -----------------------
 # Calling a module runs ``_call_impl`` in ``_hooks.py``: forward pre-hooks (which may replace the
 # inputs), then ``forward``, then forward hooks (which may replace the output). A hook returns a
-# handle; ``handle.remove()`` takes it away.
+# handle; ``handle.remove()`` takes it away. Global hooks
+# (``nn.modules.module.register_module_forward_hook``) run before every module's own; they live
+# in dicts that are globals of ``nn/modules/module.py`` and are looked up there at each call, so
+# rebinding one (``module._global_forward_hooks = OrderedDict()``) clears it, as in PyTorch.
+# A full backward hook passes the module's inputs through an identity ``autograd.Function``
+# (``_backward_hooks.py``), so a ``forward`` that writes into its input in place (``x += 1``)
+# gets PyTorch's "Output 0 of BackwardHookFunction is a view..." error: clone the input first.
 
 calls = []
 pre = net.register_forward_pre_hook(lambda mod, args: calls.append(f"pre: {len(args)} input(s)"))
