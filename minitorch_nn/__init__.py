@@ -28,6 +28,7 @@ from minitorch_nn._legacy import (  # noqa: F401  (PyTorch's legacy typed constr
 )
 from minitorch_nn import overrides
 from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
+from minitorch_nn import _tensor_module_load  # noqa: F401  (Tensor.module_load, as torch has it on import)
 from minitorch_nn.overrides import _BASE_TYPES as _tf_base_types
 from minitorch_nn import backends  # noqa: F401  (registers the kernels)
 from minitorch_nn._functions.factories import (
@@ -89,7 +90,9 @@ __version__ = "0.1.0"
 # and the print options (``torch.set_printoptions``; printing a tensor loads them too). They
 # behave exactly as if imported eagerly (``from minitorch_nn import nn``, ``import
 # minitorch_nn.optim`` and ``dir(minitorch_nn)`` all work); only the import cost moves (issue 2).
-_LAZY_SUBMODULES = frozenset({"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func"})
+_LAZY_SUBMODULES = frozenset(
+    {"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func", "__future__"}
+)
 _LAZY_NAMES = {  # name -> the submodule that defines it
     "set_printoptions": "_tensor_str", "get_printoptions": "_tensor_str", "printoptions": "_tensor_str",
     "load": "serialization", "save": "serialization",

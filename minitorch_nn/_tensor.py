@@ -28,7 +28,22 @@ import numpy as np
 from minitorch_nn import _C
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
+from minitorch_nn._C_torch_function import _disabled_torch_dispatch_impl as _DISABLED_TD
 from minitorch_nn._device import CPU, META
+
+
+def _has_python_dispatch(t) -> bool:
+    """Whether ``t``'s class handles ``__torch_dispatch__`` (PyTorch: the Python dispatch key)."""
+    return getattr(type(t), "__torch_dispatch__", _DISABLED_TD) is not _DISABLED_TD
+
+
+def _refuse_python_dispatch(t, method):
+    """``tolist()``/``numpy()`` read memory directly, which a ``__torch_dispatch__`` subclass may
+    not have (a wrapper made by ``_make_wrapper_subclass`` has no storage): refused, as in PyTorch."""
+    if _has_python_dispatch(t):
+        if method == "tolist":
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(t).__name__}")
+        raise RuntimeError(".numpy() is not supported for tensor subclasses.")
 
 
 class Tensor(TensorBase):
@@ -55,7 +70,9 @@ class Tensor(TensorBase):
         return _tensor_str._str(self, tensor_contents=tensor_contents)
 
     def __format__(self, format_spec):
-        if self.dim() == 0 and not self.is_meta:
+        # As in PyTorch, only a plain 0-d tensor formats as its number; any subclass (Parameter
+        # included) goes to object.__format__, which takes only an empty spec (then str(self)).
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
 
@@ -97,6 +114,7 @@ class Tensor(TensorBase):
         return self.item()
 
     def __array__(self, dtype=None, copy=None):
+        _refuse_python_dispatch(self, "numpy")
         if self.device.type != "cpu":
             raise TypeError(
                 f"can't convert {self.device.type} device type tensor to numpy. "
@@ -162,6 +180,11 @@ class Tensor(TensorBase):
             )
         if self.is_meta:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if _has_python_dispatch(self):
+            # a __torch_dispatch__ subclass has the value (a wrapper has no storage): ask its handler
+            from minitorch_nn._ops import ops
+
+            return ops.aten._local_scalar_dense.default(self)
         arr = self.cpu()._array if self.device.type != "cpu" else self._array
         value = arr.reshape(-1)[0]
         if self.dtype is dt.bool:
@@ -174,6 +197,7 @@ class Tensor(TensorBase):
         """The data as nested Python lists of numbers."""
         if self.is_meta:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        _refuse_python_dispatch(self, "tolist")
         arr = self.cpu()._array if self.device.type != "cpu" else self._array
         if self.dtype in (dt.bfloat16, dt.float16):
             arr = arr.astype(np.float64)
@@ -181,6 +205,7 @@ class Tensor(TensorBase):
 
     def numpy(self, *, force=False):
         """A numpy array sharing this tensor's memory (cpu tensors that do not require grad)."""
+        _refuse_python_dispatch(self, "numpy")
         if not force:
             if self.requires_grad:
                 raise RuntimeError(
