@@ -17,7 +17,7 @@ Python object with a new class. This tutorial follows one dry run through the co
 * ``minitorch_nn/nn/modules/lazy_layers.py``: ``LazyLinear`` and its ``initialize_parameters``.
 * ``minitorch_nn/nn/parameter_lazy.py``: ``UninitializedParameter`` and ``materialize``.
 * ``minitorch_nn/nn/modules/_hooks.py``: ``_call_impl``, which runs the forward pre-hooks.
-* ``minitorch_nn/optim/optimizer.py``: the optimizer's check for placeholders.
+* ``minitorch_nn/optim/optimizer.py``: ``step()``'s check for placeholders.
 """
 
 import minitorch_nn as torch
@@ -119,19 +119,24 @@ print(describe_lazy(mlp))
 print(mlp.state_dict())
 
 # %%
-# Optimizers need real parameters. minitorch_nn's optimizers refuse placeholders with a hint
-# (``check_initialized`` in ``lazy.py``, called from ``optimizer.py``); PyTorch accepts them
-# silently and fails later.
+# An optimizer may be built now, as in PyTorch: it holds the placeholder objects, and the dry
+# run turns them into real parameters *in place*, so the optimizer then holds the real ones.
+# Stepping it before the dry run would update nothing (PyTorch skips them silently);
+# minitorch_nn's ``step()`` raises with a hint instead (``check_initialized`` in ``lazy.py``,
+# called from ``optimizer.py``).
 
+opt = torch.optim.SGD(mlp.parameters(), lr=0.1)
+first = opt.param_groups[0]["params"][0]
 try:
-    torch.optim.SGD(mlp.parameters(), lr=0.1)
-except ValueError as err:
-    print("ValueError:", err)
+    opt.step()
+except RuntimeError as err:
+    print("RuntimeError:", err)
 
 # %%
 # The dry run, and the state dict after it:
 
 mlp(torch.ones(5, 3))
+print("the optimizer holds the materialized weight:", first is mlp.fc1.weight, type(first).__name__)
 print(mlp)
 for k, v in mlp.state_dict().items():
     print(f"{k:10s} {tuple(v.shape)}")
