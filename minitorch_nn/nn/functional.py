@@ -375,9 +375,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @public
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """``input / max(||input||_p, eps)`` along ``dim``; written into ``out`` when given."""
     denom = _t.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    if out is None:
+        return input / denom
+    return _t.div(input, denom, out=out)
 
 
 # =================================================================================================
