@@ -21,6 +21,11 @@ the wrong one, training runs without errors and the model never changes.
   ``_warn_replaced_params`` warns when the model replaced one of them (not in PyTorch).
 * ``minitorch_nn/utils/_swap.py``: ``swap_tensors``, used by the swap path.
 
+Every optimizer in ``minitorch_nn/optim/`` (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``,
+``Adagrad``, ``Adadelta``, ``Adamax``, ``ASGD``, ``NAdam``, ``RAdam``, ``Rprop``, ``LBFGS``) keeps
+the parameter objects in ``param_groups`` the same way, so the pitfall is the same for all of
+them. (``LBFGS.step`` takes a ``closure`` that recomputes the loss: see ``lbfgs.py``.)
+
 Tutorial 2 showed the mechanism (``.data`` versus ``swap_tensors``); here we train.
 """
 
