@@ -53,9 +53,9 @@ import numpy as np
 from minitorch_nn._device import CPU, META
 from minitorch_nn._device import canonical as _canonical_device
 from minitorch_nn._device import device as _device_type
+from minitorch_nn._serialization.full_unpickler import FullCheckpointUnpickler
 from minitorch_nn._serialization.legacy import load_legacy
 from minitorch_nn._serialization.pickler import CheckpointPickler
-from minitorch_nn._serialization.full_unpickler import FullCheckpointUnpickler
 from minitorch_nn._serialization.unpickler import (
     USER_GLOBALS,
     CheckpointStorage,

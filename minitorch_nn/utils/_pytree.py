@@ -33,7 +33,8 @@ import dataclasses
 import functools
 import types
 from collections import OrderedDict, defaultdict, deque, namedtuple
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 __all__ = [
     "PyTree",

@@ -70,13 +70,13 @@ from minitorch_nn.nn.modules._hooks import (  # noqa: F401  (re-exported, as tor
     register_module_parameter_registration_hook,
 )
 from minitorch_nn.nn.modules._state_dict import _IncompatibleKeys, _StateDictMixin  # noqa: F401
+from minitorch_nn.nn.parameter import Buffer, Parameter
 
 # The global hook dicts above (and which kind of global backward hook is in use) are globals of
 # this module, as in PyTorch: the hooks code reads them here at every call, so rebinding one
 # (``module._global_forward_hooks = OrderedDict()``) takes effect at once.
 _global_is_full_backward_hook = _hooks._global_is_full_backward_hook
 _hooks._home = sys.modules[__name__]
-from minitorch_nn.nn.parameter import Buffer, Parameter
 
 _addindent = addindent  # PyTorch's name, used by some third-party reprs
 
