@@ -266,8 +266,10 @@ def _wire(node, args, outputs):
             impl.view_version = impl.version.value   # this node is current (after mark_dirty's write)
             if id(o) not in dirty:
                 # a view made here (or an input handed back): writing into it in place later
-                # would bypass this Function's backward, so it is refused (inplace.py)
+                # would bypass this Function's backward, so it is refused (inplace.py); the node
+                # remembers which outputs are such views, for views taken of them later
                 impl.creation_meta = VIEW_MADE_IN_CUSTOM_FUNCTION
+                node.__dict__.setdefault("_custom_view_outputs", set()).add(i)
     node._output_meta = tuple(metas)
     saved = []
     for t in node.to_save:

@@ -108,11 +108,27 @@ def _check_multi_output_view(impl, message=_MULTI_OUTPUT_VIEW_MESSAGE):
 
 
 def _check_custom_function_view(impl, message=_CUSTOM_FUNCTION_VIEW_MESSAGE):
-    """Refuse writing into a view made by a custom Function: rebasing its history would bypass
-    the Function's own backward, so the gradients would be silently wrong."""
-    if impl.creation_meta == VIEW_MADE_IN_CUSTOM_FUNCTION and impl.grad_fn is not None:
-        name = re.sub(r"Backward\d*$", "", type(impl.grad_fn).__name__)
-        raise RuntimeError(message.format(nr=impl.output_nr, name=name))
+    """Refuse writing into a view made by a custom Function, or a view of one: rebasing its
+    history would bypass the Function's own backward, so the gradients would be silently wrong.
+
+    The Function's own outputs carry the mark in ``creation_meta``; for views taken of them
+    later (PyTorch propagates the mark) the view nodes are walked back to the Function's node,
+    which lists the outputs that were views (``_custom_view_outputs``)."""
+    fn = impl.grad_fn
+    if fn is None:
+        return
+    marked = impl.creation_meta == VIEW_MADE_IN_CUSTOM_FUNCTION
+    node = fn
+    while not marked:
+        d = getattr(node, "_derivative", None)
+        if d is None or not d.op.is_view or not node.next_functions:
+            return
+        node, nr = node.next_functions[0]
+        if node is None:
+            return
+        marked = nr in node.__dict__.get("_custom_view_outputs", ()) if hasattr(node, "__dict__") else False
+    name = re.sub(r"Backward\d*$", "", type(fn).__name__)
+    raise RuntimeError(message.format(nr=impl.output_nr, name=name))
 
 
 def _check_inplace(t):

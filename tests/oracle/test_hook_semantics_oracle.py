@@ -332,6 +332,15 @@ def custom_function_views(lib, which):
         y = Same.apply(base)
         base.add_(1)
         return error_of(lambda: type(y.grad_fn).__name__)
+    if which == "view_of_view":   # the mark carries over to views taken of the output
+        return error_of(lambda: Same.apply(leaf.clone())[0:2].add_(1).tolist())
+    if which == "view_of_view_stale":
+        base = leaf.clone()
+        z = Same.apply(base)[1:]
+        base.mul_(2)
+        return error_of(lambda: type(z.grad_fn).__name__)
+    if which == "view_of_result":   # a view of an ordinary result of the output is fine
+        return error_of(lambda: (Same.apply(leaf.clone()) * 2)[0:2].add_(1).tolist())
     if which == "no_grad":
         y = Same.apply(leaf.clone())
         with lib.no_grad():
@@ -340,6 +349,10 @@ def custom_function_views(lib, which):
     raise AssertionError(which)
 
 
-@pytest.mark.parametrize("which", ["same_leaf", "same_non_leaf", "view_non_leaf", "dirty", "stale", "no_grad"])
+@pytest.mark.parametrize(
+    "which",
+    ["same_leaf", "same_non_leaf", "view_non_leaf", "dirty", "stale", "no_grad", "view_of_view",
+     "view_of_view_stale", "view_of_result"],
+)
 def test_inplace_on_a_custom_function_view(which):
     assert custom_function_views(mt, which) == custom_function_views(torch, which)
