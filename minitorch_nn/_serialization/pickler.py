@@ -31,6 +31,7 @@ from __future__ import annotations
 import codecs
 import collections
 import pickle
+import types
 
 import numpy as np
 
@@ -173,6 +174,10 @@ class CheckpointPickler(pickle._Pickler):
             return (complex, (obj.real, obj.imag))
         if t is collections.Counter:
             return (collections.Counter, (dict(obj),))
+        if isinstance(obj, (type, types.FunctionType)) and "<locals>" in getattr(obj, "__qualname__", ""):
+            # a class or function defined inside a function cannot be found again by name:
+            # PyTorch's (C) pickler's error
+            raise AttributeError(f"Can't pickle local object {obj.__qualname__!r}")
         return NotImplemented  # anything else: pickled as Python pickles it (classes by reference)
 
     def save_global(self, obj, name=None):

@@ -155,3 +155,16 @@ def test_the_default_runs_no_code():
         mt.load(buf)
     buf.seek(0)
     assert mt.load(buf, weights_only=False) == [os.getcwd()]
+
+
+def test_local_objects_fail_as_in_pytorch():
+    def save_local(lib):
+        def make():
+            class Local:
+                pass
+
+            return {"f": lambda x: x, "cls": Local}
+
+        return error_of(lambda: lib.save(make()["f"], io.BytesIO())), error_of(lambda: lib.save(make()["cls"], io.BytesIO()))
+
+    assert save_local(mt) == save_local(torch)
