@@ -42,7 +42,7 @@ from minitorch_nn._functions.reductions import all, any, max, min, sum, return_t
 from minitorch_nn._functions.shape import *  # noqa: F403
 from minitorch_nn._functions.linalg import *  # noqa: F403
 from minitorch_nn._shape import broadcast_shapes_public as broadcast_shapes  # noqa: E402  (not the ops' helper)
-from minitorch_nn._random.sampling import bernoulli, normal  # noqa: E402
+from minitorch_nn._functions.sampling import bernoulli, normal  # noqa: E402
 from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add
 from minitorch_nn import autograd  # noqa: F401  (installs the autograd layer; Tensor.backward)
 from minitorch_nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401

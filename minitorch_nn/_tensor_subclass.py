@@ -42,6 +42,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
 from minitorch_nn._device import canonical, get_default_device
 from minitorch_nn._dispatch import python_dispatch
+from minitorch_nn import _tensor
 from minitorch_nn._tensor import Tensor, contiguous_strides
 
 _state = _tfc.state
@@ -458,6 +459,9 @@ def note_instance_class(cls):
         _state.any_subclass = True
         _tfc._changed()
         _install_members(cls)
+
+
+_tensor.instance_class_hook = note_instance_class
 
 
 def _register_subclass(cls):
