@@ -424,7 +424,7 @@ def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False,
     return _C._wrap(cls, impl)
 
 
-# (absent from a _C built before it existed: then _from_array builds the payload in Python)
+# The compiled payload builder where the extension has one; otherwise _from_array builds it in Python
 _wrap_array = getattr(_C, "_wrap_array", None)
 
 

@@ -37,6 +37,9 @@ class Import:
     target: str
     where: str  # file:line of the statement, the file relative to the repository root
     in_function: bool
+    # "import", or "lookup" for ``sys.modules.get("minitorch_nn.x")``: a reference by name that
+    # imports nothing (so it makes no cycle) but still ties the two modules together
+    kind: str = "import"
 
 
 @functools.cache
@@ -121,13 +124,32 @@ class _Collector(ast.NodeVisitor):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
 
-    def _add(self, target: str, line: int):
+    def _add(self, target: str, line: int, kind: str = "import"):
         # Only edges inside the package; a name that is not a module falls back to its package.
         while target and target not in self.modules:
             target = target.rpartition(".")[0]
         if target.startswith(PACKAGE) and target != self.module:
             where = self.where[line] if isinstance(self.where, list) else f"{self.where}:{line}"
-            self.edges.append(Import(self.module, target, where, self._depth > 0))
+            self.edges.append(Import(self.module, target, where, self._depth > 0, kind))
+
+    def visit_Call(self, node: ast.Call):
+        # importlib.import_module("minitorch_nn.x") imports; sys.modules.get("minitorch_nn.x")
+        # looks a loaded module up. Only a constant name can be followed.
+        func = ast.unparse(node.func)
+        if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            name = node.args[0].value
+            if func in ("importlib.import_module", "import_module", "__import__"):
+                self._add(name, node.lineno)
+            elif func == "sys.modules.get":
+                self._add(name, node.lineno, "lookup")
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript):
+        # sys.modules["minitorch_nn.x"]
+        if ast.unparse(node.value) == "sys.modules" and isinstance(node.slice, ast.Constant):
+            if isinstance(node.slice.value, str):
+                self._add(node.slice.value, node.lineno, "lookup")
+        self.generic_visit(node)
 
     def visit_Import(self, node: ast.Import):
         for alias in node.names:
@@ -163,11 +185,14 @@ def collect_imports(package_dir: pathlib.Path = PACKAGE_DIR) -> list[Import]:
 
 
 def build_graph(edges: list[Import] | None = None, *, include_functions: bool = True) -> nx.DiGraph:
-    """A directed graph of modules; an edge ``a -> b`` means ``a`` imports ``b``."""
+    """A directed graph of modules; an edge ``a -> b`` means ``a`` imports ``b`` (lookups of
+    loaded modules in ``sys.modules`` import nothing and are left out)."""
     if edges is None:
         edges = collect_imports()
     graph = nx.DiGraph()
     for edge in edges:
+        if edge.kind != "import":
+            continue
         if include_functions or not edge.in_function:
             graph.add_edge(edge.source, edge.target)
     return graph
@@ -195,6 +220,8 @@ def _main(argv: list[str]) -> None:
         print("\nupward imports:")
         for edge, source_layer, target_layer in upward_imports():
             where = "function" if edge.in_function else "module level"
+            if edge.kind != "import":
+                where += f", {edge.kind}"
             print(
                 f"  {edge.where} {edge.source} -> {edge.target} "
                 f"({source_layer} -> {target_layer}, {where})"
