@@ -187,6 +187,7 @@ def mT(self):
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data``, with this tensor's dtype and device unless given."""
     from minitorch_nn._functions.factories import tensor
 
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
