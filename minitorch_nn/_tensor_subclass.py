@@ -36,13 +36,12 @@ _C._disabled_torch_function_impl``, so its results are not re-wrapped twice.
 
 from __future__ import annotations
 
-from minitorch_nn import _C, _dispatch, overrides
+from minitorch_nn import _C, _dispatch, _tensor, overrides
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
 from minitorch_nn._device import canonical, get_default_device
 from minitorch_nn._dispatch import python_dispatch
-from minitorch_nn import _tensor
 from minitorch_nn._tensor import Tensor, contiguous_strides
 
 _state = _tfc.state
