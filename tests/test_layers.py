@@ -2,17 +2,21 @@
 
 The layers, bottom to top (DESIGN.md, "Layering"):
 
-0. ``core``: the tensor object (``_C``, ``_tensor``), dtype, device, shape and layout geometry,
-   the process-wide flags (grad mode, the compiled-twins switch, ``__future__``), warnings.
+0. ``core``: the tensor object (``_C``, ``_tensor``, with its printing, pickling and legacy
+   constructors), dtype, device, shape and layout geometry, the process-wide flags (grad mode,
+   the compiled-twins switch, ``__future__``), warnings.
 1. ``dispatch``: the op registry (``_ops``, ``_aten``) and the dispatch chain (``_dispatch``,
    ``__torch_function__`` and ``__torch_dispatch__`` support).
 2. ``kernels``: ``backends`` (cpu, meta, cuda), the compiled kernels, the random engine.
 3. ``autograd``: recording, the graph, derivatives, the backward engine, ``Function``.
 4. ``functions``: the public functions (``_functions``, ``linalg``, ``torch.*``), the Tensor
-   method table, printing, and the public faces of lower layers (``minitorch_nn.autograd``,
+   method table, and the public faces of lower layers (``minitorch_nn.autograd``,
    ``minitorch_nn.cuda``).
-5. ``library``: ``nn``, ``optim``, ``export``, ``func``, ``serialization``, ``utils``, ``testing``,
-   ``course``.
+5. ``nn``: modules, parameters, ``nn.functional``, and ``utils`` and ``func``, which ``nn`` uses
+   (``swap_tensors``, hook handles, ``functional_call``).
+6. ``optim_export``: what takes modules and their tensors: ``optim``, ``export``, checkpoints
+   (``serialization``, ``safetensors_io``).
+7. ``testing``: ``testing`` and ``course``, written with everything above.
 
 A lower layer that needs an upper one at run time does not import it: the upper one registers
 itself when it is imported (a ``register_*`` function or a slot the lower layer reads), or the
@@ -32,7 +36,7 @@ import pytest
 from tests import import_graph
 
 # Longest prefix wins; a module is named exactly or as a package prefix ("a.b" covers "a.b.c").
-LAYERS = ("core", "dispatch", "kernels", "autograd", "functions", "library")
+LAYERS = ("core", "dispatch", "kernels", "autograd", "functions", "nn", "optim_export", "testing")
 LAYER_OF_PREFIX = {
     # core
     "minitorch_nn._C": "core",
@@ -76,18 +80,20 @@ LAYER_OF_PREFIX = {
     "minitorch_nn.autograd.__init__": "functions",
     "minitorch_nn.autograd.functional": "functions",
     "minitorch_nn.autograd.gradcheck": "functions",
-    # nn, optim, export and everything built on them
-    "minitorch_nn.nn": "library",
-    "minitorch_nn.optim": "library",
-    "minitorch_nn.export": "library",
-    "minitorch_nn._export": "library",
-    "minitorch_nn.func": "library",
-    "minitorch_nn.serialization": "library",
-    "minitorch_nn._serialization": "library",
-    "minitorch_nn.safetensors_io": "library",
-    "minitorch_nn.utils": "library",
-    "minitorch_nn.testing": "library",
-    "minitorch_nn.course": "library",
+    # nn, and the utilities modules are built with
+    "minitorch_nn.nn": "nn",
+    "minitorch_nn.utils": "nn",
+    "minitorch_nn.func": "nn",
+    # what takes modules and their tensors
+    "minitorch_nn.optim": "optim_export",
+    "minitorch_nn.export": "optim_export",
+    "minitorch_nn._export": "optim_export",
+    "minitorch_nn.serialization": "optim_export",
+    "minitorch_nn._serialization": "optim_export",
+    "minitorch_nn.safetensors_io": "optim_export",
+    # checking and grading code written with all of the above
+    "minitorch_nn.testing": "testing",
+    "minitorch_nn.course": "testing",
 }
 
 # (importer, imported) -> why this upward import stays. Keep it short; every entry is a debt.
@@ -282,6 +288,6 @@ def test_import_graph_reads_compiled_modules_sources(tmp_path):
 
 def test_upward_import_is_reported():
     edge = import_graph.Import("minitorch_nn._dispatch", "minitorch_nn.nn", "x.py:1", True)
-    assert upward_imports([edge]) == [(edge, "dispatch", "library")]
+    assert upward_imports([edge]) == [(edge, "dispatch", "nn")]
     down = import_graph.Import("minitorch_nn.nn", "minitorch_nn._dispatch", "x.py:1", False)
     assert upward_imports([down]) == []
