@@ -28,13 +28,14 @@ import numpy as np
 from minitorch_nn import _C
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
-from minitorch_nn._C_torch_function import _disabled_torch_dispatch_impl as _DISABLED_TD
 from minitorch_nn._device import CPU, META
 
 
 def _has_python_dispatch(t) -> bool:
-    """Whether ``t``'s class handles ``__torch_dispatch__`` (PyTorch: the Python dispatch key)."""
-    return getattr(type(t), "__torch_dispatch__", _DISABLED_TD) is not _DISABLED_TD
+    """Whether ``t``'s class handles ``__torch_dispatch__`` (PyTorch: the Python dispatch key):
+    it has one other than Tensor's own, the disabled one that ``_tensor_subclass`` installs."""
+    handler = getattr(type(t), "__torch_dispatch__", None)
+    return handler is not None and handler is not getattr(Tensor, "__torch_dispatch__", None)
 
 
 def _refuse_python_dispatch(t, method):
@@ -181,10 +182,9 @@ class Tensor(TensorBase):
         if self.is_meta:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if _has_python_dispatch(self):
-            # a __torch_dispatch__ subclass has the value (a wrapper has no storage): ask its handler
-            from minitorch_nn._ops import ops
-
-            return ops.aten._local_scalar_dense.default(self)
+            # a __torch_dispatch__ subclass has the value (a wrapper has no storage): ask its
+            # handler (aten._local_scalar_dense, through the hook _tensor_subclass installs)
+            return dispatched_item_hook(self)
         arr = self.cpu()._array if self.device.type != "cpu" else self._array
         value = arr.reshape(-1)[0]
         if self.dtype is dt.bool:
@@ -370,10 +370,15 @@ class Tensor(TensorBase):
     def type_as(self, other):
         return self.to(other.dtype)
 
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-        from minitorch_nn._functions.factories import tensor
+    # new_tensor, new_zeros and the other methods that call the public functions are attached by
+    # _tensor_methods.py, the method table.
 
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+# Called with a tensor subclass just before ``Tensor(...)`` or unpickling makes an instance of it,
+# so that its ``__torch_function__`` handler can start running. The subclass machinery
+# (_tensor_subclass.py, a layer above the tensor object) installs it.
+instance_class_hook = None  # fn(cls) -> None
+dispatched_item_hook = None  # fn(tensor) -> number: item() of a __torch_dispatch__ subclass
 
 
 # c10's names in the ``.grad`` dtype message: the C type of the gradient, the ScalarType of the tensor
@@ -445,7 +450,7 @@ def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False,
     return _C._wrap(cls, impl)
 
 
-# (absent from a _C built before it existed: then _from_array builds the payload in Python)
+# The compiled payload builder where the extension has one; otherwise _from_array builds it in Python
 _wrap_array = getattr(_C, "_wrap_array", None)
 
 

@@ -37,7 +37,7 @@ re-wrapped twice. A ``__torch_function__`` inherited from a parent subclass is k
 
 from __future__ import annotations
 
-from minitorch_nn import _C, _dispatch, overrides
+from minitorch_nn import _C, _dispatch, _tensor, overrides
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
@@ -480,6 +480,20 @@ def note_instance_class(cls):
         _state.any_subclass = True
         _tfc._changed()
         _install_members(cls)
+
+
+_tensor.instance_class_hook = note_instance_class
+
+
+def _dispatched_item(t):
+    """``t.item()`` for a ``__torch_dispatch__`` subclass: ``aten._local_scalar_dense``, which its
+    handler sees (as in PyTorch), instead of reading memory a wrapper does not have."""
+    from minitorch_nn._ops import aten
+
+    return aten._local_scalar_dense.default(t)
+
+
+_tensor.dispatched_item_hook = _dispatched_item
 
 
 def _unbound(handler):

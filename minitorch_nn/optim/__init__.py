@@ -1,10 +1,9 @@
 """``minitorch_nn.optim``: optimizers and learning-rate schedules (mirrors ``torch.optim``).
 
 Read ``optimizer.py`` first (param groups, state, checkpoints), then one algorithm: ``sgd.py``,
-``adam.py`` (``adamw.py`` is Adam with decoupled weight decay), ``rmsprop.py``, ``adagrad.py``, and
-``lr_scheduler.py``. More algorithms, one file each: ``adadelta.py``, ``adamax.py``, ``asgd.py``,
-``nadam.py``, ``radam.py``, ``rprop.py`` and ``lbfgs.py`` (a quasi-Newton method with a line
-search; its ``step`` needs a closure).
+``adam.py`` (``adamw.py`` is Adam with decoupled weight decay), ``rmsprop.py``, ``adagrad.py``,
+``adadelta.py``, ``adamax.py``, ``nadam.py``, ``radam.py``, ``asgd.py``, ``rprop.py``, ``lbfgs.py``
+(a quasi-Newton method with a line search), and ``lr_scheduler.py``.
 """
 
 from minitorch_nn.optim import lr_scheduler
@@ -22,7 +21,5 @@ from minitorch_nn.optim.rmsprop import RMSprop
 from minitorch_nn.optim.rprop import Rprop
 from minitorch_nn.optim.sgd import SGD
 
-__all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam", "RAdam",
-    "Rprop", "LBFGS", "lr_scheduler",
-]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam",
+           "RAdam", "Rprop", "LBFGS", "lr_scheduler"]

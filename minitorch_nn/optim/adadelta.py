@@ -1,23 +1,22 @@
 """Adadelta (mirrors ``torch/optim/adadelta.py``, single-tensor path).
 
-State per parameter, made at its first step: ``step`` (a float32 scalar tensor, as in PyTorch),
-``square_avg`` (a running mean of g**2) and ``acc_delta`` (a running mean of the squared
-updates). One step, for a gradient g::
+State per parameter: ``step`` (a scalar tensor), ``square_avg`` (a running mean of g**2) and
+``acc_delta`` (a running mean of the squared updates). One step, for a gradient g::
 
-    g = g + weight_decay * p                            (if weight_decay)
+    g = g + weight_decay * p                                  (if weight_decay)
     square_avg = rho * square_avg + (1 - rho) * g * g
     delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g
     acc_delta = rho * acc_delta + (1 - rho) * delta * delta
     p = p - lr * delta
 
-Each line is the same in-place tensor op as in PyTorch's single-tensor code (the path it takes
-for cpu tensors), in the same order, so the numbers are identical. The units of ``delta`` are
-those of ``p``, which is why ``lr`` defaults to 1.
+The update's scale comes from the ratio of the two running means, which is why the default
+``lr`` is 1.0. In-place ops in PyTorch's order, so trajectories are identical.
 """
 
 from __future__ import annotations
 
 import minitorch_nn as _t
+from minitorch_nn.optim import _single_tensor as _st
 from minitorch_nn.optim.optimizer import Optimizer, _use_grad_for_differentiable
 
 __all__ = ["Adadelta"]
@@ -26,45 +25,44 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _st.check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = {
-            "lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
-            "capturable": capturable, "foreach": foreach, "differentiable": differentiable,
-        }
+        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize,
+                    "capturable": capturable, "foreach": foreach, "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
         super().__setstate__(state)
         for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+            for key, default in (("foreach", None), ("maximize", False), ("differentiable", False),
+                                 ("capturable", False)):
+                group.setdefault(key, default)
+
+    def _state_for(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _t.zeros((), dtype=_st.scalar_dtype())
+            state["square_avg"] = _t.zeros_like(p)
+            state["acc_delta"] = _t.zeros_like(p)
+        return state
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """One Adadelta update of every parameter that has a gradient; returns ``closure()`` if given."""
-        loss = None
-        if closure is not None:
-            with _t.enable_grad():
-                loss = closure()
+        loss = _st.run_closure(closure)
         for group in self.param_groups:
-            lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+            lr, rho, eps = _st.as_float(group["lr"]), group["rho"], group["eps"]
+            weight_decay = group["weight_decay"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _t.zeros((), dtype=_t.float32)
-                    state["square_avg"] = _t.zeros_like(p)
-                    state["acc_delta"] = _t.zeros_like(p)
+                _st.refuse_sparse(p.grad, "Adadelta")
+                state = self._state_for(p)
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                 state["step"] += 1
                 grad = p.grad if not group["maximize"] else -p.grad
