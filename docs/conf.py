@@ -76,7 +76,7 @@ html_theme_options = {
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 # Pages without sub-pages get no (empty) left sidebar; the tutorials keep their list.
-html_sidebars = {"index": [], "map": [], "api": [], "source_c": [], "instructors": []}
+html_sidebars = {"index": [], "map": [], "api": [], "source_c": [], "instructors": [], "design": []}
 html_show_sourcelink = False
 
 # -- sphinx-gallery ----------------------------------------------------------------------------
