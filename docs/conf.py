@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # The tutorials run inside this process: make the checkout importable even when it was not
 # installed into the environment (``make docs`` installs it, a bare ``sphinx-build`` may not).
 sys.path.insert(0, str(ROOT))
+# This site's own Sphinx extension (docs/_ext/source_links.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 # Tutorials run in-process. tqdm reads these settings, so a progress bar shows only its first
 # and last frames in the page; matplotlib draws off-screen.
@@ -38,6 +40,10 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "sphinx_gallery.gen_gallery",
+    # A copy button on every code block (prompts and line numbers are left out of the copy).
+    "sphinx_copybutton",
+    # Every source file a tutorial or the map names links to its highlighted page.
+    "source_links",
 ]
 
 if os.environ.get("DOCS_ONLINE") == "1":
@@ -60,8 +66,9 @@ autodoc_inherit_docstrings = False
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 # Source links for the compiled module come from the .pyx page (source_c.rst); viewcode covers
-# the Python files.
+# the Python files, including every file a tutorial or the map names (docs/_ext/source_links.py).
 viewcode_line_numbers = True
+copybutton_exclude = ".linenos, .gp, .go"
 
 # -- HTML --------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"

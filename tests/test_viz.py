@@ -231,7 +231,7 @@ def test_module_tree_puts_the_program_names_beside_the_state_dict_names():
     assert "header:program.state_dict key" in gids(fig)
     assert gid_text(fig, "program:fc.weight") == "fc.weight"
     assert gid_text(fig, "key:fc.weight") == "linear.weight"
-    assert gid_text(fig, "program:calls") == "-"
+    assert gid_text(fig, "program:calls") == "(a constant)"
 
 
 def test_module_tree_shows_lazy_and_parametrized_tensors():

@@ -52,6 +52,19 @@ def _defined_names(node) -> set[str]:
     return set()
 
 
+def _free_names(node) -> set[str]:
+    """Names ``node`` reads but does not bind itself (a rough scope rule: enough for stories)."""
+    loads, bound = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n is not node:
+            bound.add(n.name)
+    return loads - bound
+
+
 def story_source(path: Path) -> tuple[str, str, str] | None:
     """(code to exec, story name, reference name) for a tutorial, or None if it has no story."""
     source = path.read_text()
@@ -71,7 +84,7 @@ def story_source(path: Path) -> tuple[str, str, str] | None:
         if node is None or id(node) in needed:
             continue
         needed.add(id(node))
-        todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+        todo += sorted(_free_names(node))
     kept = [
         node for node in tree.body
         if isinstance(node, (ast.Import, ast.ImportFrom)) or id(node) in needed

@@ -12,7 +12,8 @@ parameter or buffer it owns directly, with:
 * for a parametrized tensor, the property the module reads (``weight = original -> Symmetric``)
   beside the ``parametrizations.weight.original`` it is computed from (``nn/utils/parametrize.py``);
 * with ``program=`` an ``ExportedProgram``, the name ``program.state_dict`` keeps it under: the
-  runtime name, not the serialization name (``export/exported_program.py``).
+  runtime name, not the serialization name, or *a constant* for a non-persistent buffer, which
+  the program keeps in ``constants`` (``export/exported_program.py``).
 
 Hooks counted: forward pre-hooks, forward hooks, backward (pre-)hooks and the four state-dict
 hooks, as registered on each module (global hooks are not drawn).
@@ -68,6 +69,7 @@ def _rows(module, program):
     for key, value in saved.items():
         key_of.setdefault(id(value), key)
     program_keys = set(program.state_dict) if program is not None else None
+    constants = set(getattr(program, "constants", None) or ())
 
     rows = []
     for prefix, sub in module.named_modules():
@@ -95,7 +97,8 @@ def _rows(module, program):
             flags = {"lazy": lazy, "renamed": bool(key) and key != runtime}
             in_program = ""
             if program_keys is not None:
-                in_program = runtime if runtime in program_keys else "-"
+                in_program = runtime if runtime in program_keys else (
+                    "(a constant)" if runtime in constants else "-")
             rows.append((depth + 1, "tensor", name, what, runtime, key or "- (not saved)", in_program,
                          flags))
     return rows
