@@ -57,7 +57,8 @@ if os.environ.get("DOCS_ONLINE") == "1":
 
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
 # sphinx-gallery writes these next to the sources; they are build products, not pages.
-exclude_patterns += ["auto_tutorials/*.md5", "sg_execution_times.rst"]
+# (The execution-times tables load jQuery from a CDN, which an offline reader cannot reach.)
+exclude_patterns += ["auto_tutorials/*.md5", "sg_execution_times.rst", "auto_tutorials/sg_execution_times.rst"]
 
 # -- autodoc -----------------------------------------------------------------------------------
 autodoc_member_order = "bysource"
@@ -77,6 +78,8 @@ html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "show_prev_next": True,
+    # (without it a first visit logs "Got invalid theme mode" in the browser's console)
+    "default_mode": "light",
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }

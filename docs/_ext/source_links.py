@@ -138,6 +138,37 @@ def _link_sources(app, doctree, docname):
                 _link(lit, builder.get_relative_uri(docname, CYTHON_PAGE) + "#" + anchor)
 
 
+def _backlink_ids(app, doctree, docname):
+    """Give each documented object the id viewcode's ``[docs]`` link uses for it.
+
+    viewcode links back to ``<module>.<name>``, with the module under which it first met the
+    source file; an object documented under another module (``minitorch_nn.promote_types``
+    lives in ``minitorch_nn/_dtype.py``) has another id, so that link would miss it.
+    """
+    from sphinx import addnodes
+    from sphinx.ext.viewcode import _get_full_modname
+
+    modules = app.env.__dict__.get("_viewcode_modules", {})
+    for sig in doctree.findall(addnodes.desc_signature):
+        modname, fullname = sig.get("module"), sig.get("fullname")
+        if not modname or not fullname or not sig.get("ids"):
+            continue
+        entry = modules.get(_get_full_modname(modname, fullname) or modname)
+        if entry:
+            alias = f"{entry[3]}.{fullname}"
+            if alias not in sig["ids"] and entry[2].get(fullname) == docname:
+                sig["ids"].append(alias)
+
+
+def _drop_missing_modules(app):
+    """viewcode's index lists modules whose source it could not read (the compiled ``_C``) and
+    links to pages it never writes: leave them out."""
+    modules = app.env.__dict__.get("_viewcode_modules", {})
+    for modname in [m for m, entry in modules.items() if not entry]:
+        del modules[modname]
+    return []
+
+
 def _mark_cython_listings(app, doctree, docname):
     """Give each Cython listing on the source_c page the id the links above point at."""
     if docname != CYTHON_PAGE:
@@ -176,11 +207,22 @@ def _fresh_module_pages(app):
     shutil.rmtree(Path(app.outdir) / "_modules", ignore_errors=True)
 
 
+def _read_every_page(app, env, added, changed, removed):
+    """Read and write every page on every build: the links and the source pages they point at
+    are made while pages are written, so a page left from the last build would point at source
+    pages this build no longer makes. (The site is small; this costs seconds.)"""
+    return sorted(env.found_docs - set(added) - set(changed))
+
+
 def setup(app):
     app.setup_extension("sphinx.ext.viewcode")
     app.connect("builder-inited", _fresh_module_pages)
+    app.connect("env-get-outdated", _read_every_page)
     app.connect("doctree-read", _register_modules)
     app.connect("doctree-resolved", _mark_cython_listings)
     app.connect("doctree-resolved", _link_sources)
+    app.connect("doctree-resolved", _backlink_ids)
+    app.connect("html-collect-pages", _drop_missing_modules, priority=100)
     app.connect("build-finished", _anchor_cython_lines)
     return {"version": "1", "parallel_read_safe": False, "parallel_write_safe": False}
+

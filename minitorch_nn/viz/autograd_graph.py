@@ -137,14 +137,16 @@ def autograd_graph(tensor, module=None, *, title: str | None = None):
 
     Parameters
     ----------
-    tensor:
+    tensor : Tensor
         a tensor that requires grad (usually a loss). A leaf draws as its ``AccumulateGrad`` alone.
-    module:
+    module : nn.Module, optional
         optional ``nn.Module``; its parameters name the ``AccumulateGrad`` leaves (``fc.weight``).
-    title:
+    title : str, optional
         the figure's title (default: the tensor's dtype and shape).
 
-    Example::
+    Examples
+    --------
+    ::
 
         loss = model(x).sum()
         fig = viz.autograd_graph(loss, model)

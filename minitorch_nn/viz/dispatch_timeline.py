@@ -55,12 +55,14 @@ def dispatch_timeline(trace, *, title: str | None = None, max_calls: int = 12):
 
     Parameters
     ----------
-    trace:
-        the object ``with minitorch_nn.utils.dispatch_trace() as trace:`` gave, after the block.
-    max_calls:
+    trace : DispatchTrace
+        the record ``minitorch_nn.utils.dispatch_trace()`` made, read after its block ends.
+    max_calls : int
         draw at most this many top-level calls (the rest are counted in the title).
 
-    Example::
+    Examples
+    --------
+    ::
 
         with torch.utils.dispatch_trace() as trace:
             z = x + y

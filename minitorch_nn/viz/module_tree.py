@@ -109,13 +109,15 @@ def module_tree(module, program=None, *, title: str | None = None):
 
     Parameters
     ----------
-    module:
+    module : nn.Module
         an ``nn.Module``.
-    program:
+    program : ExportedProgram, optional
         optional ``ExportedProgram`` exported from ``module``: adds a column with the names its
         ``state_dict`` uses.
 
-    Example::
+    Examples
+    --------
+    ::
 
         viz.module_tree(model, program=torch.export.export(model, (x,)))
     """

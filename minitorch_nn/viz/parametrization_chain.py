@@ -50,9 +50,9 @@ def parametrization_chain(module, tensor_name: str | None = None, *, title: str 
 
     Parameters
     ----------
-    module:
+    module : nn.Module
         a module with at least one parametrization (``register_parametrization``).
-    tensor_name:
+    tensor_name : str, optional
         draw only this tensor's chain (default: all of the module's).
     """
     if not parametrize.is_parametrized(module):

@@ -44,10 +44,10 @@ def storage_views(*tensors, names=None, title: str | None = None):
 
     Parameters
     ----------
-    *tensors:
+    *tensors : Tensor
         tensors that share one storage (a base and views of it), or a single dict
         ``{name: tensor}``.
-    names:
+    names : list of str, optional
         the label of each row (default ``t0, t1, ...``, or the dict's keys).
 
     Raises ``ValueError`` when the tensors do not share a storage, have none (meta) or the
