@@ -55,9 +55,10 @@ notebooks: build
 	$(BIN)/python tools/make_notebooks.py notebooks
 
 # JupyterLab on the notebooks, in this .venv (its python3 kernel imports minitorch_nn); with
-# ipywidgets installed, tqdm draws one live bar. LAB_ARGS=--no-browser on a remote machine.
+# ipywidgets installed, tqdm draws one live bar. LAB_ARGS=--no-browser on a remote machine;
+# as root (containers) Jupyter needs --allow-root.
 lab: notebooks
-	$(BIN)/python -m jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+	$(BIN)/python -m jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 bench: build
 	$(BIN)/python -m pip install -q "torch==2.13.0"

@@ -194,7 +194,7 @@ def _anchor_cython_lines(app, exception):
             continue
         end = html.find("</pre>", start)
         for name, line in sorted(names.items(), key=lambda kv: -kv[1]):
-            m = re.compile(r'<span class="linenos">\s*%d</span>' % line).search(html, start, end)
+            m = re.compile(rf'<span class="linenos">\s*{line}</span>').search(html, start, end)
             if m:
                 anchor = f'<span id="{_file_id(path)}-{name}"></span>'
                 html = html[: m.start()] + anchor + html[m.start():]
