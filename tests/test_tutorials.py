@@ -254,6 +254,9 @@ def test_check_pages_finds_unlinked_sources_and_placeholder_thumbnails(tmp_path)
     assert cp.unlinked_sources(linked) == []
     plain = head + "<li><code><span>_ext/_C.pyx</span></code>: <code>TensorBase</code></li></ul>"
     assert cp.unlinked_sources(plain) == ["_ext/_C.pyx"]
+    article = "<nav><code>_ext/_C.pyx</code></nav><article>" + plain[len(head):] + "</article>"
+    assert cp.unlinked_in_article(article) == ["_ext/_C.pyx"]
+    assert cp.unlinked_in_article("<nav><code>_ext/_C.pyx</code></nav><article></article>") == []
 
     sphinx_gallery = pytest.importorskip("sphinx_gallery", reason="needs the docs extra")
     Image = pytest.importorskip("PIL.Image", reason="the page check reads figures with Pillow")

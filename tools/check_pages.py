@@ -13,7 +13,7 @@ using Debian's ``/usr/bin/chromium``: no browser is downloaded). It fails when
 * the landing page lacks its title or its links to the map, the tutorials and the API reference;
 * a tutorial page does not show every line the tutorial printed, in order, or a figure it drew
   (each read with Pillow: a real PNG, at least 50x50 pixels), or shows no figure at all, or names
-  a source file in its opening list without linking it;
+  a source file in its opening list without linking it (and the map, anywhere in its text);
 * a card of the tutorial gallery shows sphinx-gallery's placeholder instead of a thumbnail.
 
 The expected output of a tutorial is read from the reStructuredText sphinx-gallery generated
@@ -188,9 +188,18 @@ def unlinked_sources(dom: str) -> list[str]:
     start = dom.find(SOURCE_LIST_TITLE)
     if start < 0:
         return ["(no 'Source files this tutorial walks through' list)"]
-    end = dom.find("</ul>", start)
+    return _unlinked(dom[start:dom.find("</ul>", start)])
+
+
+def unlinked_in_article(dom: str) -> list[str]:
+    """Source files named in a page's main text (``<article>``) that are not links."""
+    start = dom.find("<article")
+    return _unlinked(dom[start:dom.find("</article>", start)] if start >= 0 else "")
+
+
+def _unlinked(fragment: str) -> list[str]:
     missing = []
-    for m in re.finditer(r"(<a [^>]*>)?\s*<code[^>]*>(.*?)</code>", dom[start:end], re.S):
+    for m in re.finditer(r"(<a [^>]*>)?\s*<code[^>]*>(.*?)</code>", fragment, re.S):
         name = html.unescape(re.sub(r"<[^>]+>", "", m.group(2)))
         if SOURCE_PATH.match(name) and not m.group(1):
             missing.append(name)
@@ -294,6 +303,10 @@ def check_site(html_dir: Path, chromium: str, screenshots: Path | None, only=Non
                     problems.append(f"{rel}: link {href[len(site.base):]!r}: {problem}")
             if rel == "index.html":
                 problems += check_landing(dom)
+            if rel == "map.html":
+                missing = unlinked_in_article(dom)
+                if missing:
+                    problems.append(f"map.html: source files named without a link: {sorted(set(missing))}")
             if rel == "auto_tutorials/index.html":
                 problems += _check_thumbnails(html_dir, dom)
             m = re.fullmatch(r"auto_tutorials/(plot_\w+)\.html", rel)
