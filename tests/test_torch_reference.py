@@ -39,6 +39,8 @@ def test_every_tutorial_has_a_story_and_a_recording(script):
     code, story, name = found
     assert name == script.stem, f"{script.name}: compare_with_pytorch should be given {script.stem!r}"
     assert f"def {story}(" in code
+    # only the story and what it needs: not the call that prints the comparison
+    assert f"compare_with_pytorch({story}" not in code and f"pytorch_lines({story}" not in code
     recorded = pytorch_side.load_reference(name)
     assert recorded is not None, f"no recording for {name}: run tools/record_torch_outputs.py"
     assert recorded["torch_version"] == pytorch_side.RECORDED_VERSION
@@ -54,19 +56,20 @@ def test_without_torch_the_recording_is_shown_and_differences_raise(monkeypatch,
     def story(lib):
         return ["a: 1", "b: 2"]
 
-    mine, theirs = pytorch_side.compare_with_pytorch(story, "demo")
+    pytorch_side.compare_with_pytorch(story, "demo")
     out = capsys.readouterr().out
-    assert mine == theirs == ["a: 1", "b: 2"]
     assert "recorded by tools/record_torch_outputs.py" in out
-    assert "  PyTorch       b: 2" in out and "All 2 lines are the same" in out
+    assert "  minitorch_nn  b: 2\n  PyTorch       b: 2" in out and "All 2 lines are the same" in out
 
+    theirs, source = pytorch_side.pytorch_lines(story, "demo")
     with pytest.raises(AssertionError, match="1 line\\(s\\) differ"):
-        pytorch_side.compare_with_pytorch(story, "demo", ours=["a: 1", "b: 3"])
+        pytorch_side.print_side_by_side(["a: 1", "b: 3"], theirs, source)
     assert "^ DIFFERENT" in capsys.readouterr().out
 
     # no recording at all: our lines are shown with the reason
-    mine, theirs = pytorch_side.compare_with_pytorch(story, "missing")
-    assert theirs == [] and "no recording exists" in capsys.readouterr().out
+    pytorch_side.compare_with_pytorch(story, "missing")
+    out = capsys.readouterr().out
+    assert "no recording exists" in out and "  minitorch_nn  a: 1" in out
 
 
 @pytest.mark.oracle

@@ -1,6 +1,6 @@
 """Record what PyTorch prints for each tutorial's "Compare with PyTorch" story.
 
-Every tutorial ends by calling ``compare_with_pytorch(story, "<tutorial>")``
+Every tutorial ends by calling ``compare_with_pytorch(story, "<tutorial>")`` (or ``pytorch_lines``)
 (``minitorch_nn/testing/pytorch_side.py``). Where PyTorch is not installed, the site shows the
 lines this script stored in ``tutorials/torch_reference/<tutorial>.json``, so they must come
 from the same story run with torch 2.13.
@@ -31,11 +31,13 @@ EXPECTED_TORCH = "2.13.0"
 
 
 def find_story(tree: ast.Module) -> tuple[str, str] | None:
-    """(story function name, reference name) from the tutorial's ``compare_with_pytorch`` call."""
+    """(story function name, reference name) from the tutorial's ``compare_with_pytorch`` (or
+    ``pytorch_lines``) call."""
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Call)
-            and getattr(node.func, "id", getattr(node.func, "attr", None)) == "compare_with_pytorch"
+            and getattr(node.func, "id", getattr(node.func, "attr", None))
+            in ("compare_with_pytorch", "pytorch_lines")
             and len(node.args) >= 2
             and isinstance(node.args[0], ast.Name)
             and isinstance(node.args[1], ast.Constant)

@@ -33,7 +33,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 import minitorch_nn as torch
-from minitorch_nn.testing.pytorch_side import compare_with_pytorch
+from minitorch_nn.testing.pytorch_side import print_side_by_side, pytorch_lines
 
 # tqdm redraws its bar in place: a widget in Jupyter, one rewritten line in a terminal. Where the
 # output is captured instead (the built page), every redraw would stay behind as a line of its
@@ -200,10 +200,10 @@ fig.tight_layout()
 # is float32 in both but done in a different order (numpy versus PyTorch's kernels), so the losses
 # are not bit-identical: they agree to about six digits, step after step.
 
-# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
-# PyTorch's one under the other (PyTorch trains now when it is installed, otherwise its lines come
-# from a recording made with torch 2.13 in ``tutorials/torch_reference/``). Our side is the run
-# above, not a second training.
+# ``pytorch_lines`` and ``print_side_by_side`` (``minitorch_nn/testing/pytorch_side.py``) print
+# our lines and PyTorch's one under the other (PyTorch trains now when it is installed, otherwise
+# its lines come from a recording made with torch 2.13 in ``tutorials/torch_reference/``). Our
+# side is the run above, not a second training.
 
 
 def loss_lines(losses, test_acc):
@@ -231,7 +231,8 @@ def story(lib):
     return loss_lines(losses, test_acc)
 
 
-_, theirs = compare_with_pytorch(story, "plot_11_train_cnn", ours=loss_lines(losses, test_acc))
+theirs, source = pytorch_lines(story, "plot_11_train_cnn")
+print_side_by_side(loss_lines(losses, test_acc), theirs, source)
 
 # %%
 # PyTorch's loss every 8 steps (read from its line above) on our curve:

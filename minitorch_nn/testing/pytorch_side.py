@@ -59,21 +59,14 @@ def pytorch_lines(story, name: str) -> tuple[list[str] | None, str]:
     )
 
 
-def compare_with_pytorch(story, name: str, ours: list[str] | None = None) -> tuple[list, list]:
-    """Print ``story``'s lines for minitorch_nn and for PyTorch, one under the other.
-
-    ``ours`` may hold minitorch_nn's lines already computed by the tutorial (to avoid running a
-    long story twice); by default the story runs with ``minitorch_nn``. Returns both lists.
-    """
-    import minitorch_nn
-
-    mine = [str(line) for line in (ours if ours is not None else story(minitorch_nn))]
-    theirs, source = pytorch_lines(story, name)
+def print_side_by_side(mine: list[str], theirs: list[str] | None, source: str) -> None:
+    """Print each of our lines with PyTorch's under it; raise ``AssertionError`` if any differ."""
+    mine = [str(line) for line in mine]
     if theirs is None:
         print(f"{source}: `pip install torch==2.13.0` to see PyTorch's side.")
         for line in mine:
             print(f"  minitorch_nn  {line}")
-        return mine, []
+        return
     print(f"PyTorch's side: {source}.")
     different = []
     for k in range(max(len(mine), len(theirs))):
@@ -84,12 +77,23 @@ def compare_with_pytorch(story, name: str, ours: list[str] | None = None) -> tup
         if m != t:
             print("  ^ DIFFERENT")
             different.append(k)
-    if not different:
-        print(f"All {len(mine)} lines are the same as PyTorch's.")
     if different:
         raise AssertionError(
             f"{len(different)} line(s) differ from PyTorch's (lines {different}); a tutorial "
             "promises PyTorch's behaviour. If PyTorch's side is a recording, rerun "
             "tools/record_torch_outputs.py with torch==2.13.0 installed."
         )
-    return mine, theirs
+    print(f"All {len(mine)} lines are the same as PyTorch's.")
+
+
+def compare_with_pytorch(story, name: str) -> None:
+    """Run ``story`` with minitorch_nn and with PyTorch (or its recording) and print both.
+
+    Returns nothing, so a tutorial's last line prints no value. (A tutorial that already has
+    its own lines, and wants PyTorch's, calls :func:`pytorch_lines` and
+    :func:`print_side_by_side` itself.)
+    """
+    import minitorch_nn
+
+    theirs, source = pytorch_lines(story, name)
+    print_side_by_side(story(minitorch_nn), theirs, source)
