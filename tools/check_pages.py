@@ -267,6 +267,8 @@ def check_site(html_dir: Path, chromium: str, screenshots: Path | None, only=Non
     stats = {"pages": 0, "links": 0, "images": 0, "tutorials": 0, "lines": 0, "figures": 0}
     if screenshots:
         screenshots.mkdir(parents=True, exist_ok=True)
+        for old in screenshots.glob("*.png"):  # a renamed tutorial's picture must not linger
+            old.unlink()
     with _Site(html_dir) as site, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
