@@ -78,11 +78,12 @@ html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
     "show_prev_next": True,
-    # (without it a first visit logs "Got invalid theme mode" in the browser's console)
-    "default_mode": "light",
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
+# The colour mode on a first visit (left empty, the theme logs "Got invalid theme mode" in the
+# browser's console).
+html_context = {"default_mode": "auto"}
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 # Pages without sub-pages get no (empty) left sidebar; the tutorials keep their list.
