@@ -105,6 +105,13 @@ def test_autograd_graph_marks_hooks_and_keeps_both_edges_of_y_times_y():
     assert gids(fig).count("edge:MulBackward0->ExpBackward0") == 2
 
 
+def test_autograd_graph_names_leaves_given_by_name():
+    x, w = torch.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    fig = viz.autograd_graph((x * w).sum(), names={"x": x, "w": w})
+    leaves = sorted(t.get_text() for t in fig.findobj(Text) if t.get_gid() == "node:AccumulateGrad")
+    assert leaves == ["AccumulateGrad\nw f32[3]", "AccumulateGrad\nx f32[3]"]
+
+
 def test_autograd_graph_refuses_a_tensor_without_history():
     with pytest.raises(RuntimeError, match="needs a tensor that requires grad"):
         viz.autograd_graph(torch.ones(2))

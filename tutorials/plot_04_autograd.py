@@ -58,13 +58,14 @@ show(y.grad_fn)
 # %%
 # ``minitorch_nn.viz.autograd_graph`` (``minitorch_nn/viz/autograd_graph.py``) draws the same walk
 # in layers, one layer per step back from ``y``, with what each node saved for backward: the
-# tensor's name in the formula, its dtype and shape, and the version it had when saved.
+# tensor's name in the formula, its dtype and shape, and the version it had when saved. The leaves
+# are named after the tensors we pass in ``names``.
 
 import matplotlib.pyplot as plt
 
 from minitorch_nn import viz
 
-fig = viz.autograd_graph(y)
+fig = viz.autograd_graph(y, names={"x": x, "w": w})
 plt.show()
 
 # %%

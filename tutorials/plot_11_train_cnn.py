@@ -199,7 +199,7 @@ fig.tight_layout()
 # weights and the shuffling orders come out identical (same generator, same calls); the arithmetic
 # is float32 in both but done in a different order (numpy versus PyTorch's kernels), so the losses
 # are not bit-identical: they agree to about six digits, step after step.
-
+#
 # ``pytorch_lines`` and ``print_side_by_side`` (``minitorch_nn/testing/pytorch_side.py``) print
 # our lines and PyTorch's one under the other (PyTorch trains now when it is installed, otherwise
 # its lines come from a recording made with torch 2.13 in ``tutorials/torch_reference/``). Our

@@ -11,7 +11,8 @@ What it reads (see ``minitorch_nn/autograd/graph.py`` for the objects):
   raise. A freed one (after ``backward()``) is marked *freed*;
 * hooks: a node with pre-hooks, post-hooks, tensor hooks or ``retain_grad`` gets an orange
   outline and a line naming them; so does a leaf with hooks on its tensor;
-* leaves: ``AccumulateGrad`` boxes are named after the parameter when a module is given.
+* leaves: ``AccumulateGrad`` boxes are named after the parameter when a module is given, or
+  after the tensors given as ``names``.
 
 Layers: the tensor's node is layer 0 and every node sits one layer below the deepest node that
 points at it (the longest path, from networkx's topological order), so each arrow points down.
@@ -132,7 +133,7 @@ def _layers(graph: nx.MultiDiGraph, root_key) -> list[list]:
     return layers
 
 
-def autograd_graph(tensor, module=None, *, title: str | None = None):
+def autograd_graph(tensor, module=None, *, names: dict | None = None, title: str | None = None):
     """Draw the autograd graph behind ``tensor`` and return the matplotlib Figure.
 
     Parameters
@@ -141,6 +142,8 @@ def autograd_graph(tensor, module=None, *, title: str | None = None):
         a tensor that requires grad (usually a loss). A leaf draws as its ``AccumulateGrad`` alone.
     module : nn.Module, optional
         optional ``nn.Module``; its parameters name the ``AccumulateGrad`` leaves (``fc.weight``).
+    names : dict, optional
+        more names for leaves: ``{"x": x, "w": w}``.
     title : str, optional
         the figure's title (default: the tensor's dtype and shape).
 
@@ -158,10 +161,12 @@ def autograd_graph(tensor, module=None, *, title: str | None = None):
             "not a leaf that requires grad. Compute it from a tensor with requires_grad=True."
         )
     root = edge[0]
-    names = {}
+    leaf_names = {}
     if module is not None:
         for pname, p in module.named_parameters(remove_duplicate=False):
-            names.setdefault(id(p._impl), pname)
+            leaf_names.setdefault(id(p._impl), pname)
+    for lname, t in (names or {}).items():
+        leaf_names.setdefault(id(t._impl), lname)
 
     graph = _collect(root)
     layers = _layers(graph, id(root))
@@ -174,7 +179,7 @@ def autograd_graph(tensor, module=None, *, title: str | None = None):
         is_leaf = _short_name(node) == "AccumulateGrad"
         lines, stale = [_short_name(node)], False
         if is_leaf and impl is not None:
-            lines.append(f"{names.get(id(impl), 'leaf')} {short_dtype(impl)}{shape_text(impl)}")
+            lines.append(f"{leaf_names.get(id(impl), 'leaf')} {short_dtype(impl)}{shape_text(impl)}")
         for text, is_stale in _saved_lines(node):
             lines.append(text)
             stale |= is_stale
