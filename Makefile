@@ -40,10 +40,10 @@ test-fast: build
 # The site: install the `docs` extra listed in pyproject.toml (quick when already there; the
 # package itself is installed by $(STAMP)), build with every tutorial executed, fail on any
 # warning or tutorial error, then open every page in headless Chromium (skipped without it),
-# keeping a screenshot of each tutorial page in docs/_build/screenshots/.
+# keeping a screenshot of each tutorial page in docs/_build/screenshots/. The generated folders
+# are removed first: a renamed tutorial or a page no longer built must not linger.
 docs: build
 	$(call install_extra,docs)
-	# generated; a renamed tutorial or a page no longer built must not linger
 	rm -rf docs/auto_tutorials docs/gen_modules docs/_build/html
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 	$(BIN)/python tools/check_pages.py docs/_build/html
