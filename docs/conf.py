@@ -120,8 +120,9 @@ sphinx_gallery_conf = {
     # The notebooks run in the repository's environment, where minitorch_nn is installed
     # (``make venv``); minitorch_nn is not on PyPI, so a %pip cell would fail.
     "first_notebook_cell": (
-        "# Run this notebook with a kernel from the minitorch_nn checkout's .venv\n"
-        "# (`make venv`, then `.venv/bin/python -m ipykernel install --user --name minitorch_nn`).\n"
+        "# In a minitorch_nn checkout, `make lab` opens these notebooks in JupyterLab with the\n"
+        "# checkout's .venv, where minitorch_nn is installed. From another Jupyter, use a kernel from\n"
+        "# that .venv (`.venv/bin/python -m ipykernel install --user --name minitorch_nn`).\n"
         "%matplotlib inline"
     ),
 }

@@ -112,6 +112,25 @@ def test_autograd_graph_names_leaves_given_by_name():
     assert leaves == ["AccumulateGrad\nw f32[3]", "AccumulateGrad\nx f32[3]"]
 
 
+def test_autograd_graph_shows_what_a_custom_function_saved():
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 3 * x**2 * grad
+
+    x = torch.ones(2, 2, requires_grad=True)
+    fig = viz.autograd_graph(Cube.apply(x).sum(), names={"x": x})
+    assert "node:CubeBackward" in gids(fig)
+    assert gid_text(fig, "node:CubeBackward") == "CubeBackward\nsaved_tensors[0]: f32[2, 2] v0"
+    assert "edge:CubeBackward->AccumulateGrad" in gids(fig)
+
+
 def test_autograd_graph_refuses_a_tensor_without_history():
     with pytest.raises(RuntimeError, match="needs a tensor that requires grad"):
         viz.autograd_graph(torch.ones(2))
