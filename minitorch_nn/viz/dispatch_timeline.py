@@ -75,8 +75,9 @@ def dispatch_timeline(trace, *, title: str | None = None, max_calls: int = 12):
             "`with minitorch_nn.utils.dispatch_trace() as trace:` first."
         )
     shown, left_out = roots[:max_calls], len(roots) - len(roots[:max_calls])
-    unit_w, bar_h = 2.3, 0.62  # inches per leaf call and per level
     total = sum(_width(r) for r in shown)
+    # inches per leaf call (wider when there are few, so the legend fits under the bars) and per level
+    unit_w, bar_h = max(2.3, 8.0 / total), 0.62
     depth = max(_depth(r) for r in shown)
     heading = title or "dispatch trace: each call and the layers it passed through"
     if left_out:
@@ -105,6 +106,7 @@ def dispatch_timeline(trace, *, title: str | None = None, max_calls: int = 12):
     ax.set_ylim(-depth * bar_h - 0.05, 0.05)
     ax.legend(
         handles=[Patch(facecolor=c, edgecolor="#666666", label=n) for n, c in LAYER_COLORS.items()],
-        loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=6, fontsize=7, frameon=False,
+        loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=6 if total * unit_w >= 9 else 3,
+        fontsize=7, frameon=False,
     )
     return fig
