@@ -356,3 +356,29 @@ def test_every_picture_renders_to_png():
             assert w >= 200 and h >= 100
             # not a blank canvas: more than one colour was drawn
             assert len(img.convert("RGB").getcolors(maxcolors=1 << 16) or range(2)) > 1
+
+
+@pytest.mark.slow  # starts a Jupyter kernel: ~10 s
+def test_a_picture_shows_once_in_jupyter(tmp_path, monkeypatch):
+    """As a cell's last line, assigned, or shown again later: one image each time, not two."""
+    import os
+    from pathlib import Path
+
+    nbformat = pytest.importorskip("nbformat", reason="needs nbformat (test extra)")
+    nbclient = pytest.importorskip("nbclient", reason="needs nbclient (test extra)")
+    pytest.importorskip("ipykernel", reason="needs ipykernel (test extra)")
+    root = str(Path(__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "%matplotlib inline\nimport minitorch_nn as torch\nfrom minitorch_nn import viz\n"
+        "x = torch.arange(6.0).view(2, 3)",
+        "viz.storage_views(x, x.t())",
+        "fig = viz.storage_views(x, x.t())",
+        "fig",
+    )]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for cell in nb.cells[1:]:
+        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        assert len(images) == 1, (cell.source, [o.output_type for o in cell.outputs])

@@ -8,6 +8,7 @@ Every picture is drawn in data coordinates on one axes with its frame hidden. A 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 # One colour per kind of thing, the same in every picture.
@@ -36,11 +37,33 @@ LAYER_COLORS = {
 FONT = "DejaVu Sans Mono"
 
 
+class VizFigure(Figure):
+    """A matplotlib Figure that Jupyter shows once.
+
+    The pictures are pyplot figures, so sphinx-gallery collects them and Jupyter's inline backend
+    shows them when the cell ends. When a call is also the cell's last line, Jupyter shows the
+    returned figure as the cell's result as well, so the picture appeared twice. Here showing
+    the figure in Jupyter hands it over from pyplot: it is drawn once, then closed, so the end
+    of the cell does not draw it again.
+    """
+
+    def _ipython_display_(self):
+        import io
+
+        from IPython.display import Image, display
+
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight")
+        display(Image(buf.getvalue()))
+        if plt.fignum_exists(getattr(self, "number", -1)):
+            plt.close(self)
+
+
 def new_figure(width: float, height: float, title: str | None = None):
     """A pyplot figure (so Jupyter shows it and sphinx-gallery collects it) with one bare axes."""
     width = min(max(width, 4.0), 18.0)
     height = min(max(height, 2.0), 24.0)
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained", FigureClass=VizFigure)
     ax.set_axis_off()
     if title:
         ax.set_title(title, fontsize=11, loc="left")
