@@ -88,7 +88,7 @@ __version__ = "0.1.0"
 # behave exactly as if imported eagerly (``from minitorch_nn import nn``, ``import
 # minitorch_nn.optim`` and ``dir(minitorch_nn)`` all work); only the import cost moves.
 _LAZY_SUBMODULES = frozenset(
-    {"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func", "__future__"}
+    {"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func", "__future__", "viz"}
 )
 _LAZY_NAMES = {  # name -> the submodule that defines it
     "set_printoptions": "_tensor_str", "get_printoptions": "_tensor_str", "printoptions": "_tensor_str",

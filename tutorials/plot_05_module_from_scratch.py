@@ -103,6 +103,21 @@ for k, v in sd.items():
     print(f"{k:11s} {tuple(v.shape)} {v.dtype}")
 
 # %%
+# ``minitorch_nn.viz.module_tree`` (``minitorch_nn/viz/module_tree.py``) draws the whole module:
+# each submodule with the hooks registered on it, and each parameter and buffer with its shape,
+# its runtime name (``named_parameters``, ``named_buffers``) and its ``state_dict`` key. A forward
+# hook is put back on ``fc1`` for the picture.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+post = net.fc1.register_forward_hook(lambda mod, args, out: None)
+fig = viz.module_tree(net)
+plt.show()
+post.remove()
+
+# %%
 # ``load_state_dict`` and its error message
 # -----------------------------------------
 # Loading compares key sets: keys the model has but the dict lacks are *missing*, keys the dict has
@@ -173,12 +188,12 @@ print("shares the checkpoint's storage:", big.fc1.weight._impl.storage is sd["fc
 # Compare with PyTorch
 # --------------------
 # The same network with PyTorch, same seed: names, order, outputs and the error text (PyTorch has
-# no hint line, so we compare the message up to it).
+# no hint line, so we compare the message up to it). ``compare_with_pytorch``
+# (``minitorch_nn/testing/pytorch_side.py``) prints our lines and PyTorch's one under the other
+# (PyTorch runs now when it is installed, otherwise its lines come from a recording made with
+# torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
@@ -208,13 +223,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_05_module_from_scratch")
 
 # %%
 # Exercises

@@ -111,6 +111,18 @@ print(mlp)
 print(describe_lazy(mlp))
 
 # %%
+# ``minitorch_nn.viz.module_tree`` (``minitorch_nn/viz/module_tree.py``) draws the same model:
+# the placeholders in red (they have no shape yet), and on each ``LazyLinear`` the two hooks
+# ``LazyModuleMixin`` registered.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+fig = viz.module_tree(mlp, title="LazyMLP before its dry run")
+plt.show()
+
+# %%
 # The state dict before and after
 # -------------------------------
 # Before the dry run, ``_save_to_state_dict`` (``lazy.py``) puts the placeholder objects in the
@@ -143,6 +155,12 @@ for k, v in mlp.state_dict().items():
 print(describe_lazy(mlp))
 
 # %%
+# Drawn again: real shapes, plain ``Linear`` layers, and the hooks are gone.
+
+fig = viz.module_tree(mlp, title="LazyMLP after its dry run")
+plt.show()
+
+# %%
 # Loading a checkpoint into a lazy model
 # --------------------------------------
 # The load pre-hook (``_lazy_load_hook``) materializes each placeholder to the incoming tensor's
@@ -159,11 +177,11 @@ print(fresh.fc1)
 # Compare with PyTorch
 # --------------------
 # The LazyMLP story with PyTorch, same seed: reprs, state-dict keys and shapes, and outputs.
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
+# PyTorch's one under the other (PyTorch runs now when it is installed, otherwise its lines come
+# from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
@@ -190,13 +208,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_07_lazy_modules")
 
 # %%
 # Exercises
