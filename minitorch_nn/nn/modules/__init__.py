@@ -43,3 +43,9 @@ from minitorch_nn.nn.modules.norm_extra import *  # noqa: E402,F403
 from minitorch_nn.nn.modules.lazy_layers import *  # noqa: E402,F403
 
 __all__ += [*conv_extra.__all__, *norm_extra.__all__, *lazy_layers.__all__]  # (LazyModuleMixin: nn.modules.lazy)
+
+# recurrent layers (rnn.py)
+from minitorch_nn.nn.modules import rnn  # noqa: E402
+from minitorch_nn.nn.modules.rnn import *  # noqa: E402,F403
+
+__all__ += rnn.__all__
