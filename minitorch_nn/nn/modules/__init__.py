@@ -31,7 +31,7 @@ from minitorch_nn.nn.modules.distance import CosineSimilarity, PairwiseDistance 
 
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
 from minitorch_nn.nn.modules import transformer  # noqa: E402
-from minitorch_nn.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
+from minitorch_nn.nn.modules.transformer import *  # noqa: E402,F403
 
 __all__ += transformer.__all__
 
