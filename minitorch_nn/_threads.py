@@ -13,6 +13,7 @@ process-wide (DataLoader workers set it to 1 in themselves).
 
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 
@@ -42,7 +43,7 @@ def _blas_pools():
 def set_num_threads(int) -> None:  # noqa: A002 - PyTorch's parameter name
     """Use ``int`` threads for BLAS calls (matmul, conv's GEMMs) and the project's compiled loops."""
     value = int
-    if isinstance(value, bool) or not isinstance(value, type(1)):
+    if isinstance(value, bool) or not isinstance(value, builtins.int):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(value).__name__}")
     if value <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")

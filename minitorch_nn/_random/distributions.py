@@ -83,7 +83,7 @@ def _numel(shape) -> int:
     return n
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _name(dt: np.dtype) -> str:
     """``dt.name``, remembered: numpy builds the name string anew on every access (a few
     microseconds, several times per draw), which showed in building many small layers."""

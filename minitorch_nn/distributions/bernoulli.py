@@ -13,7 +13,12 @@ from numbers import Number
 import minitorch_nn as _t
 from minitorch_nn.distributions import constraints
 from minitorch_nn.distributions.distribution import Distribution
-from minitorch_nn.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from minitorch_nn.distributions.utils import (
+    broadcast_all,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["Bernoulli"]
 

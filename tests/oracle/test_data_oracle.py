@@ -210,7 +210,7 @@ def test_worker_exception_is_reraised():
         def __getitem__(self, i):
             raise ValueError(f"bad sample {i}")
 
-    for lib, data in LIBS:
+    for _lib, data in LIBS:
         with pytest.raises(ValueError, match="Caught ValueError in DataLoader worker process 0"):
             list(data.DataLoader(Bad(), num_workers=1))
 
@@ -252,7 +252,7 @@ def test_sampler_and_dataset_errors():
 
 def test_pin_memory_is_accepted_with_pytorch_warning():
     messages = []
-    for lib, data in LIBS:
+    for _lib, data in LIBS:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = [b.tolist() for b in data.DataLoader(list(range(3)), batch_size=2, pin_memory=True)]
