@@ -89,7 +89,7 @@ def char_batches(seq, batch, count):
 
 # ---------------------------------------------------------------------- workloads
 # Each builder takes a library and returns a zero-argument callable: one unit of work, returning
-# a loss (float) or None.
+# a loss (float), the losses of its steps (list), or None.
 
 
 def lenet5(lib, data):
@@ -106,14 +106,14 @@ def lenet5(lib, data):
         lib.utils.data.TensorDataset(lib.tensor(images), lib.tensor(labels)), batch_size=64, shuffle=True)
 
     def epoch():
-        total = 0.0
+        losses = []
         for x, y in loader:
             opt.zero_grad()
             loss = nn.functional.cross_entropy(model(x), y)
             loss.backward()
             opt.step()
-            total += loss.item()
-        return total
+            losses.append(loss.item())
+        return losses
 
     return epoch
 
@@ -321,7 +321,9 @@ def run_workload(name, repeats):
     if losses["mt"][0] is None:
         diff = None
     else:
-        diff = max(abs(a - b) for a, b in zip(losses["mt"], losses["torch"]))
+        flat = {key: [v for unit in values for v in (unit if isinstance(unit, list) else [unit])]
+                for key, values in losses.items()}
+        diff = max(abs(a - b) for a, b in zip(flat["mt"], flat["torch"]))
     return {
         "name": name, "unit": unit, "target": target, "repeats": repeats,
         "mt_ms": statistics.median(times["mt"]) * 1e3, "torch_ms": statistics.median(times["torch"]) * 1e3,
