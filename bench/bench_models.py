@@ -28,8 +28,8 @@ dataloader-epoch          one shuffled epoch of ``DataLoader(TensorDataset(x, y)
 
 The character models read this repository's README as their text. ``loss diff`` is the largest
 difference between the two libraries' losses at the same step, over every step run. Peak memory
-(``--memory``, on by default) is measured per library in a child process: the rise of the peak
-resident set size while the workload runs a few steps, after imports and setup (``mem ratio``).
+(on by default; ``--no-memory`` skips it) is measured per library in a child process (Linux): the
+rise of the peak resident set size over two units of work, after one warm-up unit (``mem ratio``).
 
 Requires torch (2.13) and scikit-learn (the ``bench`` extra).
 """
@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -331,22 +330,32 @@ def run_workload(name, repeats):
     }
 
 
-def _rss_kb():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
 
 
 def memory_child(name, lib_name):
-    """Print the rise of peak RSS (KiB) while ``name`` runs a few units with one library."""
+    """Print the rise of peak RSS (KiB) while ``name`` runs two units with one library.
+
+    One unit runs first (lazy imports, caches, optimizer state), then the kernel's peak-RSS mark
+    is reset to the current RSS (``/proc/self/clear_refs``), so the figure is the peak of the
+    steady-state work above what was resident before it.
+    """
     _one_thread()
     builder, make_data, *_ = WORKLOADS[name]
     lib = mt if lib_name == "mt" else torch
     work = builder(lib, make_data())
-    before = _rss_kb()
+    work()
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    before = _status_kb("VmRSS")
     for _ in range(2):
         work()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(max(peak - before, 0))
+    print(max(_status_kb("VmHWM") - before, 0))
 
 
 def peak_memory(name):
