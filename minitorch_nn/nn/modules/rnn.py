@@ -15,7 +15,9 @@ the weights in PyTorch's order)::
 
 A full layer runs the step over time. ``x W_ih^T + b_ih`` does not depend on the state, so it is
 computed for every step at once (one matrix product per layer and direction, as PyTorch does);
-only the ``h W_hh^T`` part runs step by step. A reverse direction walks the steps backwards.
+only the ``h W_hh^T`` part runs step by step. For the LSTM, ``b_hh`` is added to that
+precomputed part too, so a step starts with a single ``addmm(x_part, h, W_hh^T)``: fewer ops per
+step is what matters at these sizes (the sum is the same up to the order of float additions). A reverse direction walks the steps backwards.
 Layers stack: layer ``l+1`` reads layer ``l``'s output (both directions concatenated), with
 dropout between layers in training mode.
 
@@ -57,9 +59,10 @@ def _rnn_step(x_part, h, w_hh, b_hh, nonlinearity):
     return _t.tanh(pre) if nonlinearity == "tanh" else _t.relu(pre)
 
 
-def _lstm_step(x_part, state, w_hh, b_hh, w_hr):
+def _lstm_step(x_part, state, w_hh_t, w_hr):
+    """``x_part`` is ``x W_ih^T + b_ih + b_hh`` and ``w_hh_t`` is ``W_hh^T``."""
     h, c = state
-    gates = x_part + F.linear(h, w_hh, b_hh)
+    gates = _t.addmm(x_part, h, w_hh_t)
     i, f, g, o = gates.chunk(4, 1)
     c_next = _t.sigmoid(f) * c + _t.sigmoid(i) * _t.tanh(g)
     h_next = _t.sigmoid(o) * _t.tanh(c_next)
@@ -79,7 +82,7 @@ def _gru_step(x_part, h, w_hh, b_hh):
 
 def _step(mode, x_part, state, w_hh, b_hh, w_hr):
     if mode == "LSTM":
-        return _lstm_step(x_part, state, w_hh, b_hh, w_hr)
+        return _lstm_step(x_part, state, w_hh, w_hr)  # (w_hh is W_hh^T here, b_hh folded in x_part)
     if mode == "GRU":
         return _gru_step(x_part, state, w_hh, b_hh)
     return _rnn_step(x_part, state, w_hh, b_hh, "tanh" if mode == "RNN_TANH" else "relu")
@@ -276,6 +279,10 @@ class RNNBase(Module):
                 index = layer * num_directions + direction
                 # the input part of every step in one product
                 x_all = F.linear(x, w_ih, b_ih)
+                if self.mode == "LSTM":  # see the module docstring
+                    if b_hh is not None:
+                        x_all = x_all + b_hh
+                    w_hh, b_hh = w_hh.t(), None
                 x_parts = list(x_all.split(sizes, 0)) if sizes is not None else list(x_all.unbind(0))
                 state = (hx[0][index], hx[1][index]) if self.mode == "LSTM" else hx[index]
                 outputs, state = _run_direction(self.mode, x_parts, state, w_hh, b_hh, w_hr, direction == 1)
@@ -549,7 +556,10 @@ class LSTMCell(RNNCellBase):
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         self._check_sizes(input, hx[0])
-        h, c = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh, None)
+        x_part = F.linear(input, self.weight_ih, self.bias_ih)
+        if self.bias_hh is not None:
+            x_part = x_part + self.bias_hh
+        h, c = _lstm_step(x_part, hx, self.weight_hh.t(), None)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
