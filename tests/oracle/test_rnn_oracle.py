@@ -289,3 +289,17 @@ def test_isinstance_relations_as_pytorch():
     pairs = itertools.product(["RNN", "LSTM", "GRU"], repeat=2)
     for a, b in pairs:
         assert isinstance(getattr(mt.nn, a)(2, 3), getattr(mt.nn, b)) == isinstance(getattr(torch.nn, a)(2, 3), getattr(torch.nn, b))
+
+
+@pytest.mark.parametrize("mode", ["GRU", "LSTM"])
+def test_packed_unsorted_with_initial_state(mode):
+    """A given state is in the caller's batch order; the module sorts it with the sequences and
+    returns the final state in the caller's order again."""
+    outs = []
+    for lib in LIBS:
+        m = _build(lib, mode, input_size=3, hidden_size=4, bidirectional=True, batch_first=True)
+        seqs = [lib.randn(n, 3) for n in (2, 4, 3)]
+        h = lib.randn(2, 3, 4)
+        hx = (h, lib.randn(2, 3, 4)) if mode == "LSTM" else h
+        outs.append(_flat(m(lib.nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False), hx)))
+    _close(outs[0], outs[1])
