@@ -258,3 +258,13 @@ def test_pin_memory_is_accepted_with_pytorch_warning():
             out = [b.tolist() for b in data.DataLoader(list(range(3)), batch_size=2, pin_memory=True)]
         messages.append(([str(w.message) for w in caught], out))
     assert messages[0] == messages[1]
+
+
+def test_too_many_workers_warns_as_pytorch():
+    messages = []
+    for _lib, data in LIBS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            data.DataLoader(list(range(4)), num_workers=64)
+        messages.append([str(w.message) for w in caught])
+    assert messages[0] == messages[1] and messages[0]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing as python_multiprocessing
+import os
 import queue
 import threading
 import warnings
@@ -196,6 +197,29 @@ class DataLoader:
         self._IterableDataset_len_called = None
         self._iterator = None
         self._initialized = True
+        self.check_worker_number_rationality()
+
+    def check_worker_number_rationality(self) -> None:
+        """Warn, as PyTorch does, when asking for more workers than this process has CPUs."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggested = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggested is None or self.num_workers > suggested:
+            if suggested is None:
+                advice = "DataLoader is not able to compute a suggested max number of worker in current system."
+            else:
+                advice = (
+                    f"Our suggested max number of worker in current system is {suggested}"
+                    f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, which is smaller "
+                    "than what this DataLoader is going to create."
+                )
+            warnings.warn(
+                f"This DataLoader will create {self.num_workers} worker processes in total. {advice} "
+                "Please be aware that excessive worker creation might get DataLoader running slow or "
+                "even freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+                stacklevel=3,
+            )
 
     @property
     def multiprocessing_context(self):
@@ -244,6 +268,7 @@ class DataLoader:
     def _get_iterator(self):
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
