@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from typing import NamedTuple
 
 import minitorch_nn as _t
 from minitorch_nn.nn import functional as F
@@ -50,6 +51,19 @@ from minitorch_nn.nn.utils.rnn import PackedSequence
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+class _Input(NamedTuple):
+    """What ``forward`` was given, as the layer loop needs it (see ``RNNBase._prepare``)."""
+
+    data: object  # (T, B, F) / (B, T, F) tensor, or the packed (N, F) data
+    packed: bool
+    batch_sizes: object  # PackedSequence.batch_sizes, or None
+    sorted_indices: object
+    unsorted_indices: object
+    is_batched: bool
+    batch_dim: int | None  # where the batch dimension was added for unbatched input
+    max_batch_size: int
 
 
 # ---------------------------------------------------------------------- one time step
@@ -302,49 +316,44 @@ class RNNBase(Module):
 
     def _prepare(self, input):
         """Shared front half of ``forward``: unpack a PackedSequence, or add a batch dimension."""
-        num_directions = 2 if self.bidirectional else 1
-        packed = isinstance(input, PackedSequence)
-        if packed:
-            input, batch_sizes, sorted_indices, unsorted_indices = input
-            max_batch_size = int(batch_sizes[0])
-            is_batched, batch_dim = True, None
-        else:
-            batch_sizes, sorted_indices, unsorted_indices = None, None, None
-            if input.dim() not in (2, 3):
-                # (PyTorch's RNN says "...D tensor instead", its LSTM and GRU "...D instead")
-                what = "D tensor" if self.mode.startswith("RNN") else "D"
-                name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
-                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}{what} instead")
-            is_batched = input.dim() == 3
-            batch_dim = 0 if self.batch_first else 1
-            if not is_batched:
-                input = input.unsqueeze(batch_dim)
-            max_batch_size = input.size(0) if self.batch_first else input.size(1)
-        return packed, input, batch_sizes, sorted_indices, unsorted_indices, is_batched, batch_dim, \
-            max_batch_size, num_directions
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            return _Input(data, True, batch_sizes, sorted_indices, unsorted_indices, True, None,
+                          int(batch_sizes[0]))
+        if input.dim() not in (2, 3):
+            # (PyTorch's RNN says "...D tensor instead", its LSTM and GRU "...D instead")
+            what = "D tensor" if self.mode.startswith("RNN") else "D"
+            name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}{what} instead")
+        is_batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not is_batched:
+            input = input.unsqueeze(batch_dim)
+        return _Input(input, False, None, None, None, is_batched, batch_dim, input.size(batch_dim))
 
-    def _finish(self, output, hidden, packed, batch_sizes, sorted_indices, unsorted_indices,
-                is_batched, batch_dim):
-        if packed:
-            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
-                self.permute_hidden(hidden, unsorted_indices)
+    def _finish(self, output, hidden, given):
+        """Shared back half of ``forward``: repack, or put the batch dimension back as given."""
+        if given.packed:
+            return (PackedSequence(output, given.batch_sizes, given.sorted_indices, given.unsorted_indices),
+                    self.permute_hidden(hidden, given.unsorted_indices))
         if self.batch_first:
             output = output.transpose(0, 1)
-        if not is_batched:
-            output = output.squeeze(batch_dim)
+        if not given.is_batched:
+            output = output.squeeze(given.batch_dim)
             hidden = tuple(h.squeeze(1) for h in hidden) if isinstance(hidden, tuple) else hidden.squeeze(1)
             return output, hidden
-        return output, self.permute_hidden(hidden, unsorted_indices)
+        return output, hidden
 
     def _time_major(self, input, packed):
         return input.transpose(0, 1) if (self.batch_first and not packed) else input
 
     def _forward_single_state(self, input, hx):
         """``forward`` of RNN and GRU, whose state is one tensor."""
-        (packed, input, batch_sizes, sorted_indices, unsorted_indices, is_batched, batch_dim,
-         max_batch_size, num_directions) = self._prepare(input)
-        if not packed and hx is not None:
-            if not is_batched:
+        given = self._prepare(input)
+        input = given.data
+        num_directions = 2 if self.bidirectional else 1
+        if not given.packed and hx is not None:
+            if not given.is_batched:
                 if hx.dim() != 2:
                     raise RuntimeError(
                         f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor"
@@ -353,14 +362,13 @@ class RNNBase(Module):
             elif hx.dim() != 3:
                 raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
         if hx is None:
-            hx = _t.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size,
+            hx = _t.zeros(self.num_layers * num_directions, given.max_batch_size, self.hidden_size,
                           dtype=input.dtype, device=input.device)
         else:
-            hx = self.permute_hidden(hx, sorted_indices)
-        self.check_forward_args(input, hx, batch_sizes)
-        output, hidden = self._run(self._time_major(input, packed), batch_sizes, hx)
-        return self._finish(output, hidden, packed, batch_sizes, sorted_indices, unsorted_indices,
-                            is_batched, batch_dim)
+            hx = self.permute_hidden(hx, given.sorted_indices)
+        self.check_forward_args(input, hx, given.batch_sizes)
+        output, hidden = self._run(self._time_major(input, given.packed), given.batch_sizes, hx)
+        return self._finish(output, hidden, given)
 
 
 
@@ -429,16 +437,17 @@ class LSTM(RNNBase):
         return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def forward(self, input, hx=None):
-        (packed, input, batch_sizes, sorted_indices, unsorted_indices, is_batched, batch_dim,
-         max_batch_size, num_directions) = self._prepare(input)
+        given = self._prepare(input)
+        input = given.data
+        num_directions = 2 if self.bidirectional else 1
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
             layers = self.num_layers * num_directions
-            hx = (_t.zeros(layers, max_batch_size, real_hidden_size, dtype=input.dtype, device=input.device),
-                  _t.zeros(layers, max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device))
+            hx = (_t.zeros(layers, given.max_batch_size, real_hidden_size, dtype=input.dtype, device=input.device),
+                  _t.zeros(layers, given.max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device))
         else:
-            if not packed:
-                if is_batched:
+            if not given.packed:
+                if given.is_batched:
                     if hx[0].dim() != 3 or hx[1].dim() != 3:
                         raise RuntimeError(
                             "For batched 3-D input, hx and cx should also be 3-D but got "
@@ -451,11 +460,10 @@ class LSTM(RNNBase):
                             f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
                         )
                     hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
-            hx = self.permute_hidden(hx, sorted_indices)
-        self.check_forward_args(input, hx, batch_sizes)
-        output, hidden = self._run(self._time_major(input, packed), batch_sizes, hx)
-        return self._finish(output, hidden, packed, batch_sizes, sorted_indices, unsorted_indices,
-                            is_batched, batch_dim)
+            hx = self.permute_hidden(hx, given.sorted_indices)
+        self.check_forward_args(input, hx, given.batch_sizes)
+        output, hidden = self._run(self._time_major(input, given.packed), given.batch_sizes, hx)
+        return self._finish(output, hidden, given)
 
 
 # ---------------------------------------------------------------------- cells
