@@ -29,7 +29,7 @@ dataloader-epoch          one shuffled epoch of ``DataLoader(TensorDataset(x, y)
 The character models read this repository's README as their text. ``loss diff`` is the largest
 difference between the two libraries' losses at the same step, over every step run. Peak memory
 (on by default; ``--no-memory`` skips it) is measured per library in a child process (Linux): the
-rise of the peak resident set size over two units of work, after one warm-up unit (``mem ratio``).
+rise of the peak resident set size over one unit of work, after one warm-up unit (``mem ratio``).
 
 Requires torch (2.13) and scikit-learn (the ``bench`` extra).
 """
@@ -339,7 +339,7 @@ def _status_kb(field):
 
 
 def memory_child(name, lib_name):
-    """Print the rise of peak RSS (KiB) while ``name`` runs two units with one library.
+    """Print the rise of peak RSS (KiB) while ``name`` runs one unit with one library.
 
     One unit runs first (lazy imports, caches, optimizer state), then the kernel's peak-RSS mark
     is reset to the current RSS (``/proc/self/clear_refs``), so the figure is the peak of the
@@ -353,8 +353,7 @@ def memory_child(name, lib_name):
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
     before = _status_kb("VmRSS")
-    for _ in range(2):
-        work()
+    work()
     print(max(_status_kb("VmHWM") - before, 0))
 
 
@@ -392,7 +391,7 @@ def main(argv=None):
         mem = peak_memory(name) if (name in TRAINING and not args.no_memory) else {}
         diff = "" if row["loss_diff"] is None else f"{row['loss_diff']:.1e}"
         m, t = mem.get("mt"), mem.get("torch")
-        mem_cols = (f"{m / 1024:>9.1f}{t / 1024:>10.1f}{(m / t if t else float('nan')):>10.2f}"
+        mem_cols = (f"{m / 1024:>9.1f}{t / 1024:>10.1f}" + (f"{m / t:>10.2f}" if t else f"{'-':>10}")
                     if m is not None and t is not None else f"{'':>9}{'':>10}{'':>10}")
         print(f"{name:<26}{row['unit']:>11}{row['mt_ms']:>14.1f}{row['torch_ms']:>11.1f}{row['ratio']:>7.2f}x"
               f"{row['target']:>7.1f}x{diff:>11}" + mem_cols, flush=True)
