@@ -29,7 +29,7 @@ dataloader-epoch          one shuffled epoch of ``DataLoader(TensorDataset(x, y)
 The character models read this repository's README as their text. ``loss diff`` is the largest
 difference between the two libraries' losses at the same step, over every step run. Peak memory
 (on by default; ``--no-memory`` skips it) is measured per library in a child process (Linux): the
-rise of the peak resident set size over one unit of work, after one warm-up unit (``mem ratio``).
+peak resident set size while two units of work run, above the resident size after setup (``mem ratio``).
 
 Requires torch (2.13) and scikit-learn (the ``bench`` extra).
 """
@@ -339,20 +339,20 @@ def _status_kb(field):
 
 
 def memory_child(name, lib_name):
-    """Print the rise of peak RSS (KiB) while ``name`` runs one unit with one library.
+    """Print the peak RSS (KiB) above the RSS after setup while ``name`` runs two units with one
+    library: the memory the training itself needs (activations, gradients, optimizer state).
 
-    One unit runs first (lazy imports, caches, optimizer state), then the kernel's peak-RSS mark
-    is reset to the current RSS (``/proc/self/clear_refs``), so the figure is the peak of the
-    steady-state work above what was resident before it.
+    The kernel's peak-RSS mark is reset (``/proc/self/clear_refs``) after the model and data are
+    built, so import-time peaks do not count.
     """
     _one_thread()
     builder, make_data, *_ = WORKLOADS[name]
     lib = mt if lib_name == "mt" else torch
     work = builder(lib, make_data())
-    work()
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
     before = _status_kb("VmRSS")
+    work()
     work()
     print(max(_status_kb("VmHWM") - before, 0))
 
