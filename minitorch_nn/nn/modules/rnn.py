@@ -103,6 +103,12 @@ def _step(mode, x_part, state, w_hh, b_hh, w_hr):
 
 
 # ---------------------------------------------------------------------- one layer, one direction
+def _live_rows(state, live):
+    """The rows of the state taking part in this step (all of them unless the input is packed;
+    no slicing then, so no extra op per step)."""
+    return state if live == state.size(0) else state[:live]
+
+
 def _keep_rows(new, old, live):
     """The state after a step in which only the first ``live`` rows (sequences) took part."""
     if live == old.size(0):
@@ -121,11 +127,11 @@ def _run_direction(mode, x_parts, state, w_hh, b_hh, w_hr, reverse):
         live = x_parts[t].size(0)
         if mode == "LSTM":
             h, c = state
-            h_new, c_new = _step(mode, x_parts[t], (h[:live], c[:live]), w_hh, b_hh, w_hr)
+            h_new, c_new = _step(mode, x_parts[t], (_live_rows(h, live), _live_rows(c, live)), w_hh, b_hh, w_hr)
             state = (_keep_rows(h_new, h, live), _keep_rows(c_new, c, live))
             outputs[t] = h_new
         else:
-            h_new = _step(mode, x_parts[t], state[:live], w_hh, b_hh, w_hr)
+            h_new = _step(mode, x_parts[t], _live_rows(state, live), w_hh, b_hh, w_hr)
             state = _keep_rows(h_new, state, live)
             outputs[t] = h_new
     return outputs, state
