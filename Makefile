@@ -62,6 +62,8 @@ lab: notebooks
 
 bench: build
 	$(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['bench']))" > $(VENV)/bench-requirements.txt
+	$(BIN)/python -m pip install -q -r $(VENV)/bench-requirements.txt
 	$(BIN)/python bench/run_all.py
 
 lint: $(STAMP)

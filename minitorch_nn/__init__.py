@@ -88,7 +88,8 @@ __version__ = "0.1.0"
 # behave exactly as if imported eagerly (``from minitorch_nn import nn``, ``import
 # minitorch_nn.optim`` and ``dir(minitorch_nn)`` all work); only the import cost moves.
 _LAZY_SUBMODULES = frozenset(
-    {"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func", "__future__", "viz"}
+    {"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func", "__future__", "viz",
+     "distributions"}
 )
 _LAZY_NAMES = {  # name -> the submodule that defines it
     "set_printoptions": "_tensor_str", "get_printoptions": "_tensor_str", "printoptions": "_tensor_str",
@@ -97,6 +98,7 @@ _LAZY_NAMES = {  # name -> the submodule that defines it
     "Generator": "random", "default_generator": "random", "get_rng_state": "random", "initial_seed": "random",
     "manual_seed": "random", "seed": "random", "set_rng_state": "random",
     "cosine_similarity": "nn._functional.distance", "pairwise_distance": "nn._functional.distance",
+    "set_num_threads": "_threads", "get_num_threads": "_threads",
 }
 
 

@@ -80,6 +80,7 @@ LAYER_OF_PREFIX = {
     "minitorch_nn._tensor_module_load": "functions",
     "minitorch_nn.linalg": "functions",
     "minitorch_nn.cuda": "functions",
+    "minitorch_nn._threads": "functions",  # set_num_threads / get_num_threads
     "minitorch_nn.autograd.__init__": "functions",
     "minitorch_nn.autograd.functional": "functions",
     "minitorch_nn.autograd.gradcheck": "functions",
@@ -87,6 +88,7 @@ LAYER_OF_PREFIX = {
     "minitorch_nn.nn": "nn",
     "minitorch_nn.utils": "nn",
     "minitorch_nn.func": "nn",
+    "minitorch_nn.distributions": "nn",  # built on tensors and nn.functional
     # what takes modules and their tensors
     "minitorch_nn.optim": "optim_export",
     "minitorch_nn.export": "optim_export",

@@ -19,6 +19,8 @@ same seed, the loss curves agree.
   layers call.
 * ``minitorch_nn/backends/cpu/``: the numpy kernels doing the arithmetic.
 * ``minitorch_nn/optim/sgd.py``: ``SGD`` with momentum.
+* ``minitorch_nn/utils/data/``: ``TensorDataset`` and ``DataLoader``, which shuffle and batch the
+  data (``sampler.py`` draws the order, ``collate.py`` stacks the samples).
 * ``minitorch_nn/random.py``: the random generator that makes the same data and the same initial
   weights as PyTorch.
 """
@@ -127,8 +129,9 @@ plt.show()
 # %%
 # The training loop
 # -----------------
-# The loop you would write for PyTorch: shuffle with ``randperm``, take mini-batches (views of the
-# data tensors, tutorial 1), ``zero_grad``, forward, ``cross_entropy``, ``backward`` (tutorial 4)
+# The loop you would write for PyTorch: a ``DataLoader`` over a ``TensorDataset`` shuffles the
+# samples every epoch (a ``randperm`` on a generator seeded from the default one) and stacks them
+# into mini-batches; then ``zero_grad``, forward, ``cross_entropy``, ``backward`` (tutorial 4)
 # and ``step``. We record the loss of every step and the accuracy after every epoch. The progress
 # bar is tqdm's; in the built page it shows only its last frame.
 
@@ -146,14 +149,14 @@ def train(lib, x_train, y_train, x_test, y_test, progress=False):
     model = make_model(lib)
     optimizer = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     losses, train_acc, test_acc = [], [], []
+    data = lib.utils.data
+    loader = data.DataLoader(data.TensorDataset(x_train, y_train), batch_size=BATCH, shuffle=True)
     bar_file = None if LIVE_BAR else io.StringIO()
     epochs = tqdm(range(EPOCHS), desc="epochs", file=bar_file) if progress else range(EPOCHS)
     for _ in epochs:
-        order = lib.randperm(len(x_train))
-        for start in range(0, len(x_train), BATCH):
-            idx = order[start : start + BATCH]
+        for images, labels in loader:
             optimizer.zero_grad()
-            loss = lib.nn.functional.cross_entropy(model(x_train[idx]), y_train[idx])
+            loss = lib.nn.functional.cross_entropy(model(images), labels)
             loss.backward()
             optimizer.step()
             losses.append(loss.item())

@@ -792,25 +792,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return out
 
 
-@public
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """``softmax(Q K^T * scale + mask) V``, written with plain ops (PyTorch's math backend)."""
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = _t.matmul(query, key.transpose(-2, -1)) * scale
-    if is_causal:
-        mask = _t.ones(L, S, dtype=_t.bool, device=query.device).tril()
-        scores = scores.masked_fill(mask.logical_not(), float("-inf"))
-    if attn_mask is not None:
-        if attn_mask.dtype is _t.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, True)
-    return _t.matmul(weights, value)
+# (scaled_dot_product_attention lives in _functional/attention.py)
+from minitorch_nn.nn._functional.attention import scaled_dot_product_attention  # noqa: E402,F401
 
 
 @public

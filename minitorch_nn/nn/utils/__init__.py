@@ -15,6 +15,9 @@
   ``remove_weight_norm`` (deprecated, as in PyTorch);
 * :mod:`~minitorch_nn.nn.utils.spectral_norm`: the older hook-based ``spectral_norm`` and
   ``remove_spectral_norm`` (PyTorch recommends the parametrization).
+
+* :mod:`~minitorch_nn.nn.utils.rnn`: ``PackedSequence``, ``pad_sequence``, ``pack_padded_sequence``,
+  ``pad_packed_sequence``, ``pack_sequence`` for the recurrent layers.
 """
 
 from minitorch_nn.nn.utils import (  # noqa: F401
@@ -22,6 +25,7 @@ from minitorch_nn.nn.utils import (  # noqa: F401
     convert_parameters,
     parametrizations,
     parametrize,
+    rnn,
     stateless,
 )
 from minitorch_nn.nn.utils.clip_grad import (  # noqa: F401
