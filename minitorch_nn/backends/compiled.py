@@ -52,8 +52,8 @@ import json
 import os
 import sys
 import types
-import warnings
 
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends import _fingerprint
 
 __all__ = ["enabled", "flags", "disabled", "is_enabled", "check_original", "Guard", "bind"]
@@ -114,11 +114,10 @@ def _disable_twin(name: str, reason: str) -> None:
     if name in _disabled_twins:
         return
     _disabled_twins[name] = reason
-    warnings.warn(
+    warn_user(
         f"minitorch_nn: the compiled twin {name!r} is off because {reason}; the readable code runs "
         "instead. Rebuild the extension (`make build`) to bring the twin back in line.",
         RuntimeWarning,
-        stacklevel=2,
     )
 
 
@@ -169,12 +168,11 @@ _warned_no_manifest = False
 def _warn_no_manifest() -> None:
     global _warned_no_manifest
     _warned_no_manifest = True
-    warnings.warn(
+    warn_user(
         "minitorch_nn: the compiled twins are off because the extension was built without "
         "_twin_manifest.json (the fingerprints of the code they mirror); the readable code runs "
         "instead. Rebuild the extension (`make build`) to turn them on.",
         RuntimeWarning,
-        stacklevel=3,
     )
 
 
