@@ -159,6 +159,23 @@ cdef inline bint _nothing_intercepts() except -1:
 cdef extern from "Python.h":
     PyObject** _PyObject_GetDictPtr(PyObject* obj)
 
+# A dict's version tag (PEP 509, CPython 3.11): it changes whenever the dict is modified. A guard
+# that held when the three dicts it reads had these tags still holds while they have them, so the
+# identity checks run again only after one of the dicts changed. (No tags on later Pythons: there
+# the checks run every time.)
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030C0000
+    #define MT_DICT_TAG(d) (((PyDictObject *)(d))->ma_version_tag)
+    #define MT_HAVE_DICT_TAGS 1
+    #else
+    #define MT_DICT_TAG(d) ((unsigned long long)0)
+    #define MT_HAVE_DICT_TAGS 0
+    #endif
+    """
+    unsigned long long MT_DICT_TAG(object d)
+    bint MT_HAVE_DICT_TAGS
+
 
 cdef class _Guard:
     """What one op's twin mirrors (see above). ``off``: its original failed the fingerprint check."""
@@ -172,6 +189,8 @@ cdef class _Guard:
     cdef readonly dict module_dict    # the kernel's module namespace, when the kernel is reachable by name
     cdef readonly str attr
     cdef readonly bint off
+    cdef bint tagged                  # the tags below are those of a moment when the guard held
+    cdef unsigned long long kernels_tag, op_tag, module_tag
 
     def holds(self):
         """Whether the twin may run now (the switch aside)."""
@@ -209,6 +228,20 @@ cdef _Guard _make_guard(object op, dict op_dict):
 cdef inline bint _guard_holds(_Guard g) except -1:
     if g.off:
         return False
+    if (MT_HAVE_DICT_TAGS and g.tagged and MT_DICT_TAG(g.kernels) == g.kernels_tag
+            and MT_DICT_TAG(g.op_dict) == g.op_tag
+            and (g.module_dict is None or MT_DICT_TAG(g.module_dict) == g.module_tag)):
+        return True
+    if not _guard_identities_hold(g):
+        return False
+    if MT_HAVE_DICT_TAGS:
+        g.kernels_tag, g.op_tag = MT_DICT_TAG(g.kernels), MT_DICT_TAG(g.op_dict)
+        g.module_tag = 0 if g.module_dict is None else MT_DICT_TAG(g.module_dict)
+        g.tagged = True
+    return True
+
+
+cdef bint _guard_identities_hold(_Guard g) except -1:
     cdef PyObject* k = PyDict_GetItem(g.kernels, g.key)
     if k == NULL or <object>k is not g.kernel:
         return False
