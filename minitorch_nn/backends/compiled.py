@@ -43,6 +43,18 @@ paths share):
   function is even entered. A binding someone has since replaced is left alone.
 
 The compiled fast paths in ``_C`` make the same identity checks in C, per op (``_C._twin_guard``).
+
+What runs with the switch off, and why: a few compiled loops are not twins but part of the
+reference kernels themselves, the way numpy's ufuncs are -- they fix *which bits* a kernel gives,
+and no numpy expression gives the same bits, so running something else with the switch off would
+change results. They are ``_unary_kernels`` (float32 exp, log, tanh... rounded as PyTorch rounds
+them: ``backends/cpu/pointwise.py``'s ``_FLOAT_UNARY``), ``_activation_kernels`` (sigmoid and
+softmax with PyTorch's order of operations: ``pointwise._sigmoid``, ``reduction._softmax_impl``) and
+``_grad_kernels.fused_multiply_add`` (one rounding for ``a * b + c``: ``backends/cpu/_fma.py``).
+Each names its readable description where the kernel calls it. Everything else compiled is a twin
+(the fast paths in ``_C``, the backward kernels of ``_grad_kernels`` that ``autograd/derivatives.py``
+calls, ``nll_scatter``) or a Python speed path (the optimizers' numpy updates), and answers to
+the switch.
 """
 
 from __future__ import annotations
