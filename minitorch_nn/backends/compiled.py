@@ -70,7 +70,8 @@ import types
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends import _fingerprint
 
-__all__ = ["enabled", "flags", "disabled", "is_enabled", "check_original", "Guard", "bind"]
+# (``enabled`` is a property of the module's class, _CompiledModule, below)
+__all__ = ["enabled", "flags", "disabled", "is_enabled", "check_original", "Guard", "bind"]  # noqa: F822
 
 # The state lives in one place; the compiled code keeps a C-level copy that set_enabled updates.
 _enabled: bool = os.environ.get("MINITORCH_NN_COMPILED", "1").strip().lower() not in ("0", "false", "off", "no")
@@ -354,7 +355,7 @@ sys.modules[__name__].__class__ = _CompiledModule
 
 
 def _register_core_flag() -> None:
-    from minitorch_nn import _C   # the tensor core sits below this module: no cycle
+    from minitorch_nn import _C  # the tensor core sits below this module: no cycle
 
     setter = getattr(_C, "_set_compiled_enabled", None)
     if setter is not None:
