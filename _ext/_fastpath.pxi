@@ -1,4 +1,6 @@
-# The plain-tensor fast path for tiny ops (issue 2: per-op overhead). Included into _C.pyx.
+# The plain-tensor fast path for tiny ops: the compiled twins of the cpu kernels of ``+ - *``,
+# ``relu``, ``sum`` (backends/cpu/pointwise.py, activations.py, reduction.py) and of ``detach`` and
+# ``to(dtype)`` (backends/views.py, the ``_to_copy`` kernel). Included into _C.pyx.
 #
 # Why it exists
 # -------------
@@ -8,12 +10,16 @@
 # those layers, not the arithmetic, are what a user waits for. So the most common ops --
 # ``a + b``, ``a - b``, ``a * b`` (and ``2 + a``, ``2 * a``), ``a.relu()``, ``a.sum()``, and the
 # two that ``state_dict()`` and ``Module.to(dtype)`` call once per tensor, ``a.detach()`` and
-# ``a.to(dtype)`` (issue 4; their own rules are at the end of this file) -- first try this file, which does in C exactly what the full path would end up doing: read the
-# operands' numpy views, call the same numpy function, wrap the array as a fresh tensor.
+# ``a.to(dtype)`` (their own rules are at the end of this file) -- first try this file, which does
+# in C exactly what the full path would end up doing: read the operands' numpy views, call the same
+# numpy function, wrap the array as a fresh tensor.
 #
 # When it may run (everything else takes the full path, unchanged)
 # ----------------------------------------------------------------
-# Nothing that could observe or change the op may be in play:
+# The switch ``minitorch_nn.backends.compiled`` is on, the op's guard holds (its registered cpu
+# kernel, its derivative and the kernel's module attribute are the ones this file mirrors, and the
+# kernel's code has the fingerprint in ``_twin_manifest.json``: ``_Guard`` below), and nothing
+# that could observe or change the op is in play:
 #
 # * the tensors are exactly ``Tensor`` or ``nn.Parameter`` (no other subclass: no
 #   ``__torch_function__``/``__torch_dispatch__`` of their own; Parameter's is the disabled one,
@@ -549,7 +555,7 @@ def tensor_sum(self, *args, **kwargs):
     return _slow_sum(self, *args, **kwargs)
 
 
-# -- detach() and to(dtype): the per-parameter work of state_dict() and Module.to() (issue 4) ----------
+# -- detach() and to(dtype): the per-parameter work of state_dict() and Module.to() -----------------
 
 cdef inline bint _plain_class(object cls) except -1:
     """``Tensor`` itself or exactly ``nn.Parameter``, whose ``__torch_function__`` is the disabled

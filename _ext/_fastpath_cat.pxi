@@ -1,4 +1,4 @@
-# The compiled fast path of ``minitorch_nn.cat(tensors, dim)`` (issue 3: per-op overhead).
+# The compiled fast path of ``minitorch_nn.cat(tensors, dim)`` (per-op overhead).
 # Included into _C.pyx after _fastpath_functions.pxi, whose install mechanism it joins.
 #
 # For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major,

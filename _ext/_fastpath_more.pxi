@@ -1,4 +1,4 @@
-# Compiled fast paths for the next tier of everyday ops (issue 3: per-op overhead, with and
+# Compiled fast paths for the next tier of everyday ops (per-op overhead, with and
 # without grad). Included into _C.pyx after the other _fastpath*.pxi files, whose checks and
 # helpers it uses (``_may_run``, ``_record_mode``, ``_recorded``, ``_fresh_tensor``, ``_view``...).
 #

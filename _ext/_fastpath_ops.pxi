@@ -1,4 +1,4 @@
-# Compiled fast paths for more ops (issue 3: per-op overhead, with and without grad). Included
+# Compiled fast paths for more ops (per-op overhead, with and without grad). Included
 # into _C.pyx after _fastpath.pxi (``+ - * relu sum detach to``), whose checks and helpers it reuses.
 #
 # What it covers

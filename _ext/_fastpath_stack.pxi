@@ -1,4 +1,4 @@
-# The compiled fast path of ``minitorch_nn.stack(tensors, dim)`` (issue 3: per-op overhead), the twin
+# The compiled fast path of ``minitorch_nn.stack(tensors, dim)`` (per-op overhead), the twin
 # of ``_fastpath_cat.pxi``. Included into _C.pyx after it; joins the same install mechanism.
 #
 # For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major, all of

@@ -1,4 +1,4 @@
-# The compiled fast paths of the common views (issue 3: per-op overhead, with and without grad):
+# The compiled fast paths of the common views (per-op overhead, with and without grad):
 # ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``, ``x.squeeze(d)``,
 # ``x.permute(*dims)``, ``x.expand(*sizes)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` when it
 # is a view (and ``minitorch_nn.permute``, in _fastpath_functions.pxi). Included into _C.pyx right after

@@ -51,7 +51,7 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
 _FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum, "detach": _C.tensor_detach, "to": _C.tensor_to}
 # ... and, from ``_ext/_fastpath_ops.pxi``, unary math, div, matmul/mm and the views t, transpose,
 # unsqueeze, squeeze (also with grad: they record through the compiled recorder)
-_FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built before it existed)
+_FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built without _fastpath_ops.pxi)
 _FAST_METHODS.update(_FAST_OPS)
 # ... and, from ``_ext/_fastpath_softmax.pxi``, softmax and log_softmax
 _FAST_METHODS.update(getattr(_C, "FAST_SOFTMAX_METHODS", {}))

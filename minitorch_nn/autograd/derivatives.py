@@ -31,7 +31,7 @@ from minitorch_nn.backends import compiled as _compiled_switch
 
 try:
     from minitorch_nn import _grad_kernels as _compiled  # (see the tanh/sigmoid/relu formulas)
-except ImportError:  # pragma: no cover - an extension built before it existed
+except ImportError:  # pragma: no cover - an extension built without it
     _compiled = None
 else:
     from minitorch_nn import _C, _dtype

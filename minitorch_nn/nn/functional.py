@@ -453,7 +453,7 @@ def _compiled(wrapper, compiled_name):
     """``wrapper`` (``F.relu``, ``F.softmax``...) as its compiled function ``_C.<compiled_name>``
     (``_ext/_fastpath_functions.pxi``, ``_fastpath_softmax.pxi``: the op's compiled path when
     nothing could tell the spellings apart), whose full path is the public wrapper remade to hand
-    it to handlers as ``func``; the wrapper itself with a ``_C`` built before it existed."""
+    it to handlers as ``func``; the wrapper itself with a ``_C`` built without it."""
     fast = getattr(_t._C, compiled_name, None)
     if fast is None:
         return wrapper

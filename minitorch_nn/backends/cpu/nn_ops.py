@@ -808,7 +808,7 @@ try:
     # a compiled twin of the scatter below (the same zeros and values), used while the switch
     # (backends.compiled) is on
     from minitorch_nn._grad_kernels import nll_scatter as _nll_scatter
-except ImportError:  # pragma: no cover - an extension built before it existed
+except ImportError:  # pragma: no cover - an extension built without it
     _nll_scatter = None
 
 
