@@ -175,8 +175,13 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     output_padding = list(_tuple(output_padding, nd))
     for op, s, d in zip(output_padding, stride, dilation):
         if op >= s and op >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: {list(dilation)}")
+            # PyTorch names each dimension (a 1-d convolution runs as a 2-d one of height 1)
+            names = {1: ["height", "width"], 2: ["height", "width"], 3: ["depth", "height", "width"]}[nd]
+            pad0, one = ([0], [1]) if nd == 1 else ([], [])
+            shown = [(pad0 + list(output_padding), "output_padding"), (one + list(stride), "stride"),
+                     (one + list(dilation), "dilation")]
+            parts = [f"{what}_{n}: {v}" for values, what in shown for n, v in zip(names, values)]
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(parts))
     out = aten.convolution.default(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
     return out if batched else out.squeeze(0)
 
@@ -190,6 +195,12 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The adjoint of :func:`conv2d`: weight is (C_in, C_out/groups, kH, kW)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d")
+
+
+@public
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of :func:`conv3d`: weight is (C_in, C_out/groups, kD, kH, kW)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d")
 
 
 # =================================================================================================
@@ -366,9 +377,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @public
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """``input / max(||input||_p, eps)`` along ``dim``; written into ``out`` when given."""
     denom = _t.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    if out is None:
+        return input / denom
+    return _t.div(input, denom, out=out)
 
 
 # =================================================================================================
