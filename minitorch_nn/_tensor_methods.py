@@ -550,9 +550,18 @@ _SLOW_OPERATORS = {name: _binary_or_notimpl(_FULL_PATH.get(method, getattr(Tenso
 for _fn, _name in ((_C.tensor_add, "__add__"), (_C.tensor_sub, "__sub__"), (_C.tensor_mul, "__mul__")):
     _fn.__name__, _fn.__qualname__ = _name, "Tensor." + _name
     _READABLE_OPERATORS[_name].__name__, _READABLE_OPERATORS[_name].__qualname__ = _name, "Tensor." + _name
+
+
+def _impl_of(method):
+    """The readable function body that Tensor.<method> runs (what an operator's twin mirrors)."""
+    return (getattr(_READABLE.get(method), "__wrapped_impl__", None),) if method in _READABLE else ()
+
+
 for _name, _fast in (("__add__", _C.tensor_add), ("__radd__", _C.tensor_add), ("__sub__", _C.tensor_sub),
                      ("__mul__", _C.tensor_mul), ("__rmul__", _C.tensor_mul)):
-    _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name.replace("__r", "__")])
+    _method_name = dict(_OPERATOR_METHODS)[_name.replace("__r", "__")]
+    _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name.replace("__r", "__")],
+                   mirrors=_impl_of(_method_name))
 Tensor.__iadd__ = _iadd
 Tensor.__rsub__ = _binary_or_notimpl(_rsub)
 Tensor.__isub__ = _isub
@@ -646,7 +655,8 @@ Tensor.__ixor__ = _operator("__ixor__", lambda self, other: bitwise_xor_(self, o
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):   # (compiled methods: their twin and readable forms)
     _dunder = f"__{_name}__"
     if _name in _FULL_PATH:
-        _compiled.bind(Tensor, _dunder, _binary_or_notimpl(getattr(Tensor, _name)), _binary_or_notimpl(_READABLE[_name]))
+        _compiled.bind(Tensor, _dunder, _binary_or_notimpl(getattr(Tensor, _name)), _binary_or_notimpl(_READABLE[_name]),
+                       mirrors=_impl_of(_name))
     else:
         setattr(Tensor, _dunder, _binary_or_notimpl(getattr(Tensor, _name)))
 
@@ -677,16 +687,17 @@ def _install_fast_functions():
 
 if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to handlers as func)
     _install_fast_functions()
-    _compiled.bind(Tensor, "__neg__", _C.tensor_neg, Tensor.__dict__["__neg__"])   # (lambdas calling Tensor.neg)
-    _compiled.bind(Tensor, "__abs__", _C.tensor_abs, Tensor.__dict__["__abs__"])
+    _compiled.bind(Tensor, "__neg__", _C.tensor_neg, Tensor.__dict__["__neg__"],   # (lambdas calling Tensor.neg)
+                   mirrors=_impl_of("neg"))
+    _compiled.bind(Tensor, "__abs__", _C.tensor_abs, Tensor.__dict__["__abs__"], mirrors=_impl_of("abs"))
     _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_FULL_PATH["reshape"],
                         slow_truediv=_SLOW_OPERATORS["__truediv__"],
                         slow_matmul_op=_SLOW_OPERATORS["__matmul__"],
                         slow_pow_op=_SLOW_OPERATORS["__pow__"], slow_rtruediv=Tensor.__rtruediv__)
     for _name, _fast in (("__truediv__", _C.tensor_truediv), ("__matmul__", _C.tensor_matmul_op),
                          ("__pow__", _C.tensor_pow_op)):
-        _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name])
-    _compiled.bind(Tensor, "__rtruediv__", _C.tensor_rtruediv, Tensor.__rtruediv__)
+        _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name], mirrors=_impl_of(dict(_OPERATOR_METHODS)[_name]))
+    _compiled.bind(Tensor, "__rtruediv__", _C.tensor_rtruediv, Tensor.__rtruediv__, mirrors=(_rdiv,))
 Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
 Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)

@@ -269,6 +269,29 @@ def test_an_edited_kernel_turns_its_twin_off_and_the_edit_takes_effect(tmp_path)
     assert probe.stderr.count("compiled twin") == 1   # (once, though several spellings met it)
 
 
+def test_an_edited_public_function_turns_off_the_twins_of_every_spelling(tmp_path):
+    if not switch_on():
+        pytest.skip("one run is enough: the subprocess sets its own switch")
+    copy = _package_copy(tmp_path)
+    functions = copy / "minitorch_nn" / "_functions" / "pointwise.py"
+    source = functions.read_text()
+    original = '    other = _check_operand(other, "add")\n'
+    assert original in source
+    functions.write_text(source.replace(original, original + "    other = other * 2  # edited\n", 1))
+    probe = _run("""
+        import warnings
+        warnings.simplefilter("ignore")
+        import minitorch_nn as t
+        a = t.ones(3)
+        print((a + a).tolist(), (2 + a).tolist(), t.add(a, a).tolist(), a.add(a).tolist(), (a - a).tolist())
+        print(sorted(t.backends.compiled.disabled()))
+        """, copy)
+    assert probe.returncode == 0, probe.stderr
+    values, disabled = probe.stdout.splitlines()
+    assert values == "[3.0, 3.0, 3.0] [5.0, 5.0, 5.0] [3.0, 3.0, 3.0] [3.0, 3.0, 3.0] [0.0, 0.0, 0.0]"
+    assert "Tensor.__add__" in disabled and "Tensor.add" in disabled and "minitorch_nn._functions.pointwise.add" in disabled
+
+
 def test_an_edited_helper_of_a_kernel_turns_its_twins_off(tmp_path):
     if not switch_on():
         pytest.skip("one run is enough: the subprocess sets its own switch")
