@@ -19,7 +19,7 @@ True
 
 With the switch off, nothing compiled stands in for a readable function: every op goes through the
 dispatcher, the Python kernels, ``autograd/recording.py`` and ``run_backward``. With it on, a twin
-still runs only while the original it mirrors is the one it was built for (its *guard*); a twin
+still runs only while the original it mirrors is the one it was written for (its *guard*); a twin
 whose original was edited in the source turns itself off at import, warns once, and is listed by
 :func:`disabled`.
 
@@ -40,11 +40,15 @@ paths share):
   on, the fingerprints matched, and each op's registered cpu kernel, its derivative and the
   kernel's module attribute are still the objects they were when the guard was made (identity
   checks).
-* :func:`bind` ``(owner, name, twin, readable)`` -- makes ``owner.name`` the compiled ``twin`` while
-  the switch is on and ``readable`` while it is off, so that with the switch off no compiled
-  function is even entered. A binding someone has since replaced is left alone.
+* :func:`bind` ``(owner, name, twin, readable, mirrors=(), also=())`` -- makes ``owner.name`` the
+  compiled ``twin`` while the switch is on and ``readable`` while it is off, so that with the
+  switch off no compiled function is even entered; ``readable`` for good if a function in
+  ``mirrors`` changed. A binding someone has since replaced is left alone.
 
 The compiled fast paths in ``_C`` make the same identity checks in C, per op (``_C._twin_guard``).
+Every guard remembers its originals at the end of ``import minitorch_nn`` (``_remember_originals``),
+before a student's code can register anything; :func:`write_manifest` (``make twins-manifest``)
+records the fingerprints of everything the guards checked.
 
 What runs with the switch off, and why: a few compiled loops are not twins but part of the
 reference kernels themselves, the way numpy's ufuncs are -- they fix *which bits* a kernel gives,
