@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks lab bench clean lint
+.PHONY: venv build test test-fast docs notebooks lab bench clean lint twins-manifest
 
 # Install one extra of pyproject.toml into .venv (quick when it is already there).
 define install_extra
@@ -30,6 +30,11 @@ venv: $(STAMP)
 # Rebuild the Cython extension when _ext/ changes (a no-op otherwise).
 build: $(STAMP)
 	$(BIN)/python setup.py -q build_ext --inplace
+
+# After changing a function that a compiled twin mirrors, and making the twin match it again:
+# record the functions' fingerprints (minitorch_nn/_twin_manifest.json, part of the source).
+twins-manifest: build
+	$(BIN)/python tools/twin_manifest.py
 
 test: build
 	$(BIN)/python -m pytest -q -p no:cacheprovider
