@@ -1,14 +1,15 @@
-"""The backward engine's fast loops against its reference loop (``run_backward``).
+"""The backward engine's compiled twin against its readable original, ``run_backward``.
 
-``loss.backward()`` without ``inputs`` runs through ``_run_all``, a copy of ``run_backward``'s
-loop written for speed, which hands the work to its compiled twin (``_ext/_engine_fast.pyx``)
-when that is built. Every scenario here runs three times, through the compiled loop, the Python
-``_run_all`` and the reference loop (the switches are ``engine.use_compiled_loop`` and
-``engine.use_fast_loop``), and everything observable must agree: gradients (values, strides,
-and whether ``.grad`` is the formula's own result or a copy), the order of hooks of every kind,
-the aten ops a ``TorchDispatchMode`` sees, what ``__torch_function__`` sees, and error messages.
+``engine.run_backward`` hands every pass to its compiled twin (``_ext/_engine_fast.pyx``) while
+the switch ``minitorch_nn.backends.compiled`` is on and the twin's guards hold; with the switch off
+its own loop runs. Every scenario here runs both ways, and everything observable must agree:
+gradients (values, strides, and whether ``.grad`` is the formula's own result or a copy), the order
+of hooks of every kind, the aten ops a ``TorchDispatchMode`` sees, what ``__torch_function__`` sees,
+and error messages. The guards are tested too: replacing an engine function the twin relies on
+sends the pass through the readable loop, which then calls the replacement.
 """
 
+import sys
 import warnings
 
 import numpy as np
@@ -18,37 +19,79 @@ from hypothesis import strategies as st
 
 import minitorch_nn as mt
 from minitorch_nn.autograd import engine
+from minitorch_nn.backends import _twin_fingerprints, compiled
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
-
-# (use_fast_loop, use_compiled_loop): the compiled loop (``_ext/_engine_fast.pyx``), its Python
-# twin ``_run_all``, the reference loop ``run_backward``
-_LOOPS = [(True, True), (True, False), (False, False)]
 
 
 def _both(scenario, *args):
-    """``scenario(*args)`` through the fast loops (compiled and Python) and through the reference
-    loop: ``[fast, reference]`` once the two fast loops are seen to agree."""
+    """``scenario(*args)`` with the compiled twins on, then off: ``[twin, readable]``."""
     results = []
-    for fast, compiled in _LOOPS:
-        old = engine.use_fast_loop, engine.use_compiled_loop
-        engine.use_fast_loop, engine.use_compiled_loop = fast, compiled
-        try:
+    for on in (True, False):
+        with compiled.flags(enabled=on):
             results.append(scenario(*args))
-        finally:
-            engine.use_fast_loop, engine.use_compiled_loop = old
-    assert results[0] == results[1], "the compiled loop and its Python twin disagree"
-    return results[1:]
+    return results
 
 
-def test_the_compiled_loop_is_built_and_runs(monkeypatch):
-    # guards the three-way comparison: the compiled module exists and backward() goes through it
-    assert engine._compiled is not None, "build it: python setup.py build_ext --inplace"
+@pytest.fixture
+def switch_on():
+    """The tests of the twin itself run with the switch on, whatever MINITORCH_NN_COMPILED says."""
+    with compiled.flags(enabled=True):
+        yield
+
+
+def _count_twin_calls(monkeypatch):
     calls = []
-    real = engine._compiled.run_all
-    monkeypatch.setattr(engine._compiled, "run_all", lambda *a: calls.append(1) or real(*a), raising=False)
+    real = engine._twin.run_backward
+    monkeypatch.setattr(engine._twin, "run_backward", lambda *a: calls.append(1) or real(*a), raising=False)
+    return calls
+
+
+def test_the_twin_is_built_and_runs_only_with_the_switch_on(monkeypatch, switch_on):
+    # guards the comparisons below: the twin exists, backward() goes through it with the switch
+    # on, and not with it off
+    assert engine._twin is not None, "build it: python setup.py build_ext --inplace"
+    calls = _count_twin_calls(monkeypatch)
     x = mt.ones(2, requires_grad=True)
     (x * 2).sum().backward()
     assert calls == [1] and x.grad.tolist() == [2.0, 2.0]
+    with compiled.flags(enabled=False):
+        (x * 2).sum().backward()
+        mt.autograd.grad((x * 3).sum(), x)
+    assert calls == [1] and x.grad.tolist() == [4.0, 4.0]
+    mt.autograd.grad((x * 3).sum(), x)   # autograd.grad goes through the twin too
+    assert calls == [1, 1]
+
+
+def test_with_the_switch_off_the_readable_loop_runs_line_by_line():
+    # the lines inside run_backward's `while ready:` loop run once per node
+    code = engine.run_backward.__code__
+    lines = []
+
+    def tracer(frame, event, arg):
+        if frame.f_code is code:
+            if event == "line":
+                lines.append(frame.f_lineno)
+            return tracer
+        return None
+
+    x = mt.ones(3, requires_grad=True)
+    loss = (x.exp() * 2).sum()
+    with compiled.flags(enabled=False):
+        sys.settrace(tracer)
+        try:
+            loss.backward()
+        finally:
+            sys.settrace(None)
+    pop_line = next(i for i, text in enumerate(_source_lines(engine.run_backward), code.co_firstlineno)
+                    if "node = ready.pop()" in text)
+    assert lines.count(pop_line) == 4   # SumBackward0, MulBackward0, ExpBackward0, AccumulateGrad
+    assert x.grad.tolist() == (mt.ones(3).exp() * 2).tolist()
+
+
+def _source_lines(fn):
+    import inspect
+
+    return inspect.getsourcelines(fn)[0]
 
 
 def _grad_state(t):
@@ -271,36 +314,115 @@ SCENARIOS = [_hooks_everywhere, _six_leaves_tie, _stealing_and_layout, _dispatch
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__.strip("_"))
-def test_fast_loop_matches_reference_loop(scenario):
-    fast, reference = _both(scenario)
-    assert fast == reference
+def test_twin_matches_the_readable_loop(scenario):
+    twin, readable = _both(scenario)
+    assert twin == readable
 
 
-def test_reference_loop_really_runs_when_switched_off(monkeypatch):
-    # guards the comparison above: with the switch off, the fast loop is not entered
-    calls = []
-    monkeypatch.setattr(engine, "_run_all", lambda *a: calls.append(a))
-    engine.use_fast_loop = False
-    try:
-        (mt.ones(2, requires_grad=True) * 2).sum().backward()
-    finally:
-        engine.use_fast_loop = True
-    assert calls == []
-    (mt.ones(2, requires_grad=True) * 2).sum().backward()
-    assert len(calls) == 1
+def _grad_with_inputs():
+    # backward(inputs=...) and autograd.grad: only the nodes leading to the inputs run
+    log = []
+    x, w = _leaves(2, log)
+    h = _tag(x * w, "h", log)
+    h.retain_grad()
+    out = _tag(h.exp() * x, "out", log)
+    gx, gh = mt.autograd.grad(out.sum(), [x, h], retain_graph=True)
+    out.sum().backward(inputs=[h, w])
+    return log, gx.tolist(), gh.tolist(), [_grad_state(t) for t in (x, w, h)]
 
 
-@pytest.mark.parametrize("fast, compiled", _LOOPS)
-def test_both_loops_order_the_graph_with_topological_order(monkeypatch, fast, compiled):
-    # the course's autograd-toposort task: every backward() goes through topological_order
+def _grad_create_graph():
+    x = mt.tensor([0.3, -0.7], requires_grad=True)
+    (g,) = mt.autograd.grad((x.tanh() ** 3).sum(), x, create_graph=True)
+    (gg,) = mt.autograd.grad(g.sum(), x)
+    return g.tolist(), gg.tolist()
+
+
+@pytest.mark.parametrize("scenario", [_grad_with_inputs, _grad_create_graph], ids=["inputs", "create_graph"])
+def test_twin_matches_the_readable_loop_with_inputs(scenario):
+    twin, readable = _both(scenario)
+    assert twin == readable
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["switch on", "switch off"])
+def test_every_backward_orders_the_graph_with_topological_order(monkeypatch, on):
+    # the course's autograd-toposort task: every backward() goes through topological_order, and
+    # a replaced one steps the twin aside
     def stub(roots):
         raise NotImplementedError("autograd-toposort")
 
     monkeypatch.setattr(engine, "topological_order", stub)
-    monkeypatch.setattr(engine, "use_fast_loop", fast)
-    monkeypatch.setattr(engine, "use_compiled_loop", compiled)
-    with pytest.raises(NotImplementedError, match="autograd-toposort"):
+    with compiled.flags(enabled=on), pytest.raises(NotImplementedError, match="autograd-toposort"):
         (mt.ones(2, requires_grad=True) * 2).sum().backward()
+
+
+@pytest.mark.parametrize("name", ["_send", "_validate", "count_dependencies", "_call_tensor_hooks", "_add_to_buffer"])
+def test_a_replaced_engine_function_runs_with_the_switch_on(monkeypatch, name, switch_on):
+    # the guard: an engine function the twin calls or copies, replaced at run time, steps the
+    # twin aside, and the readable loop calls the replacement
+    calls = []
+    real = getattr(engine, name)
+    monkeypatch.setattr(engine, name, lambda *a: calls.append(name) or real(*a))
+    twin_calls = _count_twin_calls(monkeypatch)
+    x = mt.ones(3, requires_grad=True)
+    x.register_hook(lambda g: g)   # so that _call_tensor_hooks has work to do
+    (x * mt.ones(2, 3, dtype=mt.float64)).float().sum().backward()   # a broadcast and a cast: _validate runs
+    assert calls and twin_calls == []
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    monkeypatch.undo()
+    (x * 1).sum().backward()
+    assert engine._twin.guards_hold()
+
+
+def test_a_replaced_ready_queue_method_runs_with_the_switch_on(monkeypatch, switch_on):
+    from minitorch_nn.autograd.ready_queue import ReadyQueue
+
+    pushed = []
+    real = ReadyQueue.push
+    monkeypatch.setattr(ReadyQueue, "push", lambda self, node: pushed.append(node.name()) or real(self, node))
+    x = mt.ones(3, requires_grad=True)
+    (x.exp() * 2).sum().backward()
+    assert pushed == ["SumBackward0", "MulBackward0", "ExpBackward0", "torch::autograd::AccumulateGrad"]
+
+
+def test_the_build_recorded_the_engines_originals_and_they_match():
+    assert _twin_fingerprints.mismatches("autograd.engine") == []
+
+
+def test_an_edited_original_turns_the_twin_off_with_one_warning(monkeypatch):
+    # a source edit, as the import-time check sees it: run_backward's code differs from the record
+    def edited(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True):
+        return []
+
+    monkeypatch.setattr(engine.run_backward, "__code__", edited.__code__)
+    monkeypatch.setattr(compiled, "_disabled_twins", {})
+    assert _twin_fingerprints.mismatches("autograd.engine") == ["minitorch_nn/autograd/engine.py:run_backward"]
+    with pytest.warns(RuntimeWarning, match="autograd.engine.*run_backward"):
+        assert _twin_fingerprints.check("autograd.engine") is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _twin_fingerprints.check("autograd.engine") is False   # said once
+    assert "autograd.engine" in compiled.disabled()
+    monkeypatch.setattr(engine, "_twin", None)
+    (mt.ones(2, requires_grad=True) * 2).sum().backward()   # the edited function runs: nothing happens
+
+
+def test_fingerprints_ignore_line_numbers_and_docstrings_but_not_code():
+    def f(x):
+        """one docstring"""
+        return x + 1
+
+    def g(x):
+        """another"""
+
+        return x + 1
+
+    def h(x):
+        return x + 2
+
+    fp = _twin_fingerprints.code_fingerprint
+    assert fp(f.__code__) == fp(g.__code__)
+    assert fp(f.__code__) != fp(h.__code__)
 
 
 _UNARY = ["exp", "tanh", "sigmoid", "sin", "neg"]
@@ -354,10 +476,10 @@ def _run_program(program, data):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program=_programs(), seed=st.integers(0, 2**16))
-def test_random_graphs_run_the_same_in_both_loops(program, seed):
+def test_random_graphs_run_the_same_both_ways(program, seed):
     data = np.random.default_rng(seed).uniform(-1, 1, size=(3, 4)).astype(np.float32)
-    fast, reference = _both(_run_program, program, data)
-    assert fast == reference
+    twin, readable = _both(_run_program, program, data)
+    assert twin == readable
 
 
 class _Seq:
@@ -372,9 +494,9 @@ def test_compiled_ready_queue_pops_in_ready_queue_order(ops):
     # None pops, a number pushes a node with that number
     from minitorch_nn.autograd.ready_queue import ReadyQueue
 
-    if engine._compiled is None:
+    if engine._twin is None:
         pytest.skip("the compiled engine is not built")
-    ours, theirs = engine._compiled._Heap(), ReadyQueue()
+    ours, theirs = engine._twin._Heap(), ReadyQueue()
     popped_ours, popped_theirs = [], []
     for op in ops + [None] * len(ops):
         if op is not None:
@@ -388,8 +510,8 @@ def test_compiled_ready_queue_pops_in_ready_queue_order(ops):
     assert popped_ours == popped_theirs
 
 
-def test_compiled_loop_calls_a_patched_op_node_apply(monkeypatch):
-    # the compiled loop runs its own copy of OpNode.apply/release_variables only while a node's
+def test_twin_calls_a_patched_op_node_apply(monkeypatch, switch_on):
+    # the twin runs its own copy of OpNode.apply/release_variables only while a node's
     # class has OpNode's own methods; a class that overrides them gets its methods called
     x = mt.ones(3, requires_grad=True)
     y = x.exp()
