@@ -45,7 +45,7 @@ from minitorch_nn.autograd.grad_mode import (
     set_grad_enabled,
 )
 from minitorch_nn.autograd.gradcheck import gradcheck, gradgradcheck
-from minitorch_nn.autograd.recording import autograd_layer as _autograd_layer
+from minitorch_nn.autograd.recording import installed_layer as _autograd_layer
 
 _dispatch.autograd_layer = _autograd_layer
 
