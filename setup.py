@@ -5,35 +5,11 @@ get Cython's HTML annotation (`_ext/_C.html`), which shows which lines touch the
 """
 
 import glob
-import importlib.util
 import os
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
-
-ROOT = os.path.dirname(os.path.abspath(__file__))
-
-
-def _load_fingerprints():
-    """minitorch_nn/backends/_twin_fingerprints.py, loaded by path (the package is not built yet)."""
-    path = os.path.join(ROOT, "minitorch_nn", "backends", "_twin_fingerprints.py")
-    spec = importlib.util.spec_from_file_location("_twin_fingerprints", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class BuildTwins(build_ext):
-    """build_ext, then a record of the readable originals the compiled twins were built against
-    (their fingerprints): at import, a twin whose original has changed since turns itself off."""
-
-    def run(self):
-        super().run()
-        package_dir = os.path.join(ROOT if self.inplace else self.build_lib, "minitorch_nn")
-        os.makedirs(package_dir, exist_ok=True)
-        _load_fingerprints().write_record(ROOT, package_dir)
 
 # Every `_ext/<name>.pyx` becomes the extension module `minitorch_nn.<name>`.
 extensions = [
@@ -50,7 +26,6 @@ extensions = [
 ]
 
 setup(
-    cmdclass={"build_ext": BuildTwins},
     ext_modules=cythonize(
         extensions,
         language_level=3,

@@ -9,6 +9,7 @@ and error messages. The guards are tested too: replacing an engine function the 
 sends the pass through the readable loop, which then calls the replacement.
 """
 
+import os
 import sys
 import warnings
 
@@ -524,3 +525,31 @@ def test_twin_calls_a_patched_op_node_apply(monkeypatch, switch_on):
     y.sum().backward()
     assert calls == ["apply", "release"]
     assert x.grad.tolist() == mt.ones(3).exp().tolist()
+
+
+def test_an_edit_to_run_backward_in_a_copy_of_the_package_takes_effect(tmp_path):
+    # a learner's edit, as it happens: the source file changes, Python restarts; the compiled twin
+    # finds run_backward's fingerprint changed, turns itself off with a warning, and the edited
+    # loop runs with the switch on
+    import shutil
+    import subprocess
+
+    package = os.path.dirname(mt.__file__)
+    copy = tmp_path / "minitorch_nn"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    source = copy / "autograd" / "engine.py"
+    text = source.read_text()
+    assert text.count("            node = ready.pop()\n") == 1
+    source.write_text(text.replace("            node = ready.pop()\n",
+                                   "            node = ready.pop()\n            print('popped', node.name())\n"))
+    program = ("import minitorch_nn as torch\n"
+               "x = torch.ones(2, requires_grad=True)\n"
+               "(x.exp() * 2).sum().backward()\n"
+               "print(sorted(torch.backends.compiled.disabled()), x.grad.tolist())\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path), "MINITORCH_NN_COMPILED": "1"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:4] == ["popped SumBackward0", "popped MulBackward0", "popped ExpBackward0",
+                         "popped torch::autograd::AccumulateGrad"], done.stdout
+    assert "'autograd.engine'" in lines[4] and "engine.py:run_backward" in done.stderr

@@ -49,18 +49,18 @@ from __future__ import annotations
 import sys
 
 from minitorch_nn import _dispatch, _ops
-from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
-from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
 from minitorch_nn.autograd import ready_queue as _ready_queue
-from minitorch_nn.autograd.ready_queue import ReadyQueue
 from minitorch_nn.autograd import recording as _recording
+from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
+from minitorch_nn.autograd.ready_queue import ReadyQueue
 from minitorch_nn.backends import _twin_fingerprints
 from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.overrides import handle_torch_function, has_torch_function

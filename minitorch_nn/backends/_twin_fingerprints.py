@@ -1,21 +1,24 @@
 """Fingerprints of the readable originals that the compiled twins mirror.
 
-A compiled twin (``_ext/``) is built from its own source, so after a learner edits the Python
-function it mirrors and restarts, the twin would still do what the old function did. To catch
-that, the build records a *fingerprint* of each original, and at import each twin compares the
-fingerprint of the function it finds with the recorded one: on a mismatch the twin turns itself
-off (``backends.compiled._disable_twin``: one warning, listed by ``compiled.disabled()``) and the
-readable code runs. A rebuild (``make build``) records the new fingerprints and brings the twin
-back, once the twin's source has been brought in line by hand.
+A compiled twin (``_ext/``) is written by hand to do what a readable Python function does. After a
+learner edits that function, the twin would still do what the old function did -- after a restart,
+and after a rebuild too, since rebuilding recompiles the twin from its own, unchanged source. So
+each twin's originals have a *fingerprint* recorded in ``twin_fingerprints.json`` (next to this
+file, kept in git with the twins): the fingerprints of the originals as they were when the twin
+was written to match them. At import each twin compares the fingerprints of the functions it
+finds with the recorded ones; on a mismatch it turns itself off (``backends.compiled._disable_twin``:
+one warning, listed by ``compiled.disabled()``) and the readable code runs, edits and all.
+
+Whoever changes a twin and its original together brings the twin back with
+``python -m minitorch_nn.backends._twin_fingerprints``, which records the fingerprints of the
+originals as they are now (run it only once the twin does what the original does: the tests that
+compare each twin with its original, switch on and off, say so).
 
 A fingerprint is a hash of what a function's code object does: its bytecode, constants, names,
 argument counts and flags, and the same for the functions and comprehensions nested in it. Line
 numbers, the file name and the docstring are left out, so moving a function, editing a comment or
-rewording a docstring changes nothing.
-
-This module is read twice: by ``setup.py``, which loads it by path before the package can be
-imported (hence only the standard library here) and calls :func:`write_record`; and by the twins
-at import, through :func:`check`.
+rewording a docstring changes nothing. Bytecode differs between Python versions, so the record
+keeps one set of fingerprints per ``major.minor`` version.
 
 ``ORIGINALS`` lists, for each twin, the originals it mirrors as ``(file, qualified name)``. A twin
 mirrors a function when it does that function's work in its own code (not when it merely calls
@@ -25,6 +28,7 @@ it: a function that the twin calls runs as written either way).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -69,10 +73,6 @@ ORIGINALS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 
-# Where the build writes the record, next to the package's compiled modules.
-RECORD_NAME = "_twin_fingerprints.json"
-
-
 def code_fingerprint(code: types.CodeType) -> str:
     """A hex digest of what ``code`` does (see the module docstring for what is left out)."""
     digest = hashlib.sha256()
@@ -104,91 +104,74 @@ _FUNCTION_LIKE = 0x0001 | 0x0002
 _COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
 
 
-def _qualified_codes(code: types.CodeType, out: dict) -> dict:
-    """Every function code object inside ``code``, by qualified name (``OpNode.apply``)."""
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            out.setdefault(c.co_qualname, c)
-            _qualified_codes(c, out)
-    return out
+RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "twin_fingerprints.json")
 
 
-def fingerprints_of_source(path: str) -> dict[str, str]:
-    """Compile the file at ``path`` as an import would and fingerprint each function in it."""
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
-    module_code = compile(source, path, "exec", dont_inherit=True)
-    return {name: code_fingerprint(c) for name, c in _qualified_codes(module_code, {}).items()}
-
-
-def build_record(root: str) -> dict[str, dict[str, str]]:
-    """``{twin: {"file:qualname": fingerprint}}`` for the sources under ``root``."""
-    by_file: dict[str, dict[str, str]] = {}
-    record: dict[str, dict[str, str]] = {}
-    for twin, originals in ORIGINALS.items():
-        entry = record.setdefault(twin, {})
-        for path, qualname in originals:
-            if path not in by_file:
-                by_file[path] = fingerprints_of_source(os.path.join(root, path))
-            fingerprint = by_file[path].get(qualname)
-            if fingerprint is None:
-                raise LookupError(f"{path} defines no {qualname}, which the twin {twin!r} mirrors")
-            entry[f"{path}:{qualname}"] = fingerprint
-    return record
-
-
-def write_record(root: str, package_dir: str) -> str:
-    """Write the record for the sources under ``root`` into ``package_dir`` (setup.py's step)."""
-    target = os.path.join(package_dir, RECORD_NAME)
-    with open(target, "w", encoding="utf-8") as f:
-        json.dump({"python": list(sys.version_info[:2]), "twins": build_record(root)}, f, indent=1, sort_keys=True)
-    return target
-
-
-def _recorded() -> dict | None:
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), RECORD_NAME)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+def _python() -> str:
+    return f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _resolve(path: str, qualname: str):
-    module = sys.modules.get(path[:-3].replace("/", "."))
-    obj = module
+    obj = importlib.import_module(path[:-3].replace("/", "."))
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
     return obj
 
 
-def mismatches(twin: str) -> list[str]:
-    """The originals of ``twin`` whose code differs from what the build recorded (each as
-    ``file:qualname``, or one line saying why nothing could be compared)."""
-    record = _recorded()
-    if record is None:
-        return [f"the build recorded no fingerprints ({RECORD_NAME} is missing)"]
-    if tuple(record.get("python", ())) != tuple(sys.version_info[:2]):
-        return [f"the fingerprints were recorded by Python {record.get('python')}"]
-    recorded = record.get("twins", {}).get(twin, {})
-    changed = []
+def current(twin: str) -> dict[str, str]:
+    """``{"file:qualname": fingerprint}`` of ``twin``'s originals as they are now in this process."""
+    out = {}
     for path, qualname in ORIGINALS[twin]:
-        key = f"{path}:{qualname}"
-        fn = _resolve(path, qualname)
-        code = getattr(fn, "__code__", None)
-        if code is None or recorded.get(key) != code_fingerprint(code):
-            changed.append(key)
-    return changed
+        code = getattr(_resolve(path, qualname), "__code__", None)
+        out[f"{path}:{qualname}"] = None if code is None else code_fingerprint(code)
+    return out
+
+
+def _load() -> dict:
+    try:
+        with open(RECORD, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def mismatches(twin: str) -> list[str]:
+    """The originals of ``twin`` whose code differs from the recorded fingerprints (each as
+    ``file:qualname``), or one line saying why nothing could be compared."""
+    recorded = _load().get(_python())
+    if recorded is None:
+        return [f"no fingerprints are recorded for Python {_python()} (twin_fingerprints.json)"]
+    recorded = recorded.get(twin, {})
+    return [key for key, fingerprint in current(twin).items() if fingerprint is None or recorded.get(key) != fingerprint]
 
 
 def check(twin: str) -> bool:
-    """True when every original of ``twin`` is the code the build saw; otherwise turn the twin
-    off (a warning, and ``compiled.disabled()`` lists it) and return False. The modules holding
-    the originals must be imported (the twin's loader calls this at the end of its module)."""
+    """True when every original of ``twin`` has its recorded fingerprint; otherwise turn the twin
+    off (a warning, and ``compiled.disabled()`` lists it) and return False. The twin's loader calls
+    this once its originals are defined (at the end of their module)."""
     changed = mismatches(twin)
     if not changed:
         return True
     from minitorch_nn.backends import compiled
 
-    compiled._disable_twin(twin, "its original changed since the build: " + ", ".join(changed))
+    compiled._disable_twin(twin, "its original changed since the twin was written: " + ", ".join(changed))
     return False
+
+
+def write_record(twins=None) -> dict:
+    """Record the fingerprints of the originals of ``twins`` (default: all) as they are now, for
+    this Python version, and return the record."""
+    record = _load()
+    entry = record.setdefault(_python(), {})
+    for twin in twins or ORIGINALS:
+        entry[twin] = current(twin)
+    with open(RECORD, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return record
+
+
+if __name__ == "__main__":
+    names = sys.argv[1:] or list(ORIGINALS)
+    write_record(names)
+    print(f"recorded the originals of {', '.join(names)} for Python {_python()} in {RECORD}")
