@@ -122,7 +122,11 @@ cdef inline bint _unset(dict namespace, str name):
 
 
 cdef inline bint _nothing_intercepts() except -1:
-    """No TorchFunctionMode or TorchDispatchMode, no forward-AD dual level, the plain dispatcher."""
+    """The switch is on (``backends.compiled.enabled``), and nothing could observe the op: no
+    TorchFunctionMode or TorchDispatchMode, no forward-AD dual level, the plain dispatcher.
+    Every fast path in this module asks this first (directly or through ``_may_run``)."""
+    if not compiled_enabled:
+        return False
     state = _tf_state
     if not state.quiet and state.modes:
         return False
@@ -138,6 +142,103 @@ cdef inline bint _nothing_intercepts() except -1:
     # instances of those classes (never an exact Tensor) and on dispatch modes: only a mode counts.
     cdef PyObject* modes = PyDict_GetItem(_python_dispatch_globals, "_modes")
     return <object>layer is _python_layer and modes != NULL and not <object>modes
+
+
+# -- guards: a twin runs only while what it mirrors is unchanged ---------------------------------
+#
+# Each op a fast path computes without calling it has a ``_Guard``, made the first time the op is
+# used and kept in the op's ``__dict__`` (``aten.add.Tensor._twin_guard``: a reader can look at it).
+# It remembers the objects the twin was built to mirror -- the op's registered cpu kernel, its
+# derivative, and the module attribute the kernel is reachable by (``backends.cpu.pointwise.add``) --
+# and, when made, checks the kernel's fingerprint against the build's (``backends.compiled
+# .check_original``: a kernel edited in the source turns its twin off). At each call ``_twin_ok``
+# compares those objects by identity with what is there now: a student who registers a kernel of
+# their own (``aten.add.Tensor.impl("cpu")(mine)``), replaces the derivative, or assigns
+# ``pointwise.add = mine`` gets the readable path for that op, and only that op.
+
+cdef extern from "Python.h":
+    PyObject** _PyObject_GetDictPtr(PyObject* obj)
+
+
+cdef class _Guard:
+    """What one op's twin mirrors (see above). ``off``: its original failed the fingerprint check."""
+    cdef readonly object op
+    cdef readonly dict kernels        # op._kernels
+    cdef readonly str key             # "cpu", or "any" for kernels registered for every device
+    cdef bint for_any                 # key == "any": a cpu kernel registered later takes precedence
+    cdef readonly object kernel       # the registered kernel the twin mirrors
+    cdef readonly dict op_dict        # op.__dict__ (for op.derivative)
+    cdef readonly object derivative
+    cdef readonly dict module_dict    # the kernel's module namespace, when the kernel is reachable by name
+    cdef readonly str attr
+    cdef readonly bint off
+
+    def holds(self):
+        """Whether the twin may run now (the switch aside)."""
+        return _guard_holds(self)
+
+    def __repr__(self):
+        return (f"_Guard({self.op}: kernel={getattr(self.kernel, '__qualname__', self.kernel)}, "
+                f"holds={_guard_holds(self)}, off={self.off})")
+
+
+cdef object _compiled_module = None   # minitorch_nn.backends.compiled
+
+
+cdef _Guard _make_guard(object op, dict op_dict):
+    global _compiled_module
+    import sys
+    cdef _Guard g = _Guard.__new__(_Guard)
+    g.op, g.op_dict = op, op_dict
+    g.kernels = op._kernels
+    g.key = "cpu" if "cpu" in g.kernels else "any"
+    g.for_any = g.key == "any"
+    g.kernel = g.kernels.get(g.key)
+    g.derivative = op_dict.get("derivative")
+    module = sys.modules.get(getattr(g.kernel, "__module__", None) or "")
+    name = getattr(g.kernel, "__name__", None)
+    if module is not None and type(name) is str and getattr(module, name, None) is g.kernel:
+        g.module_dict, g.attr = vars(module), name
+    if _compiled_module is None:
+        _compiled_module = sys.modules["minitorch_nn.backends.compiled"]
+    g.off = g.kernel is None or not _compiled_module.check_original(f"{op} (cpu kernel)", g.kernel)
+    op_dict["_twin_guard"] = g
+    return g
+
+
+cdef inline bint _guard_holds(_Guard g) except -1:
+    if g.off:
+        return False
+    cdef PyObject* k = PyDict_GetItem(g.kernels, g.key)
+    if k == NULL or <object>k is not g.kernel:
+        return False
+    if g.for_any and PyDict_GetItem(g.kernels, "cpu") != NULL:
+        return False
+    k = PyDict_GetItem(g.op_dict, "derivative")
+    if (k == NULL and g.derivative is not None) or (k != NULL and <object>k is not g.derivative):
+        return False
+    if g.module_dict is not None:
+        k = PyDict_GetItem(g.module_dict, g.attr)
+        if k == NULL or <object>k is not g.kernel:
+            return False
+    return True
+
+
+cdef inline bint _twin_ok(object op) except -1:
+    """Whether ``op``'s twin may run: its guard holds (made on first use)."""
+    cdef PyObject** dict_ptr = _PyObject_GetDictPtr(<PyObject*>op)
+    if dict_ptr == NULL or dict_ptr[0] == NULL:
+        return False
+    cdef PyObject* g = PyDict_GetItem(<object>dict_ptr[0], "_twin_guard")
+    if g == NULL:
+        return _guard_holds(_make_guard(op, <dict>dict_ptr[0]))
+    return _guard_holds(<_Guard>g)
+
+
+def _twin_guard(op):
+    """``op``'s guard (made now if the op has not been used yet): for tests and for readers."""
+    _twin_ok(op)
+    return vars(op).get("_twin_guard")
 
 
 cdef inline bint _grad_enabled() except -1:
@@ -282,6 +383,8 @@ cdef object _binary(object ufunc, int which, object self, object other):
         if y is None:
             return None
     op = _op_add if which == 0 else _op_sub if which == 1 else _op_mul
+    if not _twin_ok(op):
+        return None
     cdef int record = _records(a, b)
     cdef _Recipe recipe = None
     if record > 0:
@@ -345,7 +448,7 @@ def tensor_relu(self, *args, **kwargs):
     cdef _Recipe recipe = None
     if not args and not kwargs:
         a = _plain(self)
-        if a is not None and _nothing_intercepts():
+        if a is not None and _nothing_intercepts() and _twin_ok(_op_relu):
             record = _records(a, None)
             if record > 0:
                 recipe = _recipe_for(_op_relu)
@@ -369,7 +472,7 @@ def tensor_sum(self, *args, **kwargs):
     cdef _Recipe recipe = None
     if not args and not kwargs:
         a = _plain(self)
-        if a is not None and _nothing_intercepts():
+        if a is not None and _nothing_intercepts() and _twin_ok(_op_sum):
             record = _records(a, None)
             if record > 0:
                 recipe = _recipe_for(_op_sum)
@@ -424,7 +527,7 @@ def tensor_detach(self, *args, **kwargs):
     cdef TensorImpl a, impl
     if not args and not kwargs:
         a = _plain_cpu(self)
-        if a is not None and not a.version.inference and _nothing_intercepts():
+        if a is not None and not a.version.inference and _may_run() and _twin_ok(_op_detach):
             impl = TensorImpl.__new__(TensorImpl)
             impl.storage = a.storage
             impl.sizes = a.sizes
@@ -452,7 +555,7 @@ def tensor_to(self, *args, **kwargs):
         dtype = kwargs.get("dtype")
     if dtype is not None and type(dtype) is _dtype_cls:
         a = _plain_cpu(self)
-        if a is not None and _nothing_intercepts():
+        if a is not None and _may_run() and _twin_ok(_op_to_copy):
             if dtype is a.dtype:
                 return self
             if ((dtype is _f32 or dtype is _f64 or dtype is _i64) and

@@ -24,6 +24,8 @@ cdef object _cat_fast(object tensors, object dim):
     if _op_cat is None:
         from minitorch_nn._ops import aten
         _op_cat = aten.cat.default
+    if not _twin_ok(_op_cat):
+        return None
     cdef TensorImpl first = _elementwise_input(tensors[0], True), t
     if first is None:
         return None

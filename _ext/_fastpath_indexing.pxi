@@ -121,6 +121,9 @@ cdef object _getitem_fast(object self, object index):
     steps = _index_steps(a, idx)
     if steps is None:
         return None
+    for step in steps:
+        if not _twin_ok(step[0]):
+            return None
     cdef int record = _records(a, None)
     if record < 0:
         return None

@@ -26,6 +26,8 @@ cdef object _stack_fast(object tensors, object dim):
     if _op_stack is None:
         from minitorch_nn._ops import aten
         _op_stack = aten.stack.default
+    if not _twin_ok(_op_stack):
+        return None
     cdef TensorImpl first = _elementwise_input(tensors[0], True), t
     if first is None:
         return None

@@ -10,8 +10,8 @@
 # geometry is the kernels' own rule (``compute_view_strides`` for view/reshape, ported below). With
 # grad, ``record_computed`` adds the node (``TBackward0``, ``ViewBackward0``...) and the view
 # bookkeeping (``view_version``, ``creation_meta``: ``_mark_view_of``) as the full path's autograd
-# layer does. transpose/t and view/reshape are course exercises: see ``_kernel_is`` in
-# _fastpath_ops.pxi.
+# layer does. Each view runs only while its guard holds (``_twin_ok``, see
+# _fastpath_ops.pxi and _fastpath.pxi).
 
 # -- views --------------------------------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ cdef object _t_fast(object self, tuple args):
     if args:
         return None
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_t, _ref_t):
+    if a is None or not _may_run() or not _twin_ok(_op_t):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
     if n == 2:
@@ -73,7 +73,7 @@ cdef object _transpose_fast(object self, tuple args):
     if PyTuple_GET_SIZE(args) != 2:
         return None
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_transpose, _ref_transpose):
+    if a is None or not _may_run() or not _twin_ok(_op_transpose):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
     cdef Py_ssize_t d0 = _dim_index(args[0], n), d1 = _dim_index(args[1], n)
@@ -294,7 +294,7 @@ cdef tuple _view_geometry(TensorImpl a, list size):
 cdef object _view(object self, tuple shape):
     """``aten.view.default(self, list(normalize_size(shape)))`` when it is a plain view; or None."""
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_view, _ref_view):
+    if a is None or not _may_run() or not _twin_ok(_op_view):
         return None
     cdef list size = _size_arg(shape)
     if size is None:

@@ -28,10 +28,18 @@ from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.engine import nothing_observes
 from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, Derivative
 
+from minitorch_nn.backends import compiled as _compiled_switch
+
 try:
     from minitorch_nn import _grad_kernels as _compiled   # (see the tanh/sigmoid/relu formulas)
 except ImportError:  # pragma: no cover - an extension built before it existed
     _compiled = None
+else:
+    from minitorch_nn import _C, _dtype
+    from minitorch_nn._device import CPU as _CPU
+    from minitorch_nn._tensor import _STRIDES_CACHE, Tensor
+
+    _compiled.setup(Tensor, _dtype.float32, _dtype.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
 
 # ---------------------------------------------------------------------------------------------
 # Registration
@@ -367,13 +375,18 @@ derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * self.cosh())
 derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * self.sinh())
 # tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),
 # which is also what a TorchDispatchMode sees; those kernels have derivatives of their own.
-# Without create_graph and with nothing watching the ops (engine.nothing_observes), the compiled
-# cpu kernels are called directly for their common case (exact Tensors, which they check): the same
-# values as the op's kernel, without the dispatcher's layers (a few us per node on small tensors).
+# Their compiled twins (_ext/_grad_kernels.pyx, twins of the cpu kernels in
+# backends/cpu/activations.py) compute the same values for the common case (exact Tensors, which
+# they check) without the dispatcher's layers (a few us per node on small tensors). They run only
+# without create_graph, with nothing watching the ops (engine.nothing_observes), with the switch on
+# and while the op's kernel and derivative are the ones they mirror (a Guard).
+_TANH_TWIN = _compiled_switch.Guard("_grad_kernels.tanh_backward", ops=(aten.tanh_backward.default,))
+_SIGMOID_TWIN = _compiled_switch.Guard("_grad_kernels.sigmoid_backward", ops=(aten.sigmoid_backward.default,))
+_THRESHOLD_TWIN = _compiled_switch.Guard("_grad_kernels.threshold_backward", ops=(aten.threshold_backward.default,))
 
 
 def _tanh_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
+    if _compiled is not None and not _gm._enabled and _TANH_TWIN.holds() and nothing_observes(exact_tensors=True):
         out = _compiled.tanh_backward(grad, result)
         if out is not None:
             return out
@@ -381,7 +394,7 @@ def _tanh_grad(grad, result):
 
 
 def _sigmoid_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
+    if _compiled is not None and not _gm._enabled and _SIGMOID_TWIN.holds() and nothing_observes(exact_tensors=True):
         out = _compiled.sigmoid_backward(grad, result)
         if out is not None:
             return out
@@ -389,7 +402,7 @@ def _sigmoid_grad(grad, result):
 
 
 def _relu_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
+    if _compiled is not None and not _gm._enabled and _THRESHOLD_TWIN.holds() and nothing_observes(exact_tensors=True):
         out = _compiled.threshold_backward(grad, result, 0)
         if out is not None:
             return out

@@ -804,9 +804,12 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 
 
 try:
+    # a compiled twin of the scatter below (the same zeros and values), used while the switch
+    # (backends.compiled) is on
     from minitorch_nn._grad_kernels import nll_scatter as _nll_scatter
 except ImportError:  # pragma: no cover - an extension built before it existed
     _nll_scatter = None
+from minitorch_nn.backends import compiled as _compiled_switch
 
 
 def _nll_loss_backward_common(grad_output, self, target, weight, reduction, ignore_index, total_weight):
@@ -832,7 +835,7 @@ def _nll_loss_backward_common(grad_output, self, target, weight, reduction, igno
             scale = scale / wi.numpy_view()
         finally:
             fp_errors_restore(token)
-    if _nll_scatter is not None:
+    if _nll_scatter is not None and _compiled_switch._enabled:
         # the same zeros and scatter, as one compiled loop that also checks each target
         g = _nll_scatter(t, n_classes, ignore_index, scale)
         if g is not None:
