@@ -199,14 +199,16 @@ cdef bint _unchanged(tuple names, tuple originals):
 # recorder one C flag read per op instead of a dictionary lookup per name.
 cdef bint _simple_unchanged = False
 cdef bint _general_unchanged = False
+cdef bint _layer_unchanged = False     # recording.autograd_layer alone
 
 
 def recorder_recheck():
     """Compare recording.py's functions with those the twin was installed with, by identity (called
     by recording.py's module when one of its attributes changes, and at install)."""
-    global _simple_unchanged, _general_unchanged
+    global _simple_unchanged, _general_unchanged, _layer_unchanged
     if _recording_globals is None:
         return
+    _layer_unchanged = PyDict_GetItem(_recording_globals, "autograd_layer") == <PyObject*>_reference_layer
     _simple_unchanged = _unchanged(_SIMPLE_NAMES, _SIMPLE_ORIGINALS)
     _general_unchanged = _unchanged(_GENERAL_NAMES, _GENERAL_ORIGINALS)
 
@@ -239,7 +241,7 @@ cdef inline bint autograd_layer_is_twin() except -1:
     if not compiled_enabled or _recording_layer is None:
         return False
     cdef PyObject* layer = PyDict_GetItem(_ag_dispatch_globals, "autograd_layer")
-    return layer != NULL and <object>layer is _recording_layer and _simple_unchanged
+    return layer != NULL and <object>layer is _recording_layer and _layer_unchanged
 
 
 cdef _Recipe _recipe_for(object op):

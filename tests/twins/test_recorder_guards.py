@@ -128,3 +128,21 @@ def test_graphs_agree_with_the_switch_on_and_off():
 
 def test_the_build_recorded_recording_py_and_it_matches():
     assert _twin_fingerprints.mismatches("autograd.recording") == []
+
+
+def test_a_replaced_autograd_layer_sees_plain_tensor_ops_too(monkeypatch, switch_on):
+    # with the switch off, the dispatcher calls recording.autograd_layer for every op, plain
+    # tensors included; a replaced one must see them with the switch on as well, so the compiled
+    # fast paths of ``+``, ``relu``, ``torch.exp``... step aside for it
+    seen = []
+    a, b = mt.ones(3), mt.ones(3)
+    real = recording.autograd_layer
+    monkeypatch.setattr(recording, "autograd_layer", lambda op, args, kwargs: seen.append(str(op)) or real(op, args, kwargs))
+    a + b
+    a.relu()
+    mt.exp(a)
+    assert seen == ["aten.add.Tensor", "aten.relu.default", "aten.exp.default"]
+    monkeypatch.undo()
+    seen.clear()
+    a + b
+    assert seen == [] and _C.recorder_guards_hold()
