@@ -532,8 +532,12 @@ def _load_twin():
         return None
     if not _twin_fingerprints.check("autograd.engine"):
         return None
-    _engine_fast.setup(engine=sys.modules[__name__], recording=_recording, graph=_graph, grad_mode=_gm,
-                       dispatch=_dispatch, tf_state=_tf_state, ready_queue=_ready_queue)
+    try:
+        _engine_fast.setup(engine=sys.modules[__name__], recording=_recording, graph=_graph, grad_mode=_gm,
+                           dispatch=_dispatch, tf_state=_tf_state, ready_queue=_ready_queue)
+    except (TypeError, AttributeError) as err:   # a module built from another version of _engine_fast.pyx
+        _compiled_switch._disable_twin("autograd.engine", f"the built module does not fit this engine.py ({err})")
+        return None
     return _engine_fast
 
 
