@@ -32,7 +32,7 @@ Where it differs: a node's ``_seq_nr`` must fit in an unsigned 64-bit integer (e
 numbers count up from 0 and ``AccumulateGrad``'s is ``2**64 - 1``); another raises
 ``OverflowError``.
 
-``tests/test_autograd_engine_fast.py`` runs every scenario with the switch on and off and compares
+``tests/twins/test_engine_twin.py`` runs every scenario with the switch on and off and compares
 what each observes.
 """
 

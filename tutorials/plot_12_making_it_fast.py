@@ -234,4 +234,4 @@ print("an edit is seen:                 ", fingerprint(one_version.__code__) != 
 # 4. Write the twin of ``_add_to_buffer``'s one-line change in ``_ext/_engine_fast.pyx``, rebuild
 #    (``make build``), record the new fingerprint with
 #    ``python -m minitorch_nn.backends._twin_fingerprints`` and run
-#    ``tests/test_autograd_engine_fast.py``, which compares the twin with the original.
+#    ``tests/twins/test_engine_twin.py``, which compares the twin with the original.

@@ -37,7 +37,7 @@ while the switch ``minitorch_nn.backends.compiled`` is on and the twin's guards 
 functions it relies on are the ones it was built against, checked by identity at every call, and
 their source is unchanged since the build (fingerprints, checked at import). With the switch off
 (``with torch.backends.compiled.flags(enabled=False):``), every backward pass runs the loop below,
-line by line. ``tests/test_autograd_engine_fast.py`` runs the same graphs both ways and compares
+line by line. ``tests/twins/test_engine_twin.py`` runs the same graphs both ways and compares
 everything observable.
 
 Where we differ from PyTorch: one thread, no streams; a node that no gradient reaches at all is
