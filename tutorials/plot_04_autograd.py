@@ -262,9 +262,10 @@ else:
 #    walk runs either way.
 # 3. Add a ``print(node.name())`` after ``node = ready.pop()`` in ``run_backward`` and restart.
 #    ``loss.backward()`` now prints every node, with the switch on too: the compiled twin of
-#    ``run_backward`` sees at import that its original changed since the build, turns itself off
-#    with a warning, and ``torch.backends.compiled.disabled()`` says why. Run ``make build`` to
-#    record the new fingerprint: which line would you then add to ``_ext/_engine_fast.pyx``?
+#    ``run_backward`` sees at import that its original no longer has its recorded fingerprint,
+#    turns itself off with a warning, and ``torch.backends.compiled.disabled()`` says why (a
+#    rebuild does not change that). Which line would you add to ``_ext/_engine_fast.pyx`` to make
+#    the twin print too? (Tutorial 12 shows how a twin is then brought back.)
 # 4. Write an ``autograd.Function`` for ``relu`` that saves only a boolean mask (not the input).
 #    Check it with ``gradcheck``. Does an in-place change of the input still raise the version
 #    error? Why not?

@@ -35,7 +35,8 @@ as a C heap that pops in ``ReadyQueue``'s order, ``_send`` written out, and ``re
 ``apply`` and ``release_variables`` run in C. ``run_backward`` hands over to it on its first line
 while the switch ``minitorch_nn.backends.compiled`` is on and the twin's guards hold: the engine
 functions it relies on are the ones it was built against, checked by identity at every call, and
-their source is unchanged since the build (fingerprints, checked at import). With the switch off
+their code has the fingerprints recorded when the twin was written (checked at import,
+``backends/_twin_fingerprints.py``). With the switch off
 (``with torch.backends.compiled.flags(enabled=False):``), every backward pass runs the loop below,
 line by line. ``tests/twins/test_engine_twin.py`` runs the same graphs both ways and compares
 everything observable.
@@ -525,7 +526,7 @@ def _capture(node, grad_outputs, targets, captured):
 
 def _load_twin():
     """``minitorch_nn._engine_fast`` set up with this module's functions, or None when it is not
-    built or when an original it mirrors has changed since the build (it then says so once)."""
+    built or when an original it mirrors no longer has its recorded fingerprint (it then says so once)."""
     try:
         from minitorch_nn import _engine_fast
     except ImportError:

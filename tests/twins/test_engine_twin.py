@@ -386,7 +386,7 @@ def test_a_replaced_ready_queue_method_runs_with_the_switch_on(monkeypatch, swit
     assert pushed == ["SumBackward0", "MulBackward0", "ExpBackward0", "torch::autograd::AccumulateGrad"]
 
 
-def test_the_build_recorded_the_engines_originals_and_they_match():
+def test_the_engines_originals_have_their_recorded_fingerprints():
     assert _twin_fingerprints.mismatches("autograd.engine") == []
 
 

@@ -3,7 +3,7 @@
 Its original is ``autograd/recording.py``. With the switch ``minitorch_nn.backends.compiled`` off,
 recording.py records every op; with it on, replacing a function of recording.py that the twin
 mirrors (at run time, by assigning to the module attribute) makes every op that would go through
-that function go through recording.py instead, so the replacement runs; the build's fingerprints
+that function go through recording.py instead, so the replacement runs; the recorded fingerprints
 of recording.py match this checkout.
 """
 
@@ -126,7 +126,7 @@ def test_graphs_agree_with_the_switch_on_and_off():
     assert on == off
 
 
-def test_the_build_recorded_recording_py_and_it_matches():
+def test_recording_py_has_its_recorded_fingerprints():
     assert _twin_fingerprints.mismatches("autograd.recording") == []
 
 
