@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks bench clean lint
+.PHONY: venv build test test-fast docs notebooks bench clean lint twins-record
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ venv: $(STAMP)
 # Rebuild the Cython extension when _ext/ changes (a no-op otherwise).
 build: $(STAMP)
 	$(BIN)/python setup.py -q build_ext --inplace
+
+# After changing a compiled twin together with the readable original it mirrors: record the
+# original's fingerprint, so that the twin runs again (minitorch_nn/backends/_twin_fingerprints.py).
+twins-record: build
+	$(BIN)/python -m minitorch_nn.backends._twin_fingerprints
 
 test: build
 	$(BIN)/python -m pytest -q -p no:cacheprovider
