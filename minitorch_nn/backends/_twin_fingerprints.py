@@ -9,8 +9,8 @@ was written to match them. At import each twin compares the fingerprints of the 
 finds with the recorded ones; on a mismatch it turns itself off (``backends.compiled._disable_twin``:
 one warning, listed by ``compiled.disabled()``) and the readable code runs, edits and all.
 
-Whoever changes a twin and its original together brings the twin back with
-``python -m minitorch_nn.backends._twin_fingerprints`` (``make twins-record``), which records the fingerprints of the
+Whoever changes a twin and its original together brings the twin back with ``make twins-record``
+(``python -m minitorch_nn.backends._twin_fingerprints``), which records the fingerprints of the
 originals as they are now (run it only once the twin does what the original does: the tests that
 compare each twin with its original, switch on and off, say so).
 
