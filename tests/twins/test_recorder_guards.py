@@ -146,3 +146,31 @@ def test_a_replaced_autograd_layer_sees_plain_tensor_ops_too(monkeypatch, switch
     seen.clear()
     a + b
     assert seen == [] and _C.recorder_guards_hold()
+
+
+def test_an_edit_to_recording_py_in_a_copy_of_the_package_takes_effect(tmp_path):
+    # a learner's edit, as it happens: _record_simple changes in the source, Python restarts; the
+    # recorder's twin finds the fingerprint changed, the dispatcher gets recording.py's own layer,
+    # and the edit runs for every spelling, the compiled fast paths of ``*`` and ``+`` included
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "minitorch_nn"
+    shutil.copytree(os.path.dirname(mt.__file__), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    source = copy / "autograd" / "recording.py"
+    marker = "    # 1. and 2.: the node, its edges and what its formulas will read.\n"
+    text = source.read_text()
+    assert text.count(marker) == 1
+    source.write_text(text.replace(marker, "    print('recording', op)\n" + marker))
+    program = ("import minitorch_nn as torch\n"
+               "a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)\n"
+               "(a * b + a).exp()\n"
+               "print(sorted(torch.backends.compiled.disabled()))\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path), "MINITORCH_NN_COMPILED": "1"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["recording aten.mul.Tensor", "recording aten.add.Tensor",
+                                        "recording aten.exp.default", "['autograd.recording']"], done.stdout
+    assert "recording.py:_record_simple" in done.stderr
