@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks bench clean lint twins-record
+.PHONY: venv build test test-fast docs notebooks bench clean lint twins-manifest
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,10 +25,10 @@ venv: $(STAMP)
 build: $(STAMP)
 	$(BIN)/python setup.py -q build_ext --inplace
 
-# After changing a compiled twin together with the readable original it mirrors: record the
-# original's fingerprint, so that the twin runs again (minitorch_nn/backends/_twin_fingerprints.py).
-twins-record: build
-	$(BIN)/python -m minitorch_nn.backends._twin_fingerprints
+# After changing a function that a compiled twin mirrors, and making the twin match it again:
+# record the functions' fingerprints (minitorch_nn/_twin_manifest.json, part of the source).
+twins-manifest: build
+	$(BIN)/python tools/twin_manifest.py
 
 test: build
 	$(BIN)/python -m pytest -q -p no:cacheprovider

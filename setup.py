@@ -2,16 +2,9 @@
 
 Everything else is pure Python and described in pyproject.toml. Set MINITORCH_ANNOTATE=1 to
 get Cython's HTML annotation (`_ext/_C.html`), which shows which lines touch the Python C-API.
-
-The build also writes `minitorch_nn/_twin_manifest.json`: a fingerprint of every function in the
-modules the compiled twins mirror (`minitorch_nn/backends/_fingerprint.py`), so that at run time
-a twin whose original has been edited since the build turns itself off
-(`minitorch_nn.backends.compiled.disabled()` lists it).
 """
 
 import glob
-import importlib.util
-import json
 import os
 
 import numpy as np
@@ -31,31 +24,6 @@ extensions = [
     )
     for source in sorted(glob.glob(os.path.join("_ext", "*.pyx")))
 ]
-
-# The modules whose functions a compiled twin mirrors (kernels, public functions, derivatives,
-# the recorder and the engine, the optimizers' tensor path), relative to minitorch_nn/.
-MIRRORED = ["_functions", "_dispatch", "backends", "autograd", "optim", "nn",
-            "_tensor_methods.py", "_tensor.py", "_ops.py"]
-
-
-def write_twin_manifest(package="minitorch_nn", out="minitorch_nn/_twin_manifest.json"):
-    spec = importlib.util.spec_from_file_location("_fingerprint", os.path.join(package, "backends", "_fingerprint.py"))
-    fingerprint = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fingerprint)
-    files = []
-    for entry in MIRRORED:
-        path = os.path.join(package, entry)
-        files += [path] if path.endswith(".py") else glob.glob(os.path.join(path, "**", "*.py"), recursive=True)
-    manifest = {}   # {path under the package, with "/": {qualified name: [fingerprints]}}
-    for path in sorted(files):
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-        manifest[os.path.relpath(path, package).replace(os.sep, "/")] = fingerprint.module_fingerprints(source, path)
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(manifest, f, sort_keys=True, separators=(",", ":"))
-
-
-write_twin_manifest()
 
 setup(
     ext_modules=cythonize(

@@ -21,7 +21,8 @@
 # in recording.py's namespace at the call, so a replacement runs either way. (The comparisons are
 # made when recording.py's module reports an assignment to one of its attributes, and kept in two
 # C flags: see recorder_recheck.) An edit to
-# recording.py's source is caught at import (``backends/_twin_fingerprints.py``): recording.py then
+# recording.py's source is caught at import (``backends.compiled.check_original``, against the
+# fingerprints in ``minitorch_nn/_twin_manifest.json``): recording.py then
 # installs its own layer.
 #
 # Why it is fast

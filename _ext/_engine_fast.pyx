@@ -25,7 +25,7 @@ When it runs: ``engine.run_backward`` hands over on its first line while the swi
 calls or copies is still the object it was set up with (an identity check at every backward
 pass; a replaced ``topological_order``, ``_send`` or ``ReadyQueue.push`` sends the pass through the
 readable loop). Source edits are caught at import: engine.py checks the fingerprints of the
-originals listed for ``"autograd.engine"`` in ``backends/_twin_fingerprints.py`` and does not set
+originals of ``_twin_originals()`` against ``minitorch_nn/_twin_manifest.json`` and does not set
 this module up when one has changed.
 
 Where it differs: a node's ``_seq_nr`` must fit in an unsigned 64-bit integer (every node's does:

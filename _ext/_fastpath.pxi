@@ -160,6 +160,23 @@ cdef inline bint _nothing_intercepts() except -1:
 cdef extern from "Python.h":
     PyObject** _PyObject_GetDictPtr(PyObject* obj)
 
+# A dict's version tag (PEP 509, CPython 3.11): it changes whenever the dict is modified. A guard
+# that held when the three dicts it reads had these tags still holds while they have them, so the
+# identity checks run again only after one of the dicts changed. (No tags on later Pythons: there
+# the checks run every time.)
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030C0000
+    #define MT_DICT_TAG(d) (((PyDictObject *)(d))->ma_version_tag)
+    #define MT_HAVE_DICT_TAGS 1
+    #else
+    #define MT_DICT_TAG(d) ((unsigned long long)0)
+    #define MT_HAVE_DICT_TAGS 0
+    #endif
+    """
+    unsigned long long MT_DICT_TAG(object d)
+    bint MT_HAVE_DICT_TAGS
+
 
 cdef class _Guard:
     """What one op's twin mirrors (see above). ``off``: its original failed the fingerprint check."""
@@ -173,6 +190,8 @@ cdef class _Guard:
     cdef readonly dict module_dict    # the kernel's module namespace, when the kernel is reachable by name
     cdef readonly str attr
     cdef readonly bint off
+    cdef bint tagged                  # the tags below are those of a moment when the guard held
+    cdef unsigned long long kernels_tag, op_tag, module_tag
 
     def holds(self):
         """Whether the twin may run now (the switch aside)."""
@@ -210,6 +229,20 @@ cdef _Guard _make_guard(object op, dict op_dict):
 cdef inline bint _guard_holds(_Guard g) except -1:
     if g.off:
         return False
+    if (MT_HAVE_DICT_TAGS and g.tagged and MT_DICT_TAG(g.kernels) == g.kernels_tag
+            and MT_DICT_TAG(g.op_dict) == g.op_tag
+            and (g.module_dict is None or MT_DICT_TAG(g.module_dict) == g.module_tag)):
+        return True
+    if not _guard_identities_hold(g):
+        return False
+    if MT_HAVE_DICT_TAGS:
+        g.kernels_tag, g.op_tag = MT_DICT_TAG(g.kernels), MT_DICT_TAG(g.op_dict)
+        g.module_tag = 0 if g.module_dict is None else MT_DICT_TAG(g.module_dict)
+        g.tagged = True
+    return True
+
+
+cdef bint _guard_identities_hold(_Guard g) except -1:
     cdef PyObject* k = PyDict_GetItem(g.kernels, g.key)
     if k == NULL or <object>k is not g.kernel:
         return False
@@ -234,6 +267,32 @@ cdef inline bint _twin_ok(object op) except -1:
     if g == NULL:
         return _guard_holds(_make_guard(op, <dict>dict_ptr[0]))
     return _guard_holds(<_Guard>g)
+
+
+# Every op a twin in this module computes without calling its kernel. Their guards are made at the
+# end of ``import minitorch_nn`` (``_make_twin_guards``), while every kernel is the package's own;
+# an op missing here still gets its guard, at its first use.
+_TWIN_OPS = (
+    "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "relu.default", "sum.default", "sum.dim_IntList",
+    "exp.default", "expm1.default", "log.default", "log2.default", "log10.default", "log1p.default",
+    "sqrt.default", "rsqrt.default", "sin.default", "cos.default", "tan.default", "sinh.default", "cosh.default",
+    "tanh.default", "sigmoid.default", "reciprocal.default", "neg.default", "abs.default", "pow.Tensor_Scalar",
+    "mm.default", "mv.default", "dot.default", "addmm.default", "bmm.default", "t.default", "transpose.int",
+    "unsqueeze.default", "squeeze.default", "squeeze.dim", "view.default", "_unsafe_view.default",
+    "permute.default", "expand.default", "select.int", "slice.Tensor", "detach.default", "_to_copy.default",
+    "_softmax.default", "_log_softmax.default", "cat.default", "stack.default", "clone.default",
+    "clamp.default", "cumsum.default", "masked_fill.Scalar", "where.self", "mse_loss.default",
+    "silu.default", "leaky_relu.default", "split.Tensor", "unbind.int", "var.correction", "std.correction",
+    "gt.Scalar", "lt.Scalar", "ge.Scalar", "le.Scalar", "eq.Scalar", "ne.Scalar",
+    "gt.Tensor", "lt.Tensor", "ge.Tensor", "le.Tensor", "eq.Tensor", "ne.Tensor",
+)
+
+
+def _make_twin_guards(aten):
+    """Make the guard of every op in ``_TWIN_OPS`` now (called once, by ``backends.compiled``)."""
+    for name in _TWIN_OPS:
+        packet, overload = name.split(".")
+        _twin_ok(getattr(getattr(aten, packet), overload))
 
 
 def _twin_guard(op):

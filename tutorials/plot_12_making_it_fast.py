@@ -21,7 +21,8 @@ mirrors has been replaced, and fingerprints that catch an edit to the source.
   layer that records a node per op.
 * ``minitorch_nn/backends/cpu/pointwise.py``: the cpu kernel of ``aten.add.Tensor``, whose work
   the twin of ``a + b`` in ``_ext/_fastpath.pxi`` does for small plain tensors.
-* ``minitorch_nn/backends/_twin_fingerprints.py``: the fingerprints of the originals.
+* ``minitorch_nn/backends/_fingerprint.py`` and ``minitorch_nn/_twin_manifest.json``: the
+  fingerprints of the originals.
 """
 
 import inspect
@@ -32,7 +33,7 @@ import matplotlib.pyplot as plt
 
 import minitorch_nn as torch
 from minitorch_nn.autograd import engine
-from minitorch_nn.backends import _twin_fingerprints
+from minitorch_nn.backends import _fingerprint, compiled
 
 # %%
 # One switch
@@ -185,36 +186,37 @@ print("the twin's guards hold again:", engine._twin.guards_hold())
 # Edits to the source: fingerprints
 # ---------------------------------
 # A twin is compiled from its own source, so an edit to the Python original does not reach it, not
-# even after a rebuild. For that case each twin keeps the *fingerprint* of each original it
-# mirrors, recorded when the twin was written to match it (``backends/twin_fingerprints.json``): a
-# hash of the function's bytecode, names and constants, not of its line numbers, comments or
-# docstring. At import, a twin whose original no longer has its recorded fingerprint turns itself
-# off, warns once, and is listed by ``torch.backends.compiled.disabled()``. Here are the originals
-# the engine's twin mirrors, and how a change shows up:
+# even after a rebuild. For that case the fingerprints of the originals, as they were when the twins
+# were written to match them, are part of the source (``minitorch_nn/_twin_manifest.json``): a hash
+# of each function's bytecode, names and constants, not of its line numbers or local variable names
+# (``backends/_fingerprint.py``). At import, a twin whose original no longer has its recorded
+# fingerprint turns itself off, warns once, and is listed by ``torch.backends.compiled.disabled()``
+# (``compiled.check_original``). Here are some of the originals the engine's twin mirrors, and how a
+# change shows up:
 
-for key in _twin_fingerprints.ORIGINALS["autograd.engine"][:4]:
-    print(key)
-print("changed in this checkout:", _twin_fingerprints.mismatches("autograd.engine"))
+for fn in engine._twin_originals()[:5]:
+    print(f"{fn.__qualname__:22s} changed: {compiled.original_changed(fn) is not None}")
 
 
 def one_version(x):
-    """A docstring."""
-    return x + 1
+    y = x + 1
+    return y
 
 
-def moved_and_reworded(x):
-    """Another docstring."""
+def moved_and_renamed(x):
 
-    return x + 1
+    result = x + 1
+    return result
 
 
 def edited(x):
-    return x + 2
+    y = x + 2
+    return y
 
 
-fingerprint = _twin_fingerprints.code_fingerprint
-print("docstring and blank lines ignored:", fingerprint(one_version.__code__) == fingerprint(moved_and_reworded.__code__))
-print("an edit is seen:                 ", fingerprint(one_version.__code__) != fingerprint(edited.__code__))
+fingerprint = _fingerprint.code_fingerprint
+print("moved, local renamed:", fingerprint(one_version.__code__) == fingerprint(moved_and_renamed.__code__))
+print("an edit is seen:     ", fingerprint(one_version.__code__) != fingerprint(edited.__code__))
 
 # %%
 # PyTorch has no such switch: its C++ is not meant to be edited by its users. Here it exists so that
@@ -232,6 +234,5 @@ print("an edit is seen:                 ", fingerprint(one_version.__code__) != 
 #    Python each time. Which edit turns the engine's twin off? Check with
 #    ``torch.backends.compiled.disabled()``.
 # 4. Write the twin of ``_add_to_buffer``'s one-line change in ``_ext/_engine_fast.pyx``, rebuild
-#    (``make build``), record the new fingerprint with
-#    ``python -m minitorch_nn.backends._twin_fingerprints`` and run
+#    (``make build``), record the new fingerprint with ``make twins-manifest`` and run
 #    ``tests/twins/test_engine_twin.py``, which compares the twin with the original.

@@ -27,11 +27,10 @@ from minitorch_nn._ops import aten
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.engine import nothing_observes
 from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, Derivative
-
 from minitorch_nn.backends import compiled as _compiled_switch
 
 try:
-    from minitorch_nn import _grad_kernels as _compiled   # (see the tanh/sigmoid/relu formulas)
+    from minitorch_nn import _grad_kernels as _compiled  # (see the tanh/sigmoid/relu formulas)
 except ImportError:  # pragma: no cover - an extension built before it existed
     _compiled = None
 else:

@@ -35,8 +35,8 @@ as a C heap that pops in ``ReadyQueue``'s order, ``_send`` written out, and ``re
 ``apply`` and ``release_variables`` run in C. ``run_backward`` hands over to it on its first line
 while the switch ``minitorch_nn.backends.compiled`` is on and the twin's guards hold: the engine
 functions it relies on are the ones it was built against, checked by identity at every call, and
-their code has the fingerprints recorded when the twin was written (checked at import,
-``backends/_twin_fingerprints.py``). With the switch off
+their code has the fingerprints recorded when the twin was written (checked at import against
+``minitorch_nn/_twin_manifest.json``, see ``_load_twin`` below). With the switch off
 (``with torch.backends.compiled.flags(enabled=False):``), every backward pass runs the loop below,
 line by line. ``tests/twins/test_engine_twin.py`` runs the same graphs both ways and compares
 everything observable.
@@ -62,7 +62,6 @@ from minitorch_nn.autograd import ready_queue as _ready_queue
 from minitorch_nn.autograd import recording as _recording
 from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
 from minitorch_nn.autograd.ready_queue import ReadyQueue
-from minitorch_nn.backends import _twin_fingerprints
 from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.overrides import handle_torch_function, has_torch_function
 
@@ -524,6 +523,17 @@ def _capture(node, grad_outputs, targets, captured):
 # ---------------------------------------------------------------------------------------------
 
 
+def _twin_originals():
+    """The functions whose work the twin does in its own code (not those it merely calls): an edit
+    to one of them, or to a helper of this file it calls, turns the twin off at import."""
+    from minitorch_nn.autograd.graph import SavedTensor
+    from minitorch_nn.autograd.recording import OpNode
+
+    return (run_backward, _send, _add_to_buffer, _call_tensor_hooks, _run_tensor_hooks, ReadyQueue.push,
+            ReadyQueue.pop, OpNode.apply, OpNode._apply, OpNode.release_variables, SavedTensor.unpack,
+            SavedTensor.release)
+
+
 def _load_twin():
     """``minitorch_nn._engine_fast`` set up with this module's functions, or None when it is not
     built or when an original it mirrors no longer has its recorded fingerprint (it then says so once)."""
@@ -531,7 +541,7 @@ def _load_twin():
         from minitorch_nn import _engine_fast
     except ImportError:
         return None
-    if not _twin_fingerprints.check("autograd.engine"):
+    if not _compiled_switch.check_original("autograd.engine", *_twin_originals()):
         return None
     try:
         _engine_fast.setup(engine=sys.modules[__name__], recording=_recording, graph=_graph, grad_mode=_gm,

@@ -71,7 +71,7 @@ from minitorch_nn.autograd.graph import (
     node_class,
 )
 from minitorch_nn.autograd.inplace import _check_inplace, _rebase_history
-from minitorch_nn.backends import _twin_fingerprints
+from minitorch_nn.backends import compiled as _compiled_switch
 
 # Marks ops whose outputs never require grad (detach, factories *_like, random fills...).
 NONDIFFERENTIABLE = object()
@@ -822,7 +822,12 @@ def _record_without_formula(op, args, kwargs):
 # function of this file it mirrors has been replaced; or, when this file's source has changed since
 # the build (its fingerprints), ``autograd_layer`` itself.
 _C.install_recorder(recording=sys.modules[__name__], graph=_graph, grad_mode=_gm, dispatch=_dispatch, aten=aten)
-installed_layer = _C.autograd_layer if _twin_fingerprints.check("autograd.recording") else autograd_layer
+# The functions whose work the twin does in its own code: an edit to one of them turns it off.
+_TWIN_ORIGINALS = (autograd_layer, _any_requires_grad, _record_simple, _record_computed, _start_simple,
+                   _finish_simple, _record, _edge, _wire_output, _saved_value, _run_below, OpNode.__init__,
+                   SavedTensor.__init__, _graph.AccumulateGrad.__init__, grad_accumulator, _graph._alias)
+installed_layer = (_C.autograd_layer if _compiled_switch.check_original("autograd.recording", *_TWIN_ORIGINALS)
+                   else autograd_layer)
 
 
 class _RecordingModule(types.ModuleType):

@@ -2,18 +2,22 @@
 
 A compiled twin (``_ext/``) mirrors a readable Python function: a cpu kernel, a public function,
 a derivative. When a student edits that function's source and restarts, the twin must step aside.
-The build (``setup.py``) compiles each mirrored module's source with :func:`compile` and records
-one fingerprint per function (:func:`module_fingerprints`, written to ``_twin_manifest.json``);
-at run time :func:`function_fingerprints` computes the same fingerprints from the live function
-objects (``fn.__code__``), and :mod:`minitorch_nn.backends.compiled` compares the two.
+``minitorch_nn/_twin_manifest.json`` records the fingerprint of every function a twin mirrors, as
+it was when the twin was written and tested against it (``make twins-manifest`` writes it, from
+the live functions); at import :func:`function_fingerprints` computes the fingerprints of the
+functions loaded now (``fn.__code__``), and :mod:`minitorch_nn.backends.compiled` compares the two.
+:func:`module_fingerprints` gives the same fingerprints from a module's source text (compiled with
+:func:`compile`, never run), for tools that must not import the package.
 
 A fingerprint is a hash of what the function *does*: its bytecode, constants (nested functions and
 lambdas included, recursively), the global and attribute names it uses and its argument counts.
 Line numbers, the file name and local variable names are left out, so moving a function or
 renaming a local keeps its fingerprint; changing an operator, a constant or a called name changes it.
 
-This file imports nothing from the package: ``setup.py`` loads it on its own, before the package
-can be imported.
+The manifest is part of the source, not of the build: a rebuild after an edit must not make a
+twin take the edited function for the one it was written to mirror.
+
+This file imports nothing from the package.
 """
 
 from __future__ import annotations

@@ -30,9 +30,11 @@ The guards, for code that adds a twin (the small API the compiled modules and th
 paths share):
 
 * :func:`check_original` ``(twin, *functions)`` -- at import/first use: whether each function (and
-  the helpers of its own module it calls) still has the fingerprint the build recorded in
-  ``_twin_manifest.json`` (``backends/_fingerprint.py``); if not, the twin is turned off for the
-  process (a warning, and :func:`disabled` lists it).
+  the helpers of its own module it calls) still has the fingerprint recorded in
+  ``_twin_manifest.json`` when the twin was written (``backends/_fingerprint.py``); if not, the twin
+  is turned off for the process (a warning, and :func:`disabled` lists it). After changing a
+  mirrored function on purpose, make its twin match (``tests/twins`` compares them) and run
+  ``make twins-manifest``.
 * :class:`Guard` ``(twin, ops=(), functions=())`` -- for a twin written in Python (the optimizers'
   numpy path, the derivatives' direct kernel calls): ``guard.holds()`` is True while the switch is
   on, the fingerprints matched, and each op's registered cpu kernel, its derivative and the
@@ -43,6 +45,18 @@ paths share):
   function is even entered. A binding someone has since replaced is left alone.
 
 The compiled fast paths in ``_C`` make the same identity checks in C, per op (``_C._twin_guard``).
+
+What runs with the switch off, and why: a few compiled loops are not twins but part of the
+reference kernels themselves, the way numpy's ufuncs are -- they fix *which bits* a kernel gives,
+and no numpy expression gives the same bits, so running something else with the switch off would
+change results. They are ``_unary_kernels`` (float32 exp, log, tanh... rounded as PyTorch rounds
+them: ``backends/cpu/pointwise.py``'s ``_FLOAT_UNARY``), ``_activation_kernels`` (sigmoid and
+softmax with PyTorch's order of operations: ``pointwise._sigmoid``, ``reduction._softmax_impl``) and
+``_grad_kernels.fused_multiply_add`` (one rounding for ``a * b + c``: ``backends/cpu/_fma.py``).
+Each names its readable description where the kernel calls it. Everything else compiled is a twin
+(the fast paths in ``_C``, the backward kernels of ``_grad_kernels`` that ``autograd/derivatives.py``
+calls, ``nll_scatter``) or a Python speed path (the optimizers' numpy updates), and answers to
+the switch.
 """
 
 from __future__ import annotations
@@ -56,7 +70,8 @@ import types
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends import _fingerprint
 
-__all__ = ["enabled", "flags", "disabled", "is_enabled", "check_original", "Guard", "bind"]
+# (``enabled`` is a property of the module's class, _CompiledModule, below)
+__all__ = ["enabled", "flags", "disabled", "is_enabled", "check_original", "Guard", "bind"]  # noqa: F822
 
 # The state lives in one place; the compiled code keeps a C-level copy that set_enabled updates.
 _enabled: bool = os.environ.get("MINITORCH_NN_COMPILED", "1").strip().lower() not in ("0", "false", "off", "no")
@@ -116,7 +131,7 @@ def _disable_twin(name: str, reason: str) -> None:
     _disabled_twins[name] = reason
     warn_user(
         f"minitorch_nn: the compiled twin {name!r} is off because {reason}; the readable code runs "
-        "instead. Rebuild the extension (`make build`) to bring the twin back in line.",
+        "instead (with your change). To bring the twin back, make it match and run `make twins-manifest`.",
         RuntimeWarning,
     )
 
@@ -128,8 +143,11 @@ _MANIFEST_PATH = os.path.join(_PACKAGE_DIR, "_twin_manifest.json")
 _manifest_cache: dict | None = None
 
 
+_seen: dict = {}   # (file under the package, qualname) -> fingerprint, of every function checked
+
+
 def _manifest() -> dict | None:
-    """The build's fingerprints (``{file under the package: {qualname: [fingerprints]}}``), None
+    """The recorded fingerprints (``{file under the package: {qualname: [fingerprints]}}``), None
     when absent."""
     global _manifest_cache
     if _manifest_cache is None:
@@ -146,20 +164,38 @@ def original_changed(fn) -> str | None:
 
     Compares the fingerprints of ``fn`` and of the helpers of its module that it calls
     (``backends/_fingerprint.py``) with those in ``_twin_manifest.json``."""
-    manifest = _manifest()
-    if manifest is None:
-        return "the build wrote no fingerprints (_twin_manifest.json is missing)"
     prints = _fingerprint.function_fingerprints(fn)
     if not prints:
         return f"{fn!r} is not a Python function"
+    paths = {}
     for (filename, qualname), fp in prints.items():
         path = os.path.relpath(filename, _PACKAGE_DIR).replace(os.sep, "/")
-        recorded = manifest.get(path)
-        if recorded is None:
-            return f"{path} was not fingerprinted by the build"
-        if fp not in recorded.get(qualname, ()):
-            return f"{qualname} in {path} has changed since the extension was built"
+        paths[(path, qualname)] = fp
+        if not path.startswith(".."):
+            _seen[(path, qualname)] = fp
+    manifest = _manifest()
+    if manifest is None:
+        return "_twin_manifest.json is missing"
+    for (path, qualname), fp in paths.items():
+        if fp not in manifest.get(path, {}).get(qualname, ()):
+            return f"{qualname} in {path} has changed since its twin was written"
     return None
+
+
+def write_manifest(path: str = _MANIFEST_PATH) -> int:
+    """Record, as the originals of the twins, the fingerprints of every function a twin mirrors
+    (those checked so far: call it after importing ``minitorch_nn.nn`` and ``minitorch_nn.optim``,
+    as ``make twins-manifest`` does). Returns how many functions it recorded."""
+    global _manifest_cache
+    _remember_originals()
+    manifest: dict = {}
+    for (file, qualname), fp in sorted(_seen.items()):
+        manifest.setdefault(file, {}).setdefault(qualname, []).append(fp)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    _manifest_cache = None
+    return len(_seen)
 
 
 _warned_no_manifest = False
@@ -169,9 +205,9 @@ def _warn_no_manifest() -> None:
     global _warned_no_manifest
     _warned_no_manifest = True
     warn_user(
-        "minitorch_nn: the compiled twins are off because the extension was built without "
-        "_twin_manifest.json (the fingerprints of the code they mirror); the readable code runs "
-        "instead. Rebuild the extension (`make build`) to turn them on.",
+        "minitorch_nn: the compiled twins are off because minitorch_nn/_twin_manifest.json (the "
+        "fingerprints of the code they mirror) is missing; the readable code runs instead. "
+        "`make twins-manifest` writes it.",
         RuntimeWarning,
     )
 
@@ -182,16 +218,37 @@ def check_original(twin: str, *functions) -> bool:
     if twin in _disabled_twins:
         return False
     if _manifest() is None:   # (one warning for all twins, not one each)
-        _disabled_twins[twin] = "the build wrote no fingerprints (_twin_manifest.json is missing)"
+        for fn in functions:   # (so that write_manifest knows them)
+            original_changed(fn)
+        _disabled_twins[twin] = "_twin_manifest.json is missing"
         if not _warned_no_manifest:
             _warn_no_manifest()
         return False
-    for fn in functions:
-        reason = original_changed(fn)
-        if reason is not None:
-            _disable_twin(twin, reason)
-            return False
+    reasons = [reason for reason in map(original_changed, functions) if reason is not None]
+    if reasons:
+        _disable_twin(twin, reasons[0])
+        return False
     return True
+
+
+_guards: list = []   # every Guard made (see _remember_originals)
+
+
+def _remember_originals() -> None:
+    """Make every guard known so far remember its originals now.
+
+    Called once at the end of ``import minitorch_nn``, while every kernel, derivative and
+    function is the package's own: a guard made later (at its first use) would take whatever is
+    registered then -- a student's kernel, say -- for the original."""
+    from minitorch_nn import _C
+    from minitorch_nn._ops import aten
+
+    make = getattr(_C, "_make_twin_guards", None)
+    if make is not None:
+        make(aten)
+    for guard in _guards:
+        if guard._checks is None:
+            guard._remember()
 
 
 class Guard:
@@ -210,6 +267,7 @@ class Guard:
         self.twin, self._ops, self._functions = twin, tuple(ops), tuple(functions)
         self._checks = None
         self._ok = False
+        _guards.append(self)
 
     def _remember(self):
         self._checks = []
@@ -297,7 +355,7 @@ sys.modules[__name__].__class__ = _CompiledModule
 
 
 def _register_core_flag() -> None:
-    from minitorch_nn import _C   # the tensor core sits below this module: no cycle
+    from minitorch_nn import _C  # the tensor core sits below this module: no cycle
 
     setter = getattr(_C, "_set_compiled_enabled", None)
     if setter is not None:

@@ -18,7 +18,6 @@ import gc
 import itertools
 import operator
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -26,13 +25,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _dispatch, _ops
+from minitorch_nn import _dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 from tests.strategies import build, tensor_specs
 from tests.twins import harness
-from tests.twins.harness import _Passthrough, _Sub, assert_fast_equals_full, fast_when_on, full_path, outcome
+from tests.twins.harness import (
+    _Passthrough,
+    _Sub,
+    assert_fast_equals_full,
+    fast_when_on,
+    full_path,
+    outcome,
+)
 
 FAST_DTYPES = ("float32", "float64", "int64")
 OTHER_DTYPES = ("int32", "bool", "float16")

@@ -17,7 +17,12 @@ from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from tests.strategies import build, tensor_specs
 from tests.twins.harness import fast_when_on, kernel_calls
-from tests.twins.test_fast_path_ops import _Passthrough, _Sub, assert_fast_equals_full, assert_same_graph
+from tests.twins.test_fast_path_ops import (
+    _Passthrough,
+    _Sub,
+    assert_fast_equals_full,
+    assert_same_graph,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(_C, "FAST_BINARY_METHODS"),
                                 reason="_C was built without the add/sub/mul function forms")

@@ -25,9 +25,13 @@ from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 from tests.strategies import build, tensor_specs
-from tests.twins.harness import full_path
-from tests.twins.harness import fast_when_on, kernel_calls
-from tests.twins.test_fast_path_ops import _Passthrough, _Sub, assert_fast_equals_full, assert_same_graph
+from tests.twins.harness import fast_when_on, full_path, kernel_calls
+from tests.twins.test_fast_path_ops import (
+    _Passthrough,
+    _Sub,
+    assert_fast_equals_full,
+    assert_same_graph,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(_C, "FAST_MORE_METHODS"), reason="_C was built without _fastpath_more.pxi")
 

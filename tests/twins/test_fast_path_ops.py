@@ -19,7 +19,6 @@ forward AD, which must see every call.
 
 import contextlib
 import inspect
-import warnings
 
 import numpy as np
 import pytest
@@ -29,7 +28,6 @@ from hypothesis import strategies as st
 import minitorch_nn as mt
 from minitorch_nn import _C, _dispatch
 from minitorch_nn._ops import aten
-from minitorch_nn.autograd.graph import Node
 from minitorch_nn.nn import functional as F
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode

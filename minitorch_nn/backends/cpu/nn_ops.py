@@ -26,6 +26,7 @@ import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.backends.common import compute_dtype, type_name
 from minitorch_nn.backends.cpu._numpy import (
     as_array,
@@ -809,7 +810,6 @@ try:
     from minitorch_nn._grad_kernels import nll_scatter as _nll_scatter
 except ImportError:  # pragma: no cover - an extension built before it existed
     _nll_scatter = None
-from minitorch_nn.backends import compiled as _compiled_switch
 
 
 def _nll_loss_backward_common(grad_output, self, target, weight, reduction, ignore_index, total_weight):

@@ -578,8 +578,9 @@ _ONE = np.ones((), np.float32)  # (a 0-d operand: float32 and float64 arrays kee
 
 
 try:
-    # The compiled loop (_ext/_activation_kernels.pyx); absent from a tree whose extensions were
-    # built before that file existed, where numpy does it all.
+    # The compiled loop (_ext/_activation_kernels.pyx: PyTorch's order of operations, so its bits),
+    # part of this kernel rather than a twin: it runs with the switch (backends.compiled) off too.
+    # Absent from a tree built without that file, where numpy does it all.
     from minitorch_nn._activation_kernels import sigmoid as _compiled_sigmoid
 except ImportError:  # pragma: no cover - depends on the build
     _compiled_sigmoid = None
@@ -647,7 +648,9 @@ _FLOAT_UNARY = {
 try:
     # float32 exp, log, tanh... rounded as PyTorch rounds them (numpy's fast float32 routines are
     # one ulp off on up to 40% of elements); other dtypes still go to the numpy functions above.
-    # Absent from a tree whose extensions were built before _ext/_unary_kernels.pyx existed.
+    # These compiled loops are part of this kernel, not a twin of it: they decide the bits, so they
+    # run with the switch (backends.compiled) off too; _ext/_unary_kernels.pyx says how each
+    # element is computed. Absent from a tree built without that file: numpy's routines then.
     from minitorch_nn._unary_kernels import ROUNDED_AS_PYTORCH as _ROUNDED_AS_PYTORCH
 except ImportError:  # pragma: no cover - depends on the build
     _ROUNDED_AS_PYTORCH = {}

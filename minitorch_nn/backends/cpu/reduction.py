@@ -453,8 +453,9 @@ def _softmax_impl(self, dim, log):
 
 try:
     # The compiled loops (_ext/_activation_kernels.pyx: PyTorch's order of operations, closer to
-    # its bits than numpy's); absent from a tree whose extensions were built before that file
-    # existed, where _softmax_numpy does it all. The compiled fast path calls them too.
+    # its bits than numpy's) are part of this kernel rather than a twin: they run with the switch
+    # (backends.compiled) off too. Absent from a tree built without that file, where
+    # _softmax_numpy does it all. The compiled fast path calls them too.
     from minitorch_nn._activation_kernels import softmax as _compiled_softmax
 except ImportError:  # pragma: no cover - depends on the build
     _compiled_softmax = None
