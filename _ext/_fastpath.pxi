@@ -128,10 +128,11 @@ cdef inline bint _unset(dict namespace, str name):
 
 
 cdef inline bint _nothing_intercepts() except -1:
-    """The switch is on (``backends.compiled.enabled``), and nothing could observe the op: no
+    """The switch is on (``backends.compiled.enabled``), the autograd layer is the recorder's twin
+    (``autograd_layer_is_twin``), and nothing could observe the op: no
     TorchFunctionMode or TorchDispatchMode, no forward-AD dual level, the plain dispatcher.
     Every fast path in this module asks this first (directly or through ``_may_run``)."""
-    if not compiled_enabled:
+    if not autograd_layer_is_twin():   # the switch is off, or an autograd layer of one's own must see every op
         return False
     state = _tf_state
     if not state.quiet and state.modes:

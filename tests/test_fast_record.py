@@ -51,7 +51,7 @@ def _ran_full_path(fn):
 def reference_path():
     """The full dispatch chain (no compiled fast path) and the readable Python autograd layer."""
     compiled = _dispatch.autograd_layer
-    _dispatch.autograd_layer = recording.reference_autograd_layer
+    _dispatch.autograd_layer = recording.autograd_layer
     try:
         with full_path():
             yield
