@@ -123,12 +123,10 @@ def _graph_outcome(make, fn, modify):
 
 def reference_path():
     """The readable path, with the readable recorder where that can be chosen
-    (``tests/test_fast_record.py``'s ``reference_path``, inside :func:`full_path`)."""
-    inner = getattr(test_fast_record, "reference_path", None)
+    (``signatures.recorder_reference_path`` inside :func:`full_path`)."""
     stack = contextlib.ExitStack()
     stack.enter_context(full_path())
-    if inner is not None:
-        stack.enter_context(inner())
+    stack.enter_context(recorder_reference_path())
     return stack
 
 
@@ -195,6 +193,4 @@ def fast_when_on(ran_readable: bool) -> bool:
     return not ran_readable if switch_on() else ran_readable
 
 
-# (imported last: tests/test_fast_record.py imports this module's names through test_fast_path.py)
-from tests import test_fast_record  # noqa: E402
-from tests.test_fast_record import _backward_outcome, _result_signature  # noqa: E402
+from tests.twins.signatures import _backward_outcome, _result_signature, recorder_reference_path  # noqa: E402
