@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks bench clean lint
+.PHONY: venv build test test-fast check docs notebooks bench clean lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ build: $(STAMP)
 
 test: build
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# A student copy: the course's public tests of your tasks, with the grader's per-task table.
+check: build
+	$(BIN)/python -m minitorch_nn.course check
 
 test-fast: build
 	$(BIN)/python -m pytest -q -x -m "not slow"

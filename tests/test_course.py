@@ -39,7 +39,7 @@ def test_markers_replace_with_indented_stub():
     assert (block.task, block.begin, block.end, block.indent) == ("t1", 2, 5, "    ")
     out, replaced = replace_blocks(src, {"t1": stub_line("", "t1", 'add "one"', "plot_01")})
     assert replaced == ["t1"]
-    assert out == "def f(x):\n    '''doc'''\n    raise NotImplementedError(\"t1: add \\\"one\\\"; see tutorial plot_01\")\n"
+    assert out == "def f(x):\n    '''doc'''\n    # BEGIN SOLUTION t1\n    raise NotImplementedError(\"t1: add \\\"one\\\"; see tutorial plot_01\")\n    # END SOLUTION\n"
     ns = {}
     exec(out, ns)
     with pytest.raises(NotImplementedError, match='t1: add "one"; see tutorial plot_01'):

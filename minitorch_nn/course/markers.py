@@ -1,10 +1,12 @@
 """Solution markers: find ``# BEGIN SOLUTION task-id`` ... ``# END SOLUTION`` blocks in source
-files and replace them with a ``raise NotImplementedError(...)`` stub.
+files and replace their bodies with a ``raise NotImplementedError(...)`` stub.
 
 A block is a run of whole lines. The ``BEGIN`` line's indentation is the indentation of the
 stub, so a block inside a method gives a stub inside the method. Blocks do not nest; every
 ``BEGIN`` needs its ``END``. The marker lines are comments, so the marked code is the real
-implementation and runs as usual until a starter copy replaces it.
+implementation and runs as usual until a starter copy replaces it. The starter keeps the marker
+lines around the stub: the student writes between them, and the grader takes exactly what is
+between them.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ def stub_line(indent: str, task_id: str, description: str, tutorial: str) -> str
 
 
 def replace_blocks(text: str, stubs: dict[str, str], path: str = "<string>") -> tuple[str, list[str]]:
-    """``text`` with each block of a task in ``stubs`` (task id -> stub text without indent)
-    replaced by the stub at the block's indentation; other blocks are kept as they are.
+    """``text`` with the body of each block of a task in ``stubs`` (task id -> stub text without
+    indent) replaced by the stub at the block's indentation, between the kept marker lines; other
+    blocks are kept as they are.
     Returns the new text and the ids of the tasks replaced."""
     lines = text.splitlines(keepends=True)
     newline = "\n"
@@ -67,6 +70,6 @@ def replace_blocks(text: str, stubs: dict[str, str], path: str = "<string>") -> 
     for block in reversed(find_blocks(text, path)):
         if block.task not in stubs:
             continue
-        lines[block.begin:block.end + 1] = [block.indent + stubs[block.task] + newline]
+        lines[block.begin + 1:block.end] = [block.indent + stubs[block.task] + newline]
         replaced.append(block.task)
     return "".join(lines), sorted(set(replaced))
