@@ -167,3 +167,13 @@ def test_fixture_errors_and_collection_errors_count(tmp_path):
     assert collected["max_score"] == 1.0 and collected["score"] == 0
     assert "does_not_exist_anywhere" in collected["output"]
     assert result["score"] == 2.0
+
+
+def test_a_compiled_twins_block_gets_its_starter_alternative():
+    src = ("cdef tuple _twin(list a):\n    # BEGIN SOLUTION t1\n    return tuple(a)\n    # STARTER\n"
+           "    # return None  # decline: the Python code runs\n    # END SOLUTION\n")
+    out, replaced = replace_blocks(src, {"t1": stub_line("", "t1", "d", "plot_01")})
+    assert replaced == ["t1"]
+    assert out == ("cdef tuple _twin(list a):\n    # BEGIN SOLUTION t1\n"
+                   "    return None  # decline: the Python code runs\n    # END SOLUTION\n")
+    assert "tuple(a)" not in out and "NotImplementedError" not in out

@@ -20,7 +20,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from minitorch_nn.course.markers import find_blocks, replace_blocks, stub_line
+from minitorch_nn.course.markers import find_blocks, replace_blocks, starter_alternative, stub_line
 from minitorch_nn.course.tasks import ASSIGNMENT_FILE, load_course
 
 
@@ -57,11 +57,15 @@ def write_starter(root, outdir, task_ids=None) -> dict:
             continue
         dst = outdir / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if rel in sources:  # only the course's source files are rewritten
+        twin = rel.startswith("_ext/") and rel.endswith((".pyx", ".pxi", ".pxd"))
+        if rel in sources or twin:  # the course's source files, and the compiled twins of their code
             text = src.read_text()
+            if twin:
+                _check_twin_blocks(text, rel, stubs)
             text, replaced = replace_blocks(text, stubs, rel)
             for task_id in replaced:
-                where[task_id].append(rel)
+                if rel in sources:
+                    where[task_id].append(rel)
             dst.write_text(text)
             shutil.copymode(src, dst)
             count += 1
@@ -79,6 +83,16 @@ def write_starter(root, outdir, task_ids=None) -> dict:
         f"tasks = [{', '.join(repr(t.id).replace(chr(39), chr(34)) for t in chosen)}]\n"
     )
     return {"files": count + 1, "tasks": where}
+
+
+def _check_twin_blocks(text: str, rel: str, stubs) -> None:
+    """A compiled twin's block needs its own ``# STARTER`` alternative (a Cython function cannot
+    just raise NotImplementedError)."""
+    lines = text.splitlines()
+    for block in find_blocks(text, rel):
+        if block.task in stubs and starter_alternative(lines[block.begin + 1:block.end]) is None:
+            raise SystemExit(f"{rel}:{block.begin + 1}: the compiled twin's block of {block.task} has no "
+                             "'# STARTER' section saying how the twin declines in a student copy")
 
 
 ALWAYS_EXCLUDED = ("tests", "bench", ".ci")  # the project's own suite and tools: not course material

@@ -14,8 +14,9 @@ def test_refused_swaps_change_nothing(mt):
     a, b = mt.ones(2).as_subclass(A), mt.zeros(2).as_subclass(B)
     a.x, b.y = 1, 2
     a.note = "a"
-    with pytest.raises(RuntimeError, match="different slots"):
+    with pytest.raises(RuntimeError, match="Cannot swap t1 and t2 if they have different slots") as err:
         mt.utils.swap_tensors(a, b)
+    assert type(err.value) is RuntimeError
     assert type(a) is A and a.x == 1 and a.note == "a" and a.tolist() == [1.0, 1.0]
     assert type(b) is B and b.y == 2
 
