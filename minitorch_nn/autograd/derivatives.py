@@ -502,24 +502,40 @@ derivative("topk", "TopkBackward0",
 
 
 
+def _mm_mat1_backward(grad, mat2):
+    """The gradient of ``mm(mat1, mat2)`` with respect to ``mat1``: ``grad @ mat2^T``.
+
+    Build it from ops (``aten.mm.default`` and ``aten.t.default``) so that it is itself
+    differentiable (double backward records through it)."""
+    # BEGIN SOLUTION autograd-mm-backward
+    return aten.mm.default(grad, aten.t.default(mat2))
+    # END SOLUTION
+
+
 def _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides):
-    # As PyTorch's mm_mat2_backward: a column-major mat2 (``weight.t()`` in F.linear) gets a
-    # column-major gradient, so after TBackward the weight's gradient is contiguous and the
-    # optimizer/AccumulateGrad never copy it across a transpose.
+    """The gradient of ``mm(mat1, mat2)`` with respect to ``mat2``: ``mat1^T @ grad``.
+
+    As PyTorch's ``mm_mat2_backward``: when ``mat2`` was column-major (2-d, strides ``(1, rows)``,
+    more than one column -- ``weight.t()`` in ``F.linear``), compute ``(grad^T @ mat1)^T`` instead,
+    the same values laid out column-major, so that after ``TBackward`` the weight's gradient is
+    contiguous and the optimizer and AccumulateGrad never copy it across a transpose. Build it from
+    ``aten.mm.default`` and ``aten.t.default``."""
+    # BEGIN SOLUTION autograd-mm-backward
     if len(mat2_sizes) == 2 and mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0] and mat2_sizes[1] > 1:
         return aten.t.default(aten.mm.default(aten.t.default(grad), mat1))
     return aten.mm.default(aten.t.default(mat1), grad)
+    # END SOLUTION
 
 
 derivative("mm", "MmBackward0",
-           self=lambda grad, mat2: aten.mm.default(grad, aten.t.default(mat2)),
+           self=lambda grad, mat2: _mm_mat1_backward(grad, mat2),
            mat2=lambda grad, self, mat2_sizes, mat2_strides: _mm_mat2_backward(grad, self, mat2_sizes, mat2_strides))
 derivative("bmm", "BmmBackward0",
            self=lambda grad, mat2: aten.bmm.default(grad, mat2.transpose(1, 2)),
            mat2=lambda grad, self: aten.bmm.default(self.transpose(1, 2), grad))
 derivative("addmm", "AddmmBackward0",
            self=lambda grad, beta: _scale(grad, beta),
-           mat1=lambda grad, mat2, alpha: _scale(aten.mm.default(grad, aten.t.default(mat2)), alpha),
+           mat1=lambda grad, mat2, alpha: _scale(_mm_mat1_backward(grad, mat2), alpha),
            mat2=lambda grad, mat1, mat2_sizes, mat2_strides, alpha: _scale(
                _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides), alpha))
 derivative("baddbmm", "BaddbmmBackward0",

@@ -112,12 +112,17 @@ def flags(enabled: bool = True):
     >>> with torch.backends.compiled.flags(enabled=False):
     ...     pass   # only the readable code runs here
     """
+    # Rules: remember the current value, switch with ``_set_enabled(enabled)`` (which also tells
+    # the compiled code), run the block, and restore the remembered value with ``_set_enabled``
+    # when the block ends, also when it raises.
+    # BEGIN SOLUTION compiled-flags
     previous = _enabled
     _set_enabled(enabled)
     try:
         yield
     finally:
         _set_enabled(previous)
+    # END SOLUTION
 
 
 def disabled() -> dict[str, str]:

@@ -82,7 +82,13 @@ class SGD(Optimizer):
                 _sgd_numpy(*arrays, lr, momentum, dampening, weight_decay, nesterov, maximize)
                 _np.bump_versions(p, *([buf, buf] if buf is not None else []))  # buf: mul_ and add_
                 continue
-            # The tensor-op path, op for op PyTorch's single-tensor SGD.
+            # The tensor-op path, op for op PyTorch's single-tensor SGD (task optim-sgd-momentum):
+            # g = -grad when maximizing; g += weight_decay * p (``grad.add(p, alpha=...)``, a new
+            # tensor: p.grad itself must not change); with momentum, the buffer is a detached clone
+            # of g on the first step and ``buf = momentum * buf + (1 - dampening) * g`` (in place:
+            # ``mul_`` then ``add_``) afterwards, and the step direction is ``g + momentum * buf``
+            # with nesterov, else ``buf``; finally ``p -= lr * direction`` (``p.add_(d, alpha=-lr)``).
+            # BEGIN SOLUTION optim-sgd-momentum
             if maximize:
                 grad = -grad
             if weight_decay != 0:
@@ -94,6 +100,7 @@ class SGD(Optimizer):
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if nesterov else buf
             p.add_(grad, alpha=-lr)
+            # END SOLUTION
             if momentum != 0:
                 state["momentum_buffer"] = buf   # stored once p is updated, as PyTorch does
 

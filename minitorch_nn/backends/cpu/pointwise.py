@@ -218,6 +218,20 @@ def _scaled_by(alpha, fused=True):
 
 
 def _add(a, b, alpha=1):
+    """``a + alpha * b`` as a numpy array, for the cpu kernels of ``add``/``add_``.
+
+    Rules (``binary(fn, a, b)`` does the shared work: it broadcasts tensors and numbers, converts
+    them to the promoted result dtype's computation type, calls ``fn`` on the numpy arrays and gives
+    back the array):
+
+    * ``alpha == 1`` (the int): plain ``np.add``;
+    * any other ``alpha``: check it with ``_check_alpha(a, b, alpha)`` first (a float alpha with
+      integer operands is an error), then add ``alpha * b`` -- ``_scaled_by(alpha, unfused)`` gives
+      the function, with ``unfused`` true when the result dtype is a 16-bit float (not in
+      ``_COMPUTE``), where PyTorch rounds ``alpha * b`` before adding;
+    * two bool operands: the result stays bool and means logical or: ``a | (b & bool(alpha))``.
+    """
+    # BEGIN SOLUTION kernel-add
     if type(alpha) is int and alpha == 1:
         return binary(np.add, a, b)
     _check_alpha(a, b, alpha)
@@ -225,6 +239,7 @@ def _add(a, b, alpha=1):
         # bool + alpha * bool: any non-zero alpha keeps the logical-or meaning
         return binary(lambda x, y: x | (y & bool(alpha)), a, b)
     return binary(_scaled_by(alpha, result_type(a, b) not in _COMPUTE), a, b)  # (16-bit: unfused, _fma.py)
+    # END SOLUTION
 
 
 def _is_bool(x):
