@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks bench clean lint
+.PHONY: venv build test test-fast docs notebooks bench clean lint cuda-check gpu-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,17 @@ notebooks: docs
 bench: build
 	$(BIN)/python -m pip install -q "torch==2.13.0"
 	$(BIN)/python bench/run_all.py
+
+# Compile every cuda kernel for real GPUs (compute capabilities 8.0 and 9.0) without one: NVVM and
+# NVRTC come from NVIDIA's pip wheels, cached with the signatures that compiled in .cache/cuda-check
+# (numba-cuda itself is in the test extra).
+cuda-check: build
+	$(BIN)/python tools/cuda_check.py
+
+# The one script for a machine with a GPU: tests/cuda on the device, then bench/gpu.py's figures,
+# into bench/results/gpu-<time>.json and .md. SIM=1 runs it here on the simulator, with tiny shapes.
+gpu-check: build
+	$(BIN)/python tools/gpu_check.py $(if $(SIM),--sim)
 
 lint: $(STAMP)
 	$(BIN)/python -m pip install -q ruff

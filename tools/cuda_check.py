@@ -8,9 +8,10 @@ launchers pass (``tests/cuda/kernel_signatures.py``), to PTX for compute capabil
 and 9.0 (H100/H200). No GPU or driver is needed, only NVIDIA's compiler libraries:
 
 1. NVVM (the compiler) and NVRTC come from NVIDIA's pip wheels, installed once into
-   ``.cache/cuda-check/toolkit-cu<major>-<hash>/`` (the CUDA major version is the one of the
+   ``.cache/cuda-check/toolkit-cu<major>-<hash>/`` (or under ``$CUDA_CHECK_CACHE``) (the CUDA major version is the one of the
    ``cuda-bindings`` that numba-cuda runs on) and reused by later runs;
-2. the signatures are compiled by a pool of worker processes (``-j``, default 2);
+2. the signatures are compiled by a pool of worker processes (``-j``, default 2); each is typed and
+   lowered to NVVM IR once, and NVVM makes PTX from it for each compute capability;
 3. a signature that compiled is remembered in ``.cache/cuda-check/passed.txt`` under a hash of the
    source files it depends on (its kernel's module and the modules of the device functions it
    calls), the signature, the compute capability and the compiler versions, so a re-run compiles
@@ -19,7 +20,7 @@ and 9.0 (H100/H200). No GPU or driver is needed, only NVIDIA's compiler librarie
 The first signature that does not compile stops the check with its kernel, argument types,
 compute capability and numba's message, and a non-zero exit status.
 
-    python tools/cuda_check.py [-j N] [--no-cache] [--list]
+    python tools/cuda_check.py [-j N] [--no-cache] [--keep-going] [--list]
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import time
 import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CACHE = os.path.join(ROOT, ".cache", "cuda-check")
+# (CUDA_CHECK_CACHE moves it, e.g. outside a checkout that CI clones afresh)
+CACHE = os.environ.get("CUDA_CHECK_CACHE") or os.path.join(ROOT, ".cache", "cuda-check")
 COMPUTE_CAPABILITIES = ((8, 0), (9, 0))
 
 # NVVM (with libdevice) and NVRTC, per CUDA major version: the wheels numba-cuda's own extras
@@ -119,7 +121,7 @@ def _source_files(fn, seen=None) -> set:
 
 def _has_contents(cell) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018  (an empty cell raises)
     except ValueError:
         return False
     return True
@@ -128,7 +130,9 @@ def _has_contents(cell) -> bool:
 def _versions() -> str:
     from importlib.metadata import version
 
-    return f"numba-cuda {version('numba-cuda')} numba {version('numba')} toolkit {os.environ.get('CUDA_HOME', '')}"
+    home = os.environ.get("CUDA_HOME")
+    toolkit = os.path.relpath(home, CACHE) if home else "no toolkit"  # toolkit-cu13-<hash of its wheels>/...
+    return f"numba-cuda {version('numba-cuda')} numba {version('numba')} {toolkit}"
 
 
 def signature_key(entry, cc, file_hashes: dict) -> str:
@@ -138,7 +142,7 @@ def signature_key(entry, cc, file_hashes: dict) -> str:
             with open(path, "rb") as f:
                 file_hashes[path] = hashlib.sha256(f.read()).hexdigest()
         h.update(f"{os.path.relpath(path, ROOT)} {file_hashes[path]}\n".encode())
-    h.update(f"{entry.name} {entry.signature_text} cc{cc[0]}{cc[1]} {_versions()}".encode())
+    h.update(f"{entry.name} {entry.device_function} {entry.signature_text} cc{cc[0]}{cc[1]} {_versions()}".encode())
     return h.hexdigest()
 
 
@@ -157,16 +161,39 @@ def _worker_init():
 
 
 def _compile(task):
-    index, cc = task
-    entry = _ENTRIES[index]
-    from numba import cuda
+    """Compile one signature for each compute capability asked; return (index, [(cc, error)], seconds).
 
+    numba types and lowers a kernel to NVVM IR once, then NVVM generates PTX for each compute
+    capability. (numba-cuda's lowering looks at the compute capability only to choose between
+    older-GPU fallbacks, below 7.5, so one lowering serves 8.0 and 9.0 alike.)"""
+    index, ccs = task
+    entry = _ENTRIES[index]
+    py_func = getattr(entry.kernel, "py_func", entry.kernel)
     start = time.perf_counter()
+    results = []
     try:
-        cuda.compile_ptx(getattr(entry.kernel, "py_func", entry.kernel), entry.signature, cc=cc)
-    except Exception as e:  # any error is this kernel's failure to compile: report it
-        return index, cc, f"{type(e).__name__}: {e}", time.perf_counter() - start
-    return index, cc, None, time.perf_counter() - start
+        from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    except ImportError:  # another numba-cuda: the public entry point, one full compile per capability
+        from numba import cuda
+
+        for cc in ccs:
+            try:
+                cuda.compile_ptx(py_func, entry.signature, cc=cc)
+                results.append((cc, None))
+            except Exception as e:  # any error is this kernel's failure to compile: report it
+                results.append((cc, f"{type(e).__name__}: {e}"))
+        return index, results, time.perf_counter() - start
+    try:
+        library, _ = _compile_pyfunc_with_fixup(py_func, entry.signature, device=False, cc=min(ccs), abi="numba")
+    except Exception as e:
+        return index, [(min(ccs), f"{type(e).__name__}: {e}")], time.perf_counter() - start
+    for cc in ccs:
+        try:
+            library.get_asm_strs(cc=cc)
+            results.append((cc, None))
+        except Exception as e:
+            results.append((cc, f"{type(e).__name__}: {e}"))
+    return index, results, time.perf_counter() - start
 
 
 # -- main -------------------------------------------------------------------------------------------------
@@ -204,13 +231,15 @@ def main(argv=None) -> int:
     tasks, keys = [], {}
     for i, e in enumerate(entries):
         for cc in COMPUTE_CAPABILITIES:
-            k = keys[i, cc] = signature_key(e, cc, file_hashes)
-            if k not in passed:
-                tasks.append((i, cc))
+            keys[i, cc] = signature_key(e, cc, file_hashes)
+        todo = tuple(cc for cc in COMPUTE_CAPABILITIES if keys[i, cc] not in passed)
+        if todo:
+            tasks.append((i, todo))
     total = len(entries) * len(COMPUTE_CAPABILITIES)
+    to_compile = sum(len(ccs) for _, ccs in tasks)
     print(f"cuda-check: {len(entries)} signatures of {len({e.kernel_id for e in entries})} kernels x "
-          f"{len(COMPUTE_CAPABILITIES)} compute capabilities; {total - len(tasks)} unchanged since they last "
-          f"compiled, {len(tasks)} to compile", flush=True)
+          f"{len(COMPUTE_CAPABILITIES)} compute capabilities; {total - to_compile} unchanged since they last "
+          f"compiled, {to_compile} to compile", flush=True)
 
     failures = []
     if tasks:
@@ -219,18 +248,19 @@ def main(argv=None) -> int:
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(jobs, initializer=_worker_init) as pool, open(passed_file, "a") as out:
             done = 0
-            for index, cc, error, _ in pool.imap_unordered(_compile, tasks, chunksize=4):
-                if error is not None:
-                    failures.append((entries[index], cc, error))
-                    if args.keep_going:
-                        continue
+            for index, results, _ in pool.imap_unordered(_compile, tasks, chunksize=4):
+                for cc, error in results:
+                    if error is None:
+                        out.write(keys[index, cc] + "\n")  # a run cut short still keeps what it proved
+                    else:
+                        failures.append((entries[index], cc, error))
+                done += 1
+                if failures and not args.keep_going:
                     pool.terminate()
                     break
-                out.write(keys[index, cc] + "\n")  # a run cut short still keeps what it proved
-                done += 1
                 if done % 100 == 0:
                     out.flush()
-                    print(f"  {done}/{len(tasks)} compiled ({time.perf_counter() - start:.0f} s)", flush=True)
+                    print(f"  {done}/{len(tasks)} signatures compiled ({time.perf_counter() - start:.0f} s)", flush=True)
     for e, cc, error in failures:
         print(f"\ncuda-check FAILED: kernel {e.name} does not compile for compute capability {cc[0]}.{cc[1]}\n"
               f"  argument types: {e.signature_text}   (tests/cuda/kernel_signatures.txt line {e.line})\n"

@@ -32,6 +32,8 @@ import inspect
 import os
 from dataclasses import dataclass
 
+import numpy as np
+
 BACKEND = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "minitorch_nn", "backends", "cuda")
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_signatures.txt")
 PACKAGE = "minitorch_nn.backends.cuda"
@@ -257,6 +259,89 @@ def source_device_functions() -> set:
 def table_device_functions(table: list) -> set:
     """The device functions the table names (a factory by its name, without parameters)."""
     return {e.device_function.split("(")[0] for e in table if e.device_function != "-"}
+
+
+# -- checking the simulator's launches against the table ------------------------------------------------
+
+
+def table_line(key) -> str:
+    """A launch key as a line of the table (a factory-made device function's parameters are left for
+    the reader to fill in: any representative values)."""
+    kernel_id, device_ids, tokens = key
+    # module.f_x as it is; module.make_x.<locals>.f as module.make_x(...); a factory's own helper
+    # (norms' block_sum) is implied by its kernel
+    named = [d.replace(".<locals>.f", "(...)") for d in device_ids if ".<locals>." not in d or d.endswith(".<locals>.f")]
+    device = ",".join(named) or "-"
+    return f"{kernel_id.replace('.<locals>.', '.'):<48} {device:<58} {' '.join(tokens)}"
+
+
+class LaunchRecorder:
+    """Records every kernel launch the simulator makes: (kernel, its device functions, argument types).
+
+    ``install()`` wraps the simulator's kernel call once per process; :meth:`unlisted` lists the
+    launches since a mark that ``kernel_signatures.txt`` lacks.
+    """
+
+    def __init__(self):
+        self.launches: list = []
+        self._table_keys = None
+
+    def install(self):
+        from minitorch_nn.backends.cuda import _numba
+
+        # numba.cuda picks the simulator or a GPU when first imported: let the backend choose first
+        if not _numba.simulator():
+            raise RuntimeError("the launch recorder needs the simulator (MINITORCH_NN_CUDA=sim)")
+        import numba
+        from numba.cuda.simulator import kernel as simulator_kernel
+
+        original = simulator_kernel.FakeCUDAKernel.__call__
+        recorder = self
+
+        def call(kernel, *args):
+            # a launch from the host (a device function's call inside a kernel is not one)
+            if not kernel._device and not simulator_kernel._kernel_context:
+                tokens = tuple(type_token(_gpu_type(numba, a)) for a in args)
+                recorder.launches.append((function_id(kernel), device_function_ids(kernel), tokens))
+            return original(kernel, *args)
+
+        simulator_kernel.FakeCUDAKernel.__call__ = call
+        return self
+
+    def table_keys(self) -> set:
+        if self._table_keys is None:
+            self._table_keys = {e.launch_key for e in entries()}
+        return self._table_keys
+
+    def unlisted(self, since: int = 0) -> list:
+        keys = self.table_keys()
+        out = []
+        for key in self.launches[since:]:
+            if key not in keys and key not in out:
+                out.append(key)
+        return out
+
+
+def _gpu_type(numba, arg):
+    """The type numba gives ``arg`` when launching on a GPU. The simulator types an empty device
+    array as any-layout (``A``), where a GPU's device array is contiguous (``C``): use the GPU's rule."""
+    ary = getattr(arg, "_ary", None)
+    if isinstance(ary, np.ndarray):
+        broadcast = 0 in ary.strides and ary.size != 0
+        layout = "C" if ary.flags["C_CONTIGUOUS"] and not broadcast else "F" if ary.flags["F_CONTIGUOUS"] and not broadcast else "A"
+        return numba.types.Array(numba.from_dtype(ary.dtype), ary.ndim, layout)
+    return numba.typeof(arg)
+
+
+_RECORDER = None
+
+
+def launch_recorder() -> LaunchRecorder:
+    """The process's recorder, installed on first use (simulator only)."""
+    global _RECORDER
+    if _RECORDER is None:
+        _RECORDER = LaunchRecorder().install()
+    return _RECORDER
 
 
 if __name__ == "__main__":  # print the table as numba reads it
