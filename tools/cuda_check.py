@@ -8,14 +8,14 @@ launchers pass (``tests/cuda/kernel_signatures.py``), to PTX for compute capabil
 and 9.0 (H100/H200). No GPU or driver is needed, only NVIDIA's compiler libraries:
 
 1. NVVM (the compiler) and NVRTC come from NVIDIA's pip wheels, installed once into
-   ``.cache/cuda-check/toolkit-cu<major>-<hash>/`` (or under ``$CUDA_CHECK_CACHE``) (the CUDA major version is the one of the
-   ``cuda-bindings`` that numba-cuda runs on) and reused by later runs;
+   ``.cache/cuda-check/toolkit-cu<major>-<hash>/`` and reused by later runs (the CUDA major version
+   is that of the ``cuda-bindings`` numba-cuda runs on; ``$CUDA_CHECK_CACHE`` moves the cache);
 2. the signatures are compiled by a pool of worker processes (``-j``, default 2); each is typed and
    lowered to NVVM IR once, and NVVM makes PTX from it for each compute capability;
 3. a signature that compiled is remembered in ``.cache/cuda-check/passed.txt`` under a hash of the
    source files it depends on (its kernel's module and the modules of the device functions it
-   calls), the signature, the compute capability and the compiler versions, so a re-run compiles
-   only what changed.
+   calls), the kernel, device function and argument types, the compute capability and the
+   compiler versions, so a re-run compiles only what changed.
 
 The first signature that does not compile stops the check with its kernel, argument types,
 compute capability and numba's message, and a non-zero exit status.
