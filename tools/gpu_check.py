@@ -116,8 +116,14 @@ def device_section(sim, limit):
     m = re.search(r"^DEVICE=(.*)$", out, re.M)
     info = json.loads(m.group(1)) if m else {}
     ok = code == 0 and info.get("available")
+    error = None
+    if not ok:
+        error = out[-3000:]
+        if info and not info.get("available"):
+            error = ("no CUDA device: the driver reports none, so nothing was measured "
+                     "(`make gpu-check SIM=1` checks the script on the simulator)\n" + error)
     return {"name": "device", "status": "ok" if ok else ("timeout" if code is None else "failed"), "seconds": secs,
-            "rows": [], "info": info, "error": None if ok else out[-3000:]}
+            "rows": [], "info": info, "error": error}
 
 
 def bench_section(name, sim, limit):
