@@ -62,7 +62,12 @@ cdef object _t_fast(object self, tuple args):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
     if n == 2:
+        # a 2-d ``t`` is ``transpose(0, 1)``: the course's views-transpose task
+        # BEGIN SOLUTION views-transpose
         return _finish_view(_op_t, (self,), a, (a.sizes[1], a.sizes[0]), (a.strides[1], a.strides[0]))
+        # STARTER
+        # return None   # in a student copy this twin declines: the student's transpose runs
+        # END SOLUTION
     if n < 2:
         return _finish_view(_op_t, (self,), a, a.sizes, a.strides)
     return None
@@ -76,6 +81,8 @@ cdef object _transpose_fast(object self, tuple args):
     if a is None or not _may_run() or not _twin_ok(_op_transpose):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    # The geometry: ``transpose`` of backends/views.py, the course's views-transpose task.
+    # BEGIN SOLUTION views-transpose
     cdef Py_ssize_t d0 = _dim_index(args[0], n), d1 = _dim_index(args[1], n)
     if d0 < 0 or d1 < 0:
         return None
@@ -83,6 +90,9 @@ cdef object _transpose_fast(object self, tuple args):
     sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
     strides[d0], strides[d1] = strides[d1], strides[d0]
     return _finish_view(_op_transpose, (self, args[0], args[1]), a, tuple(sizes), tuple(strides))
+    # STARTER
+    # return None   # in a student copy this twin declines: the student's transpose runs
+    # END SOLUTION
 
 
 cdef object _unsqueeze_fast(object self, tuple args):
@@ -266,6 +276,8 @@ cdef tuple _view_geometry(TensorImpl a, list size):
         new_sizes[infer_at] = numel // known
     elif known != numel:
         return None
+    # The strides: ``compute_view_strides`` of backends/views.py, the course's views-strides task.
+    # BEGIN SOLUTION views-strides
     cdef list new_strides = [0] * n_new
     if n_old == 0:   # a 0-d tensor views as any shape of ones
         return tuple(new_sizes), tuple([1] * n_new)
@@ -289,6 +301,9 @@ cdef tuple _view_geometry(TensorImpl a, list size):
     if view_d != -1:
         return None
     return tuple(new_sizes), tuple(new_strides)
+    # STARTER
+    # return None   # in a student copy this twin declines: the student's compute_view_strides runs
+    # END SOLUTION
 
 
 cdef object _view(object self, tuple shape):
