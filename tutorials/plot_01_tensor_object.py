@@ -21,7 +21,8 @@ in Cython instead of C++, and lets you look inside.
 * ``minitorch_nn/backends/meta.py``: kernels for the meta device, which compute shapes only.
 
 Every printed result below is what PyTorch 2.13 prints for the same code; the last section
-checks that against real PyTorch when it is installed.
+prints PyTorch's lines beside ours (run live when PyTorch is installed, else from a recording
+made with torch 2.13).
 """
 
 import matplotlib.pyplot as plt
