@@ -314,8 +314,8 @@ def _padded_for_pool(x, k, s, p, d, out_sizes, fill):
     return np.pad(x, pads, constant_values=fill)
 
 
-@aten.max_pool2d_with_indices.default.impl("cpu")
-def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+def _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """Checks, then (x, padded x, k, s, p, d, out_sizes): what both max pooling kernels share."""
     k, s, p, d = _pool_args(kernel_size, stride, padding if isinstance(padding, (list, tuple)) else [padding],
                             dilation if isinstance(dilation, (list, tuple)) else [dilation])
     _check_pool(self, k, s, p, "max")
@@ -325,27 +325,64 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     if min(out_sizes) <= 0:
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). Calculated output size: "
                            f"({x.shape[-3]}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
-    is_float = x.dtype.kind == "f"
-    fill = -np.inf if is_float else np.iinfo(x.dtype).min
-    xp = _padded_for_pool(x, k, s, p, d, out_sizes, fill)
-    # One pass per kernel offset over strided views (no window copies). Like PyTorch's kernel, a
-    # later element wins only if it is strictly larger -- or NaN, which always propagates.
-    vals = np.full((*x.shape[:-2], *out_sizes), fill, dtype=x.dtype)
-    arg = np.zeros(vals.shape, dtype=np.int64)
+    xp = _padded_for_pool(x, k, s, p, d, out_sizes, _lowest(x.dtype))
+    return x, xp, k, s, p, d, out_sizes
+
+
+def _lowest(np_dtype):
+    """The value padding never wins against: -inf, or the integer type's minimum."""
+    return -np.inf if np_dtype.kind == "f" else np.iinfo(np_dtype).min
+
+
+def _max_pool_offsets(xp, k, s, d, out_sizes):
+    """(j, window) for each kernel offset j, row-major: the strided view of what offset j reads."""
     for j, (ki, kj) in enumerate(itertools.product(range(k[0]), range(k[1]))):
-        window = xp[..., ki * d[0]:ki * d[0] + s[0] * (out_sizes[0] - 1) + 1:s[0],
+        yield j, xp[..., ki * d[0]:ki * d[0] + s[0] * (out_sizes[0] - 1) + 1:s[0],
                     kj * d[1]:kj * d[1] + s[1] * (out_sizes[1] - 1) + 1:s[1]]
-        better = window > vals
-        if is_float:
-            better |= np.isnan(window)
-        np.copyto(vals, window, where=better)
-        np.copyto(arg, j, where=better)
+
+
+def _take_larger(vals, window, is_float):
+    """Where ``window`` beats ``vals``, copy it in; returns where it did. Like PyTorch's kernel, a
+    later element wins only if it is strictly larger -- or NaN, which always propagates (so the
+    first of equal values, -0.0 against 0.0 included, is the one kept)."""
+    better = window > vals
+    if is_float:
+        better |= np.isnan(window)
+    np.copyto(vals, window, where=better)
+    return better
+
+
+@aten.max_pool2d_with_indices.default.impl("cpu")
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
+    is_float = x.dtype.kind == "f"
+    # One pass per kernel offset over strided views (no window copies), starting from the first
+    # offset's values (what comparing them with the padding value would keep).
+    offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
+    vals = np.array(next(offsets)[1])
+    arg = np.zeros(vals.shape, dtype=np.int64)
+    for j, window in offsets:
+        np.copyto(arg, j, where=_take_larger(vals, window, is_float))
     # flat index into the unpadded input plane, as PyTorch returns it
+    w = x.shape[-1]
     oy = np.arange(out_sizes[0]).reshape(-1, 1) * s[0] - p[0]
     ox = np.arange(out_sizes[1]).reshape(1, -1) * s[1] - p[1]
     iy = oy + (arg // k[1]) * d[0]
     ix = ox + (arg % k[1]) * d[1]
     return wrap(vals, self.dtype), wrap(iy * w + ix, dt.int64)
+
+
+def max_pool2d_values(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """The first result of :func:`max_pool2d_with_indices` alone, without tracking where each
+    maximum came from: what ``F.max_pool2d`` runs when neither autograd nor the caller needs the
+    indices. Same values, bit for bit: the same comparisons in the same order."""
+    x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
+    is_float = x.dtype.kind == "f"
+    offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
+    vals = np.array(next(offsets)[1])
+    for _, window in offsets:
+        _take_larger(vals, window, is_float)
+    return wrap(vals, self.dtype)
 
 
 @aten.max_pool2d_with_indices_backward.default.impl("cpu")
