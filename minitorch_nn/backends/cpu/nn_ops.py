@@ -93,9 +93,22 @@ def _window_slices(offsets, stride, dilation, out_sizes):
 
 
 def _im2col(xp, ksize, stride, dilation, out_sizes):
-    """Columns of shape (N, C, prod(k), *out): column j holds what kernel offset j multiplies."""
-    cols = [xp[(Ellipsis, *_window_slices(o, stride, dilation, out_sizes))] for o in itertools.product(*map(range, ksize))]
-    return np.stack(cols, axis=2)
+    """Columns of shape (N, C, prod(k), *out): column j holds what kernel offset j multiplies.
+
+    Column j is the strided slice ``_window_slices(offset j, ...)`` of the padded input. All of
+    them at once are one strided view of shape (N, C, *k, *out): a step along a kernel axis
+    moves ``dilation`` input elements, a step along an output axis moves ``stride`` of them.
+    Copying that view is the only pass over the data.
+    """
+    nd = len(ksize)
+    step = xp.strides[-nd:]
+    view = np.lib.stride_tricks.as_strided(
+        xp,
+        shape=(*xp.shape[:-nd], *ksize, *out_sizes),
+        strides=(*xp.strides[:-nd], *(s * d for s, d in zip(step, dilation)), *(s * st for s, st in zip(step, stride))),
+        writeable=False,
+    )
+    return np.ascontiguousarray(view).reshape(*xp.shape[:-nd], int(np.prod(ksize)), *out_sizes)
 
 
 def _col2im(cols, out_shape, ksize, stride, dilation, in_sizes):
