@@ -150,16 +150,23 @@ def _libm(name: str, x: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ uniform
+_LOW_53_BITS = np.uint64((1 << 53) - 1)
+_LOW_24_BITS = np.uint32((1 << 24) - 1)
+_TWO_TO_MINUS_24 = np.float32(2.0**-24)
+
+
 def _unit_uniform(eng, n: int, dt: np.dtype) -> np.ndarray:
     """n values k * 2**-digits in [0, 1): 53 bits (float64) for float64, 24 bits (float32) otherwise.
 
     float16/bfloat16 draw the float32 way: PyTorch computes them in float and rounds at the end.
     """
     if dt == _F64:
-        w = eng.random64(n)
-        return (w & np.uint64((1 << 53) - 1)).astype(np.float64) * (2.0**-53)
-    w = eng.random(n)
-    return (w & np.uint32((1 << 24) - 1)).astype(np.float32) * np.float32(2.0**-24)
+        x = (eng.random64(n) & _LOW_53_BITS).astype(np.float64)
+        x *= 2.0**-53
+        return x
+    x = (eng.random(n) & _LOW_24_BITS).astype(np.float32)
+    x *= _TWO_TO_MINUS_24
+    return x
 
 
 def _check_bound(x: float, dt: np.dtype, what: str) -> None:
