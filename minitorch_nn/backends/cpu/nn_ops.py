@@ -365,6 +365,13 @@ def _take_larger(vals, window, is_float):
     return better
 
 
+def _first_offset_inside(out_size, k, s, p, d):
+    """Along one axis, for each output position, the first kernel offset that reads the input
+    rather than its left padding: ceil(max(0, p - o*s) / d)."""
+    before_input = np.maximum(0, p - np.arange(out_size) * s)
+    return -(-before_input // d)
+
+
 @aten.max_pool2d_with_indices.default.impl("cpu")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
@@ -373,7 +380,10 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     # offset's values (what comparing them with the padding value would keep).
     offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
     vals = np.array(next(offsets)[1])
-    arg = np.zeros(vals.shape, dtype=np.int64)
+    # Padding never wins (nothing is larger than -inf only by being -inf), so a window whose real
+    # values are all -inf keeps its first element inside the input, as PyTorch's does.
+    first_y, first_x = (_first_offset_inside(n, kk, ss, pp, dd) for n, kk, ss, pp, dd in zip(out_sizes, k, s, p, d))
+    arg = np.broadcast_to(first_y[:, None] * k[1] + first_x[None, :], vals.shape).copy()
     for j, window in offsets:
         np.copyto(arg, j, where=_take_larger(vals, window, is_float))
     # flat index into the unpadded input plane, as PyTorch returns it
