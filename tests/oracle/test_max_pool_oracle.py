@@ -47,3 +47,25 @@ def test_values_and_indices_match_pytorch(c):
     assert np.array_equal(m_idx.numpy(), t_idx.numpy())
     values_only = mt.nn.functional.max_pool2d(mt.from_numpy(x), **kw)
     assert _bits(values_only.numpy()) == _bits(t_out.numpy())
+
+
+@settings(max_examples=100, deadline=None)
+@given(case(), st.sampled_from([np.float32, np.float64]), st.booleans())
+def test_input_gradient_matches_pytorch_bit_for_bit(c, dtype, channels_last):
+    """Overlapping windows (stride < kernel) send several gradients to one input element; they
+    are summed in PyTorch's order and precision."""
+    x, kw = c
+    x = np.nan_to_num(x, nan=0.5, posinf=2.0, neginf=-2.0).astype(dtype)  # finite, still full of ties
+    g = np.random.default_rng(x.size).standard_normal(size=1).astype(dtype)  # shape fixed below
+    grads = []
+    for lib, from_numpy in ((torch, torch.from_numpy), (mt, mt.from_numpy)):
+        xt = from_numpy(x.copy())
+        if channels_last:
+            xt = xt.contiguous(memory_format=lib.channels_last)
+        xt.requires_grad_()
+        out = lib.nn.functional.max_pool2d(xt, **kw)
+        if g.shape != tuple(out.shape):
+            g = np.random.default_rng(x.size).standard_normal(tuple(out.shape)).astype(dtype) / 3
+        out.backward(from_numpy(g.copy()))
+        grads.append(np.ascontiguousarray(xt.grad.numpy()))
+    assert _bits(grads[1]) == _bits(grads[0])

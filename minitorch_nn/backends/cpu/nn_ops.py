@@ -415,9 +415,12 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
     h, w = self.shape[-2:]
     lead = int(np.prod(self.shape[:-2]))
     idx = as_array(indices).reshape(lead, -1)
-    # each output's gradient goes to the input element it came from (summed where windows overlap)
+    # Each output's gradient is added to the input element it came from. np.add.at adds them one
+    # at a time in output order, in the gradient's own dtype: PyTorch's loop, so where windows
+    # overlap the sums are rounded the same way.
     flat = (np.arange(lead)[:, None] * (h * w) + idx).reshape(-1)
-    out = np.bincount(flat, weights=g.reshape(-1), minlength=lead * h * w)
+    out = np.zeros(lead * h * w, dtype=g.dtype)
+    np.add.at(out, flat, g.reshape(-1))
     return wrap(out.reshape(tuple(self.shape)), d)
 
 
