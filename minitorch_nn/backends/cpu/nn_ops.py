@@ -348,10 +348,10 @@ def _lowest(np_dtype):
 
 
 def _max_pool_offsets(xp, k, s, d, out_sizes):
-    """(j, window) for each kernel offset j, row-major: the strided view of what offset j reads."""
-    for j, (ki, kj) in enumerate(itertools.product(range(k[0]), range(k[1]))):
-        yield j, xp[..., ki * d[0]:ki * d[0] + s[0] * (out_sizes[0] - 1) + 1:s[0],
-                    kj * d[1]:kj * d[1] + s[1] * (out_sizes[1] - 1) + 1:s[1]]
+    """(ki, kj, window) for each kernel offset, row-major: the strided view of what it reads."""
+    for ki, kj in itertools.product(range(k[0]), range(k[1])):
+        yield ki, kj, xp[..., ki * d[0]:ki * d[0] + s[0] * (out_sizes[0] - 1) + 1:s[0],
+                         kj * d[1]:kj * d[1] + s[1] * (out_sizes[1] - 1) + 1:s[1]]
 
 
 def _take_larger(vals, window, is_float):
@@ -379,20 +379,24 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     # One pass per kernel offset over strided views (no window copies), starting from the first
     # offset's values (what comparing them with the padding value would keep).
     offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
-    vals = np.array(next(offsets)[1])
-    # Padding never wins (nothing is larger than -inf only by being -inf), so a window whose real
-    # values are all -inf keeps its first element inside the input, as PyTorch's does.
+    vals = np.array(next(offsets)[2])
+    # The index PyTorch returns is flat in the unpadded input plane: for kernel offset (ki, kj)
+    # and output (oy, ox) it is (oy*s0 - p0 + ki*d0) * width + (ox*s1 - p1 + kj*d1).
+    width = x.shape[-1]
+    row0 = (np.arange(out_sizes[0]) * s[0] - p[0])[:, None]
+    col0 = (np.arange(out_sizes[1]) * s[1] - p[1])[None, :]
+
+    def flat_index(ki, kj):
+        return (row0 + ki * d[0]) * width + (col0 + kj * d[1])
+
+    # Padding holds the lowest value, so it never wins and a real value equal to it does not win
+    # either: a window whose real values are all that low keeps the index of its first element
+    # inside the input, as PyTorch's does.
     first_y, first_x = (_first_offset_inside(n, kk, ss, pp, dd) for n, kk, ss, pp, dd in zip(out_sizes, k, s, p, d))
-    arg = np.broadcast_to(first_y[:, None] * k[1] + first_x[None, :], vals.shape).copy()
-    for j, window in offsets:
-        np.copyto(arg, j, where=_take_larger(vals, window, is_float))
-    # flat index into the unpadded input plane, as PyTorch returns it
-    w = x.shape[-1]
-    oy = np.arange(out_sizes[0]).reshape(-1, 1) * s[0] - p[0]
-    ox = np.arange(out_sizes[1]).reshape(1, -1) * s[1] - p[1]
-    iy = oy + (arg // k[1]) * d[0]
-    ix = ox + (arg % k[1]) * d[1]
-    return wrap(vals, self.dtype), wrap(iy * w + ix, dt.int64)
+    idx = np.broadcast_to(flat_index(first_y[:, None], first_x[None, :]), vals.shape).copy()
+    for ki, kj, window in offsets:
+        np.copyto(idx, flat_index(ki, kj), where=_take_larger(vals, window, is_float))
+    return wrap(vals, self.dtype), wrap(idx, dt.int64)
 
 
 def max_pool2d_values(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -402,8 +406,8 @@ def max_pool2d_values(self, kernel_size, stride=(), padding=0, dilation=1, ceil_
     x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
     is_float = x.dtype.kind == "f"
     offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
-    vals = np.array(next(offsets)[1])
-    for _, window in offsets:
+    vals = np.array(next(offsets)[2])
+    for _, _, window in offsets:
         _take_larger(vals, window, is_float)
     return wrap(vals, self.dtype)
 
