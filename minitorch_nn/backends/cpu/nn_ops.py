@@ -4,11 +4,14 @@ Mirrors the cpu halves of PyTorch's ``aten/src/ATen/native/{Convolution,Pooling,
 layer_norm,group_norm,Embedding,Dropout,LossNLL,Loss}.cpp`` and their ``*_backward`` kernels.
 Everything is numpy:
 
-* convolution is **im2col + matmul**: for every kernel offset we take one strided slice of the
-  padded input, stack the slices into columns and multiply by the weight matrix. A transposed
+* convolution is **im2col + matmul**: for every kernel offset, one strided slice of the padded
+  input becomes a column (all columns are copied at once from one strided view), and the columns
+  are multiplied by the weight matrix. A transposed
   convolution runs the same picture backwards (**col2im**): a matmul, then each kernel offset's
   column is added into a strided slice of the output. Both work for 1, 2 and 3 spatial dims.
-* pooling views the padded input as windows (``as_strided``) and reduces each window.
+* max pooling takes one pass per kernel offset over a strided view of the padded input, keeping
+  the larger value (and, when the indices are wanted, where it came from); average pooling views
+  the padded input as windows (``as_strided``) and reduces each window.
 * normalizations compute mean and ``rstd = 1/sqrt(var + eps)`` per group and return them, since
   the backward kernels reuse them (that is why PyTorch's ``native_*_norm`` ops return three
   tensors).
