@@ -22,12 +22,12 @@ import sys
 
 import minitorch_nn as _t
 from minitorch_nn import _dispatch
-from minitorch_nn.backends.cpu import nn_ops as _cpu_nn_ops
 from minitorch_nn._C import TensorBase
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends import compiled as _compiled_switch
+from minitorch_nn.backends.cpu import nn_ops as _cpu_nn_ops
 from minitorch_nn.overrides import public
 
 # =================================================================================================
