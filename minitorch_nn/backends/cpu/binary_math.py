@@ -32,6 +32,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import can_cast, not_implemented, result_type, type_name
+from minitorch_nn.backends.cpu import libm
 from minitorch_nn.backends.cpu.pointwise import _inplace, _out, binary, fmod, pow_, remainder
 from minitorch_nn.backends.layout import check_inplace_overlap
 
@@ -133,7 +134,9 @@ for _name in _LOGADDEXP:
 
 
 def _ldexp(x, y):
-    return np.asarray(x) * np.exp2(y)  # (PyTorch's formula: the exponent need not be an integer)
+    # PyTorch's formula, x * 2**y: the exponent need not be an integer
+    y = np.asarray(y)
+    return np.asarray(x) * libm.exp2(y, y.dtype)
 
 
 def _check_ldexp(self, other):

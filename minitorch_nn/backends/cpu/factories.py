@@ -15,6 +15,7 @@ from minitorch_nn._ops import aten
 from minitorch_nn._shape import check_size_nonnegative, wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
 from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
+from minitorch_nn.backends.cpu import libm
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
 from minitorch_nn.backends.layout import check_inplace_overlap, format_strides, like_strides
 
@@ -222,7 +223,7 @@ def logspace_values(start, end, steps, base, dtype):
     if steps == 0:
         return np.empty(0, dtype=dtype.numpy_dtype)
     if steps == 1:
-        return np.full(1, np.power(np.float64(base), np.float64(start))).astype(dtype.numpy_dtype)
+        return libm.pow_float64(base, [start]).astype(dtype.numpy_dtype)
     s, e = _to_dtype_scalar(start, dtype), _to_dtype_scalar(end, dtype)
     # end - start is taken in the tensor's dtype, everything after in double (no fused multiply-add)
     step = np.float64(e - s) / np.float64(steps - 1)
@@ -230,7 +231,7 @@ def logspace_values(start, end, steps, base, dtype):
     up = np.float64(s) + step * i
     down = np.float64(e) - step * (steps - 1 - i)
     with np.errstate(all="ignore"):
-        return np.power(np.float64(base), np.where(i < steps // 2, up, down)).astype(dtype.numpy_dtype)
+        return libm.pow_float64(base, np.where(i < steps // 2, up, down)).astype(dtype.numpy_dtype)
 
 
 @aten.arange.default.impl("cpu")

@@ -38,6 +38,7 @@ from minitorch_nn.backends.common import (
     not_implemented,
     result_type,
 )
+from minitorch_nn.backends.cpu import libm
 from minitorch_nn.backends.cpu._fma import FUSED_DTYPES, fma
 from minitorch_nn.backends.cpu._numpy import (
     as_array,
@@ -648,13 +649,21 @@ def _sign(x):
     return np.where(np.isnan(r), np.zeros((), r.dtype), r) if r.dtype.kind == "f" else r
 
 
+def _exp2(x):
+    # The C library's exp2, correctly rounded, as PyTorch's: numpy's exp2 is a SIMD routine on
+    # AVX-512 machines that is an ulp off for some inputs (cpu/libm.py)
+    if x.dtype in (np.float32, np.float64):
+        return libm.exp2(x, x.dtype)
+    return np.exp2(x)
+
+
 def _integral_identity(fn):
     # floor/ceil/round/trunc of an integer is the integer (numpy would make it a float)
     return lambda x: fn(x) if x.dtype.kind == "f" else x.copy()
 
 
 _FLOAT_UNARY = {
-    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
+    "exp": np.exp, "exp2": _exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
     "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "sigmoid": _sigmoid,
