@@ -59,12 +59,19 @@ def _infer_size(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
-def check_size_nonnegative(size, message=None) -> None:
+def check_size_nonnegative(size, message=None, itemsize=1) -> None:
     """PyTorch's check in every factory (``at::empty``): no negative sizes; ``message`` replaces the
-    words for the kernels that word it their own way (cpu ``zeros``)."""
+    words for the kernels that word it their own way (cpu ``zeros``). Then the storage's byte count
+    (``itemsize`` bytes an element) must fit in int64, as ``computeStorageNbytesContiguous`` checks:
+    sizes whose product wraps around would otherwise make a tensor that claims 0 elements."""
     for s in size:
         if s < 0:
             raise RuntimeError(message or f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    nbytes = itemsize
+    for s in size:
+        nbytes *= s
+    if nbytes >= 2**63 and 0 not in size:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={[int(s) for s in size]}")
 
 
 def broadcast_shapes_public(*shapes):

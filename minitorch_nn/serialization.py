@@ -224,9 +224,9 @@ def _load_stream(stream, map_location, mmap_path):
             raise CheckpointError(
                 f"Unknown endianness type: {byteorder!r} (expected 'little' or 'big')"
             )
-    data_pkl = reader.get_record("data.pkl")
+    data_pkl = reader.get_record("data.pkl", max_ratio=_MAX_PICKLE_INFLATION)
     loader = _StorageLoader(reader, map_location, byteorder, mmap_path)
-    unpickler = CheckpointUnpickler(io.BytesIO(data_pkl), loader)
+    unpickler = CheckpointUnpickler(io.BytesIO(data_pkl), loader, size=len(data_pkl))
 
     def unpickle():
         result = unpickler.load()
@@ -234,6 +234,10 @@ def _load_stream(stream, map_location, mmap_path):
         return result
 
     return _guarded(unpickle)
+
+
+# How far a deflated data.pkl may inflate (a re-zipped pickle shrinks 3-10 times; a bomb 1000).
+_MAX_PICKLE_INFLATION = 64
 
 
 def _guarded(unpickle):
@@ -318,8 +322,13 @@ class _StorageLoader:
                 self.mmap_path, dtype=dtype.numpy_dtype, mode="c", offset=offset, shape=(numel,)
             )
             return mapped.view(np.ndarray)
-        array = _new_storage(numel, dtype.numpy_dtype)
-        self.reader.read_into(record, array.view(np.uint8), defer_check=True)
+        if not self.reader.is_stored(record):
+            # deflated (a re-zipped checkpoint): inflate first, so the memory is what the bytes
+            # really hold, not what the archive claims
+            array = np.frombuffer(self.reader.inflate(record), dtype=dtype.numpy_dtype)
+        else:
+            array = _new_storage(numel, dtype.numpy_dtype)
+            self.reader.read_into(record, array.view(np.uint8), defer_check=True)
         if self.byteorder == "big" and dtype.itemsize > 1:
             array.byteswap(inplace=True)
         return array

@@ -168,14 +168,68 @@ class CheckpointZipReader:
         return start
 
     # -- reading ----------------------------------------------------------------------------
-    def get_record(self, name: str, limit: int = 1 << 31) -> bytes:
-        """The bytes of a small record (``data.pkl``, ``version``...)."""
-        size = self.record_size(name)
+    def get_record(self, name: str, limit: int = 1 << 31, max_ratio: int | None = None) -> bytes:
+        """The bytes of a small record (``data.pkl``, ``version``...).
+
+        Nothing is allocated on the archive's say-so: a stored record's bytes must lie in the file
+        (checked when the archive was opened), and a deflated one is inflated chunk by chunk, so
+        memory grows only with the bytes actually produced. ``max_ratio`` caps how far a deflated
+        record may inflate (``data.pkl``: a pickle that inflates 1000-fold is a bomb, not a
+        checkpoint).
+        """
+        info = self._records[name]
+        size = info.file_size
         if size > limit:
             raise _damaged(f"record {name!r} is {size} bytes, more than the {limit} expected")
-        out = bytearray(size)
-        self.read_into(name, out)
-        return bytes(out)
+        if info.compress_type == zipfile.ZIP_STORED:
+            out = bytearray(size)
+            self.read_into(name, out)
+            return bytes(out)
+        if max_ratio is not None and size > max_ratio * info.compress_size + 4096:
+            raise CheckpointError(
+                f"record {info.filename!r} inflates from {info.compress_size} to {size} bytes, more than "
+                f"{max_ratio} times; minitorch_nn refuses such a record as a decompression bomb. "
+                "(If the file is genuine, re-save it with torch.save, which stores data.pkl uncompressed.)"
+            )
+        self.data_offset(name)
+        chunks, got = [], 0
+        try:
+            with self._zip.open(info) as fh:
+                while got < size:
+                    chunk = fh.read(min(1 << 20, size - got))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    got += len(chunk)
+        except Exception as e:
+            raise _damaged(f"cannot inflate record {info.filename!r} ({type(e).__name__}: {e})") from e
+        if got != size:
+            raise _damaged(f"record {info.filename!r} is truncated ({got} of {size} bytes)")
+        data = b"".join(chunks)
+        if zlib.crc32(data) != info.CRC:
+            raise _bad_crc(info)
+        return data
+
+    def inflate(self, name: str) -> bytearray:
+        """A deflated record's bytes, inflated chunk by chunk and CRC-checked (no allocation of
+        the size the archive declares before the bytes are produced)."""
+        info = self._records[name]
+        self.data_offset(name)
+        out = bytearray()
+        try:
+            with self._zip.open(info) as fh:
+                while len(out) < info.file_size:
+                    chunk = fh.read(min(1 << 24, info.file_size - len(out)))
+                    if not chunk:
+                        break
+                    out += chunk
+        except Exception as e:
+            raise _damaged(f"cannot inflate record {info.filename!r} ({type(e).__name__}: {e})") from e
+        if len(out) != info.file_size:
+            raise _damaged(f"record {info.filename!r} is truncated ({len(out)} of {info.file_size} bytes)")
+        if zlib.crc32(out) != info.CRC:
+            raise _bad_crc(info)
+        return out
 
     def read_into(self, name: str, out, *, defer_check: bool = False) -> None:
         """Fill the writable buffer ``out`` (exactly the record's size) with the record's bytes.

@@ -12,7 +12,7 @@ which is element [j, i] of ``x``.
 
 from __future__ import annotations
 
-from minitorch_nn._C import Size, VersionCounter
+from minitorch_nn._C import Size, VersionCounter, check_geometry
 from minitorch_nn.backends.common import type_name
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import infer_size, wrap_dim
@@ -270,10 +270,6 @@ def select(self, dim, index):
 @aten.as_strided.default.impl("any")
 def as_strided(self, size, stride, storage_offset=None):
     offset = self._impl.offset if storage_offset is None else storage_offset
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    if any(s < 0 for s in stride):
-        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got strides: " + str(list(stride)))
     _check_in_bounds(self, size, stride, offset)
     return _make_view(self, size, stride, offset)
 
@@ -282,24 +278,16 @@ def as_strided(self, size, stride, storage_offset=None):
 def as_strided_(self, size, stride, storage_offset=None):
     """Re-point this tensor at another window of its own storage (no data moves)."""
     offset = self._impl.offset if storage_offset is None else storage_offset
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    _check_in_bounds(self, size, stride, offset)
-    self._impl.set_metadata(tuple(size), tuple(stride), offset)
+    self._impl.set_metadata(tuple(size), tuple(stride), offset)   # (checks first, as below)
     return self
 
 
 def _check_in_bounds(self, size, stride, offset):
+    """PyTorch's refusals: negative sizes, strides or offset, size arithmetic that overflows
+    int64, and any element outside the storage (both ends); see ``_C.check_geometry``."""
     storage = self._impl.storage
-    if storage is None or any(s == 0 for s in size):
-        return
-    last = offset + sum((s - 1) * st for s, st in zip(size, stride))
-    nbytes = storage.shape[0] * self.dtype.itemsize
-    if (last + 1) * self.dtype.itemsize > nbytes:
-        raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
-            f"{self.dtype.itemsize} requiring a storage size of {(last + 1) * self.dtype.itemsize} are out of bounds for storage of size {nbytes}"
-        )
+    check_geometry(tuple(size), tuple(stride), offset, self.dtype.itemsize,
+                   None if storage is None else storage.nbytes)
 
 
 @aten.unfold.default.impl("any")
