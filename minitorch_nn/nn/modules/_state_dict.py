@@ -30,9 +30,13 @@ Beyond PyTorch (PyTorch's text comes first in every message):
 
 * **A failed load changes nothing.** PyTorch writes tensor by tensor and raises at the end, so a
   size mismatch in the last layer leaves the first layers already overwritten. Here every write
-  is logged with a way to undo it, and when the load raises the log is replayed backwards.
-  (``set_extra_state`` calls and edits made by user hooks cannot be undone. The price is one
-  temporary copy of each tensor loaded in place, dropped when the load returns.)
+  is logged with a way to undo it, and when the load raises the log is replayed backwards: the
+  values of every tensor written in place (``Tensor``, ``Parameter`` and any subclass of them)
+  come back *with their version counters as they were*, so a graph recorded before the failed
+  load still runs ``backward()``; swapped tensors get their old payloads back and assigned
+  attributes their old objects (identities, dtypes and versions unchanged). (``set_extra_state``
+  calls and edits made by user hooks cannot be undone. The price is one temporary copy of each
+  tensor loaded in place, dropped when the load returns.)
 * **A hint when the keys differ only by a prefix**, e.g. a checkpoint saved from a
   ``DataParallel`` wrapper whose keys all start with ``module.``.
 * **A warning when ``strict=False`` loaded nothing at all** (every key missing), the usual
@@ -54,9 +58,11 @@ from collections.abc import Mapping
 from minitorch_nn import __future__ as future_flags
 from minitorch_nn._tensor import Tensor
 from minitorch_nn._warnings import warn_user
+from minitorch_nn.autograd import graph
 from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter, is_lazy
 from minitorch_nn.utils import swap_tensors
+from minitorch_nn.utils._swap import exchange
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -83,18 +89,35 @@ class _LoadLog:
         self.loaded = 0  # tensors written (for the "loaded nothing" warning)
 
     def before_copy(self, tensor):
+        """Snapshot the values ``tensor`` holds now, whatever its class, and its version counter.
+
+        The snapshot and the restore act on the payload through a plain ``Tensor`` alias, so a
+        subclass's ``__torch_function__``, modes and hooks never see them (they are ours, not
+        PyTorch's), and the restore puts the version counter back to its value before the load:
+        a graph recorded before a failed load can still run ``backward()``."""
         # (a lazy placeholder holds no values to restore, and refuses detach())
         if getattr(type(tensor), "_is_uninitialized_lazy", False) or tensor.is_meta:
             return
-        if type(tensor) not in (Tensor, Parameter):
-            return  # a subclass may not support clone; PyTorch only calls its copy_, so we do too
-        # the snapshot is ours, not PyTorch's: __torch_function__ modes and dispatch modes do not see it
+        impl = tensor._impl
+        if impl.storage is None:
+            return  # a wrapper subclass: its data lives in its inner tensors, restored through them
+        from minitorch_nn._C import TensorImpl, _wrap
         from minitorch_nn._C_torch_function import DisableTorchFunction
         from minitorch_nn._dispatch import python_dispatch
 
+        alias = _wrap(Tensor, TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset,
+                                         impl.dtype, impl.device, impl.version))
+        counter = impl.version
+        version = counter.value
         with DisableTorchFunction(), python_dispatch.excluded():
-            old = tensor.detach().clone()
-        self.undo.append(lambda: tensor.copy_(old))
+            old = alias.clone()
+
+        def restore():
+            with DisableTorchFunction(), python_dispatch.excluded():
+                alias.copy_(old)
+            counter.value = version
+
+        self.undo.append(restore)
 
     def before_assign(self, module):
         # Assigning can move a name between _parameters and _buffers, so snapshot all three.
@@ -114,9 +137,16 @@ class _LoadLog:
 
         self.undo.append(restore)
 
-    def after_swap(self, tensor, other):
-        # After swap_tensors(tensor, other), `other` holds the old contents: swap back to undo.
-        self.undo.append(lambda: swap_tensors(tensor, other))
+    def after_swap(self, tensor, other, accumulator):
+        # After swap_tensors(tensor, other), `other` holds the old contents: exchange back to undo
+        # (unchecked: swap_tensors' checks passed a moment ago, and may not pass now that the
+        # checkpoint holds a second reference to the new payload). The swap poisoned the
+        # tensor's AccumulateGrad node; with the old payload back, that node is healthy again.
+        def restore():
+            exchange(tensor, other)
+            graph.unpoison_after_swap_back(tensor, accumulator)
+
+        self.undo.append(restore)
 
     def rollback(self):
         with no_grad():
@@ -192,9 +222,10 @@ def _swap_in(param, value, assign, log):
             new = Parameter(new, requires_grad=param.requires_grad)
         else:
             new.requires_grad_(param.requires_grad)
+    accumulator = graph.accumulator_of(param)
     swap_tensors(param, new)
     if log is not None:
-        log.after_swap(param, new)
+        log.after_swap(param, new, accumulator)
 
 
 def _assign_in(module, name, param, value, log):
