@@ -159,7 +159,7 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -
                     f"{_type_name(items[0])} at pos 0"
                 )
         elif _is_size(first):
-            return (operator.index(first),)
+            items = (first,)
         else:
             raise unrecognised(f"{prefix}argument '{arg}'{where} must be tuple of ints, not {_type_name(first)}")
     else:
@@ -175,6 +175,11 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -
                 f"{prefix}argument '{arg}' failed to unpack the object at pos {len(out) + 1} with error "
                 f'"type must be tuple of ints,but got {_type_name(item)}"'
             ) from None
+        if not -(2**63) <= out[-1] < 2**63:   # PyTorch reads each size into an int64
+            raise TypeError(
+                f"{prefix}argument '{arg}' failed to unpack the object at pos {len(out)} with error "
+                '"Overflow when unpacking long long"'
+            )
     return tuple(out)
 
 

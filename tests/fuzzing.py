@@ -177,10 +177,14 @@ _MAX_MATERIALISE = 10**6   # elements: a fuzz case may build huge *views*, never
 
 
 def _small(t) -> bool:
-    try:
-        return t.numel() <= _MAX_MATERIALISE
-    except RuntimeError:
-        return False
+    """Whether reading or copying ``t`` is cheap: at most ``_MAX_MATERIALISE`` elements, counting
+    a size-0 dimension as 1 (``tolist`` of a (2**31, 3, 0) tensor builds 2**31 lists). A huge
+    expanded view is a valid tensor, and copying it is a legitimate (and slow) request, in PyTorch
+    too: the fuzzer builds such views but never asks for their copy."""
+    n = 1
+    for s in t.shape:
+        n *= max(s, 1)
+    return n <= _MAX_MATERIALISE
 
 
 def _chain_step(torch, t, base, name, a, b, c, flag):
@@ -193,8 +197,10 @@ def _chain_step(torch, t, base, name, a, b, c, flag):
         return t[index]
     if name == "getitem_int":
         return t[c]
-    if name in ("view", "reshape"):
-        return getattr(t, name)(*a) if a else getattr(t, name)(-1)
+    if name == "view":
+        return t.view(*a) if a else t.view(-1)
+    if name == "reshape" and _small(t):   # (a reshape may copy)
+        return t.reshape(*a) if a else t.reshape(-1)
     if name == "expand":
         return t.expand(*a)
     if name == "narrow":
@@ -220,7 +226,7 @@ def _chain_step(torch, t, base, name, a, b, c, flag):
         return t.squeeze(c) if flag else t.squeeze()
     if name == "unsqueeze":
         return t.unsqueeze(c)
-    if name == "flatten":
+    if name == "flatten" and _small(t):
         return t.flatten()
     if name == "t":
         return t.t()

@@ -324,3 +324,33 @@ def test_repeated_hashing_of_a_large_key_is_bounded(tmp_path):
     )
     assert "hashes more data than its size allows" in out, out
     assert float(out.rsplit("seconds", 1)[1]) < 10
+
+
+# -- 5. save writes only what load accepts ----------------------------------------------------------
+
+ODD_GEOMETRIES = {
+    "expanded (stride 0)": "torch.zeros(3).expand(4, 3)",
+    "huge step": "torch.arange(10.)[::2**63 - 1]",
+    "huge step, 2-d": "torch.arange(20.).reshape(2, 10)[:, ::2**62]",
+    "empty with a huge stride": "torch.zeros(0, 5).as_strided((0, 5), (2**40, 1))",
+    "meta": "torch.empty(3, 4, device='meta')",
+    "meta, transposed": "torch.empty(3, 4, device='meta').t()",
+    "size-1 dims with huge strides": "torch.zeros(6).as_strided((1, 1, 6), (2**62, 7, 1))",
+    "0-d": "torch.tensor(3.0)",
+    "offset": "torch.arange(10.)[7:]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_GEOMETRIES))
+def test_save_writes_only_what_load_accepts(name):
+    import minitorch_nn as torch
+
+    t = eval(ODD_GEOMETRIES[name])
+    buf = io.BytesIO()
+    torch.save({"t": t}, buf)
+    buf.seek(0)
+    back = torch.load(buf)["t"]
+    assert (back.shape, back.stride(), back.storage_offset() if not t.is_meta else 0) == (
+        t.shape, t.stride(), t.storage_offset() if not t.is_meta else 0)
+    if not t.is_meta:
+        assert back.tolist() == t.tolist()

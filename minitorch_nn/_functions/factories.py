@@ -62,8 +62,10 @@ def _infer_dtype(data):
             rank = max(rank, 1)
         elif isinstance(x, numbers.Real):
             rank = max(rank, 2)
-        else:
+        elif isinstance(x, str):
             raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+        else:   # (PyTorch's words for an object that is neither a number nor a sequence)
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     return {-1: dt.get_default_dtype(), 0: dt.bool, 1: dt.int64, 2: dt.get_default_dtype()}[rank]
 
 

@@ -185,7 +185,10 @@ def arange_values(start, end, step, dtype):
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    n = int(np.ceil((end - start) / step))
+    length = np.ceil((end - start) / step)
+    if not 0 <= length <= 2**63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    n = int(length)
     if not dtype.is_floating_point:
         # the length comes from the real bounds, the values from start and step cast to integers
         # (arange(0, 2.3, 0.3, dtype=int32) is eight zeros in PyTorch)
@@ -449,6 +452,7 @@ def flip(self, dims):
 
 @aten.roll.default.impl("cpu")
 def roll(self, shifts, dims=()):
+    dims = [wrap_dim(d, self.dim()) for d in dims]   # (PyTorch's IndexError for a bad dim)
     if not dims:
         return wrap(np.roll(as_array(self).reshape(-1), shifts).reshape(tuple(self.shape)), self.dtype)
     return wrap(np.roll(as_array(self), shifts, axis=tuple(dims)), self.dtype)
