@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks bench clean lint
+.PHONY: venv build test fuzz-long test-fast docs notebooks bench clean lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ build: $(STAMP)
 
 test: build
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The crash fuzzers' long profile (>= 100,000 op chains, 10,000 checkpoints, 3,000 safetensors
+# files, each in a subprocess pool); `make test` runs a CI-sized profile (tests/test_fuzz.py).
+fuzz-long: build
+	$(BIN)/python -m tests.fuzzing --long
 
 test-fast: build
 	$(BIN)/python -m pytest -q -x -m "not slow"

@@ -53,8 +53,12 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self):
-        """Number of elements a tensor of this shape holds."""
-        return checked_numel(self)
+        """Number of elements a tensor of this shape holds: the exact product (PyTorch's wraps
+        around at 2**63; no tensor can have such a shape, since the factories refuse it)."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
 
     def __getitem__(self, item):
         out = tuple.__getitem__(self, item)

@@ -12,8 +12,10 @@ Where we are stricter than PyTorch (a file PyTorch writes always passes):
   ``.format_version``, ``.storage_alignment``, ``.data/...``); anything else is an error,
   and a TorchScript archive (``code/``, ``constants.pkl``) is named as such;
 * duplicate names, a local header that disagrees with the central directory, a record that
-  runs past the end of the file, a compression ratio DEFLATE cannot reach, and a CRC mismatch
-  are errors; all are checked before ``load`` returns (PyTorch never checks storage CRCs).
+  runs past the end of the file, a stored record whose two sizes differ, a compression ratio
+  DEFLATE cannot reach, and a CRC mismatch are errors; all are checked before ``load`` returns
+  (PyTorch never checks storage CRCs). Sizes are checked against the bytes in the file before
+  anything is allocated for them, so a small file never makes ``load`` allocate much.
 
 Deflated records (a checkpoint someone re-zipped) are read too, as PyTorch's reader does.
 
@@ -118,6 +120,9 @@ class CheckpointZipReader:
                 raise _damaged(
                     f"record {name!r} claims {info.compress_size} bytes past the end of the file"
                 )
+            if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+                # checked here, before anything is allocated for the size the entry claims
+                raise _damaged(f"stored record {name!r} has two different sizes")
             if (
                 info.compress_type == zipfile.ZIP_DEFLATED
                 and info.file_size > 1032 * info.compress_size + 1024

@@ -267,8 +267,20 @@ def select(self, dim, index):
     return _make_view(self, sizes, strides, offset)
 
 
+def _check_int64(name, size, stride, offset):
+    """PyTorch reads sizes, strides and the offset into int64 before anything else."""
+    for arg, values in (("size", size), ("stride", stride)):
+        for i, v in enumerate(values):
+            if not -(2**63) <= v < 2**63:
+                raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {i + 1} with "
+                                'error "Overflow when unpacking long long"')
+    if offset is not None and not -(2**63) <= offset < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+
+
 @aten.as_strided.default.impl("any")
 def as_strided(self, size, stride, storage_offset=None):
+    _check_int64("as_strided", size, stride, storage_offset)
     offset = self._impl.offset if storage_offset is None else storage_offset
     _check_in_bounds(self, size, stride, offset)
     return _make_view(self, size, stride, offset)
@@ -277,6 +289,7 @@ def as_strided(self, size, stride, storage_offset=None):
 @aten.as_strided_.default.impl("any")
 def as_strided_(self, size, stride, storage_offset=None):
     """Re-point this tensor at another window of its own storage (no data moves)."""
+    _check_int64("as_strided_", size, stride, storage_offset)
     offset = self._impl.offset if storage_offset is None else storage_offset
     self._impl.set_metadata(tuple(size), tuple(stride), offset)   # (checks first, as below)
     return self
