@@ -32,8 +32,8 @@ import contextlib
 import functools
 import re
 
-from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _argument_errors
+from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import (  # noqa: F401  (re-exported as in torch.overrides)
     DisableTorchFunction,

@@ -32,7 +32,6 @@ import json
 import os
 import random
 import select
-import signal
 import subprocess
 import sys
 import time
@@ -247,7 +246,7 @@ def _chain_step(torch, t, base, name, a, b, c, flag):
     elif name == "relu":
         t.relu()
     elif name == "neg":
-        -t
+        t.neg()
     elif name == "clone":
         t.clone()
     elif name == "tolist":
@@ -422,6 +421,8 @@ class Stats:
         self.hangs = []
         self.slowest = (0.0, None)
         self.worst_ratio = (0.0, None)
+        self.worst_ratio_4k = (0.0, None)   # among files of at least 4 KiB (no fixed overheads)
+        self.max_peak = 0
         self.peak_over_4x = []
         self.outcomes = {}
         self.harness_errors = []
@@ -439,6 +440,9 @@ class Stats:
             ratio = result["peak"] / size
             if ratio > self.worst_ratio[0]:
                 self.worst_ratio = (ratio, dict(case, size=result["size"], peak=result["peak"]))
+            if size >= 4096 and ratio > self.worst_ratio_4k[0]:
+                self.worst_ratio_4k = (ratio, dict(case, size=result["size"], peak=result["peak"]))
+            self.max_peak = max(self.max_peak, result["peak"])
             if result["peak"] > 4 * size + (1 << 20):
                 self.peak_over_4x.append(dict(case, size=result["size"], peak=result["peak"]))
             key = (kind, result["outcome"])
@@ -459,6 +463,8 @@ class Stats:
                  f"slowest case: {self.slowest[0]:.2f} s ({(self.slowest[1] or {}).get('kind')})",
                  f"largest load allocation / file size: {self.worst_ratio[0]:.1f}x "
                  f"(file {(self.worst_ratio[1] or {}).get('size')} B, peak {(self.worst_ratio[1] or {}).get('peak')} B)",
+                 f"  among files of at least 4 KiB: {self.worst_ratio_4k[0]:.2f}x; largest peak of any load: "
+                 f"{self.max_peak} B",
                  f"loads whose peak allocation exceeded 4x the file size + 1 MiB: {len(self.peak_over_4x)}",
                  f"harness errors (cases the fuzzer could not build): {len(self.harness_errors)}",
                  "outcomes: " + ", ".join(f"{k[0]}/{k[1]}={v}" for k, v in sorted(self.outcomes.items()))]

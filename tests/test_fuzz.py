@@ -11,10 +11,9 @@ import json
 import random
 
 import pytest
+from fuzzing import Pool, build_corpus, generate_chain, generate_checkpoint, generate_safetensors
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from fuzzing import Pool, build_corpus, generate_chain, generate_checkpoint, generate_safetensors
 
 CI = settings(max_examples=4, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow])

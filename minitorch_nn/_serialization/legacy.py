@@ -41,67 +41,18 @@ class _Bounded:
     """The file as the unpickler sees it: a read never asks for more than the file holds.
 
     A pickle states string lengths itself; ``BufferedReader.read(n)`` allocates ``n`` bytes up
-    front, so a lying length of 2**40 must be cut down to what is left before reading. Reads go
-    through a small buffer of our own (the legacy format has no pickle frames, so the unpickler
-    asks for one opcode byte at a time); :meth:`sync` puts the stream back exactly where the
-    pickle ended, where the storages' bytes start.
+    front, so a lying length of 2**40 must be cut down to what is left before reading.
     """
-
-    _CHUNK = 1 << 16
 
     def __init__(self, stream, end):
         self._stream, self._end = stream, end
-        self._buf, self._pos = b"", 0       # buffered bytes, and how many of them were read
-        self._buf_start = stream.tell()     # file position of self._buf[0]
-
-    def tell(self):
-        return self._buf_start + self._pos
 
     def read(self, n=-1):
-        left = max(self._end - self.tell(), 0)
-        n = left if n is None or n < 0 else min(n, left)
-        avail = len(self._buf) - self._pos
-        if n <= avail:
-            out = self._buf[self._pos : self._pos + n]
-            self._pos += n
-            return out
-        head = self._buf[self._pos :]
-        self._stream.seek(self._buf_start + len(self._buf))
-        rest = self._stream.read(n - len(head))
-        tail = self._stream.read(min(self._CHUNK, max(self._end - self._stream.tell(), 0)))
-        self._buf_start = self._stream.tell() - len(tail)
-        self._buf, self._pos = tail, 0
-        return head + rest
+        left = max(self._end - self._stream.tell(), 0)
+        return self._stream.read(left if n is None or n < 0 else min(n, left))
 
     def readline(self):
-        out = []
-        total = 0
-        while total < 1 << 26:
-            nl = self._buf.find(b"\n", self._pos)
-            if nl >= 0:
-                out.append(self._buf[self._pos : nl + 1])
-                self._pos = nl + 1
-                break
-            chunk = self._buf[self._pos :]
-            out.append(chunk)
-            total += len(chunk)
-            self._pos = len(self._buf)
-            if not self.read(0) and not self._refill():
-                break
-        return b"".join(out)
-
-    def _refill(self) -> bool:
-        self._stream.seek(self._buf_start + len(self._buf))
-        self._buf_start = self._stream.tell()
-        self._buf = self._stream.read(min(self._CHUNK, max(self._end - self._buf_start, 0)))
-        self._pos = 0
-        return bool(self._buf)
-
-    def sync(self):
-        """Seek the real stream to where the unpickler stopped reading."""
-        self._stream.seek(self.tell())
-        self._buf, self._pos = b"", 0
-        self._buf_start = self._stream.tell()
+        return self._stream.readline(1 << 26)
 
 
 def load_legacy(stream, target):
@@ -114,10 +65,7 @@ def load_legacy(stream, target):
     size = end - start
 
     def plain():
-        try:
-            return CheckpointUnpickler(bounded, _no_storages, size=size).load()
-        finally:
-            bounded.sync()
+        return CheckpointUnpickler(bounded, _no_storages, size=size).load()
 
     if plain() != MAGIC_NUMBER:
         raise CheckpointError("Invalid magic number; corrupt file?")
@@ -159,10 +107,7 @@ def load_legacy(stream, target):
         array = None if root.array is None else root.array[offset : offset + size]
         return CheckpointStorage(array, dtype, root.device, size, view_key)
 
-    try:
-        result = CheckpointUnpickler(bounded, load_storage, size=size).load()
-    finally:
-        bounded.sync()
+    result = CheckpointUnpickler(bounded, load_storage, size=size).load()
     keys = plain()
     if type(keys) is not list or not all(type(k) is str for k in keys):
         raise CheckpointError("the legacy checkpoint's storage key list is malformed")

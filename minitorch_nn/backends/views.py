@@ -13,10 +13,10 @@ which is element [j, i] of ``x``.
 from __future__ import annotations
 
 from minitorch_nn._C import Size, VersionCounter, check_geometry
-from minitorch_nn.backends.common import type_name
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import infer_size, wrap_dim
 from minitorch_nn._tensor import _make_view, contiguous_strides
+from minitorch_nn.backends.common import type_name
 
 
 def _geometry(t):
@@ -109,7 +109,7 @@ def detach(self):
     out._impl.base = None
     version = self._impl.version
     if version.inference or type(version) is not VersionCounter:
-        from minitorch_nn.autograd import grad_mode   # (autograd imports the backends)
+        from minitorch_nn.autograd import grad_mode  # (autograd imports the backends)
 
         # of an inference tensor outside inference_mode: a counter of its own, as in PyTorch
         counter = grad_mode.detached_counter(version)

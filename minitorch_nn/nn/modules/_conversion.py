@@ -60,6 +60,7 @@ from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter
 from minitorch_nn.utils import swap_tensors
 
+
 class _ConversionLog:
     """Undo steps for the tensors one outermost ``_apply`` changed, replayed backwards on error."""
 
