@@ -10,9 +10,11 @@ call has already raised, and raises PyTorch's ``TypeError`` in place of the inte
 argument's type explains the failure. A successful call pays nothing.
 
 The parameter names say what type an argument must have, as in PyTorch's schemas: ``input``,
-``other``, ``tensor``, ``mask``, ``src``, ``weight``, ``target`` are tensors (``other``
-may also be a number; ``tensors`` a sequence of tensors), ``fill_value``/``value``/``alpha`` are numbers, ``dim`` is an int and
-``dtype`` a ``torch.dtype`` (or a Python type: ``int``, ``float``, ``bool``, as PyTorch accepts).
+``tensor``, ``mask``, ``src``, ``target``, ``mat2``, ``vec`` (and friends) are tensors; ``other``,
+``weight``, ``exponent``, ``min`` and ``max`` are tensors or numbers; ``tensors`` is a sequence of
+tensors; ``fill_value``, ``value``, ``alpha``, ``mean``, ``std`` are numbers; ``dim`` is an int;
+``size``, ``shifts`` and ``dims`` are tuples of ints; ``dtype`` is a ``torch.dtype`` (or a Python
+type: ``int``, ``float``, ``bool``, as PyTorch accepts).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import numbers
 
 from minitorch_nn._C import TensorBase
 
-TENSOR_PARAMS = frozenset({"input", "other", "tensor", "mask", "src", "weight", "target", "A"})
-NUMBER_OR_TENSOR_PARAMS = frozenset({"other", "exponent", "weight"})
-NUMBER_PARAMS = frozenset({"fill_value", "value", "alpha", "scalar"})
+TENSOR_PARAMS = frozenset({"input", "other", "tensor", "mask", "src", "weight", "target", "A", "mat1", "mat2",
+                           "vec", "vec2"})
+NUMBER_OR_TENSOR_PARAMS = frozenset({"other", "exponent", "weight", "min", "max"})
+NUMBER_PARAMS = frozenset({"fill_value", "value", "alpha", "scalar", "lambd", "mean", "std", "from_", "to"})
 INT_PARAMS = frozenset({"dim", "dim0", "dim1", "start_dim", "end_dim", "diagonal"})
+INT_LIST_PARAMS = frozenset({"shifts", "size", "dims"})
 
 _signatures: dict = {}
 
@@ -61,6 +65,9 @@ def _expected(name: str, value) -> str | None:
         return "Tensor"
     if name in NUMBER_PARAMS:
         return None if isinstance(value, (numbers.Number, bool)) else "Number"
+    if name in INT_LIST_PARAMS:
+        return None if value is None or hasattr(value, "__index__") or isinstance(value, (tuple, list)) \
+            else "tuple of ints"
     if name in INT_PARAMS:
         return None if value is None or hasattr(value, "__index__") or isinstance(value, (tuple, list)) else "int"
     if name == "dtype":

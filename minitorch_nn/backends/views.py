@@ -244,6 +244,8 @@ def slice_(self, dim=0, start=None, end=None, step=1):
         end += n
     start = min(max(start, 0), n)
     end = min(max(end, start), n)
+    # the exact length (Python ints): PyTorch 2.13 computes it in int64 and gets 0 for a step
+    # near 2**63 (``arange(10.)[::2**63 - 1]``); one element is the right answer
     length = (end - start + step - 1) // step
     offset += start * strides[d]
     sizes[d] = length

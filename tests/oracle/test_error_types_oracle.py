@@ -1,6 +1,6 @@
 """Bad-input calls across the public API raise PyTorch 2.13's exception type, and its key words.
 
-Two sweeps, each run in torch and in minitorch_nn side by side:
+Three sweeps, each run in torch and in minitorch_nn side by side:
 
 * a table of calls with wrong-type, wrong-shape, wrong-dtype and out-of-range arguments to the
   functions, methods and layers people use most (``CASES``): the exception type must match, and
@@ -9,7 +9,9 @@ Two sweeps, each run in torch and in minitorch_nn side by side:
 * every public function the two libraries share, called with a string and with a list where a
   tensor belongs: the exception type must match, except for the functions in
   ``KNOWN_DIVERGENCES`` (each with its reason; a fix must remove its entry, since the test also
-  fails when a listed divergence is gone).
+  fails when a listed divergence is gone);
+* every Tensor method the two share, called with a string, in the same way
+  (``KNOWN_METHOD_DIVERGENCES``).
 
 Also: a real ``torch`` function called with a minitorch_nn tensor raises a clear ``TypeError``
 (instead of recursing until ``RecursionError``).
@@ -227,3 +229,39 @@ def test_every_shared_function_refuses_non_tensors_like_pytorch():
 def test_a_real_torch_function_given_our_tensor_says_they_do_not_mix(call):
     with pytest.raises(TypeError, match="was called with a minitorch_nn tensor"):
         call()
+
+
+_SKIP_METHOD_PREFIXES = (
+    "set_", "share_memory_", "pin_memory", "cuda", "record_stream", "register_", "backward", "resize",
+    "storage", "untyped_storage", "new_", "numpy", "tolist", "data_ptr", "_", "apply_", "map_", "map2_",
+    "retain_grad", "requires_grad_", "to", "type", "element_size", "dim_order", "is_", "share", "detach_",
+    "rename", "refine_names", "align_", "unflatten", "module_load", "as_subclass", "item", "cpu", "float",
+    "double", "half", "bfloat16", "int", "long", "bool", "byte", "char", "short", "clone", "contiguous",
+    "zero_", "size", "stride", "numel", "nelement", "ndimension", "dim", "get_device", "storage_offset",
+    "sum_to_size",
+)   # methods without a tensor-or-number argument to get wrong, or that act on the machine
+
+KNOWN_METHOD_DIVERGENCES = {
+    "bernoulli": "its parameter p takes a number or a tensor; a string fails inside numpy (ValueError)",
+    "bernoulli_": "as bernoulli",
+    "uniform_": "its bounds are called a and b here (from and to in PyTorch), which the check does not read",
+}
+
+
+def test_every_shared_method_refuses_a_string_like_pytorch():
+    names = sorted(n for n in set(dir(mt.Tensor)) & set(dir(torch.Tensor)) if not n.startswith(_SKIP_METHOD_PREFIXES))
+    found = {}
+    called = 0
+    for name in names:
+        if not callable(getattr(mt.Tensor, name, None)):
+            continue
+        called += 1
+        theirs = outcome(lambda lib: getattr(lib.arange(6.).reshape(2, 3), name)("x"), torch)[0]
+        ours = outcome(lambda lib: getattr(lib.arange(6.).reshape(2, 3), name)("x"), mt)[0]
+        if theirs != ours:
+            found[name] = (theirs, ours)
+    assert called > 200
+    unexpected = {k: v for k, v in found.items() if k not in KNOWN_METHOD_DIVERGENCES}
+    assert not unexpected, unexpected
+    fixed = set(KNOWN_METHOD_DIVERGENCES) - set(found)
+    assert not fixed, f"these now match PyTorch: remove them from KNOWN_METHOD_DIVERGENCES: {sorted(fixed)}"
