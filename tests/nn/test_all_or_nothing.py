@@ -180,3 +180,42 @@ def test_apply_with_fn_raising_on_the_last_buffer_changes_nothing(flags):
     assert snapshot(m) == before
     m.double()   # and the module still converts normally afterwards
     assert all(p.dtype is torch.float64 for p in m.parameters())
+
+
+class CopyCountingParam(nn.Parameter):
+    """Counts the writes into it (``copy_`` through ``__torch_function__``)."""
+
+    copies = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "copy_":
+            CopyCountingParam.copies += 1
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+@pytest.mark.parametrize("how", ["size", "missing", "unexpected", "not a tensor"])
+def test_a_load_without_user_code_fails_before_its_first_write(how):
+    m = make_model()
+    m[0].weight = CopyCountingParam(m[0].weight.detach().clone())
+    sd = checkpoint_failing_at_the_end(m, how)
+    CopyCountingParam.copies = 0
+    with pytest.raises(RuntimeError, match="Error\\(s\\) in loading state_dict for Sequential"):
+        m.load_state_dict(sd)
+    assert CopyCountingParam.copies == 0   # validated first: nothing was written, nothing undone
+    m.load_state_dict({k: v for k, v in m.state_dict().items()})   # a good load still writes
+    assert CopyCountingParam.copies == 1
+
+
+def test_a_user_override_of_batchnorm_loading_is_not_dry_run():
+    from minitorch_nn.nn.modules._state_dict import _writes_only_tensors
+
+    class MyBN(nn.BatchNorm1d):
+        def _load_from_state_dict(self, *args):
+            super()._load_from_state_dict(*args)
+
+    assert _writes_only_tensors(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)))
+    assert not _writes_only_tensors(nn.Sequential(nn.Linear(2, 2), MyBN(2)))
+    m = nn.Linear(2, 2)
+    m.register_load_state_dict_post_hook(lambda module, keys: None)
+    assert not _writes_only_tensors(m)

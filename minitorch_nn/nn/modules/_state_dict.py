@@ -29,7 +29,11 @@ and unexpected keys become errors, and any error raises one ``RuntimeError`` lis
 Beyond PyTorch (PyTorch's text comes first in every message):
 
 * **A failed load changes nothing.** PyTorch writes tensor by tensor and raises at the end, so a
-  size mismatch in the last layer leaves the first layers already overwritten. Here every write
+  size mismatch in the last layer leaves the first layers already overwritten. Here, when no
+  user code takes part in the load (no load hooks, no ``_load_from_state_dict`` or
+  ``set_extra_state`` overrides beyond the library's own pure ones), the whole tree is first
+  checked without writing (keys, shapes, values that are not tensors), and such a load raises
+  before its first write. Otherwise, and for what only the copy itself can find, every write
   is logged with a way to undo it, and when the load raises the log is replayed backwards: the
   values of every tensor written in place (``Tensor``, ``Parameter`` and any subclass of them)
   come back *with their version counters as they were*, so a graph recorded before the failed
@@ -81,9 +85,13 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 class _LoadLog:
-    """Undo information for every tensor written during one ``load_state_dict`` call."""
+    """Undo information for every tensor written during one ``load_state_dict`` call.
 
-    def __init__(self):
+    With ``dry_run`` the load only checks: ``_load_from_state_dict`` reports missing and unexpected
+    keys and errors but writes nothing and warns nothing (the real run that follows does)."""
+
+    def __init__(self, dry_run=False):
+        self.dry_run = dry_run
         self.undo = []
         self.saved_modules = set()
         self.loaded = 0  # tensors written (for the "loaded nothing" warning)
@@ -285,6 +293,23 @@ def _load_tree(
             )
 
 
+def _writes_only_tensors(root) -> bool:
+    """Whether loading into ``root`` runs no user code besides writing tensors: no load hooks, and
+    no ``_load_from_state_dict``/``set_extra_state`` of the user's own. Then a dry run of the load
+    (which only checks) is free of side effects, and the load can be validated before writing."""
+    for m in root.modules():
+        if m._load_state_dict_pre_hooks or m._load_state_dict_post_hooks:
+            return False
+        cls = type(m)
+        # the class whose _load_from_state_dict runs must be ours, or say it only edits keys
+        owner = next(k for k in cls.__mro__ if "_load_from_state_dict" in k.__dict__)
+        if owner is not _StateDictMixin and not owner.__dict__.get("_load_from_state_dict_writes_nothing_else"):
+            return False
+        if getattr(cls, "set_extra_state", _StateDictMixin.set_extra_state) is not _StateDictMixin.set_extra_state:
+            return False
+    return True
+
+
 class _StateDictMixin:
     """``state_dict``/``load_state_dict`` and the per-module steps they call."""
 
@@ -424,6 +449,9 @@ class _StateDictMixin:
                     f"the shape in current model is {param.shape}."
                 )
                 continue
+            if log is not None and log.dry_run:
+                log.loaded += 1
+                continue
             if param.is_meta and not value.is_meta and not assign:
                 warn_user(
                     f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in the "
@@ -463,7 +491,8 @@ class _StateDictMixin:
             is not _StateDictMixin.set_extra_state
         ):
             if extra_key in state_dict:
-                self.set_extra_state(state_dict[extra_key])
+                if not (log is not None and log.dry_run):
+                    self.set_extra_state(state_dict[extra_key])
             elif strict:
                 missing_keys.append(extra_key)
         elif strict and extra_key in state_dict:
@@ -488,14 +517,20 @@ class _StateDictMixin:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys, unexpected_keys, error_msgs = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
+        if _writes_only_tensors(self):
+            # check everything first, writing nothing: a load that would fail raises here
+            self._load_checked(state_dict, metadata, strict, assign, _LoadLog(dry_run=True))
+        return self._load_checked(state_dict, metadata, strict, assign, _LoadLog())
+
+    def _load_checked(self, state_dict, metadata, strict, assign, log):
+        """One pass of ``load_state_dict`` (a dry run when ``log.dry_run``)."""
+        missing_keys, unexpected_keys, error_msgs = [], [], []
         # A shallow copy: hooks may rename or pop keys without touching the caller's dict.
         state_dict = OrderedDict(state_dict)
         if metadata is not None:
             state_dict._metadata = metadata
 
-        log = _LoadLog()
         _active_logs.append(log)
         try:
             _load_tree(
@@ -531,6 +566,8 @@ class _StateDictMixin:
                 )
                 + hint
             )
+        if log.dry_run:
+            return None
         if not strict and log.loaded == 0 and missing_keys:
             # strict=False is often used to silence key errors; a load that matched nothing is
             # almost never intended.
