@@ -345,10 +345,14 @@ class Tensor(TensorBase):
     def type_as(self, other):
         return self.to(other.dtype)
 
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-        from minitorch_nn._functions.factories import tensor
+    # new_tensor, new_zeros and the other methods that call the public functions are attached by
+    # _tensor_methods.py, the method table.
 
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+# Called with a tensor subclass just before ``Tensor(...)`` or unpickling makes an instance of it,
+# so that its ``__torch_function__`` handler can start running. The subclass machinery
+# (_tensor_subclass.py, a layer above the tensor object) installs it.
+instance_class_hook = None  # fn(cls) -> None
 
 
 # c10's names in the ``.grad`` dtype message: the C type of the gradient, the ScalarType of the tensor
@@ -420,7 +424,7 @@ def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False,
     return _C._wrap(cls, impl)
 
 
-# (absent from a _C built before it existed: then _from_array builds the payload in Python)
+# The compiled payload builder where the extension has one; otherwise _from_array builds it in Python
 _wrap_array = getattr(_C, "_wrap_array", None)
 
 

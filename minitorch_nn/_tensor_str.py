@@ -171,31 +171,27 @@ def printoptions(**kwargs: Any) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------
-# Small helpers that reach into the rest of minitorch_nn lazily, so this
-# module imports (and can be tested) before the tensor core exists.
+# What printing needs from the rest of minitorch_nn, imported when first used (this module is
+# loaded on the first print).
 # ---------------------------------------------------------------------------
 
 
 def _default_dtype_name() -> str:
     """``str(get_default_dtype())``, e.g. ``'torch.float32'``."""
-    try:
-        from minitorch_nn._dtype import get_default_dtype
-    except ImportError:
-        return "torch.float32"
+    from minitorch_nn._dtype import get_default_dtype
+
     return str(get_default_dtype())
 
 
-def _tensor_classes() -> tuple[type | None, type | None]:
-    """The ``Tensor`` and ``Parameter`` classes, or Nones if not importable yet."""
-    try:
-        from minitorch_nn._tensor import Tensor
-    except ImportError:
-        return None, None
-    try:
-        from minitorch_nn.nn.parameter import Parameter
-    except ImportError:
-        return Tensor, None
-    return Tensor, Parameter
+def _tensor_classes() -> tuple[type, type | None]:
+    """The ``Tensor`` and ``Parameter`` classes (``None`` for Parameter while ``nn`` is not loaded).
+
+    Parameter is looked up in ``sys.modules`` rather than imported: printing sits below ``nn``,
+    and while ``nn.parameter`` is not loaded no tensor is a Parameter."""
+    from minitorch_nn._tensor import Tensor
+
+    parameter = sys.modules.get("minitorch_nn.nn.parameter")
+    return Tensor, getattr(parameter, "Parameter", None)
 
 
 def _numpy_data(tensor: Any) -> np.ndarray:

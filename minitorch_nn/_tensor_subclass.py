@@ -36,7 +36,7 @@ _C._disabled_torch_function_impl``, so its results are not re-wrapped twice.
 
 from __future__ import annotations
 
-from minitorch_nn import _C, _dispatch, overrides
+from minitorch_nn import _C, _dispatch, _tensor, overrides
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
@@ -459,6 +459,9 @@ def note_instance_class(cls):
         _state.any_subclass = True
         _tfc._changed()
         _install_members(cls)
+
+
+_tensor.instance_class_hook = note_instance_class
 
 
 def _register_subclass(cls):

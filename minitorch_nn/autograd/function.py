@@ -107,11 +107,11 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         grads = list(grad_outputs)
         if self.materialize_grads:
-            from minitorch_nn._functions.factories import zeros
+            from minitorch_nn._ops import aten
 
             for i, (g, meta) in enumerate(zip(grads, self._output_meta)):
                 if g is None and meta is not None:
-                    grads[i] = zeros(meta[0], dtype=meta[1], device=meta[2])
+                    grads[i] = aten.zeros.default(tuple(meta[0]), dtype=meta[1], device=meta[2], pin_memory=False)
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
