@@ -195,8 +195,6 @@ KNOWN_DIVERGENCES = {
     ("squeeze", "list"): "takes *args (its own argument parser), which the check cannot read",
     ("broadcast_tensors", "str"): "takes *tensors, which the check cannot read",
     ("broadcast_tensors", "list"): "takes *tensors, which the check cannot read",
-    ("einsum", "str"): "PyTorch's ValueError for a missing operand; ours is a RuntimeError",
-    ("einsum", "list"): "PyTorch's ValueError for a missing operand; ours is a RuntimeError",
     ("norm", "str"): "PyTorch's norm reads input.layout first (AttributeError); ours checks the type",
     ("norm", "list"): "PyTorch's norm reads input.layout first (AttributeError); ours checks the type",
     ("scalar_tensor", "str"): "numpy's ValueError converting the string",
