@@ -37,9 +37,10 @@ from __future__ import annotations
 import _compat_pickle
 import collections
 import pickle
+import reprlib
 
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import Size, TensorImpl, _wrap, check_geometry
+from minitorch_nn._C import Size, TensorBase, TensorImpl, _wrap, check_geometry
 from minitorch_nn._device import canonical as _canonical_device
 from minitorch_nn._serialization.pickler import STORAGE_CLASS_NAME
 from minitorch_nn._tensor import Tensor
@@ -51,6 +52,25 @@ UnpicklingError = pickle.UnpicklingError
 MAX_OPCODES = 1 << 24
 MAX_NESTING = 1000
 WORK_PER_BYTE = 64
+_CONTAINERS = (tuple, list, dict, set, frozenset, collections.OrderedDict)
+
+
+def _short(value, limit: int) -> str:
+    """``repr(value)`` cut to ``limit`` characters, without building the whole repr first: an error
+    message about a crafted object must cost little however big the object is (a tensor prints
+    through the whole printing machinery; a list of a million items would print them all)."""
+    return _SHORT_REPR.repr(value)[:limit]
+
+
+class _ShortRepr(reprlib.Repr):
+    def repr1(self, x, level):
+        if isinstance(x, TensorBase):   # (anywhere inside: a tensor in a tuple too)
+            return f"tensor(shape={list(x.shape)}, dtype={x.dtype})"
+        return super().repr1(x, level)
+
+
+_SHORT_REPR = _ShortRepr()
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxother, _SHORT_REPR.maxstring = 3, 60, 60
 
 
 class StorageType:
@@ -126,7 +146,7 @@ class CheckpointStorage:
 
 def _ints(values, what) -> tuple:
     if not isinstance(values, tuple) or not all(type(v) is int for v in values):
-        raise UnpicklingError(f"tensor {what} must be a tuple of ints, got {values!r:.200}")
+        raise UnpicklingError(f"tensor {what} must be a tuple of ints, got {_short(values, 200)}")
     return tuple(values)
 
 
@@ -136,7 +156,7 @@ def _check_layout(storage, offset, size, stride) -> tuple[tuple, tuple]:
     size, stride = _ints(size, "size"), _ints(stride, "stride")
     if type(offset) is not int or offset < 0:
         raise UnpicklingError(
-            f"tensor storage offset must be a non-negative int, got {offset!r:.100}"
+            f"tensor storage offset must be a non-negative int, got {_short(offset, 100)}"
         )
     item = storage.dtype.itemsize
     try:
@@ -151,7 +171,7 @@ def _check_layout(storage, offset, size, stride) -> tuple[tuple, tuple]:
 
 def _check_requires_grad(requires_grad):
     if type(requires_grad) is not bool:
-        raise UnpicklingError(f"requires_grad must be a bool, got {requires_grad!r:.100}")
+        raise UnpicklingError(f"requires_grad must be a bool, got {_short(requires_grad, 100)}")
 
 
 def rebuild_tensor_v2(
@@ -181,7 +201,7 @@ def rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
     from minitorch_nn._device import META
 
     if type(dtype) is not dt.dtype:
-        raise UnpicklingError(f"expected a dtype, got {dtype!r:.100}")
+        raise UnpicklingError(f"expected a dtype, got {_short(dtype, 100)}")
     size, stride = _ints(size, "size"), _ints(stride, "stride")
     try:
         check_geometry(size, stride, 0, dtype.itemsize)
@@ -228,9 +248,9 @@ _TENSOR_REBUILDS = (
 def rebuild_from_type_v2(func, new_type, args, state):
     """Our ``torch._tensor._rebuild_from_type_v2``: rebuild, set the class, then attributes."""
     if func not in _TENSOR_REBUILDS or type(args) is not tuple:
-        raise UnpicklingError(f"_rebuild_from_type_v2 cannot call {func!r:.100}")
+        raise UnpicklingError(f"_rebuild_from_type_v2 cannot call {_short(func, 100)}")
     if new_type is not Tensor and new_type is not _parameter_class():
-        raise UnpicklingError(f"_rebuild_from_type_v2: unsupported tensor type {new_type!r:.100}")
+        raise UnpicklingError(f"_rebuild_from_type_v2: unsupported tensor type {_short(new_type, 100)}")
     t = func(*args)
     if type(t) is not new_type:
         impl = t._impl
@@ -260,7 +280,7 @@ def apply_state(obj, state) -> None:
         return
     if isinstance(state, tuple):
         if len(state) != 2:
-            raise UnpicklingError(f"Invalid serialized state: {state!r:.200}")
+            raise UnpicklingError(f"Invalid serialized state: {_short(state, 200)}")
         parts = state
     else:
         parts = (state,)
@@ -268,11 +288,11 @@ def apply_state(obj, state) -> None:
         if not part:
             continue
         if not isinstance(part, dict):
-            raise UnpicklingError(f"Invalid serialized state: {part!r:.200}")
+            raise UnpicklingError(f"Invalid serialized state: {_short(part, 200)}")
         for k, v in part.items():
             if type(k) is not str or k.startswith("__") or hasattr(type(obj), k):
                 raise UnpicklingError(
-                    f"a checkpoint may not set the attribute {k!r:.100} of a {type(obj).__name__}"
+                    f"a checkpoint may not set the attribute {_short(k, 100)} of a {type(obj).__name__}"
                 )
             obj.__dict__[k] = v
 
@@ -284,7 +304,7 @@ def _codecs_encode(text, encoding="utf-8"):
     # pickle protocol 2 writes bytes as _codecs.encode(latin-1 text, 'latin1')
     if type(text) is not str or encoding not in ("latin1", "latin-1", "utf-8", "utf8", "ascii"):
         raise UnpicklingError(
-            f"_codecs.encode is only allowed on text, got {type(text).__name__}, {encoding!r:.50}"
+            f"_codecs.encode is only allowed on text, got {type(text).__name__}, {_short(encoding, 50)}"
         )
     return text.encode(encoding)
 
@@ -334,7 +354,7 @@ def _size(values=()):
 def _device(kind, index=None):
     if type(kind) is not str or (index is not None and type(index) is not int):
         raise UnpicklingError(
-            f"torch.device expects a string and an optional int, got {kind!r:.50}, {index!r:.50}"
+            f"torch.device expects a string and an optional int, got {_short(kind, 50)}, {_short(index, 50)}"
         )
     from minitorch_nn._device import device
 
@@ -501,6 +521,8 @@ class CheckpointUnpickler(pickle._Unpickler):
             return entry[1], entry[2]
         if type(obj) is int:
             return 0, 1 + obj.bit_length() // 64   # hashing a big int reads all its digits
+        if type(obj) in _CONTAINERS:
+            return 1, 1 + len(obj)   # a flat, small container (those get no entry, see below)
         return 0, 1
 
     def _note_container(self, obj, items) -> None:
@@ -521,6 +543,8 @@ class CheckpointUnpickler(pickle._Unpickler):
         old = self._shape_of.get(id(obj))
         if old is not None and old[0] is obj:   # a list or dict that grew: keep the larger
             depth, weight = max(depth, old[1]), old[2] + weight - 1
+        elif depth <= 1 and weight < 16:
+            return   # flat and small (most containers): not worth an entry, read as (0, 1)
         self._shape_of[id(obj)] = (obj, depth, weight)
 
     def _charge_hash(self, *keys) -> None:
@@ -603,12 +627,12 @@ class CheckpointUnpickler(pickle._Unpickler):
             or len(pid) not in (5, 6)
             or pid[0] not in ("storage", b"storage")
         ):
-            raise UnpicklingError(f"unsupported persistent id encountered: {pid!r:.200}")
+            raise UnpicklingError(f"unsupported persistent id encountered: {_short(pid, 200)}")
         storage_type, key, location, numel = pid[1:5]
         if type(storage_type) is not StorageType:
-            raise UnpicklingError(f"persistent id names {storage_type!r:.100}, not a storage type")
+            raise UnpicklingError(f"persistent id names {_short(storage_type, 100)}, not a storage type")
         if type(key) is not str or type(location) is not str or type(numel) is not int or numel < 0:
-            raise UnpicklingError(f"malformed storage id {pid!r:.200}")
+            raise UnpicklingError(f"malformed storage id {_short(pid, 200)}")
         if len(pid) == 6:
             view = pid[5]
             if view is not None and not (
@@ -617,7 +641,7 @@ class CheckpointUnpickler(pickle._Unpickler):
                 and type(view[0]) is str
                 and all(type(v) is int and v >= 0 for v in view[1:])
             ):
-                raise UnpicklingError(f"malformed storage view {view!r:.200}")
+                raise UnpicklingError(f"malformed storage view {_short(view, 200)}")
             return self._storage_loader(storage_type.dtype, key, location, numel, view)
         return self._storage_loader(storage_type.dtype, key, location, numel)
 
@@ -630,7 +654,7 @@ class CheckpointUnpickler(pickle._Unpickler):
         if checked is None:
             if _user_allowed(func):
                 return func(*args)
-            raise UnpicklingError(f"Trying to call reduce for unrecognized function {func!r:.100}")
+            raise UnpicklingError(f"Trying to call reduce for unrecognized function {_short(func, 100)}")
         return checked(*args)
 
     def load_reduce(self):
