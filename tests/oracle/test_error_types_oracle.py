@@ -44,6 +44,11 @@ CASES = {
  "zeros dtype=float": lambda lib: lib.zeros(2, dtype=float).dtype,
  "zeros dtype=bool": lambda lib: lib.zeros(2, dtype=bool).dtype,
  "zeros dtype='x'": lambda lib: lib.zeros(2, dtype="x"),
+ "to(int)": lambda lib: lib.ones(2).to(int).dtype,
+ "to(dtype=bool)": lambda lib: lib.ones(2).to(dtype=bool).dtype,
+ "to('cpu', float)": lambda lib: lib.ones(2).to("cpu", float).dtype,
+ "sum dtype=float": lambda lib: lib.ones(2, dtype=lib.int64).sum(dtype=float).dtype,
+ "tensor dtype=float": lambda lib: lib.tensor([1], dtype=float).dtype,
  "zeros('a')": lambda lib: lib.zeros("a"),
  "zeros(2.5)": lambda lib: lib.zeros(2.5),
  "zeros(-1)": lambda lib: lib.zeros(-1),
@@ -148,16 +153,19 @@ def outcome(fn, lib):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            fn(lib)
+            result = fn(lib)
         except Exception as e:   # the exception is what is compared
             return type(e).__name__, (str(e).splitlines() or [""])[0]
-    return "no error", ""
+    # a call that succeeds: compare what it returned when that is a dtype (dtype=float...)
+    return "no error", str(result) if type(result).__name__ == "dtype" else ""
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_input_gets_pytorchs_exception(name):
     theirs, ours = outcome(CASES[name], torch), outcome(CASES[name], mt)
     assert ours[0] == theirs[0], (theirs, ours)
+    if theirs[0] == "no error":
+        assert ours[1] == theirs[1], (theirs, ours)
     if name not in TYPE_ONLY and theirs[0] != "no error":
         key = theirs[1][:40]
         assert ours[1].startswith(key), (theirs, ours)
