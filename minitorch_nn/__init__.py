@@ -86,7 +86,8 @@ __version__ = "0.1.0"
 # and the print options (``torch.set_printoptions``; printing a tensor loads them too). They
 # behave exactly as if imported eagerly (``from minitorch_nn import nn``, ``import
 # minitorch_nn.optim`` and ``dir(minitorch_nn)`` all work); only the import cost moves.
-_LAZY_SUBMODULES = frozenset({"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func"})
+_LAZY_SUBMODULES = frozenset({"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func",
+                               "__future__"})
 _LAZY_NAMES = {  # name -> the submodule that defines it
     "set_printoptions": "_tensor_str", "get_printoptions": "_tensor_str", "printoptions": "_tensor_str",
     "load": "serialization", "save": "serialization",

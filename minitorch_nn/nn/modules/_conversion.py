@@ -67,12 +67,16 @@ class _ConversionLog:
     def __init__(self):
         self.undo = []
 
+    # (the steps keep the tensor objects, never their payloads: a reference to a payload would
+    # count in the use count that swap_tensors checks)
     def set_data(self, tensor):
         """Before ``tensor.data = x``: remember the payload fields that assignment rewrites."""
         impl = tensor._impl
         fields = (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device, impl.array)
+        del impl
 
         def restore():
+            impl = tensor._impl
             (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device,
              impl.array) = fields
 
@@ -97,10 +101,10 @@ class _ConversionLog:
         self.undo.append(restore)
 
     def grad(self, tensor):
-        impl, old = tensor._impl, tensor._impl.grad
+        old = tensor._impl.grad
 
-        def restore():
-            impl.grad = old
+        def restore():   # (undone after any swap of ``tensor``, so its payload is its own again)
+            tensor._impl.grad = old
 
         self.undo.append(restore)
 
