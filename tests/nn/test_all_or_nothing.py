@@ -219,3 +219,16 @@ def test_a_user_override_of_batchnorm_loading_is_not_dry_run():
     m = nn.Linear(2, 2)
     m.register_load_state_dict_post_hook(lambda module, keys: None)
     assert not _writes_only_tensors(m)
+
+
+def test_the_undo_journal_holds_no_payload_under_the_swap_flag():
+    # the journal's own references must not count in swap_tensors' use-count check: conversions
+    # of a module whose parameters have grads, one after another, all succeed
+    m = make_model()
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        for convert in (m.half, m.float, m.double, m.bfloat16, m.float):
+            convert()
+        assert all(p.dtype is torch.float32 and p.grad.dtype is torch.float32 for p in m.parameters())
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
