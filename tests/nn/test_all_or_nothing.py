@@ -228,6 +228,10 @@ def test_the_undo_journal_holds_no_payload_under_the_swap_flag():
     torch.__future__.set_swap_module_params_on_conversion(True)
     try:
         for convert in (m.half, m.float, m.double, m.bfloat16, m.float):
+            # a live graph gives each parameter its AccumulateGrad node: the second reference
+            # swap_tensors allows, so any third one (the journal's) would make it refuse
+            loss = sum((p.float() * 2).sum() for p in m.parameters())
+            loss.backward()
             convert()
         assert all(p.dtype is torch.float32 and p.grad.dtype is torch.float32 for p in m.parameters())
     finally:
