@@ -167,7 +167,7 @@ def _convert(fn_name, p, value, position):
         return None
     where = f" (position {position})" if position is not None else ""
     kind = p.kind
-    if kind == "dtype" and value in (int, float, bool):   # PyTorch reads Python types as dtypes
+    if kind == "dtype" and (value is int or value is float or value is bool):   # PyTorch reads Python types as dtypes
         from minitorch_nn import _dtype as dt
 
         return {int: dt.int64, float: dt.float64, bool: dt.bool}[value]

@@ -353,7 +353,7 @@ def public(fn, *, func=None):
             raise worded from None
         except (AttributeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError,
                 RuntimeError) as e:
-            if kwargs and kwargs.get("dtype") in (int, float, bool):
+            if kwargs and type(kwargs.get("dtype")) is type and kwargs["dtype"] in (int, float, bool):
                 # dtype=float is PyTorch's float64: converted here, where it costs nothing to calls
                 # that pass a torch dtype
                 kwargs["dtype"] = _argument_errors.python_type_dtype(kwargs["dtype"])

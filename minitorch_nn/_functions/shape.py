@@ -441,12 +441,12 @@ def parse_to(self, *args, memory_format=None, **kwargs):
     kwargs.pop("non_blocking", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword {next(iter(kwargs))}")
-    if dtype in (int, float, bool):
+    if type(dtype) is type and dtype in (int, float, bool):
         dtype = _PYTHON_TYPE_DTYPES[dtype]
     for a in args:
         if isinstance(a, dt.dtype):
             dtype = a
-        elif a in (int, float, bool):   # PyTorch reads Python types as dtypes: int64, float64, bool
+        elif type(a) is type and a in (int, float, bool):   # PyTorch reads Python types as dtypes: int64, float64, bool
             dtype = _PYTHON_TYPE_DTYPES[a]
         elif isinstance(a, TensorBase):
             dtype, device = a.dtype, a.device
