@@ -28,6 +28,7 @@ from minitorch_nn._legacy import (  # noqa: F401  (PyTorch's legacy typed constr
 )
 from minitorch_nn import overrides
 from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
+from minitorch_nn import _tensor_module_load  # noqa: F401  (Tensor.module_load, as torch has it on import)
 from minitorch_nn import backends  # noqa: F401  (registers the kernels)
 from minitorch_nn._functions.factories import (
     arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like, linspace, logspace,
@@ -86,8 +87,10 @@ __version__ = "0.1.0"
 # and the print options (``torch.set_printoptions``; printing a tensor loads them too). They
 # behave exactly as if imported eagerly (``from minitorch_nn import nn``, ``import
 # minitorch_nn.optim`` and ``dir(minitorch_nn)`` all work); only the import cost moves.
-_LAZY_SUBMODULES = frozenset({"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func",
-                               "__future__"})
+_LAZY_SUBMODULES = frozenset(
+    {"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func", "__future__", "viz",
+     "distributions"}
+)
 _LAZY_NAMES = {  # name -> the submodule that defines it
     "set_printoptions": "_tensor_str", "get_printoptions": "_tensor_str", "printoptions": "_tensor_str",
     "load": "serialization", "save": "serialization",
@@ -95,6 +98,7 @@ _LAZY_NAMES = {  # name -> the submodule that defines it
     "Generator": "random", "default_generator": "random", "get_rng_state": "random", "initial_seed": "random",
     "manual_seed": "random", "seed": "random", "set_rng_state": "random",
     "cosine_similarity": "nn._functional.distance", "pairwise_distance": "nn._functional.distance",
+    "set_num_threads": "_threads", "get_num_threads": "_threads",
 }
 
 
@@ -112,3 +116,7 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
+
+
+# The compiled twins' guards remember what they mirror while it is still the package's own.
+backends.compiled._remember_originals()

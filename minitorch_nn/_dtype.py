@@ -159,7 +159,25 @@ def result_type_from(tensor_dtypes_dim, tensor_dtypes_zero_dim, scalars) -> dtyp
     ``tensor_dtypes_dim`` are dtypes of tensors with ``dim() > 0``; ``tensor_dtypes_zero_dim``
     those of zero-dim tensors; ``scalars`` are Python numbers. A lower tier only matters when it
     is of a higher category (bool < int < float) than everything above it.
+
+    Rules:
+
+    1. promote the dimensioned tensors' dtypes together with ``_PROMOTE_TABLE`` (``promote_types``);
+    2. promote the zero-dim tensors' dtypes together the same way; this tier changes the result
+       only when there are no dimensioned tensors, or when its category (``dtype._rank``: 0 bool,
+       1 integer, 2 floating) is higher than the result's: then the two are promoted together
+       (``int32`` tensor + ``float64`` 0-d tensor is ``float64``, ``float32`` + ``float64`` 0-d is
+       ``float32``);
+    3. Python numbers (``scalars``) have the category of their type (``bool`` < ``int`` <
+       ``float``); when there is no tensor dtype yet they give ``bool``, ``int64`` or the default
+       dtype (``get_default_dtype()``); otherwise they change the result only when their highest
+       category is above the result's, to ``int64`` (an int) or the default dtype (a float):
+       ``uint8`` tensor + ``1000`` stays ``uint8``, ``int32`` tensor + ``2.5`` is the default dtype.
+
+    >>> result_type_from([int32], [], [2.5]) is get_default_dtype()
+    True
     """
+    # BEGIN SOLUTION type-promotion
     result = None
     for d in tensor_dtypes_dim:
         result = d if result is None else _PROMOTE_TABLE[(result, d)]
@@ -178,6 +196,7 @@ def result_type_from(tensor_dtypes_dim, tensor_dtypes_zero_dim, scalars) -> dtyp
         elif cat > result._rank:
             result = int64 if cat == 1 else get_default_dtype()
     return result
+    # END SOLUTION
 
 
 # -- layouts and memory formats (only the strided layout exists here) ----------------------------

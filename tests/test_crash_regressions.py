@@ -261,7 +261,7 @@ def _peak_rss_child(load_code: str) -> str:
             {load_code}
             print("loaded")
         except (pickle.UnpicklingError, RuntimeError) as e:
-            print(type(e).__name__ + ":", str(e).splitlines()[0])
+            print(type(e).__name__ + ":", " ".join(str(e).split()))
         print("peak MiB", tracemalloc.get_traced_memory()[1] // 2**20)
         """
     )
@@ -276,7 +276,7 @@ def test_bytearray8_declaring_2gib_is_refused_without_allocating(tmp_path):
     path = tmp_path / "bytearray8.pt"
     path.write_bytes(_checkpoint(pkl))
     out = _peak_rss_child(f"torch.load({str(path)!r})")
-    assert "UnpicklingError: Unsupported operand 150" in out
+    assert "UnpicklingError:" in out and "Unsupported operand 150" in out
     assert _peak(out) < 16, out
 
 

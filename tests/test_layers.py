@@ -16,7 +16,8 @@ The layers, bottom to top (DESIGN.md, "Layering"):
    (``swap_tensors``, hook handles, ``functional_call``).
 6. ``optim_export``: what takes modules and their tensors: ``optim``, ``export``, checkpoints
    (``serialization``, ``safetensors_io``).
-7. ``testing``: ``testing`` and ``course``, written with everything above.
+7. ``testing``: ``testing``, ``course`` and ``viz`` (pictures of live objects), written with
+   everything above.
 
 A lower layer that needs an upper one at run time does not import it: the upper one registers
 itself when it is imported (a ``register_*`` function or a slot the lower layer reads), or the
@@ -80,6 +81,7 @@ LAYER_OF_PREFIX = {
     "minitorch_nn._tensor_module_load": "functions",
     "minitorch_nn.linalg": "functions",
     "minitorch_nn.cuda": "functions",
+    "minitorch_nn._threads": "functions",  # set_num_threads / get_num_threads
     "minitorch_nn.autograd.__init__": "functions",
     "minitorch_nn.autograd.functional": "functions",
     "minitorch_nn.autograd.gradcheck": "functions",
@@ -87,6 +89,7 @@ LAYER_OF_PREFIX = {
     "minitorch_nn.nn": "nn",
     "minitorch_nn.utils": "nn",
     "minitorch_nn.func": "nn",
+    "minitorch_nn.distributions": "nn",  # built on tensors and nn.functional
     # what takes modules and their tensors
     "minitorch_nn.optim": "optim_export",
     "minitorch_nn.export": "optim_export",
@@ -97,6 +100,7 @@ LAYER_OF_PREFIX = {
     # checking and grading code written with all of the above
     "minitorch_nn.testing": "testing",
     "minitorch_nn.course": "testing",
+    "minitorch_nn.viz": "testing",  # pictures of tensors, graphs, modules and programs
 }
 
 # (importer, imported) -> why this upward import stays. Keep it short; every entry is a debt.

@@ -15,12 +15,14 @@ in Cython instead of C++, and lets you look inside.
   (the payload), ``VersionCounter``, ``_is_contiguous``.
 * ``minitorch_nn/_tensor.py``: the ``Tensor`` class, and the three ways a tensor comes to exist:
   ``_from_array``, ``_new_meta``, ``_make_view``.
-* ``minitorch_nn/backends/views.py``: the view kernels (``t``, ``slice``, ``expand``, ``view``).
+* ``minitorch_nn/backends/views.py``: the view kernels (``t``, ``slice``, ``expand``, ``view``),
+  which run when the compiled twins are switched off (``torch.backends.compiled``).
 * ``minitorch_nn/_dtype.py``: ``dtype``, ``promote_types`` and ``result_type_from``.
 * ``minitorch_nn/backends/meta.py``: kernels for the meta device, which compute shapes only.
 
 Every printed result below is what PyTorch 2.13 prints for the same code; the last section
-checks that against real PyTorch when it is installed.
+prints PyTorch's lines beside ours (run live when PyTorch is installed, else from a recording
+made with torch 2.13).
 """
 
 import matplotlib.pyplot as plt
@@ -84,21 +86,28 @@ print(f"x[i, j] is storage[{offset} + i*{s0} + j*{s1}] for all i, j")
 # own sizes, strides and offset. ``_make_view`` in ``_tensor.py`` builds that payload; the
 # view kernels in ``backends/views.py`` only compute the new sizes, strides and offset.
 #
-# (Common views such as ``x.t()`` and ``x[1:]`` also have compiled twins in
-# ``_ext/_fastpath_views.pxi`` and ``_ext/_fastpath_indexing.pxi`` that build the very same payload
-# in C; they step aside under ``dispatch_trace()`` and modes, so a trace always shows this path.)
+# What runs by default is not this Python code: common views such as ``x.t()`` and ``x[1:]``
+# have compiled *twins* (``_ext/_fastpath_views.pxi`` and ``_ext/_fastpath_indexing.pxi``) that
+# build the very same payload in C. The switch ``torch.backends.compiled`` turns every twin off,
+# so that only the code you read runs: inside ``with torch.backends.compiled.flags(enabled=False):``
+# ``x.t()`` goes through the dispatcher to the ``t`` kernel of ``backends/views.py`` and
+# ``_make_view``. The walk-throughs of views below run that way; the results are the same either
+# way (tutorial 12, "Making it fast", shows how the two are kept equal).
 #
 # Transposing swaps the strides. No element moves.
 
-xt = x.t()
+with torch.backends.compiled.flags(enabled=False):   # the readable path: backends/views.py
+    xt = x.t()
 print(xt.shape, xt.stride(), xt.storage_offset())
 print("same storage:", xt._impl.storage is x._impl.storage)
+print("the compiled twin gives the same view:", x.t().stride() == xt.stride())
 
 # %%
 # Slicing moves the offset. ``x[:, 1:]`` starts one element into the storage and keeps the
 # row stride of 3, so it skips the first column of each row.
 
-xs = x[:, 1:]
+with torch.backends.compiled.flags(enabled=False):
+    xs = x[:, 1:]
 print(xs.shape, xs.stride(), xs.storage_offset())
 print("same storage:", xs._impl.storage is x._impl.storage)
 
@@ -107,7 +116,8 @@ print("same storage:", xs._impl.storage is x._impl.storage)
 # as the index grows, so four rows read the same three numbers.
 
 row = torch.tensor([1.0, 2.0, 3.0])
-big = row.expand(4, 3)
+with torch.backends.compiled.flags(enabled=False):
+    big = row.expand(4, 3)
 print(big.stride())
 print(big)
 print("same storage:", big._impl.storage is row._impl.storage)
@@ -142,6 +152,16 @@ for ax, (name, t) in zip(axes, views.items()):
     ax.set_xticks([])
     ax.set_yticks([])
 fig.suptitle("Storage position of each element (one storage of 6 floats)")
+plt.show()
+
+# %%
+# ``minitorch_nn.viz.storage_views`` (``minitorch_nn/viz/storage_views.py``) draws this from the
+# live tensors: the flat storage on top, and under it the storage positions each tensor reads,
+# labelled with the element that reads them, with its sizes, strides, offset and contiguity.
+
+from minitorch_nn import viz
+
+fig = viz.storage_views({"x": x, "x.t()": xt, "x[:, 1:]": xs})
 plt.show()
 
 # %%
@@ -233,36 +253,35 @@ except RuntimeError as err:
 # %%
 # Compare with PyTorch
 # --------------------
-# The public results above (values, strides, offsets, dtypes, shapes) match PyTorch 2.13.
-# When PyTorch is installed, this block reruns the key lines with it and checks they agree.
+# The public results above (values, strides, offsets, dtypes, shapes, the ``view`` error) match
+# PyTorch 2.13. ``story`` runs the key lines with a library it is given, and
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints minitorch_nn's line
+# and PyTorch's line one under the other: PyTorch runs now when it is installed, otherwise its
+# lines come from a recording made with torch 2.13 (``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    real_torch.manual_seed(0)
-    rx = real_torch.randn(2, 3)
-    torch.manual_seed(0)
-    mx = torch.randn(2, 3)
-    checks = {
-        "randn values": rx.tolist() == mx.tolist(),
-        "t() strides": rx.t().stride() == mx.t().stride(),
-        "slice offset": rx[:, 1:].storage_offset() == mx[:, 1:].storage_offset(),
-        "expand strides": rx[0].expand(4, 3).stride() == mx[0].expand(4, 3).stride(),
-        "int64 + 2.5": str(real_torch.tensor([1, 2]).add(2.5).dtype)
-        == str(torch.tensor([1, 2]).add(2.5).dtype),
-        "meta matmul shape": tuple(
-            (real_torch.empty(3, 4, device="meta") @ real_torch.empty(4, 5, device="meta")).shape
-        )
-        == tuple((torch.empty(3, 4, device="meta") @ torch.empty(4, 5, device="meta")).shape),
-    }
-    for name, ok in checks.items():
-        print(f"{name:18s} {'same as PyTorch' if ok else 'DIFFERENT'}")
-    assert all(checks.values())
+
+def story(lib):
+    lib.manual_seed(0)
+    x = lib.randn(2, 3)
+    meta = lib.empty(3, 4, device="meta") @ lib.empty(4, 5, device="meta")
+    lines = [
+        f"randn(2, 3) after manual_seed(0): {[[round(v, 4) for v in row] for row in x.tolist()]}",
+        f"x.t(): strides {x.t().stride()}, offset {x.t().storage_offset()}",
+        f"x[:, 1:]: strides {x[:, 1:].stride()}, offset {x[:, 1:].storage_offset()}",
+        f"x[0].expand(4, 3): strides {x[0].expand(4, 3).stride()}",
+        f"tensor([1, 2]) + 2.5: {lib.tensor([1, 2]).add(2.5).dtype}",
+        f"meta (3, 4) @ (4, 5): {tuple(meta.shape)} on {meta.device}",
+    ]
+    try:
+        x.t().view(6)
+    except RuntimeError as err:
+        lines.append(f"x.t().view(6): RuntimeError: {err}")
+    return lines
+
+
+compare_with_pytorch(story, "plot_01_tensor_object")
 
 # %%
 # Exercises

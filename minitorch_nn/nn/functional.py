@@ -18,12 +18,16 @@ kernel).
 from __future__ import annotations
 
 import math
+import sys
 
 import minitorch_nn as _t
-from minitorch_nn._dispatch import python_dispatch as _python_dispatch
+from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
+from minitorch_nn.backends import compiled as _compiled_switch
+from minitorch_nn.backends.cpu import nn_ops as _cpu_nn_ops
 from minitorch_nn.overrides import public
 
 # =================================================================================================
@@ -173,8 +177,13 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     output_padding = list(_tuple(output_padding, nd))
     for op, s, d in zip(output_padding, stride, dilation):
         if op >= s and op >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: {list(dilation)}")
+            # PyTorch names each dimension (a 1-d convolution runs as a 2-d one of height 1)
+            names = {1: ["height", "width"], 2: ["height", "width"], 3: ["depth", "height", "width"]}[nd]
+            pad0, one = ([0], [1]) if nd == 1 else ([], [])
+            shown = [(pad0 + list(output_padding), "output_padding"), (one + list(stride), "stride"),
+                     (one + list(dilation), "dilation")]
+            parts = [f"{what}_{n}: {v}" for values, what in shown for n, v in zip(names, values)]
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(parts))
     out = aten.convolution.default(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
     return out if batched else out.squeeze(0)
 
@@ -188,6 +197,12 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The adjoint of :func:`conv2d`: weight is (C_in, C_out/groups, kH, kW)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d")
+
+
+@public
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of :func:`conv3d`: weight is (C_in, C_out/groups, kD, kH, kW)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d")
 
 
 # =================================================================================================
@@ -210,15 +225,31 @@ def _check_pool_window(kernel_size, stride) -> None:
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
 
 
+def _only_values_observable(input):
+    """Whether nothing but max pooling's values can be seen: no gradient will be taken (so
+    autograd keeps no indices), no dispatch mode, tensor subclass or forward-mode AD level watches
+    the op, the input is a plain cpu tensor, and the cpu kernel is still the one this package
+    registered. Then the indices need not be computed at all."""
+    return (
+        type(input) is _t.Tensor
+        and input.device.type == "cpu"
+        and not (input.requires_grad and _t.is_grad_enabled())
+        and _dispatch.python_layer is None
+        and _dispatch.forward_ad_layer is None
+        and aten.max_pool2d_with_indices.default._kernels.get("cpu") is _cpu_nn_ops.max_pool2d_with_indices
+    )
+
+
 @public
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over each window (``aten.max_pool2d_with_indices``); indices are flat per plane."""
     _pool_input(input, "max_pool2d")
     _check_pool_window(kernel_size, stride)
-    out, idx = aten.max_pool2d_with_indices.default(
-        input, list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
-        list(_tuple(padding, 2)), list(_tuple(dilation, 2)), ceil_mode,
-    )
+    args = (list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
+            list(_tuple(padding, 2)), list(_tuple(dilation, 2)), ceil_mode)
+    if not return_indices and _only_values_observable(input):
+        return _cpu_nn_ops.max_pool2d_values(input, *args)
+    out, idx = aten.max_pool2d_with_indices.default(input, *args)
     return (out, idx) if return_indices else out
 
 
@@ -377,9 +408,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @public
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """``input / max(||input||_p, eps)`` along ``dim``; written into ``out`` when given."""
     denom = _t.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    if out is None:
+        return input / denom
+    return _t.div(input, denom, out=out)
 
 
 # =================================================================================================
@@ -464,7 +497,7 @@ def _compiled(wrapper, compiled_name):
     """``wrapper`` (``F.relu``, ``F.softmax``...) as its compiled function ``_C.<compiled_name>``
     (``_ext/_fastpath_functions.pxi``, ``_fastpath_softmax.pxi``: the op's compiled path when
     nothing could tell the spellings apart), whose full path is the public wrapper remade to hand
-    it to handlers as ``func``; the wrapper itself with a ``_C`` built before it existed."""
+    it to handlers as ``func``; the wrapper itself with a ``_C`` built without it."""
     fast = getattr(_t._C, compiled_name, None)
     if fast is None:
         return wrapper
@@ -473,7 +506,9 @@ def _compiled(wrapper, compiled_name):
     fast.__wrapped_impl__ = wrapper.__wrapped_impl__
     slow = public(wrapper.__wrapped_impl__, func=fast)
     _t._C.install_fast_functions({"functional." + wrapper.__name__: slow})
-    return fast
+    # the compiled one while the switch is on, the readable wrapper itself while it is off
+    return _compiled_switch.bind(sys.modules[__name__], wrapper.__name__, fast, wrapper,
+                                 mirrors=(wrapper.__wrapped_impl__,))
 
 
 relu = _compiled(relu, "functional_relu")
@@ -792,25 +827,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return out
 
 
-@public
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """``softmax(Q K^T * scale + mask) V``, written with plain ops (PyTorch's math backend)."""
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = _t.matmul(query, key.transpose(-2, -1)) * scale
-    if is_causal:
-        mask = _t.ones(L, S, dtype=_t.bool, device=query.device).tril()
-        scores = scores.masked_fill(mask.logical_not(), float("-inf"))
-    if attn_mask is not None:
-        if attn_mask.dtype is _t.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, True)
-    return _t.matmul(weights, value)
+# (scaled_dot_product_attention lives in _functional/attention.py)
+from minitorch_nn.nn._functional.attention import scaled_dot_product_attention  # noqa: E402,F401
 
 
 @public

@@ -385,6 +385,11 @@ def _inject_property(module: Module, tensor_name: str) -> None:
         raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
 
     def get_parametrized(self) -> Tensor:
+        # Outside ``cached()`` (``_cache_enabled == 0``) every read evaluates the chain. Inside,
+        # the first read of ``(id(self), tensor_name)`` evaluates it, stores the tensor in
+        # ``_cache`` and counts ``_count("computed")``; later reads return the same tensor object
+        # and count ``_count("saved")``.
+        # BEGIN SOLUTION parametrize-cached
         parametrization = self.parametrizations[tensor_name]
         if not _cache_enabled:
             return parametrization()
@@ -397,6 +402,7 @@ def _inject_property(module: Module, tensor_name: str) -> None:
         else:
             _count("saved")
         return tensor
+        # END SOLUTION
 
     def set_original(self, value: Tensor) -> None:
         self.parametrizations[tensor_name].right_inverse(value)
@@ -593,9 +599,10 @@ def transfer_parametrizations_and_params(
         return to_module
     names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
     for name in names:
-        source = from_module.parametrizations[name]
         if not hasattr(to_module, name):
+            # (an unknown name fails here, reading from_module's attribute, as in PyTorch)
             setattr(to_module, name, Parameter(getattr(from_module, name)))
+        source = from_module.parametrizations[name]
         for parametrization in source:
             register_parametrization(to_module, name, parametrization)
         target = to_module.parametrizations[name]
