@@ -715,7 +715,7 @@ _POISON_MESSAGE = (
 )
 
 
-_SWAP_POISONS = weakref.WeakKeyDictionary()   # AccumulateGrad node -> its poison hook's handle
+_SWAP_POISONS = weakref.WeakKeyDictionary()   # AccumulateGrad node -> its poison hooks' handles
 
 
 def poison_accumulate_grad_for_swap(tensor):
@@ -730,7 +730,7 @@ def poison_accumulate_grad_for_swap(tensor):
     def poisoned(grad_outputs):
         raise RuntimeError(_POISON_MESSAGE)
 
-    _SWAP_POISONS[node] = node.register_prehook(poisoned)
+    _SWAP_POISONS.setdefault(node, []).append(node.register_prehook(poisoned))
     meta = tensor._impl.autograd_meta
     if meta is not None:
         meta.pop("grad_accumulator", None)
@@ -749,8 +749,7 @@ def unpoison_after_swap_back(tensor, accumulator_ref) -> None:
     node = None if accumulator_ref is None else accumulator_ref()
     if node is None or node._impl is not tensor._impl:
         return
-    handle = _SWAP_POISONS.pop(node, None)
-    if handle is not None:
+    for handle in _SWAP_POISONS.pop(node, ()):   # (the swap and the swap back may both poison)
         handle.remove()
     meta = tensor._impl.autograd_meta
     if isinstance(meta, dict):

@@ -88,22 +88,3 @@ def swap_tensors(t1, t2):
                 delattr(obj, name)
     _C._swap_payload(t1, t2)
     # END SOLUTION
-
-
-def exchange(t1, t2) -> None:
-    """The exchange alone, without ``swap_tensors``' checks: class, ``__dict__``, slot values and
-    payload. A second call undoes the first, which is how a failed ``load_state_dict`` or module
-    conversion puts a swapped tensor back (its checks passed when it was swapped, and may not pass
-    again now that the other object is referenced from elsewhere). Kept apart from
-    ``swap_tensors``, whose body is a course exercise, so the rollback works in a student's copy."""
-    slots = set(copyreg._slotnames(t1.__class__))
-    t1.__class__, t2.__class__ = t2.__class__, t1.__class__
-    t1.__dict__, t2.__dict__ = t2.__dict__, t1.__dict__
-    v1, v2 = _slot_values(t1, slots), _slot_values(t2, slots)
-    for name in slots:
-        for obj, values in ((t1, v2), (t2, v1)):
-            if name in values:
-                setattr(obj, name, values[name])
-            elif hasattr(obj, name):
-                delattr(obj, name)
-    _C._swap_payload(t1, t2)

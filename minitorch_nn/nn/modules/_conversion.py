@@ -83,12 +83,9 @@ class _ConversionLog:
         self.undo.append(restore)
 
     def swapped(self, t1, t2, accumulator):
-        from minitorch_nn.autograd import graph
-        from minitorch_nn.utils._swap import exchange
-
         def restore():
-            exchange(t1, t2)
-            graph.unpoison_after_swap_back(t1, accumulator)   # (the swap poisoned t1's node)
+            swap_tensors(t1, t2)
+            graph.unpoison_after_swap_back(t1, accumulator)   # (the swaps poisoned t1's node)
 
         self.undo.append(restore)
 

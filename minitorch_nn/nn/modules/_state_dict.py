@@ -66,7 +66,6 @@ from minitorch_nn.autograd import graph
 from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter, is_lazy
 from minitorch_nn.utils import swap_tensors
-from minitorch_nn.utils._swap import exchange
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -146,12 +145,11 @@ class _LoadLog:
         self.undo.append(restore)
 
     def after_swap(self, tensor, other, accumulator):
-        # After swap_tensors(tensor, other), `other` holds the old contents: exchange back to undo
-        # (unchecked: swap_tensors' checks passed a moment ago, and may not pass now that the
-        # checkpoint holds a second reference to the new payload). The swap poisoned the
-        # tensor's AccumulateGrad node; with the old payload back, that node is healthy again.
+        # After swap_tensors(tensor, other), `other` holds the old contents: swap back to undo.
+        # The swaps poisoned the tensor's AccumulateGrad node; with the old payload back, that
+        # node is healthy again.
         def restore():
-            exchange(tensor, other)
+            swap_tensors(tensor, other)
             graph.unpoison_after_swap_back(tensor, accumulator)
 
         self.undo.append(restore)
