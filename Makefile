@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast check docs notebooks lab bench clean lint twins-manifest cuda-check gpu-check
+.PHONY: venv build test fuzz-long test-fast check docs notebooks lab bench clean lint twins-manifest cuda-check gpu-check
 
 # Install one extra of pyproject.toml into .venv (quick when it is already there).
 define install_extra
@@ -38,6 +38,11 @@ twins-manifest: build
 
 test: build
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The crash fuzzers' long profile (>= 100,000 op chains, 10,000 checkpoints, 3,000 safetensors
+# files, each in a subprocess pool); `make test` runs a CI-sized profile (tests/test_fuzz.py).
+fuzz-long: build
+	$(BIN)/python -m tests.fuzzing --long
 
 # A student copy: the course's public tests of your tasks, with the grader's per-task table.
 check: build

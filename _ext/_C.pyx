@@ -53,8 +53,9 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self):
-        """Number of elements a tensor of this shape holds."""
-        cdef Py_ssize_t n = 1
+        """Number of elements a tensor of this shape holds: the exact product (PyTorch's wraps
+        around at 2**63; no tensor can have such a shape, since the factories refuse it)."""
+        n = 1
         for s in self:
             n *= s
         return n
@@ -80,6 +81,121 @@ def _set_compiled_enabled(bint on):
     """Called by ``backends.compiled`` whenever the switch moves."""
     global compiled_enabled
     compiled_enabled = on
+
+
+# -- geometry: the one check every path that builds sizes/strides/offset goes through ---------------
+#
+# PyTorch refuses, before a tensor can exist, any geometry that reaches outside its storage or whose
+# size arithmetic overflows int64 (``computeStorageNbytes``, ``checkInBoundsForStorage``). Here the
+# same rule lives in ``check_geometry``; ``as_strided(_)``, ``set_``, ``resize_``, the checkpoint
+# loaders, DLPack and the meta factories call it, and ``TensorImpl.numpy_view`` calls it again before
+# numpy reads a byte, so a geometry that slipped past a caller (a fast path, a hand-made payload)
+# raises instead of reading wild memory. All arithmetic is checked: numpy's own extent check
+# overflows for byte strides near -2**63.
+
+cdef extern from *:
+    """
+    static inline int _mtnn_mul_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *r) {
+        return __builtin_mul_overflow(a, b, r);
+    }
+    static inline int _mtnn_add_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *r) {
+        return __builtin_add_overflow(a, b, r);
+    }
+    """
+    bint _mtnn_mul_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t* r) nogil
+    bint _mtnn_add_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t* r) nogil
+
+
+def _int_list(seq):
+    return "[" + ", ".join(str(int(s)) for s in seq) + "]"
+
+
+cdef inline bint _as_ssize(object v, Py_ssize_t* out):
+    """``v`` as a Py_ssize_t; False when it is not an int that fits."""
+    try:
+        out[0] = v
+    except (OverflowError, TypeError):
+        return False
+    return True
+
+
+cpdef Py_ssize_t checked_numel(object sizes) except -1:
+    """The product of ``sizes``, refusing negative sizes and int64 overflow as PyTorch does."""
+    cdef Py_ssize_t n = 1, s
+    for v in sizes:
+        if not _as_ssize(v, &s) or s < 0:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={_int_list(sizes)}")
+        if _mtnn_mul_overflow(n, s, &n):
+            n = 0   # keep going: a later 0 makes the product 0 in exact arithmetic too
+            for v in sizes:
+                if v == 0:
+                    return 0
+            raise RuntimeError("numel: integer multiplication overflow")
+    return n
+
+
+cpdef check_geometry(object sizes, object strides, object offset, Py_ssize_t itemsize,
+                     object storage_nbytes=None, bint allow_negative_strides=False):
+    """Refuse a geometry PyTorch refuses, with PyTorch's messages (all ``RuntimeError``).
+
+    ``sizes``/``strides``/``offset`` are in elements; ``storage_nbytes`` is the size of the storage
+    in bytes (``None`` for meta tensors: then only the arithmetic is checked). The lowest and the
+    highest element the geometry can reach must both lie inside the storage, computed without
+    overflow. ``allow_negative_strides`` is for internal layouts numpy made (never user input).
+    """
+    cdef Py_ssize_t n = len(sizes), i, size, stride, off, lo = 0, hi = 0, step, nbytes, numel = 1
+    cdef bint empty = False
+    if len(strides) != n:
+        raise RuntimeError("mismatch in length of strides and shape")
+    for i in range(n):
+        if not _as_ssize(sizes[i], &size) or size < 0:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={_int_list(sizes)} and "
+                               f"strides={_int_list(strides)}")
+        if size == 0:
+            empty = True
+    for i in range(n):
+        if not _as_ssize(strides[i], &stride):
+            if sizes[i] == 1:
+                continue        # a stride of a size-1 dimension is never used
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={_int_list(sizes)} and "
+                               f"strides={_int_list(strides)}")
+        if stride < 0 and not allow_negative_strides:
+            raise RuntimeError("as_strided: Negative strides are not supported at the moment, got strides: "
+                               + _int_list(strides))
+    if not _as_ssize(offset, &off) or off < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if empty:
+        return
+    for i in range(n):
+        size = sizes[i]
+        if size == 1:
+            continue
+        stride = strides[i]
+        if _mtnn_mul_overflow(size - 1, stride, &step):
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={_int_list(sizes)} and "
+                               f"strides={_int_list(strides)}")
+        if step >= 0:
+            if _mtnn_add_overflow(hi, step, &hi):
+                raise RuntimeError(f"Storage size calculation overflowed with sizes={_int_list(sizes)} and "
+                                   f"strides={_int_list(strides)}")
+        elif _mtnn_add_overflow(lo, step, &lo):
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={_int_list(sizes)} and "
+                               f"strides={_int_list(strides)}")
+    # bytes needed: itemsize * (offset + hi + 1), the way PyTorch counts them
+    if (_mtnn_add_overflow(off, hi, &nbytes) or _mtnn_add_overflow(nbytes, 1, &nbytes)
+            or _mtnn_mul_overflow(nbytes, itemsize, &nbytes)):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={_int_list(sizes)} and "
+                           f"strides={_int_list(strides)}")
+    for i in range(n):   # (stride-0 dimensions can make the count overflow when the bytes do not)
+        if _mtnn_mul_overflow(numel, <Py_ssize_t>sizes[i], &numel):
+            raise RuntimeError("numel: integer multiplication overflow")
+    if storage_nbytes is None:
+        return
+    if nbytes > storage_nbytes or off + lo < 0:
+        raise RuntimeError(
+            f"setStorage: sizes {_int_list(sizes)}, strides {_int_list(strides)}, storage offset {off}, "
+            f"and itemsize {itemsize} requiring a storage size of {nbytes} are out of bounds for storage "
+            f"of size {storage_nbytes}")
 
 
 cdef bint _inference_mode_on = False   # mirrors grad_mode._inference; read by VersionCounter()
@@ -167,11 +283,17 @@ cdef class TensorImpl:
 
     cpdef object numpy_view(self):
         """The numpy ndarray that reads this payload's storage (cpu only), cached."""
-        cdef Py_ssize_t itemsize
+        cdef Py_ssize_t itemsize, i
         cdef list byte_strides
         if self.array is None:
             itemsize = self.dtype.itemsize
+            # the last line of defence: nothing outside the storage is ever handed to numpy
+            check_geometry(self.sizes, self.strides, self.offset, itemsize,
+                           self.storage.nbytes, True)
             byte_strides = [s * itemsize for s in self.strides]
+            for i in range(len(byte_strides)):
+                if not -2**62 < byte_strides[i] < 2**62:
+                    byte_strides[i] = 0     # a size-1 dimension (check_geometry allowed it): unused
             if 0 in self.sizes:
                 # no elements to share; numpy would reject strides that reach past an empty buffer
                 self.array = np.empty(self.sizes, dtype=self.dtype.numpy_dtype)
@@ -185,8 +307,13 @@ cdef class TensorImpl:
             )
         return self.array
 
-    def set_metadata(self, tuple sizes, tuple strides, Py_ssize_t offset):
-        """Re-point this payload at another window of its storage (``as_strided_``, ``set_``)."""
+    def set_metadata(self, tuple sizes, tuple strides, object offset):
+        """Re-point this payload at another window of its storage (``as_strided_``, ``set_``).
+
+        The geometry is checked against the storage first (``check_geometry``); on a refusal
+        nothing changes."""
+        check_geometry(sizes, strides, offset, self.dtype.itemsize,
+                       None if self.storage is None else self.storage.nbytes)
         self.sizes = sizes
         self.strides = strides
         self.offset = offset
@@ -215,11 +342,18 @@ def is_contiguous_strides(tuple sizes, tuple strides):
     return _is_contiguous(sizes, strides)
 
 
+@cython.no_gc_clear
 cdef class TensorBase:
     """The Python handle of a tensor. Its only C field is ``_impl``, the payload.
 
     Mirrors ``torch._C.TensorBase``. The accessors below are in Cython because every op calls
     them; the methods a student reads are on ``minitorch_nn.Tensor`` in ``_tensor.py``.
+
+    The payload keeps a borrowed pointer back to its handle (``TensorImpl.owner``), which only
+    ``__dealloc__`` resets. So the cyclic garbage collector must never empty ``_impl`` before
+    ``__dealloc__`` runs (``no_gc_clear``): a handle caught in a reference cycle is freed by
+    clearing its ``__dict__`` (which is what holds such cycles), and its payload, which a view or a
+    saved tensor may keep alive, then forgets the handle instead of pointing at freed memory.
     """
 
     cdef TensorImpl _impl
@@ -269,10 +403,7 @@ cdef class TensorBase:
 
     def numel(self):
         """Number of elements."""
-        cdef Py_ssize_t n = 1
-        for s in self._impl.sizes:
-            n *= <Py_ssize_t>s
-        return n
+        return checked_numel(self._impl.sizes)
 
     nelement = numel
 
@@ -487,6 +618,9 @@ def _swap_payload(TensorBase t1, TensorBase t2):
 
 def _set_impl(TensorBase t, TensorImpl impl):
     """Point ``t`` at another payload (``Tensor.data = ...``, ``set_``)."""
+    cdef TensorImpl old = t._impl
+    if old is not None and old.owner == <PyObject*>t:
+        old.owner = NULL     # the old payload may outlive ``t`` (a view's base): forget ``t``
     t._impl = impl
     impl.owner = <PyObject*>t
 

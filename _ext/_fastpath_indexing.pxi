@@ -45,6 +45,11 @@ cdef inline bint _exact_ssize(object v, Py_ssize_t* out) except -1:
     return True
 
 
+cdef inline bint _mul_fits(Py_ssize_t a, Py_ssize_t b):
+    cdef Py_ssize_t r
+    return not _mtnn_mul_overflow(a, b, &r)
+
+
 cdef list _index_steps(TensorImpl a, tuple index):
     """The full path's steps for ``index`` (ints and slices only): a list of
     (op, dim, extra args, sizes, strides, offset) -- the view each step makes; None to decline."""
@@ -91,11 +96,17 @@ cdef list _index_steps(TensorImpl a, tuple index):
                 stop += size
             start = min(max(start, 0), size)
             stop = min(max(stop, start), size)
-            length = (stop - start + step - 1) // step
+            # (stop - start + step - 1) // step, written so that it cannot overflow for huge steps
+            length = 0 if stop <= start else (stop - start - 1) // step + 1
             stride = strides[dim]
             offset += start * stride
             sizes[dim] = length
-            strides[dim] = stride * step
+            if length > 1:
+                strides[dim] = stride * step   # in range: the view stays inside the storage
+            elif not _mul_fits(stride, step):
+                return None     # one element: the full path keeps the exact (Python int) stride
+            else:
+                strides[dim] = stride * step
             steps.append((_op_slice, args, tuple(sizes), tuple(strides), offset))
             dim += 1
         else:

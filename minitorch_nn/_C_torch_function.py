@@ -103,8 +103,26 @@ class DisableTorchFunction:
         return False
 
 
+def refuse_foreign(func) -> None:
+    """Raise a clear ``TypeError`` when ``func`` belongs to the real ``torch`` package.
+
+    A real ``torch`` function given a minitorch_nn tensor sees a ``__torch_function__`` and hands
+    the call to it; calling ``func`` back would hand it to us again, forever (``RecursionError``).
+    The two libraries' tensors do not mix, so say so instead."""
+    module = getattr(func, "__module__", None) or getattr(getattr(func, "__objclass__", None), "__module__", None)
+    if isinstance(module, str) and (module == "torch" or module.startswith("torch.")):
+        name = getattr(func, "__name__", None) or repr(func)
+        module = "torch" if module.startswith("torch._C") else module
+        raise TypeError(
+            f"{module}.{name} was called with a minitorch_nn tensor. PyTorch's functions take only "
+            "PyTorch tensors: use minitorch_nn's function of the same name, or convert the tensor "
+            "with torch.from_numpy(t.numpy()) (and back with minitorch_nn.from_numpy)."
+        )
+
+
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
     """Run ``func`` as if the class had no ``__torch_function__`` (results are not re-wrapped)."""
+    refuse_foreign(func)
     with DisableTorchFunctionSubclass():
         return func(*args, **(kwargs or {}))
 

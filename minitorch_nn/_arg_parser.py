@@ -167,6 +167,10 @@ def _convert(fn_name, p, value, position):
         return None
     where = f" (position {position})" if position is not None else ""
     kind = p.kind
+    if kind == "dtype" and (value is int or value is float or value is bool):   # PyTorch reads Python types as dtypes
+        from minitorch_nn import _dtype as dt
+
+        return {int: dt.int64, float: dt.float64, bool: dt.bool}[value]
     if kind in ("int[]", "int[1]"):
         if kind == "int[1]" and _is_int(value):
             return [operator.index(value)]

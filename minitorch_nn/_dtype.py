@@ -130,6 +130,10 @@ _PROMOTE_TABLE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_D
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both can be converted to without losing category (``torch.promote_types``)."""
+    for position, (name, value) in enumerate((("type1", type1), ("type2", type2)), 1):
+        if not isinstance(value, dtype):
+            raise TypeError(f"promote_types(): argument '{name}' (position {position}) must be torch.dtype, "
+                            f"not {type(value).__name__}")
     return _PROMOTE_TABLE[(type1, type2)]
 
 

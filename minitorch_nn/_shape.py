@@ -76,12 +76,19 @@ def _infer_size(a: tuple, b: tuple) -> tuple:
     # END SOLUTION
 
 
-def check_size_nonnegative(size, message=None) -> None:
+def check_size_nonnegative(size, message=None, itemsize=1) -> None:
     """PyTorch's check in every factory (``at::empty``): no negative sizes; ``message`` replaces the
-    words for the kernels that word it their own way (cpu ``zeros``)."""
+    words for the kernels that word it their own way (cpu ``zeros``). Then the storage's byte count
+    (``itemsize`` bytes an element) must fit in int64, as ``computeStorageNbytesContiguous`` checks:
+    sizes whose product wraps around would otherwise make a tensor that claims 0 elements."""
     for s in size:
         if s < 0:
             raise RuntimeError(message or f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    nbytes = itemsize
+    for s in size:
+        nbytes *= s
+    if nbytes >= 2**63 and 0 not in size:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={[int(s) for s in size]}")
 
 
 def broadcast_shapes_public(*shapes):
@@ -169,7 +176,7 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -
                     f"{_type_name(items[0])} at pos 0"
                 )
         elif _is_size(first):
-            return (operator.index(first),)
+            items = (first,)
         else:
             raise unrecognised(f"{prefix}argument '{arg}'{where} must be tuple of ints, not {_type_name(first)}")
     else:
@@ -185,6 +192,11 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -
                 f"{prefix}argument '{arg}' failed to unpack the object at pos {len(out) + 1} with error "
                 f'"type must be tuple of ints,but got {_type_name(item)}"'
             ) from None
+        if not -(2**63) <= out[-1] < 2**63:   # PyTorch reads each size into an int64
+            raise TypeError(
+                f"{prefix}argument '{arg}' failed to unpack the object at pos {len(out)} with error "
+                '"Overflow when unpacking long long"'
+            )
     return tuple(out)
 
 

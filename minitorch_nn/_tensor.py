@@ -457,7 +457,9 @@ _wrap_array = getattr(_C, "_wrap_array", None)
 def _new_meta(sizes, dtype, *, strides=None, cls=Tensor) -> Tensor:
     """A tensor on the meta device: sizes, strides and dtype, no storage."""
     sizes = tuple(sizes)
-    impl = TensorImpl(None, sizes, contiguous_strides(sizes) if strides is None else tuple(strides), 0, dtype, META)
+    strides = contiguous_strides(sizes) if strides is None else tuple(strides)
+    _C.check_geometry(sizes, strides, 0, dtype.itemsize)   # no storage, but the arithmetic must fit
+    impl = TensorImpl(None, sizes, strides, 0, dtype, META)
     return _C._wrap(cls, impl)
 
 

@@ -79,6 +79,7 @@ def __torch_function__(cls, func, types, args=(), kwargs=None):
     for t in types:
         if not issubclass(cls, t):
             return NotImplemented
+    _tfc.refuse_foreign(func)   # a real torch function given our tensor: a TypeError, not recursion
     with _tfc.DisableTorchFunctionSubclass():
         ret = func(*args, **kwargs)
         if func in default_nowrap_functions:

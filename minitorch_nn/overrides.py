@@ -32,6 +32,7 @@ import contextlib
 import functools
 import re
 
+from minitorch_nn import _argument_errors
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import (  # noqa: F401  (re-exported as in torch.overrides)
@@ -339,6 +340,8 @@ def public(fn, *, func=None):
                             break
                     else:
                         return fn(*args, **kwargs)
+            if kwargs and type(kwargs.get("dtype")) is type:   # dtype=float: PyTorch's float64
+                kwargs["dtype"] = _argument_errors.python_type_dtype(kwargs["dtype"])
             overloaded = _get_overloaded_types(args, kwargs)
             if overloaded or (state.modes and not state.all_disabled):
                 return _dispatch(wrapper if func is None else func, overloaded, args, kwargs or None)
@@ -348,6 +351,20 @@ def public(fn, *, func=None):
             if worded is None:
                 raise
             raise worded from None
+        except (AttributeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError,
+                RuntimeError) as e:
+            if kwargs and type(kwargs.get("dtype")) is type and kwargs["dtype"] in (int, float, bool):
+                # dtype=float is PyTorch's float64: converted here, where it costs nothing to calls
+                # that pass a torch dtype
+                kwargs["dtype"] = _argument_errors.python_type_dtype(kwargs["dtype"])
+                return wrapper(*args, **kwargs)
+            # an argument of the wrong type failing deep inside: PyTorch's TypeError instead
+            is_method = (func or wrapper).__qualname__.startswith("Tensor.")
+            worded = _argument_errors.wrong_type_error(fn, fn.__name__, is_method, args, kwargs,
+                                                       numbers_may_fit=isinstance(e, RuntimeError))
+            if worded is None:
+                raise
+            raise worded from e
 
     wrapper.__wrapped_impl__ = fn
     return wrapper

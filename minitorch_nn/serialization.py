@@ -235,9 +235,12 @@ def _load_stream(stream, map_location, mmap_path, unpickler_class=CheckpointUnpi
             raise CheckpointError(
                 f"Unknown endianness type: {byteorder!r} (expected 'little' or 'big')"
             )
-    data_pkl = reader.get_record("data.pkl")
+    data_pkl = reader.get_record("data.pkl", max_ratio=_MAX_PICKLE_INFLATION)
     loader = _StorageLoader(reader, map_location, byteorder, mmap_path)
-    unpickler = unpickler_class(io.BytesIO(data_pkl), loader)
+    if unpickler_class is CheckpointUnpickler:   # (its work budget grows with the pickle's size)
+        unpickler = CheckpointUnpickler(io.BytesIO(data_pkl), loader, size=len(data_pkl))
+    else:
+        unpickler = unpickler_class(io.BytesIO(data_pkl), loader)
 
     def unpickle():
         result = unpickler.load()
@@ -251,6 +254,10 @@ def _load_stream(stream, map_location, mmap_path, unpickler_class=CheckpointUnpi
         except _UserError as e:
             raise e.error from None
     return _guarded(unpickle)
+
+
+# How far a deflated data.pkl may inflate (a re-zipped pickle shrinks 3-10 times; a bomb 1000).
+_MAX_PICKLE_INFLATION = 64
 
 
 def _guarded(unpickle):
@@ -335,8 +342,13 @@ class _StorageLoader:
                 self.mmap_path, dtype=dtype.numpy_dtype, mode="c", offset=offset, shape=(numel,)
             )
             return mapped.view(np.ndarray)
-        array = _new_storage(numel, dtype.numpy_dtype)
-        self.reader.read_into(record, array.view(np.uint8), defer_check=True)
+        if not self.reader.is_stored(record):
+            # deflated (a re-zipped checkpoint): inflate first, so the memory is what the bytes
+            # really hold, not what the archive claims
+            array = np.frombuffer(self.reader.inflate(record), dtype=dtype.numpy_dtype)
+        else:
+            array = _new_storage(numel, dtype.numpy_dtype)
+            self.reader.read_into(record, array.view(np.uint8), defer_check=True)
         if self.byteorder == "big" and dtype.itemsize > 1:
             array.byteswap(inplace=True)
         return array

@@ -59,6 +59,7 @@ LAYER_OF_PREFIX = {
     "minitorch_nn._ops": "dispatch",
     "minitorch_nn._aten": "dispatch",
     "minitorch_nn._arg_parser": "dispatch",
+    "minitorch_nn._argument_errors": "dispatch",  # PyTorch's TypeError for a failed call's arguments
     "minitorch_nn._dispatch": "dispatch",
     "minitorch_nn._C_torch_function": "dispatch",
     "minitorch_nn.overrides": "dispatch",

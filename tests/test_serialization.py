@@ -216,7 +216,7 @@ def test_map_location_meta_reads_no_data(where, monkeypatch):
     monkeypatch.setattr(serialization.CheckpointZipReader, "read_into", refuse, raising=False)
     # data.pkl is read through get_record -> read_into; keep that path working
     monkeypatch.setattr(
-        serialization.CheckpointZipReader, "get_record", lambda self, name, limit=0: _raw(buf, name)
+        serialization.CheckpointZipReader, "get_record", lambda self, name, limit=0, max_ratio=None: _raw(buf, name)
     )
     out = mt.load(buf, map_location=where)
     assert (

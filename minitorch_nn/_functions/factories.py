@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import TensorBase
+from minitorch_nn._C import TensorBase, check_geometry
 from minitorch_nn._device import canonical, get_default_device
 from minitorch_nn._functions._out import writes_out_factory
 from minitorch_nn._ops import aten
@@ -62,8 +62,10 @@ def _infer_dtype(data):
             rank = max(rank, 1)
         elif isinstance(x, numbers.Real):
             rank = max(rank, 2)
-        else:
+        elif isinstance(x, str):
             raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+        else:   # (PyTorch's words for an object that is neither a number nor a sequence)
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     return {-1: dt.get_default_dtype(), 0: dt.bool, 1: dt.int64, 2: dt.get_default_dtype()}[rank]
 
 
@@ -155,6 +157,7 @@ def from_numpy(ndarray):
     strides = tuple(s // itemsize for s in ndarray.strides)
     extent = 1 + sum((n - 1) * s for n, s in zip(ndarray.shape, strides)) if ndarray.size else 0
     storage = np.lib.stride_tricks.as_strided(ndarray, shape=(extent,), strides=(itemsize,))
+    check_geometry(ndarray.shape, strides, 0, itemsize, storage.nbytes)   # (numpy's own, re-checked)
     impl = TensorImpl(storage, tuple(ndarray.shape), strides, 0, d, CPU)
     return _wrap(Tensor, impl)
 

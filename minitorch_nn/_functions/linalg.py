@@ -148,6 +148,9 @@ def einsum(equation, *operands):
     """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b`` (``aten.einsum``)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
+    if not operands:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if _needs_grad(operands) and _simple_equation(equation, operands):
         # PyTorch's einsum is a composite of differentiable ops; ours is one numpy kernel with no
         # derivative, so when a gradient is wanted we spell it out with broadcasting mul and sum.

@@ -322,6 +322,10 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     if p == "nuc":
         raise NotImplementedError("norm(p='nuc') is not implemented in minitorch_nn")
+    if isinstance(p, str):   # (PyTorch treats any other string as a matrix-norm order)
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    if not isinstance(p, (int, float)):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     args = [input]
     if p != 2 or dim is not None or keepdim:
         args.append(p)

@@ -430,6 +430,9 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return aten.diag_embed.default(input, offset, dim1, dim2)
 
 
+_PYTHON_TYPE_DTYPES = {int: dt.int64, float: dt.float64, bool: dt.bool}
+
+
 def parse_to(self, *args, memory_format=None, **kwargs):
     """Sort out ``Tensor.to``'s many forms into (dtype, device, copy); ``memory_format`` is read by ``to``."""
     dtype = kwargs.pop("dtype", None)
@@ -438,9 +441,13 @@ def parse_to(self, *args, memory_format=None, **kwargs):
     kwargs.pop("non_blocking", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword {next(iter(kwargs))}")
+    if type(dtype) is type and dtype in (int, float, bool):
+        dtype = _PYTHON_TYPE_DTYPES[dtype]
     for a in args:
         if isinstance(a, dt.dtype):
             dtype = a
+        elif type(a) is type and a in (int, float, bool):   # PyTorch reads Python types as dtypes: int64, float64, bool
+            dtype = _PYTHON_TYPE_DTYPES[a]
         elif isinstance(a, TensorBase):
             dtype, device = a.dtype, a.device
         elif isinstance(a, bool):

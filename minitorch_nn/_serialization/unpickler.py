@@ -19,6 +19,14 @@ How: PyTorch writes its own small pickle machine; we subclass pickle's pure-Pyth
 rejects unless listed in ``_SAFE_OPCODES`` or replaced by a checked method below, so the
 reading code stays Python's own and the policy fits on one screen.
 
+Bounded work: a file of N bytes costs work proportional to N. The reader stops with an
+``UnpicklingError`` that names the limit when a pickle runs more than ``MAX_OPCODES`` opcodes,
+nests containers deeper than ``MAX_NESTING`` (a chain of 10**6 one-item tuples would otherwise
+crash C's recursive tuple hash, in PyTorch too), or spends more than ``WORK_PER_BYTE`` units of
+hashing per byte of pickle (the same big tuple used as a dict key again and again). Sizes the file
+declares are never allocated before the bytes are there: ``BYTEARRAY8`` (which allocates first) is
+refused, as PyTorch's weights-only reader refuses it.
+
 ``load`` wraps a refusal in PyTorch's text (:func:`weights_only_failure`). ``weights_only=False``
 does not use this reader: it uses ``full_unpickler.py``, Python's own unpickling, which runs
 what the file names, as in PyTorch. Quantized, sparse, nested and complex tensors, which
@@ -30,14 +38,40 @@ from __future__ import annotations
 import _compat_pickle
 import collections
 import pickle
+import reprlib
 
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import Size, TensorImpl, _wrap
+from minitorch_nn._C import Size, TensorBase, TensorImpl, _wrap, check_geometry
 from minitorch_nn._device import canonical as _canonical_device
 from minitorch_nn._serialization.pickler import STORAGE_CLASS_NAME
 from minitorch_nn._tensor import Tensor
 
 UnpicklingError = pickle.UnpicklingError
+
+# The caps that keep a crafted pickle's work proportional to its size (see the module docstring).
+# A real checkpoint runs a few dozen opcodes per tensor and nests containers a handful deep.
+MAX_OPCODES = 1 << 24
+MAX_NESTING = 1000
+WORK_PER_BYTE = 64
+_CONTAINERS = (tuple, list, dict, set, frozenset, collections.OrderedDict)
+
+
+def _short(value, limit: int) -> str:
+    """``repr(value)`` cut to ``limit`` characters, without building the whole repr first: an error
+    message about a crafted object must cost little however big the object is (a tensor prints
+    through the whole printing machinery; a list of a million items would print them all)."""
+    return _SHORT_REPR.repr(value)[:limit]
+
+
+class _ShortRepr(reprlib.Repr):
+    def repr1(self, x, level):
+        if isinstance(x, TensorBase):   # (anywhere inside: a tensor in a tuple too)
+            return f"tensor(shape={list(x.shape)}, dtype={x.dtype})"
+        return super().repr1(x, level)
+
+
+_SHORT_REPR = _ShortRepr()
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxother, _SHORT_REPR.maxstring = 3, 60, 60
 
 
 class StorageType:
@@ -113,47 +147,32 @@ class CheckpointStorage:
 
 def _ints(values, what) -> tuple:
     if not isinstance(values, tuple) or not all(type(v) is int for v in values):
-        raise UnpicklingError(f"tensor {what} must be a tuple of ints, got {values!r:.200}")
+        raise UnpicklingError(f"tensor {what} must be a tuple of ints, got {_short(values, 200)}")
     return tuple(values)
 
 
 def _check_layout(storage, offset, size, stride) -> tuple[tuple, tuple]:
-    """Validate that the tensor ``(offset, size, stride)`` reads only inside ``storage``."""
+    """Validate that the tensor ``(offset, size, stride)`` reads only inside ``storage`` (the one
+    geometry check every path that builds a tensor uses: ``_C.check_geometry``)."""
     size, stride = _ints(size, "size"), _ints(stride, "stride")
     if type(offset) is not int or offset < 0:
         raise UnpicklingError(
-            f"tensor storage offset must be a non-negative int, got {offset!r:.100}"
+            f"tensor storage offset must be a non-negative int, got {_short(offset, 100)}"
         )
-    if len(size) != len(stride):
+    item = storage.dtype.itemsize
+    try:
+        check_geometry(size, stride, offset, item, None if storage.numel is None else storage.numel * item)
+    except RuntimeError as e:
         raise RuntimeError(
-            f"mismatch in length of strides and shape: {len(stride)} strides for {len(size)} sizes"
-        )
-    if any(s < 0 for s in size) or any(s < 0 for s in stride):
-        raise RuntimeError(
-            f"a checkpoint tensor has a negative size or stride: size {list(size)}, stride {list(stride)}"
-        )
-    numel = 1
-    for s in size:
-        numel *= s
-    if numel >= 1 << 62:
-        raise RuntimeError(
-            f"a checkpoint tensor of size {list(size)} has more elements than can be indexed"
-        )
-    needed = (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) if numel else offset
-    if needed > storage.numel:
-        item = storage.dtype.itemsize
-        raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
-            f"{item} requiring a storage size of {needed * item} are out of bounds for storage of size "
-            f"{storage.numel * item}\n(storage {storage.key!r} in the checkpoint is smaller than the tensor "
-            "that reads it: the file is damaged or was edited.)"
-        )
+            f"{e}\n(storage {storage.key!r} in the checkpoint does not hold the tensor that reads it: "
+            "the file is damaged or was edited.)"
+        ) from None
     return size, stride
 
 
 def _check_requires_grad(requires_grad):
     if type(requires_grad) is not bool:
-        raise UnpicklingError(f"requires_grad must be a bool, got {requires_grad!r:.100}")
+        raise UnpicklingError(f"requires_grad must be a bool, got {_short(requires_grad, 100)}")
 
 
 def rebuild_tensor_v2(
@@ -183,10 +202,12 @@ def rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
     from minitorch_nn._device import META
 
     if type(dtype) is not dt.dtype:
-        raise UnpicklingError(f"expected a dtype, got {dtype!r:.100}")
+        raise UnpicklingError(f"expected a dtype, got {_short(dtype, 100)}")
     size, stride = _ints(size, "size"), _ints(stride, "stride")
-    if len(size) != len(stride) or any(s < 0 for s in size + stride):
-        raise RuntimeError(f"invalid meta tensor layout: size {list(size)}, stride {list(stride)}")
+    try:
+        check_geometry(size, stride, 0, dtype.itemsize)
+    except RuntimeError as e:
+        raise RuntimeError(f"invalid meta tensor layout: size {list(size)}, stride {list(stride)}: {e}") from None
     _check_requires_grad(requires_grad)
     t = _wrap(Tensor, TensorImpl(None, size, stride, 0, dtype, META))
     if requires_grad:
@@ -228,9 +249,9 @@ _TENSOR_REBUILDS = (
 def rebuild_from_type_v2(func, new_type, args, state):
     """Our ``torch._tensor._rebuild_from_type_v2``: rebuild, set the class, then attributes."""
     if func not in _TENSOR_REBUILDS or type(args) is not tuple:
-        raise UnpicklingError(f"_rebuild_from_type_v2 cannot call {func!r:.100}")
+        raise UnpicklingError(f"_rebuild_from_type_v2 cannot call {_short(func, 100)}")
     if new_type is not Tensor and new_type is not _parameter_class():
-        raise UnpicklingError(f"_rebuild_from_type_v2: unsupported tensor type {new_type!r:.100}")
+        raise UnpicklingError(f"_rebuild_from_type_v2: unsupported tensor type {_short(new_type, 100)}")
     t = func(*args)
     if type(t) is not new_type:
         impl = t._impl
@@ -260,7 +281,7 @@ def apply_state(obj, state) -> None:
         return
     if isinstance(state, tuple):
         if len(state) != 2:
-            raise UnpicklingError(f"Invalid serialized state: {state!r:.200}")
+            raise UnpicklingError(f"Invalid serialized state: {_short(state, 200)}")
         parts = state
     else:
         parts = (state,)
@@ -268,11 +289,11 @@ def apply_state(obj, state) -> None:
         if not part:
             continue
         if not isinstance(part, dict):
-            raise UnpicklingError(f"Invalid serialized state: {part!r:.200}")
+            raise UnpicklingError(f"Invalid serialized state: {_short(part, 200)}")
         for k, v in part.items():
             if type(k) is not str or k.startswith("__") or hasattr(type(obj), k):
                 raise UnpicklingError(
-                    f"a checkpoint may not set the attribute {k!r:.100} of a {type(obj).__name__}"
+                    f"a checkpoint may not set the attribute {_short(k, 100)} of a {type(obj).__name__}"
                 )
             obj.__dict__[k] = v
 
@@ -284,7 +305,7 @@ def _codecs_encode(text, encoding="utf-8"):
     # pickle protocol 2 writes bytes as _codecs.encode(latin-1 text, 'latin1')
     if type(text) is not str or encoding not in ("latin1", "latin-1", "utf-8", "utf8", "ascii"):
         raise UnpicklingError(
-            f"_codecs.encode is only allowed on text, got {type(text).__name__}, {encoding!r:.50}"
+            f"_codecs.encode is only allowed on text, got {type(text).__name__}, {_short(encoding, 50)}"
         )
     return text.encode(encoding)
 
@@ -334,7 +355,7 @@ def _size(values=()):
 def _device(kind, index=None):
     if type(kind) is not str or (index is not None and type(index) is not int):
         raise UnpicklingError(
-            f"torch.device expects a string and an optional int, got {kind!r:.50}, {index!r:.50}"
+            f"torch.device expects a string and an optional int, got {_short(kind, 50)}, {_short(index, 50)}"
         )
     from minitorch_nn._device import device
 
@@ -486,9 +507,128 @@ def _rejecting(code: int):
 class CheckpointUnpickler(pickle._Unpickler):
     """Reads ``data.pkl``; ``storage_loader(dtype, key, location, numel)`` supplies storages."""
 
-    def __init__(self, file, storage_loader):
+    def __init__(self, file, storage_loader, size=None):
+        """``size``: the pickle's length in bytes, when known (it sets the hashing budget)."""
         super().__init__(file, encoding="utf-8")
         self._storage_loader = storage_loader
+        # id(container) -> (container, nesting depth, hashing weight). The container is held so
+        # that its id cannot be reused by another object while the pickle is read.
+        self._shape_of: dict[int, tuple] = {}
+        self._work_left = WORK_PER_BYTE * (size if size is not None else 1 << 24) + (1 << 20)
+
+    def load(self):
+        """``pickle._Unpickler.load``'s loop, counting opcodes against ``MAX_OPCODES``."""
+        if not hasattr(self, "_file_read"):
+            raise UnpicklingError("CheckpointUnpickler.__init__() was not called")
+        unframer = pickle._Unframer(self._file_read, self._file_readline)
+        self.read, self.readinto, self.readline = unframer.read, unframer.readinto, unframer.readline
+        self._unframer = unframer
+        self.metastack = []
+        self.stack = []
+        self.append = self.stack.append
+        self.proto = 0
+        read, dispatch = self.read, self.dispatch
+        try:
+            for _ in range(MAX_OPCODES):
+                key = read(1)
+                if not key:
+                    raise EOFError
+                dispatch[key[0]](self)
+        except pickle._Stop as stop:
+            return stop.value
+        finally:
+            self._shape_of.clear()
+        raise UnpicklingError(
+            f"the checkpoint's pickle runs more than {MAX_OPCODES} opcodes, more than any checkpoint "
+            "needs: the file is damaged or crafted to keep the reader busy"
+        )
+
+    # -- nesting depth and hashing cost of the containers built so far ---------------------------
+    def _shape(self, obj) -> tuple[int, int]:
+        entry = self._shape_of.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return entry[1], entry[2]
+        if type(obj) is int:
+            return 0, 1 + obj.bit_length() // 64   # hashing a big int reads all its digits
+        if type(obj) in _CONTAINERS:
+            return 1, 1 + len(obj)   # a flat, small container (those get no entry, see below)
+        return 0, 1
+
+    def _note_container(self, obj, items) -> None:
+        """Record ``obj``'s depth (1 + its deepest item) and weight; refuse too deep a nesting."""
+        depth, weight = 0, 1
+        for item in items:
+            d, w = self._shape(item)
+            if d > depth:
+                depth = d
+            weight += w
+        depth += 1
+        if depth > MAX_NESTING:
+            raise UnpicklingError(
+                f"the checkpoint's pickle nests containers more than {MAX_NESTING} deep, deeper than "
+                "any checkpoint needs: the file is damaged or crafted (such nesting crashes "
+                "Python's hashing)"
+            )
+        old = self._shape_of.get(id(obj))
+        if old is not None and old[0] is obj:   # a list or dict that grew: keep the larger
+            depth, weight = max(depth, old[1]), old[2] + weight - 1
+        elif depth <= 1 and weight < 16:
+            return   # flat and small (most containers): not worth an entry, read as (0, 1)
+        self._shape_of[id(obj)] = (obj, depth, weight)
+
+    def _charge_hash(self, *keys) -> None:
+        """Count the cost of hashing ``keys`` (dict keys, set items, callables)."""
+        for key in keys:
+            self._work_left -= self._shape(key)[1]
+        if self._work_left < 0:
+            raise UnpicklingError(
+                "the checkpoint's pickle hashes more data than its size allows (the same large "
+                "key used over and over): the file is damaged or crafted to keep the reader busy"
+            )
+
+    def load_tuple(self):
+        items = self.pop_mark()
+        self._note_container(items, items)   # (pop_mark gives a list; check before building)
+        t = tuple(items)
+        self._shape_of.pop(id(items), None)
+        self._note_container(t, items)
+        self.append(t)
+
+    def _load_small_tuple(self, n):
+        items = self.stack[-n:]
+        t = tuple(items)
+        self._note_container(t, items)
+        self.stack[-n:] = [t]
+
+    def load_tuple1(self):
+        self._load_small_tuple(1)
+
+    def load_tuple2(self):
+        self._load_small_tuple(2)
+
+    def load_tuple3(self):
+        self._load_small_tuple(3)
+
+    def load_list(self):
+        items = self.pop_mark()
+        self._note_container(items, items)
+        self.append(items)
+
+    def load_dict(self):
+        items = self.pop_mark()
+        if len(items) % 2:
+            raise UnpicklingError("DICT needs key/value pairs")
+        self._charge_hash(*items[::2])
+        d = {items[i]: items[i + 1] for i in range(0, len(items), 2)}
+        self._note_container(d, items)
+        self.append(d)
+
+    def load_frozenset(self):
+        items = self.pop_mark()
+        self._charge_hash(*items)
+        f = frozenset(items)
+        self._note_container(f, items)
+        self.append(f)
 
     def find_class(self, module, name):
         """The only way a checkpoint names Python objects; everything not on the allow-list fails.
@@ -528,12 +668,12 @@ class CheckpointUnpickler(pickle._Unpickler):
             or len(pid) not in (5, 6)
             or pid[0] not in ("storage", b"storage")
         ):
-            raise UnpicklingError(f"unsupported persistent id encountered: {pid!r:.200}")
+            raise UnpicklingError(f"unsupported persistent id encountered: {_short(pid, 200)}")
         storage_type, key, location, numel = pid[1:5]
         if type(storage_type) is not StorageType:
-            raise UnpicklingError(f"persistent id names {storage_type!r:.100}, not a storage type")
+            raise UnpicklingError(f"persistent id names {_short(storage_type, 100)}, not a storage type")
         if type(key) is not str or type(location) is not str or type(numel) is not int or numel < 0:
-            raise UnpicklingError(f"malformed storage id {pid!r:.200}")
+            raise UnpicklingError(f"malformed storage id {_short(pid, 200)}")
         if len(pid) == 6:
             view = pid[5]
             if view is not None and not (
@@ -542,7 +682,7 @@ class CheckpointUnpickler(pickle._Unpickler):
                 and type(view[0]) is str
                 and all(type(v) is int and v >= 0 for v in view[1:])
             ):
-                raise UnpicklingError(f"malformed storage view {view!r:.200}")
+                raise UnpicklingError(f"malformed storage view {_short(view, 200)}")
             return self._storage_loader(storage_type.dtype, key, location, numel, view)
         return self._storage_loader(storage_type.dtype, key, location, numel)
 
@@ -550,16 +690,19 @@ class CheckpointUnpickler(pickle._Unpickler):
     def _call(self, func, args):
         if type(args) is not tuple:
             raise UnpicklingError("REDUCE arguments must be a tuple")
+        self._charge_hash(func)
         checked = _CALLS.get(func) if _hashable(func) else None
         if checked is None:
             if _user_allowed(func):
                 return func(*args)
-            raise UnpicklingError(f"Trying to call reduce for unrecognized function {func!r:.100}")
+            raise UnpicklingError(f"Trying to call reduce for unrecognized function {_short(func, 100)}")
         return checked(*args)
 
     def load_reduce(self):
         args = self.stack.pop()
-        self.stack[-1] = self._call(self.stack[-1], args)
+        result = self._call(self.stack[-1], args)
+        self._note_container(result, (args,))   # (an OrderedDict or set made from its items)
+        self.stack[-1] = result
 
     def load_newobj(self):
         args = self.stack.pop()
@@ -607,28 +750,40 @@ class CheckpointUnpickler(pickle._Unpickler):
 
     def load_append(self):
         item = self.stack.pop()
-        self._target((list,), "APPEND").append(item)
+        target = self._target((list,), "APPEND")
+        self._note_container(target, (item,))
+        target.append(item)
 
     def load_appends(self):
         items = self.pop_mark()
-        self._target((list,), "APPENDS").extend(items)
+        target = self._target((list,), "APPENDS")
+        self._note_container(target, items)
+        target.extend(items)
 
     def load_setitem(self):
         value = self.stack.pop()
         key = self.stack.pop()
-        self._target((dict, collections.OrderedDict, collections.Counter), "SETITEM")[key] = value
+        target = self._target((dict, collections.OrderedDict, collections.Counter), "SETITEM")
+        self._charge_hash(key)
+        self._note_container(target, (key, value))
+        target[key] = value
 
     def load_setitems(self):
         items = self.pop_mark()
         target = self._target((dict, collections.OrderedDict, collections.Counter), "SETITEMS")
         if len(items) % 2:
             raise UnpicklingError("SETITEMS needs key/value pairs")
+        self._charge_hash(*items[::2])
+        self._note_container(target, items)
         for i in range(0, len(items), 2):
             target[items[i]] = items[i + 1]
 
     def load_additems(self):
         items = self.pop_mark()
-        self._target((set,), "ADDITEMS").update(items)
+        target = self._target((set,), "ADDITEMS")
+        self._charge_hash(*items)
+        self._note_container(target, items)
+        target.update(items)
 
     # The dispatch table: every opcode byte rejects unless listed here.
     dispatch = {code: _rejecting(code) for code in range(256)}
@@ -693,18 +848,10 @@ _SAFE_OPCODES = (
     "BINBYTES",
     "SHORT_BINBYTES",
     "BINBYTES8",
-    "BYTEARRAY8",
     "EMPTY_TUPLE",
-    "TUPLE",
-    "TUPLE1",
-    "TUPLE2",
-    "TUPLE3",
     "EMPTY_LIST",
-    "LIST",
     "EMPTY_DICT",
-    "DICT",
     "EMPTY_SET",
-    "FROZENSET",
     # names and storages (through find_class / persistent_load above)
     "GLOBAL",
     "STACK_GLOBAL",
@@ -723,5 +870,12 @@ for _op, _fn in (
     ("SETITEM", CheckpointUnpickler.load_setitem),
     ("SETITEMS", CheckpointUnpickler.load_setitems),
     ("ADDITEMS", CheckpointUnpickler.load_additems),
+    ("TUPLE", CheckpointUnpickler.load_tuple),
+    ("TUPLE1", CheckpointUnpickler.load_tuple1),
+    ("TUPLE2", CheckpointUnpickler.load_tuple2),
+    ("TUPLE3", CheckpointUnpickler.load_tuple3),
+    ("LIST", CheckpointUnpickler.load_list),
+    ("DICT", CheckpointUnpickler.load_dict),
+    ("FROZENSET", CheckpointUnpickler.load_frozenset),
 ):
     CheckpointUnpickler.dispatch[getattr(pickle, _op)[0]] = _fn

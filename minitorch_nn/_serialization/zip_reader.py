@@ -12,8 +12,10 @@ Where we are stricter than PyTorch (a file PyTorch writes always passes):
   ``.format_version``, ``.storage_alignment``, ``.data/...``); anything else is an error,
   and a TorchScript archive (``code/``, ``constants.pkl``) is named as such;
 * duplicate names, a local header that disagrees with the central directory, a record that
-  runs past the end of the file, a compression ratio DEFLATE cannot reach, and a CRC mismatch
-  are errors; all are checked before ``load`` returns (PyTorch never checks storage CRCs).
+  runs past the end of the file, a stored record whose two sizes differ, a compression ratio
+  DEFLATE cannot reach, and a CRC mismatch are errors; all are checked before ``load`` returns
+  (PyTorch never checks storage CRCs). Sizes are checked against the bytes in the file before
+  anything is allocated for them, so a small file never makes ``load`` allocate much.
 
 Deflated records (a checkpoint someone re-zipped) are read too, as PyTorch's reader does.
 
@@ -118,6 +120,9 @@ class CheckpointZipReader:
                 raise _damaged(
                     f"record {name!r} claims {info.compress_size} bytes past the end of the file"
                 )
+            if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+                # checked here, before anything is allocated for the size the entry claims
+                raise _damaged(f"stored record {name!r} has two different sizes")
             if (
                 info.compress_type == zipfile.ZIP_DEFLATED
                 and info.file_size > 1032 * info.compress_size + 1024
@@ -168,14 +173,68 @@ class CheckpointZipReader:
         return start
 
     # -- reading ----------------------------------------------------------------------------
-    def get_record(self, name: str, limit: int = 1 << 31) -> bytes:
-        """The bytes of a small record (``data.pkl``, ``version``...)."""
-        size = self.record_size(name)
+    def get_record(self, name: str, limit: int = 1 << 31, max_ratio: int | None = None) -> bytes:
+        """The bytes of a small record (``data.pkl``, ``version``...).
+
+        Nothing is allocated on the archive's say-so: a stored record's bytes must lie in the file
+        (checked when the archive was opened), and a deflated one is inflated chunk by chunk, so
+        memory grows only with the bytes actually produced. ``max_ratio`` caps how far a deflated
+        record may inflate (``data.pkl``: a pickle that inflates 1000-fold is a bomb, not a
+        checkpoint).
+        """
+        info = self._records[name]
+        size = info.file_size
         if size > limit:
             raise _damaged(f"record {name!r} is {size} bytes, more than the {limit} expected")
-        out = bytearray(size)
-        self.read_into(name, out)
-        return bytes(out)
+        if info.compress_type == zipfile.ZIP_STORED:
+            out = bytearray(size)
+            self.read_into(name, out)
+            return bytes(out)
+        if max_ratio is not None and size > max_ratio * info.compress_size + 4096:
+            raise CheckpointError(
+                f"record {info.filename!r} inflates from {info.compress_size} to {size} bytes, more than "
+                f"{max_ratio} times; minitorch_nn refuses such a record as a decompression bomb. "
+                "(If the file is genuine, re-save it with torch.save, which stores data.pkl uncompressed.)"
+            )
+        self.data_offset(name)
+        chunks, got = [], 0
+        try:
+            with self._zip.open(info) as fh:
+                while got < size:
+                    chunk = fh.read(min(1 << 20, size - got))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    got += len(chunk)
+        except Exception as e:
+            raise _damaged(f"cannot inflate record {info.filename!r} ({type(e).__name__}: {e})") from e
+        if got != size:
+            raise _damaged(f"record {info.filename!r} is truncated ({got} of {size} bytes)")
+        data = b"".join(chunks)
+        if zlib.crc32(data) != info.CRC:
+            raise _bad_crc(info)
+        return data
+
+    def inflate(self, name: str) -> bytearray:
+        """A deflated record's bytes, inflated chunk by chunk and CRC-checked (no allocation of
+        the size the archive declares before the bytes are produced)."""
+        info = self._records[name]
+        self.data_offset(name)
+        out = bytearray()
+        try:
+            with self._zip.open(info) as fh:
+                while len(out) < info.file_size:
+                    chunk = fh.read(min(1 << 24, info.file_size - len(out)))
+                    if not chunk:
+                        break
+                    out += chunk
+        except Exception as e:
+            raise _damaged(f"cannot inflate record {info.filename!r} ({type(e).__name__}: {e})") from e
+        if len(out) != info.file_size:
+            raise _damaged(f"record {info.filename!r} is truncated ({len(out)} of {info.file_size} bytes)")
+        if zlib.crc32(out) != info.CRC:
+            raise _bad_crc(info)
+        return out
 
     def read_into(self, name: str, out, *, defer_check: bool = False) -> None:
         """Fill the writable buffer ``out`` (exactly the record's size) with the record's bytes.

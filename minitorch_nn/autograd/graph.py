@@ -715,6 +715,9 @@ _POISON_MESSAGE = (
 )
 
 
+_SWAP_POISONS = weakref.WeakKeyDictionary()   # AccumulateGrad node -> its poison hooks' handles
+
+
 def poison_accumulate_grad_for_swap(tensor):
     """Make a later backward through ``tensor``'s AccumulateGrad fail (``utils.swap_tensors``).
 
@@ -727,7 +730,27 @@ def poison_accumulate_grad_for_swap(tensor):
     def poisoned(grad_outputs):
         raise RuntimeError(_POISON_MESSAGE)
 
-    node.register_prehook(poisoned)
+    _SWAP_POISONS.setdefault(node, []).append(node.register_prehook(poisoned))
     meta = tensor._impl.autograd_meta
     if meta is not None:
         meta.pop("grad_accumulator", None)
+
+
+def accumulator_of(tensor):
+    """The weak reference to ``tensor``'s cached AccumulateGrad node, or None (read before a swap
+    that may be undone, see :func:`unpoison_after_swap_back`)."""
+    meta = tensor._impl.autograd_meta
+    return None if not isinstance(meta, dict) else meta.get("grad_accumulator")
+
+
+def unpoison_after_swap_back(tensor, accumulator_ref) -> None:
+    """Undo :func:`poison_accumulate_grad_for_swap` once a swap was exchanged back (a failed
+    ``load_state_dict`` or conversion): the node's payload is ``tensor``'s again, so it is healthy."""
+    node = None if accumulator_ref is None else accumulator_ref()
+    if node is None or node._impl is not tensor._impl:
+        return
+    for handle in _SWAP_POISONS.pop(node, ()):   # (the swap and the swap back may both poison)
+        handle.remove()
+    meta = tensor._impl.autograd_meta
+    if isinstance(meta, dict):
+        meta["grad_accumulator"] = accumulator_ref

@@ -183,8 +183,9 @@ def copy_(self, src, non_blocking=False):
 # -- factories ------------------------------------------------------------------------------------
 
 def _factory(size, dtype):
-    check_size_nonnegative(size)
-    return _new_meta(tuple(size), dtype if dtype is not None else dt.get_default_dtype())
+    dtype = dtype if dtype is not None else dt.get_default_dtype()
+    check_size_nonnegative(size, itemsize=dtype.itemsize)
+    return _new_meta(tuple(size), dtype)
 
 
 @aten.empty.memory_format.impl("meta")
@@ -194,7 +195,7 @@ def _factory(size, dtype):
 @aten.randn.default.impl("meta")
 def sized_factory(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=None):
     if memory_format is not None:
-        check_size_nonnegative(size)
+        check_size_nonnegative(size, itemsize=(dtype or dt.get_default_dtype()).itemsize)
         strides = format_strides(size, memory_format)
         if strides is not None:
             return _new_meta(tuple(size), dtype if dtype is not None else dt.get_default_dtype(), strides=strides)

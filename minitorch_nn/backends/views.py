@@ -12,11 +12,11 @@ which is element [j, i] of ``x``.
 
 from __future__ import annotations
 
-from minitorch_nn._C import Size, VersionCounter
-from minitorch_nn.backends.common import type_name
+from minitorch_nn._C import Size, VersionCounter, check_geometry
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import infer_size, wrap_dim
 from minitorch_nn._tensor import _make_view, contiguous_strides
+from minitorch_nn.backends.common import type_name
 
 
 def _geometry(t):
@@ -129,7 +129,7 @@ def detach(self):
     out._impl.base = None
     version = self._impl.version
     if version.inference or type(version) is not VersionCounter:
-        from minitorch_nn.autograd import grad_mode   # (autograd imports the backends)
+        from minitorch_nn.autograd import grad_mode  # (autograd imports the backends)
 
         # of an inference tensor outside inference_mode: a counter of its own, as in PyTorch
         counter = grad_mode.detached_counter(version)
@@ -276,6 +276,8 @@ def slice_(self, dim=0, start=None, end=None, step=1):
         end += n
     start = min(max(start, 0), n)
     end = min(max(end, start), n)
+    # the exact length (Python ints): PyTorch 2.13 computes it in int64 and gets 0 for a step
+    # near 2**63 (``arange(10.)[::2**63 - 1]``); one element is the right answer
     length = (end - start + step - 1) // step
     offset += start * strides[d]
     sizes[d] = length
@@ -299,13 +301,21 @@ def select(self, dim, index):
     return _make_view(self, sizes, strides, offset)
 
 
+def _check_int64(name, size, stride, offset):
+    """PyTorch reads sizes, strides and the offset into int64 before anything else."""
+    for arg, values in (("size", size), ("stride", stride)):
+        for i, v in enumerate(values):
+            if not -(2**63) <= v < 2**63:
+                raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {i + 1} with "
+                                'error "Overflow when unpacking long long"')
+    if offset is not None and not -(2**63) <= offset < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+
+
 @aten.as_strided.default.impl("any")
 def as_strided(self, size, stride, storage_offset=None):
+    _check_int64("as_strided", size, stride, storage_offset)
     offset = self._impl.offset if storage_offset is None else storage_offset
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    if any(s < 0 for s in stride):
-        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got strides: " + str(list(stride)))
     _check_in_bounds(self, size, stride, offset)
     return _make_view(self, size, stride, offset)
 
@@ -313,25 +323,18 @@ def as_strided(self, size, stride, storage_offset=None):
 @aten.as_strided_.default.impl("any")
 def as_strided_(self, size, stride, storage_offset=None):
     """Re-point this tensor at another window of its own storage (no data moves)."""
+    _check_int64("as_strided_", size, stride, storage_offset)
     offset = self._impl.offset if storage_offset is None else storage_offset
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    _check_in_bounds(self, size, stride, offset)
-    self._impl.set_metadata(tuple(size), tuple(stride), offset)
+    self._impl.set_metadata(tuple(size), tuple(stride), offset)   # (checks first, as below)
     return self
 
 
 def _check_in_bounds(self, size, stride, offset):
+    """PyTorch's refusals: negative sizes, strides or offset, size arithmetic that overflows
+    int64, and any element outside the storage (both ends); see ``_C.check_geometry``."""
     storage = self._impl.storage
-    if storage is None or any(s == 0 for s in size):
-        return
-    last = offset + sum((s - 1) * st for s, st in zip(size, stride))
-    nbytes = storage.shape[0] * self.dtype.itemsize
-    if (last + 1) * self.dtype.itemsize > nbytes:
-        raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
-            f"{self.dtype.itemsize} requiring a storage size of {(last + 1) * self.dtype.itemsize} are out of bounds for storage of size {nbytes}"
-        )
+    check_geometry(tuple(size), tuple(stride), offset, self.dtype.itemsize,
+                   None if storage is None else storage.nbytes)
 
 
 @aten.unfold.default.impl("any")

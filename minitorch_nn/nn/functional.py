@@ -214,6 +214,17 @@ def _pool_input(input, name):
     return input
 
 
+def _check_pool_window(kernel_size, stride) -> None:
+    """PyTorch's checks on a 2-d pooling window, before any arithmetic divides by them: the
+    stride (the kernel size when not given) must not be zero, the kernel must be positive."""
+    kh, kw = _tuple(kernel_size, 2)
+    sh, sw = _tuple(stride, 2) if stride is not None and stride != () and stride != [] else (kh, kw)
+    if sh == 0 or sw == 0:
+        raise RuntimeError("stride should not be zero")
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
+
+
 def _only_values_observable(input):
     """Whether nothing but max pooling's values can be seen: no gradient will be taken (so
     autograd keeps no indices), no dispatch mode, tensor subclass or forward-mode AD level watches
@@ -233,6 +244,7 @@ def _only_values_observable(input):
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over each window (``aten.max_pool2d_with_indices``); indices are flat per plane."""
     _pool_input(input, "max_pool2d")
+    _check_pool_window(kernel_size, stride)
     args = (list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
             list(_tuple(padding, 2)), list(_tuple(dilation, 2)), ceil_mode)
     if not return_indices and _only_values_observable(input):
@@ -259,6 +271,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     """Mean over each window (``aten.avg_pool2d``)."""
     _pool_input(input, "avg_pool2d")
+    _check_pool_window(kernel_size, stride)
     return aten.avg_pool2d.default(
         input, list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
         list(_tuple(padding, 2)), ceil_mode, count_include_pad, divisor_override,
@@ -764,7 +777,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """
     nd = input.dim() - 2
     if nd < 1:
-        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: "
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: "
                          "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
                          f"{mode})")
     if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:

@@ -12,6 +12,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._device import canonical
 from minitorch_nn._ops import aten
+from minitorch_nn._C import checked_numel
 from minitorch_nn._shape import check_size_nonnegative, wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
 from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
@@ -41,6 +42,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     check_size_nonnegative(size)
     d = _dtype_or_default(dtype)
     size, stride = tuple(size), tuple(stride)
+    from minitorch_nn._C import check_geometry
+
+    check_geometry(size, stride, 0, d.itemsize)
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     storage = np.zeros(extent, dtype=d.numpy_dtype)
     from minitorch_nn._C import TensorImpl, _wrap
@@ -182,7 +186,10 @@ def arange_values(start, end, step, dtype):
         raise RuntimeError("step must be nonzero")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    n = int(np.ceil((end - start) / step))
+    length = np.ceil((end - start) / step)
+    if not 0 <= length <= 2**63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    n = int(length)
     if not dtype.is_floating_point:
         # the length comes from the real bounds, the values from start and step cast to integers
         # (arange(0, 2.3, 0.3, dtype=int32) is eight zeros in PyTorch)
@@ -347,7 +354,10 @@ def resize_(self, size, *, memory_format=None):
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     impl = self._impl
-    needed = impl.offset + int(np.prod(size, dtype=np.int64))
+    from minitorch_nn._C import check_geometry
+
+    check_geometry(size, contiguous_strides(size), impl.offset, impl.dtype.itemsize)  # (overflow)
+    needed = impl.offset + checked_numel(size)
     if needed > impl.storage.shape[0]:
         grown = np.zeros(needed, dtype=impl.storage.dtype)
         grown[: impl.storage.shape[0]] = impl.storage
@@ -443,6 +453,7 @@ def flip(self, dims):
 
 @aten.roll.default.impl("cpu")
 def roll(self, shifts, dims=()):
+    dims = [wrap_dim(d, self.dim()) for d in dims]   # (PyTorch's IndexError for a bad dim)
     if not dims:
         return wrap(np.roll(as_array(self).reshape(-1), shifts).reshape(tuple(self.shape)), self.dtype)
     return wrap(np.roll(as_array(self), shifts, axis=tuple(dims)), self.dtype)

@@ -180,6 +180,8 @@ def index_put(self, indices, values, accumulate=False):
 
 @aten.index_select.default.impl("cpu")
 def index_select(self, dim, index):
+    if index.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, self.dim())
@@ -200,6 +202,10 @@ def gather(self, dim, index, *, sparse_grad=False):
     d = wrap_dim(dim, self.dim())
     arr = as_array(self)
     idx = as_array(index)
+    n = arr.shape[d] if arr.ndim else 1
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        bad = int(idx.max()) if idx.max() >= n else int(idx.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
     sliced = arr[tuple(slice(0, s) if k != d else slice(None) for k, s in enumerate(idx.shape))]
     return wrap(np.take_along_axis(sliced, idx, axis=d), self.dtype)
 
@@ -287,6 +293,8 @@ def scatter_add_(self, dim, index, src):
 
 @aten.masked_select.default.impl("cpu")
 def masked_select(self, mask):
+    if mask.dtype is not dt.bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     a, m = np.broadcast_arrays(as_array(self), as_array(mask))
     return wrap(a[m].copy(), self.dtype)
 

@@ -208,7 +208,7 @@ def _arg(self, dim, keepdim, fn, name):
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if self.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         flat = as_array(self).reshape(-1)
         r = fn(flat)
         if keepdim:

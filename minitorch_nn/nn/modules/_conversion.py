@@ -26,6 +26,16 @@ object keeps its identity too). **Buffers** never take part: each buffer is simp
 ``type(dtype)`` converts everything; ``to(dtype)`` refuses non-floating dtypes and leaves
 integer tensors' dtype alone.
 
+Beyond PyTorch: **a conversion that fails changes nothing.** PyTorch converts tensor by tensor,
+so an error halfway (a Parameter subclass whose conversion raises, a weak reference or a live view
+that makes ``swap_tensors`` refuse under the swap flag) leaves a module of mixed dtypes with some
+buffers already replaced. Here every step of the outermost ``_apply`` is journaled (old payload
+fields for the set-.data path, the exchanged objects for the swap path, the old dict entries for
+the overwrite path and buffers) and replayed backwards when anything raises, under every
+``__future__`` flag setting: each parameter, buffer and grad gets back its identity, its dtype,
+its values and its version counter. (What user code does inside ``fn`` or an overridden
+``_apply`` beyond these steps cannot be undone.)
+
 Differences from PyTorch: there are no FakeTensors, so the "is a FakeTensor" trigger of the
 swap path is absent; ``memory_format`` is accepted and ignored (tensors here are row-major).
 
@@ -40,12 +50,74 @@ tensors.
 
 from __future__ import annotations
 
+import threading
+
 from minitorch_nn import __future__ as future_flags
 from minitorch_nn._tensor import Tensor
 from minitorch_nn._warnings import warn_user
+from minitorch_nn.autograd import graph
 from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter
 from minitorch_nn.utils import swap_tensors
+
+
+class _ConversionLog:
+    """Undo steps for the tensors one outermost ``_apply`` changed, replayed backwards on error."""
+
+    def __init__(self):
+        self.undo = []
+
+    # (the steps keep the tensor objects, never their payloads: a reference to a payload would
+    # count in the use count that swap_tensors checks)
+    def set_data(self, tensor):
+        """Before ``tensor.data = x``: remember the payload fields that assignment rewrites."""
+        impl = tensor._impl
+        fields = (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device, impl.array)
+        del impl
+
+        def restore():
+            impl = tensor._impl
+            (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype, impl.device,
+             impl.array) = fields
+
+        self.undo.append(restore)
+
+    def swapped(self, t1, t2, accumulator):
+        def restore():
+            swap_tensors(t1, t2)
+            graph.unpoison_after_swap_back(t1, accumulator)   # (the swaps poisoned t1's node)
+
+        self.undo.append(restore)
+
+    def dict_entry(self, mapping, key):
+        old = mapping[key]
+
+        def restore():
+            mapping[key] = old
+
+        self.undo.append(restore)
+
+    def grad(self, tensor):
+        old = tensor._impl.grad
+
+        def restore():   # (undone after any swap of ``tensor``, so its payload is its own again)
+            tensor._impl.grad = old
+
+        self.undo.append(restore)
+
+    def rollback(self):
+        undo, self.undo = self.undo, []
+        for step in reversed(undo):
+            step()
+
+
+class _ActiveConversions(threading.local):
+    def __init__(self):
+        self.log = None
+
+
+_active = _ActiveConversions()
+
 
 # How many Parameters have been marked as replaced so far: an optimizer only looks at its
 # parameters' marks when this number changed since its last step, so a step costs one compare.
@@ -124,7 +196,21 @@ class _ConversionMixin:
 
     def _apply(self, fn, recurse=True):
         """Replace every tensor ``t`` of this module (and, with ``recurse``, its children) by
-        ``fn(t)``, keeping parameter identity as the module docstring describes. Returns self."""
+        ``fn(t)``, keeping parameter identity as the module docstring describes. Returns self.
+        All or nothing: if any step raises, every tensor is put back as it was."""
+        if _active.log is not None:
+            return self._apply_steps(fn, recurse, _active.log)
+        log = _active.log = _ConversionLog()
+        try:
+            return self._apply_steps(fn, recurse, log)
+        except BaseException:
+            with no_grad():
+                log.rollback()
+            raise
+        finally:
+            _active.log = None
+
+    def _apply_steps(self, fn, recurse, log):
         if recurse:
             for module in self.children():
                 module._apply(fn)
@@ -149,15 +235,19 @@ class _ConversionMixin:
                 try:
                     if param_grad is not None:
                         # The grad would keep a second reference to the payload; detach it first.
+                        log.grad(param)
                         param.grad = None
                     param_applied = Parameter(param_applied, requires_grad=param.requires_grad)
+                    accumulator = graph.accumulator_of(param)
                     swap_tensors(param, param_applied)
+                    log.swapped(param, param_applied, accumulator)
                 except Exception as e:
                     if param_grad is not None:
                         param.grad = param_grad
                     raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
                 out_param = param
             elif p_set_data:
+                log.set_data(param)
                 param.data = param_applied
                 out_param = param
             else:
@@ -166,8 +256,10 @@ class _ConversionMixin:
                 if not param.is_leaf:
                     raise AssertionError("param must be a leaf tensor")
                 out_param = Parameter(param_applied, param.requires_grad)
+                log.dict_entry(self._parameters, key)
                 self._parameters[key] = out_param
                 mark_replaced(param, self, key)  # an optimizer holding `param` is now stale
+                log.undo.append(lambda param=param: param.__dict__.pop("_replaced_by", None))
 
             if param_grad is not None:
                 with no_grad():
@@ -176,6 +268,7 @@ class _ConversionMixin:
                     grad_applied.requires_grad_(param_grad.requires_grad)
                     try:
                         swap_tensors(param_grad, grad_applied)
+                        log.swapped(param_grad, grad_applied, None)
                     except Exception as e:
                         raise RuntimeError(
                             f"_apply(): Couldn't swap {self._get_name()}.{key}.grad"
@@ -183,13 +276,17 @@ class _ConversionMixin:
                     out_param.grad = param_grad
                 elif use_set_data(param_grad, grad_applied):
                     # Write through the storage slot: the grad's dtype now matches the param's.
+                    log.set_data(out_param.grad)
                     out_param.grad.data = grad_applied
                 else:
+                    log.grad(out_param)
                     out_param.grad = grad_applied.requires_grad_(param_grad.requires_grad)
 
         for key, buf in self._buffers.items():
             if buf is not None:
-                self._buffers[key] = fn(buf)
+                new_buf = fn(buf)
+                log.dict_entry(self._buffers, key)
+                self._buffers[key] = new_buf
         return self
 
     def to(self, *args, **kwargs):

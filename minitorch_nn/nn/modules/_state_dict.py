@@ -29,10 +29,18 @@ and unexpected keys become errors, and any error raises one ``RuntimeError`` lis
 Beyond PyTorch (PyTorch's text comes first in every message):
 
 * **A failed load changes nothing.** PyTorch writes tensor by tensor and raises at the end, so a
-  size mismatch in the last layer leaves the first layers already overwritten. Here every write
-  is logged with a way to undo it, and when the load raises the log is replayed backwards.
-  (``set_extra_state`` calls and edits made by user hooks cannot be undone. The price is one
-  temporary copy of each tensor loaded in place, dropped when the load returns.)
+  size mismatch in the last layer leaves the first layers already overwritten. Here, when no
+  user code takes part in the load (no load hooks, no ``_load_from_state_dict`` or
+  ``set_extra_state`` overrides beyond the library's own pure ones), the whole tree is first
+  checked without writing (keys, shapes, values that are not tensors), and such a load raises
+  before its first write. Otherwise, and for what only the copy itself can find, every write
+  is logged with a way to undo it, and when the load raises the log is replayed backwards: the
+  values of every tensor written in place (``Tensor``, ``Parameter`` and any subclass of them)
+  come back *with their version counters as they were*, so a graph recorded before the failed
+  load still runs ``backward()``; swapped tensors get their old payloads back and assigned
+  attributes their old objects (identities, dtypes and versions unchanged). (``set_extra_state``
+  calls and edits made by user hooks cannot be undone. The price is one temporary copy of each
+  tensor loaded in place, dropped when the load returns.)
 * **A hint when the keys differ only by a prefix**, e.g. a checkpoint saved from a
   ``DataParallel`` wrapper whose keys all start with ``module.``.
 * **A warning when ``strict=False`` loaded nothing at all** (every key missing), the usual
@@ -54,6 +62,7 @@ from collections.abc import Mapping
 from minitorch_nn import __future__ as future_flags
 from minitorch_nn._tensor import Tensor
 from minitorch_nn._warnings import warn_user
+from minitorch_nn.autograd import graph
 from minitorch_nn.nn.modules._helpers import no_grad
 from minitorch_nn.nn.parameter import Parameter, is_lazy
 from minitorch_nn.utils import swap_tensors
@@ -75,26 +84,47 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 class _LoadLog:
-    """Undo information for every tensor written during one ``load_state_dict`` call."""
+    """Undo information for every tensor written during one ``load_state_dict`` call.
 
-    def __init__(self):
+    With ``dry_run`` the load only checks: ``_load_from_state_dict`` reports missing and unexpected
+    keys and errors but writes nothing and warns nothing (the real run that follows does)."""
+
+    def __init__(self, dry_run=False):
+        self.dry_run = dry_run
         self.undo = []
         self.saved_modules = set()
         self.loaded = 0  # tensors written (for the "loaded nothing" warning)
 
     def before_copy(self, tensor):
+        """Snapshot the values ``tensor`` holds now, whatever its class, and its version counter.
+
+        The snapshot and the restore act on the payload through a plain ``Tensor`` alias, so a
+        subclass's ``__torch_function__``, modes and hooks never see them (they are ours, not
+        PyTorch's), and the restore puts the version counter back to its value before the load:
+        a graph recorded before a failed load can still run ``backward()``."""
         # (a lazy placeholder holds no values to restore, and refuses detach())
         if getattr(type(tensor), "_is_uninitialized_lazy", False) or tensor.is_meta:
             return
-        if type(tensor) not in (Tensor, Parameter):
-            return  # a subclass may not support clone; PyTorch only calls its copy_, so we do too
-        # the snapshot is ours, not PyTorch's: __torch_function__ modes and dispatch modes do not see it
+        impl = tensor._impl
+        if impl.storage is None:
+            return  # a wrapper subclass: its data lives in its inner tensors, restored through them
+        from minitorch_nn._C import TensorImpl, _wrap
         from minitorch_nn._C_torch_function import DisableTorchFunction
         from minitorch_nn._dispatch import python_dispatch
 
+        alias = _wrap(Tensor, TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset,
+                                         impl.dtype, impl.device, impl.version))
+        counter = impl.version
+        version = counter.value
         with DisableTorchFunction(), python_dispatch.excluded():
-            old = tensor.detach().clone()
-        self.undo.append(lambda: tensor.copy_(old))
+            old = alias.clone()
+
+        def restore():
+            with DisableTorchFunction(), python_dispatch.excluded():
+                alias.copy_(old)
+            counter.value = version
+
+        self.undo.append(restore)
 
     def before_assign(self, module):
         # Assigning can move a name between _parameters and _buffers, so snapshot all three.
@@ -114,9 +144,15 @@ class _LoadLog:
 
         self.undo.append(restore)
 
-    def after_swap(self, tensor, other):
+    def after_swap(self, tensor, other, accumulator):
         # After swap_tensors(tensor, other), `other` holds the old contents: swap back to undo.
-        self.undo.append(lambda: swap_tensors(tensor, other))
+        # The swaps poisoned the tensor's AccumulateGrad node; with the old payload back, that
+        # node is healthy again.
+        def restore():
+            swap_tensors(tensor, other)
+            graph.unpoison_after_swap_back(tensor, accumulator)
+
+        self.undo.append(restore)
 
     def rollback(self):
         with no_grad():
@@ -192,9 +228,10 @@ def _swap_in(param, value, assign, log):
             new = Parameter(new, requires_grad=param.requires_grad)
         else:
             new.requires_grad_(param.requires_grad)
+    accumulator = graph.accumulator_of(param)
     swap_tensors(param, new)
     if log is not None:
-        log.after_swap(param, new)
+        log.after_swap(param, new, accumulator)
 
 
 def _assign_in(module, name, param, value, log):
@@ -252,6 +289,23 @@ def _load_tree(
                 "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
                 "new values, if incompatible_keys need to be modified, it should be done inplace."
             )
+
+
+def _writes_only_tensors(root) -> bool:
+    """Whether loading into ``root`` runs no user code besides writing tensors: no load hooks, and
+    no ``_load_from_state_dict``/``set_extra_state`` of the user's own. Then a dry run of the load
+    (which only checks) is free of side effects, and the load can be validated before writing."""
+    for m in root.modules():
+        if m._load_state_dict_pre_hooks or m._load_state_dict_post_hooks:
+            return False
+        cls = type(m)
+        # the class whose _load_from_state_dict runs must be ours, or say it only edits keys
+        owner = next(k for k in cls.__mro__ if "_load_from_state_dict" in k.__dict__)
+        if owner is not _StateDictMixin and not owner.__dict__.get("_load_from_state_dict_writes_nothing_else"):
+            return False
+        if getattr(cls, "set_extra_state", _StateDictMixin.set_extra_state) is not _StateDictMixin.set_extra_state:
+            return False
+    return True
 
 
 class _StateDictMixin:
@@ -393,6 +447,9 @@ class _StateDictMixin:
                     f"the shape in current model is {param.shape}."
                 )
                 continue
+            if log is not None and log.dry_run:
+                log.loaded += 1
+                continue
             if param.is_meta and not value.is_meta and not assign:
                 warn_user(
                     f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in the "
@@ -432,7 +489,8 @@ class _StateDictMixin:
             is not _StateDictMixin.set_extra_state
         ):
             if extra_key in state_dict:
-                self.set_extra_state(state_dict[extra_key])
+                if not (log is not None and log.dry_run):
+                    self.set_extra_state(state_dict[extra_key])
             elif strict:
                 missing_keys.append(extra_key)
         elif strict and extra_key in state_dict:
@@ -457,14 +515,20 @@ class _StateDictMixin:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys, unexpected_keys, error_msgs = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
+        if _writes_only_tensors(self):
+            # check everything first, writing nothing: a load that would fail raises here
+            self._load_checked(state_dict, metadata, strict, assign, _LoadLog(dry_run=True))
+        return self._load_checked(state_dict, metadata, strict, assign, _LoadLog())
+
+    def _load_checked(self, state_dict, metadata, strict, assign, log):
+        """One pass of ``load_state_dict`` (a dry run when ``log.dry_run``)."""
+        missing_keys, unexpected_keys, error_msgs = [], [], []
         # A shallow copy: hooks may rename or pop keys without touching the caller's dict.
         state_dict = OrderedDict(state_dict)
         if metadata is not None:
             state_dict._metadata = metadata
 
-        log = _LoadLog()
         _active_logs.append(log)
         try:
             _load_tree(
@@ -500,6 +564,8 @@ class _StateDictMixin:
                 )
                 + hint
             )
+        if log.dry_run:
+            return None
         if not strict and log.loaded == 0 and missing_keys:
             # strict=False is often used to silence key errors; a load that matched nothing is
             # almost never intended.

@@ -73,6 +73,10 @@ class _NormBase(Module):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
+    # (its override only fills in a key of the load's own copy of the state dict, so a load may
+    # validate the whole tree with it before writing anything: see _state_dict.py)
+    _load_from_state_dict_writes_nothing_else = True
+
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
         # Checkpoints from before num_batches_tracked existed (version < 2) load with a 0 count.
