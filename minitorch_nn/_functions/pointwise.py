@@ -19,15 +19,15 @@ def _is_tensor(x):
 
 def _scalar_arg(x):
     # numpy scalars and 0-d results of .item() behave as Python numbers
-    if hasattr(x, "item") and not _is_tensor(x) and not isinstance(x, (int, float, bool)):
+    if hasattr(x, "item") and not _is_tensor(x) and not isinstance(x, (int, float, bool, complex)):
         return x.item()
     return x
 
 
 def _check_operand(x, name):
-    if not isinstance(x, (TensorBase, int, float, bool)):
+    if not isinstance(x, (TensorBase, int, float, bool, complex)):
         x = _scalar_arg(x)
-        if not isinstance(x, (TensorBase, int, float, bool)):
+        if not isinstance(x, (TensorBase, int, float, bool, complex)):
             raise TypeError(
                 f"{name}(): argument 'other' (position 2) must be Tensor, not {type(x).__name__}"
             )

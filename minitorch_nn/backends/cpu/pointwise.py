@@ -33,12 +33,14 @@ from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import (
     _COMPUTE,
+    real_scalar,
     check_inplace_cast,
     compute_dtype,
     not_implemented,
     result_type,
 )
 from minitorch_nn.backends.cpu._fma import FUSED_DTYPES, fma
+from minitorch_nn.backends.cpu.complex import COMPLEX_REFUSALS, refuse_complex
 from minitorch_nn.backends.cpu._numpy import (
     as_array,
     fp_errors_off,
@@ -70,7 +72,8 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
         ia, ib = a._impl, b._impl
         dtype, sizes = ia.dtype, ia.sizes
         if (dtype is ib.dtype and sizes == ib.sizes and sizes and 0 not in sizes and dtype not in _COMPUTE
-                and ia.strides == ib.strides == _ROW_MAJOR.get(sizes) and (kind != "float" or dtype.is_floating_point)):
+                and ia.strides == ib.strides == _ROW_MAJOR.get(sizes)
+                and (kind != "float" or dtype.is_floating_point or dtype.is_complex)):
             # The common case, with the rules below already worked out: two row-major tensors of one
             # dtype and shape have that dtype (result_type), are computed as they are (no 16-bit
             # float) and give a row-major result (elementwise_strides).
@@ -81,7 +84,7 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
                 fp_errors_restore(token)
             return r, (dt.bool if kind == "bool" else dtype), None
     dtype = result_type(a, b)
-    if kind == "float" and not dtype.is_floating_point:
+    if kind == "float" and not (dtype.is_floating_point or dtype.is_complex):
         dtype = dt.get_default_dtype()
     cdt = compute_dtype(dtype)
     if cdt is not dtype:
@@ -114,7 +117,7 @@ def _to_result_dtype(x, dtype, exact_scalar):
 def unary(fn, a, kind="promote"):
     impl = a._impl
     dtype = impl.dtype
-    if kind == "float" and not dtype.is_floating_point:
+    if kind == "float" and not (dtype.is_floating_point or dtype.is_complex):
         dtype = dt.get_default_dtype()
     x = impl.numpy_view()
     cdt = _COMPUTE.get(dtype, dtype)  # (compute_dtype, read without a call)
@@ -662,17 +665,27 @@ _SAME_UNARY = {
 
 
 def _register_unary(name, fn, kind, bool_kernel=None):
+    refused_for_complex = name in COMPLEX_REFUSALS
+
     def check(self):
-        if bool_kernel is not None and self._impl.dtype is dt.bool:
+        d = self._impl.dtype
+        if bool_kernel is not None and d is dt.bool:
             raise not_implemented(bool_kernel, dt.bool)
+        if refused_for_complex and d.is_complex:
+            refuse_complex(name, self)
 
     def kernel(self):
         check(self)
-        return _out(unary(fn, self, kind))
+        r, dtype, strides = unary(fn, self, kind)
+        if name == "abs" and dtype.is_complex:
+            dtype = dtype.to_real()  # |z| is real
+        return _out((r, dtype, strides))
 
     def kernel_(self):
         check_inplace_overlap(self)
         check(self)
+        if name == "abs" and self._impl.dtype.is_complex:
+            refuse_complex("abs_", self)
         return _inplace(self, unary(fn, self, kind))
 
     kernel.__name__ = name
@@ -882,6 +895,7 @@ def _masked_fill(self, mask, value):
                 f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.dim()} dimension(s)."
             )
         value = value.item()
+    value = real_scalar(value, self.dtype)
     cdt = compute_dtype(self.dtype)
     # (PyTorch clones ``self`` contiguously and fills it: the result is contiguous, strides None)
     return np.where(as_array(mask), np.asarray(value).astype(cdt.numpy_dtype), as_array(self, cdt)), self.dtype, None
