@@ -45,8 +45,6 @@ from minitorch_nn._functions.linalg import *  # noqa: F403
 from minitorch_nn._functions.complex import *  # noqa: F403
 from minitorch_nn._functions.complex import complex, real  # noqa: A004
 from minitorch_nn._functions.complex import attach_tensor_methods as _attach_complex_methods
-
-_attach_complex_methods(Tensor)
 from minitorch_nn._shape import broadcast_shapes_public as broadcast_shapes  # noqa: E402  (not the ops' helper)
 from minitorch_nn._random.sampling import bernoulli, normal  # noqa: E402
 from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add
@@ -56,6 +54,7 @@ from minitorch_nn.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabl
 from minitorch_nn.linalg import _weight_norm, dist, geqrf, matrix_exp, norm_except_dim, vdot  # noqa: F401,E402  (top-level helpers, see linalg.py)
 from minitorch_nn import cuda  # noqa: F401,E402  (torch.cuda; its kernels load on first CUDA use)
 
+_attach_complex_methods(Tensor)  # (x.real, x.imag, x.conj(), ...: see _functions/complex.py)
 _tf_base_types.add(Tensor)  # (an unused legacy set; nn.Parameter is no longer added, as nn loads lazily)
 
 

@@ -348,7 +348,9 @@ def _reduced(self, dim, keepdim):
 
 
 def _sum_dtype(self, dtype):
-    return dtype if dtype is not None else (self.dtype if self.dtype.is_floating_point else dt.int64)
+    if dtype is not None:
+        return dtype
+    return self.dtype if (self.dtype.is_floating_point or self.dtype.is_complex) else dt.int64
 
 
 @aten.sum.default.impl("meta")
@@ -384,9 +386,9 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
 @aten.var.correction.impl("meta")
 @aten.std.correction.impl("meta")
 def var(self, dim=None, *, correction=None, keepdim=False):
-    if not self.dtype.is_floating_point:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return _new_meta(_reduced(self, dim, keepdim), self.dtype)
+    return _new_meta(_reduced(self, dim, keepdim), self.dtype.to_real())  # (real for complex input)
 
 
 @aten.max.default.impl("meta")
@@ -435,7 +437,7 @@ def all_dim(self, dim, keepdim=False):
 
 @aten.linalg_vector_norm.default.impl("meta")
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
-    return _new_meta(_reduced(self, dim, keepdim), dtype or self.dtype)
+    return _new_meta(_reduced(self, dim, keepdim), (dtype or self.dtype).to_real())
 
 
 @aten.cumsum.default.impl("meta")

@@ -390,3 +390,320 @@ def test_printing_with_float64_default_and_empty():
 def test_printing_any_layout(spec):
     t, m = run(lambda lib: repr(build(lib, spec)))
     assert m == t
+
+
+# -- 4. elementwise ops, reductions, matmul --------------------------------------------------------
+
+UNARY = ["neg", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "reciprocal", "abs", "sigmoid",
+         "rsqrt", "square", "sgn", "angle", "isnan", "isinf", "isfinite", "log2", "log10", "exp2", "expm1", "log1p",
+         "asin", "acos", "atan", "conj", "conj_physical", "real", "logical_not", "nan_to_num"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+@given(spec=complex_specs())
+@SETTINGS
+def test_unary_ops(name, spec):
+    both(lambda lib: getattr(lib, name)(build(lib, spec)), rtol=1e-4 if spec.dtype == "complex64" else 1e-10)
+
+
+def test_imag_values_and_errors():
+    both(lambda lib: lib.imag(lib.tensor([[1 + 2j], [3 - 4j]])), exact=True)
+    same_error(*run(lambda lib: lib.imag(lib.tensor([1.0]))))
+    same_error(*run(lambda lib: lib.tensor([1.0]).imag))
+
+
+BINARY = ["add", "sub", "mul", "div", "eq", "ne", "pow"]
+
+
+@pytest.mark.parametrize("name", BINARY)
+@given(a=complex_specs(shape=(2, 3)), b=complex_specs(shape=(2, 3)), real=st.booleans())
+@SETTINGS
+def test_binary_ops(name, a, b, real):
+    def fn(lib):
+        x, y = build(lib, a), build(lib, b)
+        if real:
+            y = y.real.contiguous()  # a real operand promotes to the complex dtype
+        return getattr(lib, name)(x, y)
+
+    both(fn, rtol=1e-4 if "complex64" in (a.dtype, b.dtype) else 1e-10)
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("scalar", [2, 0.5, 1 - 2j, True])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float32", "float64", "int64"])
+def test_binary_ops_with_python_numbers(name, scalar, dtype):
+    def fn(lib):
+        x = lib.tensor([[1.5, -2.0], [0.25, 3.0]]).to(getattr(lib, dtype))
+        if dtype.startswith("complex"):
+            x = x * (1 - 0.5j)
+        return getattr(lib, name)(x, scalar), getattr(lib, name)(scalar, x) if name in ("add", "mul") else 0
+
+    both(fn, rtol=1e-5)
+
+
+INPLACE = {
+    "add_": lambda lib, x: x.add_(1j),
+    "mul_": lambda lib, x: x.mul_(lib.tensor([2 - 1j, 0.5])),
+    "div_": lambda lib, x: x.div_(2 + 1j),
+    "sub_alpha": lambda lib, x: x.sub_(lib.tensor([1j, 2]), alpha=3),
+    "pow_": lambda lib, x: x.pow_(2),
+    "float_add_complex": lambda lib, x: x.real.clone().add_(1j),
+    "float_mul_complex_tensor": lambda lib, x: x.real.clone().mul_(lib.tensor([1j, 2])),
+    "abs_": lambda lib, x: x.abs_(),
+    "conj_physical_": lambda lib, x: x.conj_physical_(),
+    "fill_": lambda lib, x: x.fill_(3 - 1j),
+    "zero_": lambda lib, x: x.zero_(),
+}
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_ops(name):
+    def fn(lib):
+        x = lib.tensor([1 + 2j, -0.5 + 0.25j])
+        out = INPLACE[name](lib, x)
+        return out, x
+
+    both(fn, rtol=1e-6)
+
+
+REFUSED = {
+    "lt": lambda lib, a, b: lib.lt(a, b),
+    "le": lambda lib, a, b: lib.le(a, b),
+    "gt": lambda lib, a, b: a > b,
+    "ge_scalar": lambda lib, a, b: a >= 1,
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "minimum": lambda lib, a, b: lib.minimum(a, b),
+    "max_binary": lambda lib, a, b: lib.max(a, b),
+    "max": lambda lib, a, b: lib.max(a),
+    "min": lambda lib, a, b: a.min(),
+    "max_dim": lambda lib, a, b: lib.max(a, 0),
+    "min_dim": lambda lib, a, b: lib.min(a, 0),
+    "amax": lambda lib, a, b: lib.amax(a),
+    "amin": lambda lib, a, b: lib.amin(a, 0),
+    "argmax": lambda lib, a, b: lib.argmax(a),
+    "argmin": lambda lib, a, b: a.argmin(0),
+    "sort": lambda lib, a, b: lib.sort(a),
+    "topk": lambda lib, a, b: lib.topk(a, 1),
+    "clamp": lambda lib, a, b: lib.clamp(a, 0, 1),
+    "clamp_min": lambda lib, a, b: lib.clamp_min(a, 0),
+    "clamp_max": lambda lib, a, b: a.clamp_max(1),
+    "clamp_": lambda lib, a, b: a.clamp_(min=0),
+    "relu": lambda lib, a, b: lib.relu(a),
+    "relu_": lambda lib, a, b: a.relu_(),
+    "F.relu": lambda lib, a, b: lib.nn.functional.relu(a),
+    "hardtanh": lambda lib, a, b: lib.nn.functional.hardtanh(a),
+    "relu6": lambda lib, a, b: lib.nn.functional.relu6(a),
+    "gelu": lambda lib, a, b: lib.nn.functional.gelu(a),
+    "elu": lambda lib, a, b: lib.nn.functional.elu(a),
+    "leaky_relu": lambda lib, a, b: lib.nn.functional.leaky_relu(a),
+    "softplus": lambda lib, a, b: lib.nn.functional.softplus(a),
+    "softmax": lambda lib, a, b: lib.softmax(a, 0),
+    "log_softmax": lambda lib, a, b: lib.log_softmax(a, 0),
+    "sign": lambda lib, a, b: lib.sign(a),
+    "floor": lambda lib, a, b: lib.floor(a),
+    "ceil": lambda lib, a, b: a.ceil(),
+    "trunc": lambda lib, a, b: lib.trunc(a),
+    "round": lambda lib, a, b: lib.round(a),
+    "frac": lambda lib, a, b: lib.frac(a),
+    "erf": lambda lib, a, b: lib.erf(a),
+    "remainder": lambda lib, a, b: lib.remainder(a, b),
+    "fmod": lambda lib, a, b: lib.fmod(a, b),
+    "floor_divide": lambda lib, a, b: lib.floor_divide(a, b),
+    "div_floor": lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),
+    "div_trunc": lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"),
+    "atan2": lambda lib, a, b: lib.atan2(a, b),
+    "fmax": lambda lib, a, b: lib.fmax(a, b),
+    "fmin": lambda lib, a, b: lib.fmin(a, b),
+    "heaviside": lambda lib, a, b: lib.heaviside(a, b),
+    "bitwise_and": lambda lib, a, b: lib.bitwise_and(a, b),
+    "bitwise_xor": lambda lib, a, b: lib.bitwise_xor(a, b),
+    "mm_mixed": lambda lib, a, b: lib.mm(a.reshape(3, 1), a.real.reshape(1, 3)),
+    "imag_of_real": lambda lib, a, b: a.real.imag,
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_ops_torch_refuses_for_complex(name):
+    def fn(lib):
+        a = lib.tensor([1 + 2j, -0.5 + 0.25j, 3 - 1j])
+        return REFUSED[name](lib, a, a.clone())
+
+    t, m = run(fn)
+    same_error(t, m)
+
+
+REDUCTIONS = {
+    "sum": lambda lib, x: x.sum(),
+    "sum_dim": lambda lib, x: x.sum(-1, keepdim=True),
+    "sum_dtype": lambda lib, x: x.sum(dtype=lib.complex128),
+    "sum_real_to_complex": lambda lib, x: x.real.sum(dtype=lib.complex64),
+    "mean": lambda lib, x: x.mean(),
+    "mean_dim": lambda lib, x: x.mean(0),
+    "prod": lambda lib, x: x.prod(),
+    "prod_dim": lambda lib, x: x.prod(-1),
+    "var": lambda lib, x: x.var(),
+    "std_dim": lambda lib, x: x.std(-1),
+    "var_keepdim": lambda lib, x: x.var(0, keepdim=True, correction=0),
+    "norm": lambda lib, x: lib.linalg.vector_norm(x),
+    "norm_dim": lambda lib, x: x.norm(dim=-1),
+    "cumsum": lambda lib, x: x.cumsum(-1),
+    "cumprod": lambda lib, x: x.cumprod(0),
+    "all": lambda lib, x: x.all(),
+    "any_dim": lambda lib, x: x.any(-1),
+    "logsumexp": lambda lib, x: lib.logsumexp(x, -1),
+}
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@given(spec=complex_specs(min_dims=1, max_dims=3, small=True))
+@SETTINGS
+def test_reductions(name, spec):
+    both(lambda lib: REDUCTIONS[name](lib, build(lib, spec)))  # (tolerances by the result's dtype)
+
+
+MATMUL = {
+    "mm": lambda lib, a, b: lib.mm(a, b),
+    "matmul": lambda lib, a, b: a @ b,
+    "bmm": lambda lib, a, b: lib.bmm(a.unsqueeze(0).expand(2, -1, -1), b.unsqueeze(0).expand(2, -1, -1)),
+    "mv": lambda lib, a, b: lib.mv(a, b[:, 0]),
+    "dot": lambda lib, a, b: lib.dot(a[0], b[:, 0]),
+    "vdot": lambda lib, a, b: lib.vdot(a[0], b[:, 0]),
+    "linear": lambda lib, a, b: lib.nn.functional.linear(a, b.t()),
+    "einsum": lambda lib, a, b: lib.einsum("ij,jk->ik", a, b),
+}
+
+
+@pytest.mark.parametrize("name", MATMUL)
+@given(a=complex_specs(shape=(3, 4)), b=complex_specs(shape=(4, 2)), data=st.data())
+@SETTINGS
+def test_matmul_family(name, a, b, data):
+    if a.dtype != b.dtype:
+        b = TensorSpec(b.base.astype(a.dtype), a.dtype, b.layout, b.shape)
+    both(lambda lib: MATMUL[name](lib, build(lib, a), build(lib, b)), rtol=1e-4 if a.dtype == "complex64" else 1e-10,
+         atol=1e-4 if a.dtype == "complex64" else 1e-10)
+
+
+# -- complex views, conj, polar, complex -------------------------------------------------------------
+
+VIEW_CASES = {
+    "view_as_complex": lambda lib: lib.view_as_complex(lib.arange(24.0).reshape(3, 4, 2)),
+    "view_as_complex_offset": lambda lib: lib.view_as_complex(lib.arange(24.0).reshape(3, 4, 2)[1:]),
+    "view_as_complex_transposed": lambda lib: lib.view_as_complex(lib.arange(24.0).reshape(3, 4, 2).transpose(0, 1)),
+    "view_as_complex_stepped": lambda lib: lib.view_as_complex(lib.arange(24.0).reshape(3, 4, 2)[:, ::2]),
+    "view_as_complex_f64": lambda lib: lib.view_as_complex(lib.zeros(2, dtype=lib.float64)),
+    "vac_last_size": lambda lib: lib.view_as_complex(lib.zeros(2, 3)),
+    "vac_last_stride": lambda lib: lib.view_as_complex(lib.zeros(2, 3).t()[:, :2].t().t()),
+    "vac_offset": lambda lib: lib.view_as_complex(lib.zeros(4)[1:3]),
+    "vac_stride_even": lambda lib: lib.view_as_complex(lib.zeros(3, 3)[:, :2]),
+    "vac_expanded": lambda lib: lib.view_as_complex(lib.zeros(2, 1).expand(2, 2)),
+    "vac_int": lambda lib: lib.view_as_complex(lib.zeros(3, 2, dtype=lib.int64)),
+    "vac_0d": lambda lib: lib.view_as_complex(lib.tensor(1.0)),
+    "vac_empty": lambda lib: lib.view_as_complex(lib.zeros(0, 2)),
+    "view_as_real": lambda lib: lib.view_as_real(lib.tensor([[1 + 2j, 3j]])),
+    "view_as_real_of_real": lambda lib: lib.view_as_real(lib.zeros(3)),
+    "view_as_real_of_conj": lambda lib: lib.view_as_real(lib.tensor([1j]).conj()),
+    "view_as_real_0d": lambda lib: lib.view_as_real(lib.tensor(1 + 2j)),
+}
+
+
+@pytest.mark.parametrize("name", VIEW_CASES)
+def test_complex_views(name):
+    def fn(lib):
+        v = VIEW_CASES[name](lib)
+        return v, v.stride(), v.storage_offset()
+
+    t, m = run(fn)
+    check(t, m, exact=True)
+
+
+@given(spec=complex_specs(min_dims=1))
+@SETTINGS
+def test_real_imag_views_share_memory(spec):
+    def fn(lib):
+        x = build(lib, spec).clone() if spec.layout == "expanded" else build(lib, spec)
+        r, i, v = x.real, x.imag, lib.view_as_real(x)
+        geometry = (r.stride(), r.storage_offset(), i.stride(), i.storage_offset(), v.stride(), v.storage_offset(),
+                    r._base is x or r._base is x._base, x._version)
+        r.mul_(2)
+        i.add_(1)
+        back = lib.view_as_complex(v)
+        return x, geometry, x._version, back, lib.view_as_real(x)
+
+    t, m = run(fn)
+    check(t[0], m[0])
+    assert m[1] == t[1] and m[2] == t[2]
+    check(t[3], m[3])
+    check(t[4], m[4])
+
+
+def test_real_imag_setters_and_real_of_real():
+    def fn(lib):
+        x = lib.tensor([1 + 2j, 3 - 4j])
+        x.real = lib.tensor([9.0, 8.0])
+        x.imag = lib.tensor([7.0, 6.0])
+        y = lib.tensor([1.0, 2.0])
+        return x, y.real is y, lib.real(y) is y, y.conj() is y, y.resolve_conj() is y
+
+    t, m = run(fn)
+    check(t[0], m[0], exact=True)
+    assert m[1:] == t[1:]
+
+
+def test_conj_bit_observables():
+    def fn(lib):
+        x = lib.tensor([1 + 1j, 2 - 3j])
+        y = x.conj()
+        z = y.resolve_conj()
+        return (y, z, y.conj(), y.is_conj(), z.is_conj(), x.is_conj(), lib.is_conj(y), y.conj().is_conj(),
+                (y * 2).is_conj(), lib.conj_physical(x).is_conj())
+
+    t, m = run(fn)
+    check(list(t[:3]), list(m[:3]), exact=True)
+    assert list(m[3:]) == list(t[3:])
+
+
+POLAR = {
+    "polar": lambda lib: lib.polar(lib.tensor([1.0, 2]), lib.tensor([0.5, 1.0])),
+    "polar_broadcast": lambda lib: lib.polar(lib.tensor([1.0, 2]), lib.tensor([[0.5], [1.0]])),
+    "polar_f64": lambda lib: lib.polar(lib.tensor([1.0, 2], dtype=lib.float64), lib.tensor([3.0, -1], dtype=lib.float64)),
+    "polar_mixed": lambda lib: lib.polar(lib.tensor([1.0, 2]), lib.tensor([0.5, 1.0], dtype=lib.float64)),
+    "polar_int": lambda lib: lib.polar(lib.tensor([1, 2]), lib.tensor([0, 1])),
+    "complex": lambda lib: lib.complex(lib.tensor([1.0, 2]), lib.tensor([0.5, 1.0])),
+    "complex_broadcast": lambda lib: lib.complex(lib.tensor([1.0, 2], dtype=lib.float64),
+                                                 lib.tensor([[0.5], [1.0]], dtype=lib.float64)),
+    "complex_mixed": lambda lib: lib.complex(lib.tensor([1.0]), lib.tensor([0.5], dtype=lib.float64)),
+    "complex_int": lambda lib: lib.complex(lib.tensor([1]), lib.tensor([0])),
+    "angle_real": lambda lib: lib.angle(lib.tensor([1.0, -2.0, 0.0, -0.0, float("nan")])),
+    "angle_int": lambda lib: lib.angle(lib.tensor([1, -2, 0])),
+    "angle_complex": lambda lib: lib.tensor([1 + 1j, -1j, 0j]).angle(),
+    "sgn_real": lambda lib: lib.sgn(lib.tensor([1.5, 0, -3])),
+    "sgn_complex": lambda lib: lib.tensor([1 + 1j, 0j, -3j]).sgn(),
+    "abs_c128": lambda lib: lib.abs(lib.tensor([3 + 4j], dtype=lib.complex128)),
+}
+
+
+@pytest.mark.parametrize("name", POLAR)
+def test_polar_complex_angle_sgn(name):
+    both(POLAR[name])
+
+
+@pytest.mark.parametrize("name", ["view_as_real", "view_as_complex", "angle", "abs", "conj", "polar", "complex", "sgn"])
+def test_meta_dtypes(name):
+    cases = {
+        "view_as_real": lambda lib: lib.view_as_real(lib.empty(2, 3, dtype=lib.complex128, device="meta")),
+        "view_as_complex": lambda lib: lib.view_as_complex(lib.empty(2, 3, 2, device="meta")),
+        "angle": lambda lib: lib.angle(lib.empty(2, dtype=lib.complex64, device="meta")),
+        "abs": lambda lib: lib.abs(lib.empty(2, 3, dtype=lib.complex128, device="meta").t()),
+        "conj": lambda lib: lib.conj_physical(lib.empty(2, dtype=lib.complex64, device="meta")),
+        "polar": lambda lib: lib.polar(lib.empty(2, device="meta"), lib.empty(3, 1, device="meta")),
+        "complex": lambda lib: lib.complex(lib.empty(2, dtype=lib.float64, device="meta"),
+                                           lib.empty(2, dtype=lib.float64, device="meta")),
+        "sgn": lambda lib: lib.sgn(lib.empty(2, dtype=lib.complex64, device="meta")),
+    }
+
+    def fn(lib):
+        r = cases[name](lib)
+        return str(r.dtype), tuple(r.shape), r.device.type
+
+    t, m = run(fn)
+    assert m == t

@@ -360,9 +360,11 @@ def _div(a, b, rounding_mode=None):
     if rounding_mode is None:
         return binary(np.true_divide, a, b, "float", exact_scalar=True)
     if rounding_mode == "trunc":
+        refuse_complex("div_trunc", a, b)
         _reject_bool(a, b, "div_trunc_cpu")
         return binary(_check_int_divisor(_trunc_divide), a, b, exact_scalar=True)
     if rounding_mode == "floor":
+        refuse_complex("div_floor", a, b)
         _reject_bool(a, b, "div_floor_cpu")
         return binary(_check_int_divisor(_floor_divide), a, b, exact_scalar=True)
     raise RuntimeError(
@@ -403,18 +405,21 @@ def _remainder(x, y):
 @aten.remainder.Tensor.impl("cpu")
 @aten.remainder.Scalar.impl("cpu")
 def remainder(self, other):
+    refuse_complex("remainder", self, other)
     _reject_bool(self, other, "remainder_cpu")
     return _out(binary(_check_int_divisor(_remainder), self, other))
 
 
 @aten.fmod.Scalar.impl("cpu")
 def fmod(self, other):
+    refuse_complex("fmod", self, other)
     _reject_bool(self, other, "fmod_cpu")
     return _out(binary(_check_int_divisor(np.fmod), self, other))
 
 
 @aten.floor_divide.default.impl("cpu")
 def floor_divide(self, other):
+    refuse_complex("div_floor", self, other)
     _reject_bool(self, other, "div_floor_cpu")
     return _out(binary(_check_int_divisor(_floor_divide), self, other, exact_scalar=True))
 
@@ -479,16 +484,19 @@ def pow_(self, exponent):
 
 @aten.maximum.default.impl("cpu")
 def maximum(self, other):
+    refuse_complex("maximum", self, other)
     return _out(binary(np.maximum, self, other))
 
 
 @aten.minimum.default.impl("cpu")
 def minimum(self, other):
+    refuse_complex("minimum", self, other)
     return _out(binary(np.minimum, self, other))
 
 
 @aten.atan2.default.impl("cpu")
 def atan2(self, other):
+    refuse_complex("atan2", self, other)
     return _out(binary(np.arctan2, self, other, "float"))
 
 
@@ -496,7 +504,7 @@ def _lerp(start, end, weight):
     kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
     if start.dtype is not end.dtype:
         raise RuntimeError(f"expected dtype {_c_name(start.dtype)} for `end` but got dtype {_c_name(end.dtype)}")
-    if not start.dtype.is_floating_point:
+    if not (start.dtype.is_floating_point or start.dtype.is_complex):
         raise not_implemented(kernel, start.dtype)
 
     def fn(s, e):
@@ -521,7 +529,8 @@ def _c_name(d):
     # the C type names PyTorch uses in some messages ("expected dtype float ... got dtype double")
     return {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
             dt.int64: "long int", dt.int32: "int", dt.int16: "short int", dt.int8: "signed char",
-            dt.uint8: "unsigned char", dt.bool: "bool"}[d]
+            dt.uint8: "unsigned char", dt.bool: "bool", dt.complex64: "c10::complex<float>",
+            dt.complex128: "c10::complex<double>"}[d]
 
 
 @aten.lerp.Scalar.impl("cpu")
@@ -776,6 +785,7 @@ def nan_to_num(self, nan=None, posinf=None, neginf=None):
 def _clamp(self, min=None, max=None, kernel="clamp_scalar_cpu"):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    refuse_complex("clamp", self)
     dtype = result_type(self, min, max)
     if dtype is dt.bool and not isinstance(min, TensorBase) and not isinstance(max, TensorBase):
         raise not_implemented(kernel, dtype)
@@ -821,7 +831,11 @@ _COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equ
 
 
 def _register_compare(name, fn):
+    ordering = name in COMPLEX_REFUSALS  # (lt, le, gt, ge: complex numbers have no order)
+
     def kernel(self, other):
+        if ordering:
+            refuse_complex(name, self, other)
         return _out(binary(fn, self, other, "bool"))
 
     kernel.__name__ = name
@@ -850,7 +864,7 @@ def logical_not(self):
 def _bitwise(fn, name):
     def kernel(self, other):
         d = result_type(self, other)
-        if d.is_floating_point:
+        if d.is_floating_point or d.is_complex:
             raise not_implemented(f"{name}_cpu", d)
         return _out(binary(fn, self, other))
 
