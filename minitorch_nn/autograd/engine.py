@@ -290,8 +290,18 @@ def _validate(node, i, grad, meta):
             )
         grad = sum_to_size(grad, sizes)
     if grad.dtype is not dtype:
+        if grad.dtype.is_complex and not dtype.is_complex:
+            # a real input reached through complex ops: its gradient is the real part (PyTorch's
+            # handle_r_to_c), not a lossy cast with a warning
+            grad = _real_part(grad)
         grad = grad.to(dtype)
     return grad
+
+
+def _real_part(grad):
+    from minitorch_nn._functions.complex import real
+
+    return real(grad)
 
 
 def _run_tensor_hooks(node, nr, grad):

@@ -707,3 +707,208 @@ def test_meta_dtypes(name):
 
     t, m = run(fn)
     assert m == t
+
+
+# -- 5. autograd: PyTorch's conjugate Wirtinger convention --------------------------------------------
+
+Z = [1 + 2j, -0.5 + 0.25j, 0.75 - 1.5j]
+W = [0.5 - 1j, 2 + 0.3j, -1 + 1j]
+R = [1.5, -2.0, 0.5]
+POS = [1.5, 2.0, 0.5]
+
+
+def _loss(y):
+    return (y.abs() ** 2).sum() if y.is_complex() else (y * y).sum()
+
+
+GRAD_CASES = {
+    "mul": (lambda lib, a, b: a * b, (Z, W)),
+    "mul_real": (lambda lib, a, b: a * b, (Z, R)),
+    "div": (lambda lib, a, b: a / b, (Z, W)),
+    "add_sub": (lambda lib, a, b: a + 2 * b - a * 1j, (Z, W)),
+    "exp": (lambda lib, a: a.exp(), (Z,)),
+    "log": (lambda lib, a: a.log(), (Z,)),
+    "sqrt": (lambda lib, a: a.sqrt(), (Z,)),
+    "rsqrt": (lambda lib, a: a.rsqrt(), (Z,)),
+    "sin": (lambda lib, a: a.sin(), (Z,)),
+    "cos": (lambda lib, a: a.cos(), (Z,)),
+    "tan": (lambda lib, a: a.tan(), (Z,)),
+    "tanh": (lambda lib, a: a.tanh(), (Z,)),
+    "sigmoid": (lambda lib, a: a.sigmoid(), (Z,)),
+    "sinh_cosh": (lambda lib, a: a.sinh() + a.cosh(), (Z,)),
+    "reciprocal": (lambda lib, a: a.reciprocal(), (Z,)),
+    "pow_int": (lambda lib, a: a.pow(3), (Z,)),
+    "pow_complex_scalar": (lambda lib, a: a ** (0.5 + 1j), (Z,)),
+    "pow_tensor": (lambda lib, a, b: a ** b, (Z, W)),
+    "square": (lambda lib, a: a.square(), (Z,)),
+    "neg": (lambda lib, a: -a, (Z,)),
+    "abs": (lambda lib, a: a.abs(), (Z,)),
+    "angle": (lambda lib, a: a.angle(), (Z,)),
+    "sgn": (lambda lib, a: a.sgn() * lib.tensor([1j, 2, -1]), (Z,)),
+    "real_imag": (lambda lib, a: a.real * 3 + a.imag ** 2, (Z,)),
+    "conj": (lambda lib, a: a.conj() * lib.tensor([1j, 2, 1 - 1j]), (Z,)),
+    "conj_physical": (lambda lib, a: lib.conj_physical(a) * 1j, (Z,)),
+    "sum_mean": (lambda lib, a: a.sum() + a.mean() * 1j, (Z,)),
+    "prod": (lambda lib, a: a.prod(), (Z,)),
+    "cumsum_cumprod": (lambda lib, a: a.cumsum(0) + a.cumprod(0), (Z,)),
+    "var_std": (lambda lib, a: a.var() + a.std(), (Z,)),
+    "norm": (lambda lib, a: lib.linalg.vector_norm(a), (Z,)),
+    "mm": (lambda lib, a, b: a.reshape(3, 1) @ b.reshape(1, 3), (Z, W)),
+    "mm_real": (lambda lib, a, b: a.reshape(3, 1) @ b.reshape(1, 3), (Z, R)),
+    "bmm": (lambda lib, a, b: lib.bmm(a.reshape(1, 3, 1), b.reshape(1, 1, 3)), (Z, W)),
+    "dot_vdot": (lambda lib, a, b: lib.dot(a, b) + lib.vdot(a, b), (Z, W)),
+    "mv": (lambda lib, a, b: lib.mv(a.reshape(3, 1) @ b.reshape(1, 3), b), (Z, W)),
+    "linear": (lambda lib, a, b: lib.nn.functional.linear(a.reshape(1, 3), b.reshape(1, 3), a[:1]), (Z, W)),
+    "lerp": (lambda lib, a, b: lib.lerp(a, b, 0.3), (Z, W)),
+    "view_as_real": (lambda lib, a: lib.view_as_real(a) ** 3, (Z,)),
+    "view_as_complex": (lambda lib, a: lib.view_as_complex(a.reshape(3, 1).expand(3, 2).contiguous()) * (1 + 1j), (R,)),
+    "polar": (lambda lib, a, b: lib.polar(a, b) * (2 - 1j), (POS, R)),
+    "complex": (lambda lib, a, b: lib.complex(a, b) ** 2, (R, POS)),
+    "real_to_complex": (lambda lib, a: a * (1 + 2j), (R,)),
+    "expand_views": (lambda lib, a: a.reshape(3, 1).expand(3, 2).t() * 1j, (Z,)),
+    "masked_fill": (lambda lib, a: a.clone().masked_fill(lib.tensor([False, True, False]), 2j) * a, (Z,)),
+    "where": (lambda lib, a, b: lib.where(lib.tensor([True, False, True]), a, b) * a, (Z, W)),
+}
+
+
+@pytest.mark.parametrize("name", GRAD_CASES)
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_gradients_match_torch(name, dtype):
+    fn, values = GRAD_CASES[name]
+
+    def run_case(lib):
+        leaves = []
+        for v in values:
+            d = getattr(lib, dtype) if any(isinstance(e, complex) for e in v) else getattr(lib, dtype).to_real()
+            leaves.append(lib.tensor(v, dtype=d, requires_grad=True))
+        out = fn(lib, *leaves)
+        _loss(out).backward()
+        return [x.grad for x in leaves] + [type(out.grad_fn).__name__ if name in ("exp", "angle", "sgn", "polar",
+                                                                                  "complex", "view_as_real") else ""]
+
+    t, m = run(run_case)
+    if isinstance(t, Exception):
+        same_error(t, m)
+        return
+    check(t[:-1], m[:-1], rtol=1e-4 if dtype == "complex64" else 1e-10, atol=1e-5 if dtype == "complex64" else 1e-10)
+    assert m[-1] == t[-1]
+
+
+def test_backward_errors_for_complex_outputs():
+    same_error(*run(lambda lib: lib.tensor([1j], requires_grad=True).sum().backward()))
+    same_error(*run(lambda lib: (lib.tensor([1j], requires_grad=True) * 2).backward(lib.tensor([1.0]))))
+    both(lambda lib: _grad_with(lib, lib.tensor([1 - 1j])))
+
+
+def _grad_with(lib, g):
+    x = lib.tensor([1 + 2j], requires_grad=True)
+    (x * (2 + 1j)).backward(g)
+    return x.grad
+
+
+GRADCHECK = {
+    "mul": (lambda a, b: a * b, "zw"),
+    "div": (lambda a, b: a / b, "zw"),
+    "exp_log": (lambda a: a.exp() + a.log(), "z"),
+    "abs": (lambda a: a.abs(), "z"),
+    "angle": (lambda a: a.angle(), "z"),
+    "sgn": (lambda a: a.sgn(), "z"),
+    "polar": (lambda a, b: mt.polar(a, b), "pr"),
+    "complex": (lambda a, b: mt.complex(a, b), "rr"),
+    "real_imag": (lambda a: a.real * 2 + a.imag, "z"),
+    "var": (lambda a: a.var(), "z"),
+    "mm": (lambda a, b: a.reshape(3, 1) @ b.reshape(1, 3), "zw"),
+    "real_times_complex": (lambda a, b: a * b, "rz"),
+    "conj": (lambda a: a.conj() * 2j, "z"),
+    "pow": (lambda a: a ** (1.5 - 0.5j), "z"),
+    "tanh_sigmoid": (lambda a: a.tanh() + a.sigmoid(), "z"),
+    "view_as_real": (lambda a: mt.view_as_real(a), "z"),
+    "prod_cumprod": (lambda a: a.prod() + a.cumprod(0).sum(), "z"),
+    "norm": (lambda a: mt.linalg.vector_norm(a), "z"),
+    "sqrt_sin_reciprocal": (lambda a: a.sqrt() + a.sin() + a.reciprocal(), "z"),
+}
+
+
+def _gradcheck_inputs(kinds, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in kinds:
+        if k in "zw":
+            v = rng.uniform(0.2, 2, 3) * np.exp(1j * rng.uniform(-3, 3, 3))
+            out.append(mt.tensor(v.tolist(), dtype=mt.complex128, requires_grad=True))
+        else:
+            v = rng.uniform(0.2, 2, 3) * (1 if k == "p" else rng.choice([-1, 1], 3))
+            out.append(mt.tensor(v.tolist(), dtype=mt.float64, requires_grad=True))
+    return out
+
+
+@pytest.mark.parametrize("name", GRADCHECK)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gradcheck_complex(name, seed):
+    from minitorch_nn.autograd import gradcheck
+
+    fn, kinds = GRADCHECK[name]
+    assert gradcheck(fn, tuple(_gradcheck_inputs(kinds, seed)))
+
+
+def test_gradcheck_catches_a_gradient_without_the_conjugate():
+    from minitorch_nn.autograd import Function, gradcheck
+
+    class SquareWithoutConj(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x  # PyTorch's convention wants g * conj(2x)
+
+    class SquareWithConj(SquareWithoutConj):
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * (2 * x).conj()
+
+    (z,) = _gradcheck_inputs("z", 3)
+    assert gradcheck(SquareWithoutConj.apply, (z,), raise_exception=False) is False
+    assert gradcheck(SquareWithConj.apply, (z,))
+    from minitorch_nn.autograd.gradcheck import GradcheckError
+
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        gradcheck(SquareWithoutConj.apply, (z,))
+
+
+def test_gradcheck_agrees_with_torch_on_negative_polar_abs():
+    # polar's abs gradient assumes abs >= 0 (it uses sgn(result)) in both libraries
+    from minitorch_nn.autograd import gradcheck
+
+    r, s = [1.5, -2.0], [0.3, 2.1]
+    t = torch.autograd.gradcheck(torch.polar, (torch.tensor(r, dtype=torch.float64, requires_grad=True),
+                                               torch.tensor(s, dtype=torch.float64, requires_grad=True)),
+                                 raise_exception=False)
+    m = gradcheck(mt.polar, (mt.tensor(r, dtype=mt.float64, requires_grad=True),
+                             mt.tensor(s, dtype=mt.float64, requires_grad=True)), raise_exception=False)
+    assert m == t is False
+
+
+@pytest.mark.parametrize("name", ["mul", "exp_log", "abs", "mm"])
+def test_gradgradcheck_complex(name):
+    from minitorch_nn.autograd import gradgradcheck
+
+    fn, kinds = GRADCHECK[name]
+    mt.manual_seed(0)
+    assert gradgradcheck(fn, tuple(_gradcheck_inputs(kinds, 5)))
+
+
+@given(spec=complex_specs(min_dims=1, max_dims=2, dtypes=("complex128",)))
+@SETTINGS
+def test_gradients_over_layouts(spec):
+    def fn(lib):
+        x = build(lib, spec).detach().requires_grad_()
+        y = (x * x.conj().exp()).sum(-1) / (x.abs() + 1).sum()
+        (y.abs() ** 2).sum().backward()
+        return x.grad
+
+    both(fn, rtol=1e-9, atol=1e-12)

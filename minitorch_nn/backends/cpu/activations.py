@@ -148,10 +148,14 @@ def _tanh_grad(g, y):
         np.multiply(t, t, out=t)   # exact
         np.subtract(1.0, t, out=t)
         return g * t.astype(np.float32)
+    if np.iscomplexobj(y):
+        return g * np.conj(1 - y * y)  # (the conjugate derivative: PyTorch's complex convention)
     return g * (1 - y * y)
 
 
 def _sigmoid_grad(g, y):
+    if np.iscomplexobj(y):
+        return g * np.conj((1 - y) * y)
     return g * (1 - y) * y
 
 
