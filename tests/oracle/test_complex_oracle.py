@@ -912,3 +912,64 @@ def test_gradients_over_layouts(spec):
         return x.grad
 
     both(fn, rtol=1e-9, atol=1e-12)
+
+
+# -- 6. modules --------------------------------------------------------------------------------------
+
+
+def _module_scenario(lib, make, dtype_name):
+    lib.manual_seed(0)
+    module = make(lib)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        returned = module.to(getattr(lib, dtype_name))
+    messages = [str(w.message) for w in caught]
+    state = {k: str(v.dtype) for k, v in module.state_dict().items()}
+    kinds = sorted({type(p).__name__ for p in module.parameters()})
+    return returned is module, messages, state, kinds, [p.detach().clone() for p in module.parameters()]
+
+
+@pytest.mark.parametrize("dtype_name", ["complex64", "cdouble"])
+@pytest.mark.parametrize("make", [lambda lib: lib.nn.Linear(3, 2), lambda lib: lib.nn.BatchNorm1d(2),
+                                  lambda lib: lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Tanh())])
+def test_module_to_complex_warns_and_converts(make, dtype_name):
+    t, m = run(lambda lib: _module_scenario(lib, make, dtype_name))
+    assert m[:4] == t[:4]
+    assert m[1] and "Complex modules are a new feature under active development" in m[1][0]
+    check(t[4], m[4], exact=True)
+
+
+def test_complex_linear_forward_backward():
+    def fn(lib):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            layer.to(lib.complex64)
+        x = lib.randn(4, 3, dtype=lib.complex64)
+        y = layer(x)
+        (y.abs() ** 2).sum().backward()
+        return y, layer.weight.grad, layer.bias.grad, repr(layer.weight)
+
+    t, m = run(fn)
+    check(list(t[:3]), list(m[:3]), rtol=1e-5, atol=1e-5)
+    assert m[3] == t[3]
+
+
+def test_module_to_integer_is_still_refused():
+    same_error(*run(lambda lib: lib.nn.Linear(2, 2).to(lib.int64)))
+
+
+def test_complex_parameters_and_state_dict_round_trip():
+    def fn(lib):
+        p = lib.nn.Parameter(lib.tensor([1j, 2 - 1j]))
+        layer = lib.nn.Linear(2, 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            layer.to(lib.complex128)
+            other = lib.nn.Linear(2, 1).to(lib.complex128)
+        result = layer.load_state_dict(other.state_dict())
+        return repr(p), str(result), layer.weight.dtype == lib.complex128, lib.equal(layer.weight, other.weight)
+
+    t, m = run(fn)
+    assert m == t

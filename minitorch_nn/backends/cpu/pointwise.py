@@ -206,7 +206,7 @@ def _check_alpha(a, b, alpha):
     d = result_type(a, b)
     if isinstance(alpha, bool) and d is not dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if not d.is_floating_point and isinstance(alpha, float):
+    if not (d.is_floating_point or d.is_complex) and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
