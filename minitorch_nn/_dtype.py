@@ -268,10 +268,11 @@ def iinfo_bounds(d: dtype):
 
 
 class finfo:
-    """``torch.finfo`` for our floating dtypes."""
+    """``torch.finfo`` for our floating dtypes (and complex ones: the limits of their parts)."""
 
     def __init__(self, type=None):  # noqa: A002 - torch's argument name
         d = get_default_dtype() if type is None else type
+        d = d.to_real()  # (a complex dtype reports the limits of its parts, as in PyTorch)
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
         info = ml_dtypes.finfo(d.numpy_dtype)

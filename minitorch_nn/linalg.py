@@ -164,7 +164,7 @@ def householder_product(A, tau, *, out=None):
         v = below[..., :, i : i + 1]  # (..., m, 1)
         t = tau[..., i : i + 1].unsqueeze(-1)  # (..., 1, 1)
         # Q H_i = Q - tau_i (Q v_i) v_i^H
-        Q = Q - t * (Q @ v) @ v.transpose(-2, -1)  # (real dtypes only: no conjugate needed)
+        Q = Q - t * (Q @ v) @ v.mH
     return Q[..., :, :n]
 
 

@@ -158,8 +158,26 @@ def _conj_physical_(self):
     return self
 
 
+def _mH(self):
+    return conj(self.mT)
+
+
+def _H(self):
+    if self.dim() > 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor.")
+    return conj(self.T)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (``Tensor.mH``)."""
+    return _mH(input)
+
+
 def attach_tensor_methods(tensor_cls):
     """Give ``Tensor`` its complex methods and the ``real``/``imag`` properties (called by ``__init__``)."""
+    tensor_cls.mH = property(public(_mH))
+    tensor_cls.H = property(public(_H))
+    tensor_cls.adjoint = adjoint
     tensor_cls.real = property(real, _set_real)
     tensor_cls.imag = property(imag, _set_imag)
     for name, fn in (("is_complex", is_complex), ("conj", conj), ("conj_physical", conj_physical),
@@ -170,5 +188,7 @@ def attach_tensor_methods(tensor_cls):
     tensor_cls.cdouble = lambda self, memory_format=None: self.to(dt.complex128)
 
 
-__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "polar", "real",
+adjoint = public(adjoint)
+
+__all__ = ["adjoint", "angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "polar", "real",
            "resolve_conj", "sgn", "view_as_complex", "view_as_real"]

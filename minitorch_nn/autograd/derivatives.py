@@ -84,6 +84,11 @@ def _c(x):
     return x.conjugate() if isinstance(x, complex) else x
 
 
+def _mH(x):
+    """The conjugate transpose of the last two dims (the plain transpose for real tensors)."""
+    return _c(x.transpose(-2, -1))
+
+
 def _zeros(sizes, like):
     return like.new_zeros(list(sizes))
 
@@ -241,7 +246,7 @@ def _reduction(g, reduction, numel):
 def _matrix_exp_backward(grad, self):
     # d/dA exp(A) applied to G is the top-right block of exp([[A^T, G], [0, A^T]]).
     n = self.shape[-1]
-    at = self.transpose(-2, -1)
+    at = _mH(self)
     top = aten.cat.default([at, grad], -1)
     bottom = aten.cat.default([grad * 0, at], -1)
     big = aten.linalg_matrix_exp.default(aten.cat.default([top, bottom], -2))
@@ -249,11 +254,11 @@ def _matrix_exp_backward(grad, self):
 
 
 def _solve_b(grad, A, left):
-    at = A.transpose(-2, -1)
+    at = _mH(A)
     if left:
         return aten.linalg_solve.default(at, grad)
-    # X A = B  <=>  A^T X^T = B^T
-    return aten.linalg_solve.default(A, grad.transpose(-2, -1)).transpose(-2, -1)
+    # X A = B  <=>  A^H X^H = B^H
+    return _mH(aten.linalg_solve.default(A, _mH(grad)))
 
 
 def _solve_a(grad, A, B, left, result):
@@ -261,10 +266,10 @@ def _solve_a(grad, A, B, left, result):
     x = result
     vector = B.dim() == 1 or (A.dim() - 1 == B.dim() and left)
     if vector:
-        return -(gb.unsqueeze(-1) * x.unsqueeze(-2))
+        return -(gb.unsqueeze(-1) * _c(x).unsqueeze(-2))
     if left:
-        return -(gb @ x.transpose(-2, -1))
-    return -(x.transpose(-2, -1) @ gb)
+        return -(gb @ _mH(x))
+    return -(_mH(x) @ gb)
 
 
 def _qr_backward(grads, A, mode, result0, result1):
@@ -548,10 +553,10 @@ derivative("linalg_solve", "LinalgSolveExBackward0",
            B=lambda grad, A, left: _solve_b(grad, A, left))
 derivative("linalg_matrix_exp", "LinalgMatrixExpBackward0", self=lambda grad, self: _matrix_exp_backward(grad, self))
 derivative("linalg_inv", "LinalgInvExBackward0",
-           A=lambda grad, result: -(result.transpose(-2, -1) @ grad @ result.transpose(-2, -1)))
+           A=lambda grad, result: -(_mH(result) @ grad @ _mH(result)))
 derivative("linalg_det", "LinalgDetBackward0",
-           A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1)
-           * aten.linalg_inv.default(A).transpose(-2, -1))
+           A=lambda grad, A, result: (grad * _c(result)).unsqueeze(-1).unsqueeze(-1)
+           * _mH(aten.linalg_inv.default(A)))
 derivative("linalg_qr", "LinalgQrBackward0", A=lambda grads, A, mode, result0, result1: _qr_backward(grads, A, mode, result0, result1))
 derivative("diagonal", "DiagonalBackward0",
            self=lambda grad, self_sizes, offset, dim1, dim2: _diagonal_backward(grad, self_sizes, offset, dim1, dim2))

@@ -621,7 +621,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
 # -- linear algebra: shapes of the factors ------------------------------------------------------------
 
 def _matrix_shapes(A, name):
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {type_name(A.dtype)}")
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")

@@ -973,3 +973,118 @@ def test_complex_parameters_and_state_dict_round_trip():
 
     t, m = run(fn)
     assert m == t
+
+
+# -- 7. parametrizations with complex weights -----------------------------------------------------------
+
+
+def _orthogonal_scenario(lib, orthogonal_map, shape, use_trivialization, dtype_name):
+    from importlib import import_module
+
+    parametrizations = import_module(lib.__name__ + ".nn.utils.parametrizations")
+    dtype = getattr(lib, dtype_name)
+    lib.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        layer = lib.nn.Linear(shape[1], shape[0], bias=False).to(dtype)
+    with lib.no_grad():
+        layer.weight.copy_(lib.randn(*shape, dtype=dtype))
+    parametrizations.orthogonal(layer, orthogonal_map=orthogonal_map, use_trivialization=use_trivialization)
+    x = lib.randn(2, shape[1], dtype=dtype)
+    y = layer(x)
+    (y.abs() ** 2 * lib.arange(shape[0])).sum().backward()
+    w = layer.weight
+    gram = w.mH @ w if shape[0] >= shape[1] else w @ w.mH
+    return w, layer.parametrizations.weight.original.grad, gram
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", None])
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+@pytest.mark.parametrize("use_trivialization", [True, False])
+@pytest.mark.parametrize("dtype_name", COMPLEX)
+def test_orthogonal_with_complex_weights(orthogonal_map, shape, use_trivialization, dtype_name):
+    t, m = run(lambda lib: _orthogonal_scenario(lib, orthogonal_map, shape, use_trivialization, dtype_name))
+    tol = 1e-4 if dtype_name == "complex64" else 1e-9
+    check(list(t), list(m), rtol=tol, atol=tol)
+    eye = np.eye(m[2].shape[0])
+    np.testing.assert_allclose(m[2].detach().numpy(), eye, atol=tol)  # unitary
+
+
+def test_orthogonal_householder_refuses_complex():
+    t, m = run(lambda lib: _orthogonal_scenario(lib, "householder", (3, 3), True, "complex64"))
+    same_error(t, m)
+
+
+@pytest.mark.parametrize("dtype_name", COMPLEX)
+def test_spectral_norm_with_complex_weights(dtype_name):
+    def fn(lib):
+        from importlib import import_module
+
+        parametrizations = import_module(lib.__name__ + ".nn.utils.parametrizations")
+        dtype = getattr(lib, dtype_name)
+        lib.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            layer = lib.nn.Linear(3, 2).to(dtype)
+        with lib.no_grad():
+            layer.weight.copy_(lib.randn(2, 3, dtype=dtype))
+        parametrizations.spectral_norm(layer)
+        x = lib.randn(4, 3, dtype=dtype)
+        (layer(x).abs() ** 2).sum().backward()
+        layer.eval()
+        sn = layer.parametrizations.weight[0]
+        return layer.weight, layer.parametrizations.weight.original.grad, sn._u, sn._v, lib.linalg.svdvals(layer.weight)
+
+    t, m = run(fn)
+    tol = 1e-4 if dtype_name == "complex64" else 1e-9
+    check(list(t), list(m), rtol=tol, atol=tol)
+
+
+LINALG = {
+    "matrix_exp": lambda lib, a: lib.linalg.matrix_exp(a),
+    "qr": lambda lib, a: lib.linalg.qr(a),
+    "solve": lambda lib, a: lib.linalg.solve(a, a[:, :1] * 1j),
+    "inv": lambda lib, a: lib.linalg.inv(a),
+    "det": lambda lib, a: lib.linalg.det(a),
+    "svdvals": lambda lib, a: lib.linalg.svdvals(a),
+    "mH_tril": lambda lib, a: a.mH.tril(),
+    "householder_product": lambda lib, a: lib.linalg.householder_product(a, a[0, :2]),
+}
+
+
+@pytest.mark.parametrize("name", LINALG)
+@given(spec=complex_specs(shape=(3, 3), dtypes=("complex128",),
+                          layouts=tuple(x for x in LAYOUTS if x != "expanded")))  # (expanded: singular)
+@SETTINGS
+def test_linalg_with_complex(name, spec):
+    both(lambda lib: LINALG[name](lib, build(lib, spec)), rtol=1e-8, atol=1e-10)
+
+
+LINALG_GRADS = {
+    "matrix_exp": lambda lib, a, b: lib.linalg.matrix_exp(a * 0.3),
+    "solve_left": lambda lib, a, b: lib.linalg.solve(a, b),
+    "solve_right": lambda lib, a, b: lib.linalg.solve(a, b, left=False),
+    "solve_vector": lambda lib, a, b: lib.linalg.solve(a, b[:, 0]),
+    "inv": lambda lib, a, b: lib.linalg.inv(a) @ b,
+    "det": lambda lib, a, b: lib.linalg.det(a) * b,
+}
+
+
+@pytest.mark.parametrize("name", LINALG_GRADS)
+def test_linalg_gradients_with_complex(name):
+    rng = np.random.default_rng(11)
+    a = complex_values(rng, (3, 3), "complex128") + 3 * np.eye(3)
+    b = complex_values(rng, (3, 3), "complex128")
+
+    def fn(lib):
+        x = lib.from_numpy(a.copy()).requires_grad_()
+        y = lib.from_numpy(b.copy()).requires_grad_()
+        _loss(LINALG_GRADS[name](lib, x, y)).backward()
+        return x.grad, y.grad
+
+    both(fn, rtol=1e-9, atol=1e-10)
+    from minitorch_nn.autograd import gradcheck
+
+    x = mt.from_numpy(a.copy()).requires_grad_()
+    y = mt.from_numpy(b.copy()).requires_grad_()
+    assert gradcheck(lambda p, q: LINALG_GRADS[name](mt, p, q), (x, y))
