@@ -20,8 +20,9 @@ rejects unless listed in ``_SAFE_OPCODES`` or replaced by a checked method below
 reading code stays Python's own and the policy fits on one screen.
 
 Where we differ from PyTorch: ``weights_only=False`` uses this same reader (PyTorch falls back
-to the full unpickler), so a checkpoint can never run code here. Quantized, sparse, nested and
-complex tensors, which PyTorch's table allows, are refused with a message saying so.
+to the full unpickler), so a checkpoint can never run code here. Quantized, sparse and nested
+tensors, which PyTorch's table allows, are refused with a message saying so (complex64 and
+complex128 storages load, as ComplexFloatStorage/ComplexDoubleStorage).
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ def rebuild_parameter(data, requires_grad, backward_hooks):
     if type(data) is not Tensor:
         raise UnpicklingError(f"_rebuild_parameter expects a tensor, got {type(data).__name__}")
     _check_requires_grad(requires_grad)
-    if requires_grad and not data.dtype.is_floating_point:
+    if requires_grad and not (data.dtype.is_floating_point or data.dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _parameter_class()(data, requires_grad)
 

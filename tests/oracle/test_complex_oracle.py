@@ -1088,3 +1088,38 @@ def test_linalg_gradients_with_complex(name):
     x = mt.from_numpy(a.copy()).requires_grad_()
     y = mt.from_numpy(b.copy()).requires_grad_()
     assert gradcheck(lambda p, q: LINALG_GRADS[name](mt, p, q), (x, y))
+
+
+# -- checkpoints -----------------------------------------------------------------------------------------
+
+
+def _checkpoint(lib):
+    p = lib.nn.Parameter(lib.tensor([1j, 2 - 1j]))
+    return {"a": lib.tensor([1 + 2j, 3j]), "b": lib.tensor([[1j, 2]], dtype=lib.complex128).t(), "p": p}
+
+
+@pytest.mark.parametrize("writer, reader", [(torch, mt), (mt, torch), (mt, mt)])
+def test_save_load_complex_tensors(writer, reader):
+    import io
+
+    buf = io.BytesIO()
+    writer.save(_checkpoint(writer), buf)
+    buf.seek(0)
+    loaded = reader.load(buf)
+    expected = _checkpoint(torch)
+    for key in expected:
+        got = loaded[key]
+        assert str(got.dtype) == str(expected[key].dtype)
+        np.testing.assert_array_equal(got.detach().numpy(), expected[key].detach().numpy())
+    assert type(loaded["p"]).__name__ == "Parameter" and loaded["p"].requires_grad
+
+
+def test_safetensors_complex64_both_ways(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    ours, theirs = str(tmp_path / "ours.safetensors"), str(tmp_path / "theirs.safetensors")
+    mt.safetensors_save({"w": mt.tensor([[1 + 2j, 3j]])}, ours)
+    save_file({"w": torch.tensor([[1 + 2j, 3j]])}, theirs)
+    for got in (load_file(ours)["w"], mt.safetensors_load(theirs)["w"], mt.safetensors_load(ours)["w"]):
+        assert str(got.dtype) == "torch.complex64"
+        np.testing.assert_array_equal(got.numpy(), np.array([[1 + 2j, 3j]], dtype=np.complex64))
