@@ -6,7 +6,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks bench clean lint
+.PHONY: venv build test test-fast docs notebooks lab bench clean lint
+
+# Install one extra of pyproject.toml into .venv (quick when it is already there).
+define install_extra
+	$(BIN)/python -c "import sys, tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies'][sys.argv[1]]))" $(1) > $(VENV)/$(1)-requirements.txt
+	$(BIN)/python -m pip install -q -r $(VENV)/$(1)-requirements.txt
+endef
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,23 +39,31 @@ test-fast: build
 
 # The site: install the `docs` extra listed in pyproject.toml (quick when already there; the
 # package itself is installed by $(STAMP)), build with every tutorial executed, fail on any
-# warning or tutorial error, then open the pages in headless Chromium (skipped without it).
+# warning or tutorial error, then open every page in headless Chromium (skipped without it),
+# keeping a screenshot of each tutorial page in docs/_build/screenshots/. The generated folders
+# are removed first: a renamed tutorial or a page no longer built must not linger.
 docs: build
-	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" > $(VENV)/docs-requirements.txt
-	$(BIN)/python -m pip install -q -r $(VENV)/docs-requirements.txt
-	rm -rf docs/auto_tutorials docs/gen_modules  # generated; a renamed tutorial must not linger
+	$(call install_extra,docs)
+	rm -rf docs/auto_tutorials docs/gen_modules docs/_build/html
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 	$(BIN)/python tools/check_pages.py docs/_build/html
 	@echo "Open docs/_build/html/index.html"
 
-# The course notebooks are the gallery's .ipynb files, written by `make docs`.
-notebooks: docs
-	mkdir -p notebooks
-	cp docs/auto_tutorials/*.ipynb notebooks/
-	@echo "Wrote $$(ls notebooks/*.ipynb | wc -l) notebooks to notebooks/"
+# The course notebooks: the tutorials converted as the gallery converts them (no site build).
+notebooks: build
+	$(call install_extra,lab)
+	$(BIN)/python tools/make_notebooks.py notebooks
+
+# JupyterLab on the notebooks, in this .venv (its python3 kernel imports minitorch_nn); with
+# ipywidgets installed, tqdm draws one live bar. LAB_ARGS=--no-browser on a remote machine;
+# as root (containers) Jupyter needs --allow-root.
+lab: notebooks
+	$(BIN)/python -m jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 bench: build
 	$(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['bench']))" > $(VENV)/bench-requirements.txt
+	$(BIN)/python -m pip install -q -r $(VENV)/bench-requirements.txt
 	$(BIN)/python bench/run_all.py
 
 lint: $(STAMP)

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # The tutorials run inside this process: make the checkout importable even when it was not
 # installed into the environment (``make docs`` installs it, a bare ``sphinx-build`` may not).
 sys.path.insert(0, str(ROOT))
+# This site's own Sphinx extension (docs/_ext/source_links.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 # Tutorials run in-process. tqdm reads these settings, so a progress bar shows only its first
 # and last frames in the page; matplotlib draws off-screen.
@@ -38,6 +40,10 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "sphinx_gallery.gen_gallery",
+    # A copy button on every code block (prompts and line numbers are left out of the copy).
+    "sphinx_copybutton",
+    # Every source file a tutorial or the map names links to its highlighted page.
+    "source_links",
 ]
 
 if os.environ.get("DOCS_ONLINE") == "1":
@@ -51,7 +57,8 @@ if os.environ.get("DOCS_ONLINE") == "1":
 
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
 # sphinx-gallery writes these next to the sources; they are build products, not pages.
-exclude_patterns += ["auto_tutorials/*.md5", "sg_execution_times.rst"]
+# (The execution-times tables load jQuery from a CDN, which an offline reader cannot reach.)
+exclude_patterns += ["auto_tutorials/*.md5", "sg_execution_times.rst", "auto_tutorials/sg_execution_times.rst"]
 
 # -- autodoc -----------------------------------------------------------------------------------
 autodoc_member_order = "bysource"
@@ -60,8 +67,9 @@ autodoc_inherit_docstrings = False
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 # Source links for the compiled module come from the .pyx page (source_c.rst); viewcode covers
-# the Python files.
+# the Python files, including every file a tutorial or the map names (docs/_ext/source_links.py).
 viewcode_line_numbers = True
+copybutton_exclude = ".linenos, .gp, .go"
 
 # -- HTML --------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
@@ -73,10 +81,13 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
+# The colour mode on a first visit (left empty, the theme logs "Got invalid theme mode" in the
+# browser's console).
+html_context = {"default_mode": "auto"}
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 # Pages without sub-pages get no (empty) left sidebar; the tutorials keep their list.
-html_sidebars = {"index": [], "map": [], "api": [], "source_c": [], "instructors": []}
+html_sidebars = {"index": [], "map": [], "api": [], "source_c": [], "instructors": [], "design": []}
 html_show_sourcelink = False
 
 # -- sphinx-gallery ----------------------------------------------------------------------------
@@ -109,8 +120,9 @@ sphinx_gallery_conf = {
     # The notebooks run in the repository's environment, where minitorch_nn is installed
     # (``make venv``); minitorch_nn is not on PyPI, so a %pip cell would fail.
     "first_notebook_cell": (
-        "# Run this notebook with a kernel from the minitorch_nn checkout's .venv\n"
-        "# (`make venv`, then `.venv/bin/python -m ipykernel install --user --name minitorch_nn`).\n"
+        "# In a minitorch_nn checkout, `make lab` opens these notebooks in JupyterLab with the\n"
+        "# checkout's .venv, where minitorch_nn is installed. From another Jupyter, use a kernel from\n"
+        "# that .venv (`.venv/bin/python -m ipykernel install --user --name minitorch_nn`).\n"
         "%matplotlib inline"
     ),
 }

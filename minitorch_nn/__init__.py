@@ -29,7 +29,7 @@ from minitorch_nn._legacy import (  # noqa: F401  (PyTorch's legacy typed constr
 )
 from minitorch_nn import overrides
 from minitorch_nn import _tensor_subclass  # noqa: F401  (subclass protocols: __torch_function__/__torch_dispatch__)
-from minitorch_nn.overrides import _BASE_TYPES as _tf_base_types
+from minitorch_nn import _tensor_module_load  # noqa: F401  (Tensor.module_load, as torch has it on import)
 from minitorch_nn import backends  # noqa: F401  (registers the kernels)
 from minitorch_nn._functions.factories import (
     arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like, linspace, logspace,
@@ -46,7 +46,7 @@ from minitorch_nn._functions.complex import *  # noqa: F403
 from minitorch_nn._functions.complex import complex, real  # noqa: A004
 from minitorch_nn._functions.complex import attach_tensor_methods as _attach_complex_methods
 from minitorch_nn._shape import broadcast_shapes_public as broadcast_shapes  # noqa: E402  (not the ops' helper)
-from minitorch_nn._random.sampling import bernoulli, normal  # noqa: E402
+from minitorch_nn._functions.sampling import bernoulli, normal  # noqa: E402
 from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add
 from minitorch_nn import autograd  # noqa: F401  (installs the autograd layer; Tensor.backward)
 from minitorch_nn.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
@@ -55,7 +55,6 @@ from minitorch_nn.linalg import _weight_norm, dist, geqrf, matrix_exp, norm_exce
 from minitorch_nn import cuda  # noqa: F401,E402  (torch.cuda; its kernels load on first CUDA use)
 
 _attach_complex_methods(Tensor)  # (x.real, x.imag, x.conj(), ...: see _functions/complex.py)
-_tf_base_types.add(Tensor)  # (an unused legacy set; nn.Parameter is no longer added, as nn loads lazily)
 
 
 def is_tensor(obj):
@@ -93,8 +92,11 @@ __version__ = "0.1.0"
 # checkpoints (``torch.save``/``load``, safetensors), the random-number API (``torch.manual_seed``)
 # and the print options (``torch.set_printoptions``; printing a tensor loads them too). They
 # behave exactly as if imported eagerly (``from minitorch_nn import nn``, ``import
-# minitorch_nn.optim`` and ``dir(minitorch_nn)`` all work); only the import cost moves (issue 2).
-_LAZY_SUBMODULES = frozenset({"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func"})
+# minitorch_nn.optim`` and ``dir(minitorch_nn)`` all work); only the import cost moves.
+_LAZY_SUBMODULES = frozenset(
+    {"nn", "optim", "export", "serialization", "safetensors_io", "random", "utils", "func", "__future__", "viz",
+     "distributions"}
+)
 _LAZY_NAMES = {  # name -> the submodule that defines it
     "set_printoptions": "_tensor_str", "get_printoptions": "_tensor_str", "printoptions": "_tensor_str",
     "load": "serialization", "save": "serialization",
@@ -102,6 +104,7 @@ _LAZY_NAMES = {  # name -> the submodule that defines it
     "Generator": "random", "default_generator": "random", "get_rng_state": "random", "initial_seed": "random",
     "manual_seed": "random", "seed": "random", "set_rng_state": "random",
     "cosine_similarity": "nn._functional.distance", "pairwise_distance": "nn._functional.distance",
+    "set_num_threads": "_threads", "get_num_threads": "_threads",
 }
 
 

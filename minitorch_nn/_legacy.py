@@ -17,12 +17,11 @@ from minitorch_nn._C import TensorBase, TensorImpl, _wrap
 
 def legacy_new(cls, dtype, args, device=None):
     """Build a ``cls`` tensor the way ``torch.Tensor(*args)`` does, with elements of ``dtype``."""
+    from minitorch_nn import _tensor
     from minitorch_nn._tensor import Tensor, _from_array
 
-    if cls is not Tensor:
-        from minitorch_nn._tensor_subclass import note_instance_class
-
-        note_instance_class(cls)
+    if cls is not Tensor and _tensor.instance_class_hook is not None:
+        _tensor.instance_class_hook(cls)
     if device is not None and str(device) not in ("cpu", "cpu:0"):
         raise RuntimeError(
             f"legacy constructor expects device type: cpu but device type: {str(device).split(':')[0]} was passed"

@@ -31,6 +31,22 @@ from minitorch_nn._C import TensorBase, TensorImpl
 from minitorch_nn._device import CPU, META
 
 
+def _has_python_dispatch(t) -> bool:
+    """Whether ``t``'s class handles ``__torch_dispatch__`` (PyTorch: the Python dispatch key):
+    it has one other than Tensor's own, the disabled one that ``_tensor_subclass`` installs."""
+    handler = getattr(type(t), "__torch_dispatch__", None)
+    return handler is not None and handler is not getattr(Tensor, "__torch_dispatch__", None)
+
+
+def _refuse_python_dispatch(t, method):
+    """``tolist()``/``numpy()`` read memory directly, which a ``__torch_dispatch__`` subclass may
+    not have (a wrapper made by ``_make_wrapper_subclass`` has no storage): refused, as in PyTorch."""
+    if _has_python_dispatch(t):
+        if method == "tolist":
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(t).__name__}")
+        raise RuntimeError(".numpy() is not supported for tensor subclasses.")
+
+
 class Tensor(TensorBase):
     """A multi-dimensional array with autograd support (``torch.Tensor``).
 
@@ -55,7 +71,9 @@ class Tensor(TensorBase):
         return _tensor_str._str(self, tensor_contents=tensor_contents)
 
     def __format__(self, format_spec):
-        if self.dim() == 0 and not self.is_meta:
+        # As in PyTorch, only a plain 0-d tensor formats as its number; any subclass (Parameter
+        # included) goes to object.__format__, which takes only an empty spec (then str(self)).
+        if self.dim() == 0 and not self.is_meta and type(self) is Tensor:
             return self.item().__format__(format_spec)
         return object.__format__(self, format_spec)
 
@@ -107,6 +125,7 @@ class Tensor(TensorBase):
         return value
 
     def __array__(self, dtype=None, copy=None):
+        _refuse_python_dispatch(self, "numpy")
         if self.device.type != "cpu":
             raise TypeError(
                 f"can't convert {self.device.type} device type tensor to numpy. "
@@ -172,6 +191,10 @@ class Tensor(TensorBase):
             )
         if self.is_meta:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if _has_python_dispatch(self):
+            # a __torch_dispatch__ subclass has the value (a wrapper has no storage): ask its
+            # handler (aten._local_scalar_dense, through the hook _tensor_subclass installs)
+            return dispatched_item_hook(self)
         arr = self.cpu()._array if self.device.type != "cpu" else self._array
         value = arr.reshape(-1)[0]
         if self.dtype is dt.bool:
@@ -186,6 +209,7 @@ class Tensor(TensorBase):
         """The data as nested Python lists of numbers."""
         if self.is_meta:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        _refuse_python_dispatch(self, "tolist")
         arr = self.cpu()._array if self.device.type != "cpu" else self._array
         if self.dtype in (dt.bfloat16, dt.float16):
             arr = arr.astype(np.float64)
@@ -193,6 +217,7 @@ class Tensor(TensorBase):
 
     def numpy(self, *, force=False):
         """A numpy array sharing this tensor's memory (cpu tensors that do not require grad)."""
+        _refuse_python_dispatch(self, "numpy")
         if not force:
             if self.requires_grad:
                 raise RuntimeError(
@@ -357,10 +382,15 @@ class Tensor(TensorBase):
     def type_as(self, other):
         return self.to(other.dtype)
 
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-        from minitorch_nn._functions.factories import tensor
+    # new_tensor, new_zeros and the other methods that call the public functions are attached by
+    # _tensor_methods.py, the method table.
 
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+# Called with a tensor subclass just before ``Tensor(...)`` or unpickling makes an instance of it,
+# so that its ``__torch_function__`` handler can start running. The subclass machinery
+# (_tensor_subclass.py, a layer above the tensor object) installs it.
+instance_class_hook = None  # fn(cls) -> None
+dispatched_item_hook = None  # fn(tensor) -> number: item() of a __torch_dispatch__ subclass
 
 
 # c10's names in the ``.grad`` dtype message: the C type of the gradient, the ScalarType of the tensor
@@ -433,7 +463,7 @@ def _from_array(arr: np.ndarray, dtype=None, *, cls=Tensor, requires_grad=False,
     return _C._wrap(cls, impl)
 
 
-# (absent from a _C built before it existed: then _from_array builds the payload in Python)
+# The compiled payload builder where the extension has one; otherwise _from_array builds it in Python
 _wrap_array = getattr(_C, "_wrap_array", None)
 
 

@@ -186,8 +186,16 @@ def mT(self):
     return aten.transpose.int(self, -2, -1)
 
 
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data``, with this tensor's dtype and device unless given."""
+    from minitorch_nn._functions.factories import tensor
+
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
 for _f in (view, view_as, reshape_as, reshape, permute, expand, repeat, flip, new_zeros, new_ones, new_empty, new_full):
     setattr(Tensor, _f.__name__, public(_f))
+Tensor.new_tensor = new_tensor
 if _FAST_OPS:  # compiled view() and reshape(); their full paths: the public view above, and reshape()
     _FULL_PATH["view"] = public(view, func=_C.tensor_view)
     _FULL_PATH["reshape"] = public(reshape, func=_C.tensor_reshape)

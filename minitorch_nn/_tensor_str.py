@@ -71,6 +71,8 @@ from typing import Any
 
 import numpy as np
 
+from minitorch_nn._tensor import _has_python_dispatch
+
 __all__ = [
     "PRINT_OPTS",
     "get_printoptions",
@@ -175,31 +177,27 @@ def printoptions(**kwargs: Any) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------
-# Small helpers that reach into the rest of minitorch_nn lazily, so this
-# module imports (and can be tested) before the tensor core exists.
+# What printing needs from the rest of minitorch_nn, imported when first used (this module is
+# loaded on the first print).
 # ---------------------------------------------------------------------------
 
 
 def _default_dtype_name() -> str:
     """``str(get_default_dtype())``, e.g. ``'torch.float32'``."""
-    try:
-        from minitorch_nn._dtype import get_default_dtype
-    except ImportError:
-        return "torch.float32"
+    from minitorch_nn._dtype import get_default_dtype
+
     return str(get_default_dtype())
 
 
-def _tensor_classes() -> tuple[type | None, type | None]:
-    """The ``Tensor`` and ``Parameter`` classes, or Nones if not importable yet."""
-    try:
-        from minitorch_nn._tensor import Tensor
-    except ImportError:
-        return None, None
-    try:
-        from minitorch_nn.nn.parameter import Parameter
-    except ImportError:
-        return Tensor, None
-    return Tensor, Parameter
+def _tensor_classes() -> tuple[type, type | None]:
+    """The ``Tensor`` and ``Parameter`` classes (``None`` for Parameter while ``nn`` is not loaded).
+
+    Parameter is looked up in ``sys.modules`` rather than imported: printing sits below ``nn``,
+    and while ``nn.parameter`` is not loaded no tensor is a Parameter."""
+    from minitorch_nn._tensor import Tensor
+
+    parameter = sys.modules.get("minitorch_nn.nn.parameter")
+    return Tensor, getattr(parameter, "Parameter", None)
 
 
 def _numpy_data(tensor: Any) -> np.ndarray:
@@ -213,6 +211,29 @@ def _numpy_data(tensor: Any) -> np.ndarray:
     if data.shape != shape:
         data = data.reshape(shape)
     return data
+
+
+def _values_through_dispatch(tensor: Any) -> np.ndarray:
+    """The values of a ``__torch_dispatch__`` subclass, read the way PyTorch's printer reads them.
+
+    Such a tensor may have no storage (a ``_make_wrapper_subclass`` wrapper), so its values can
+    only come from its handler. PyTorch's printer runs ops on it (``reshape``, ``masked_select``
+    of the finite nonzero values, then formats each of those), and takes the numbers with
+    ``item()`` (0-d) or ``tolist()``. Doing the same gives PyTorch's outcome: a 0-d tensor prints
+    its value; an n-d one fails in ``tolist()`` ("not supported for tensor subclasses"), or
+    earlier, when the handler returns subclass elements that cannot be formatted.
+    """
+    from minitorch_nn.autograd import grad_mode
+
+    if tensor.dtype.is_floating_point:
+        with grad_mode.no_grad():
+            flat = tensor.reshape(-1)
+        shown = flat.masked_select(flat.isfinite() & flat.ne(0))
+        for value in shown:
+            format(value, ".0f")
+    if tensor.dim() == 0:
+        return np.asarray(tensor.item())
+    return np.asarray(tensor.tolist())
 
 
 def _as_python(values: np.ndarray, is_floating: bool) -> list | int | float | bool:
@@ -511,7 +532,11 @@ def _str(self: Any, *, tensor_contents: str | None = None) -> str:
         body = None
         if tensor_contents is None:
             is_floating = bool(self.dtype.is_floating_point)
-            body = _data_str(_numpy_data(self), indent, is_floating)
+            if _has_python_dispatch(self):
+                data = _values_through_dispatch(self)
+            else:
+                data = _numpy_data(self)
+            body = _data_str(data, indent, is_floating)
 
     if tensor_contents is not None:
         body = tensor_contents

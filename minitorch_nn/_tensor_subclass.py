@@ -29,14 +29,15 @@ The ``func`` a handler receives is always the original member (``Tensor.dim``, o
 ``func == Tensor.shape.__get__`` hold as in PyTorch -- except inside a mode, where ``Tensor.dim``
 is temporarily the wrapper.
 
-Class creation also copies one PyTorch rule (``torch._C._TensorMeta``): a subclass that defines
-``__torch_dispatch__`` but not ``__torch_function__`` gets ``__torch_function__ =
-_C._disabled_torch_function_impl``, so its results are not re-wrapped twice.
+Class creation also copies one PyTorch rule (``torch._C._TensorMeta``): a subclass with a
+``__torch_dispatch__`` of its own or inherited, whose ``__torch_function__`` is still Tensor's
+default, gets ``__torch_function__ = _C._disabled_torch_function_impl``, so its results are not
+re-wrapped twice. A ``__torch_function__`` inherited from a parent subclass is kept.
 """
 
 from __future__ import annotations
 
-from minitorch_nn import _C, _dispatch, overrides
+from minitorch_nn import _C, _dispatch, _tensor, overrides
 from minitorch_nn import _C_torch_function as _tfc
 from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase, TensorImpl
@@ -121,6 +122,8 @@ def as_subclass(self, cls):
     """
     _check_tensor_class(cls)
     src = self._impl
+    if getattr(type(self), "__torch_dispatch__", _DISABLED_TD) is not _DISABLED_TD:
+        return _as_subclass_through_dispatch(self, cls)
     if not src.requires_grad:
         # No autograd history to keep: a second payload over the same storage and version
         # counter (PyTorch's alias), made directly so that no op shows in traces.
@@ -137,6 +140,25 @@ def as_subclass(self, cls):
     impl = alias._impl
     del alias
     return _new_handle(cls, impl)
+
+
+def _as_subclass_through_dispatch(self, cls):
+    """``as_subclass`` on a tensor whose class handles ``__torch_dispatch__`` (a wrapper subclass):
+    as in PyTorch, the alias is made by that handler. The object it returns *is* the result
+    when it is already an instance of ``cls`` (keeping the attributes the handler gave it);
+    an instance of an unrelated subclass cannot be re-classed."""
+    from minitorch_nn._ops import aten
+
+    with _tfc.DisableTorchFunction():
+        alias = aten.alias.default(self)
+    if type(alias) is Tensor or type(alias) is cls:
+        return alias if type(alias) is cls else _new_handle(cls, alias._impl)
+    if isinstance(alias, cls):
+        return alias
+    raise RuntimeError(
+        f"Creating a new Tensor subclass {cls.__name__} but the raw Tensor object is already associated to "
+        f"a python object of type {type(alias).__name__} which is not a subclass of the requested type"
+    )
 
 
 def _make_subclass(
@@ -460,9 +482,32 @@ def note_instance_class(cls):
         _install_members(cls)
 
 
+_tensor.instance_class_hook = note_instance_class
+
+
+def _dispatched_item(t):
+    """``t.item()`` for a ``__torch_dispatch__`` subclass: ``aten._local_scalar_dense``, which its
+    handler sees (as in PyTorch), instead of reading memory a wrapper does not have."""
+    from minitorch_nn._ops import aten
+
+    return aten._local_scalar_dense.default(t)
+
+
+_tensor.dispatched_item_hook = _dispatched_item
+
+
+def _unbound(handler):
+    """A handler as the function underneath (a classmethod's ``__func__``), to compare by identity."""
+    return getattr(handler, "__func__", handler)
+
+
 def _register_subclass(cls):
-    d = cls.__dict__
-    if "__torch_dispatch__" in d and "__torch_function__" not in d:
+    # PyTorch's rule (_TensorMeta): a class whose __torch_dispatch__ (own or inherited) is a real
+    # one, and whose __torch_function__ is still Tensor's default, gets the disabled handler; a
+    # __torch_function__ inherited from a parent subclass is kept.
+    if getattr(cls, "__torch_dispatch__", _DISABLED_TD) is not _DISABLED_TD and _unbound(
+        getattr(cls, "__torch_function__", None)
+    ) is _unbound(Tensor.__dict__.get("__torch_function__")):
         cls.__torch_function__ = _DISABLED_TF
     if overrides._has_live_handler(cls):
         if not (cls.__module__ or "").startswith("minitorch_nn."):

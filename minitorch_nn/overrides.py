@@ -42,8 +42,6 @@ from minitorch_nn._C_torch_function import (  # noqa: F401  (re-exported as in t
 
 _state = _tfc.state
 _DISABLED = _disabled_torch_function_impl
-# Kept for older imports: the classes whose __torch_function__ never counts as an override.
-_BASE_TYPES: set = set()
 # Set by _tensor_subclass.py: plain Tensor (its own default handler is not an override).
 _TENSOR: list = [None]
 # Called (by _tensor_subclass.py) the first time a type takes part in dispatch, to give it the

@@ -163,12 +163,10 @@ class Generator:
 
     def get_state(self):
         """The generator state as a uint8 tensor of 5056 bytes, identical to ``torch.get_rng_state()``."""
-        arr = self._state_array()
-        try:
-            from minitorch_nn import from_numpy
-        except Exception:  # noqa: BLE001 - the tensor core is not importable (yet): plain numpy
-            return arr
-        return from_numpy(arr)
+        from minitorch_nn import _dtype
+        from minitorch_nn._tensor import _from_array
+
+        return _from_array(self._state_array(), _dtype.uint8)
 
     def set_state(self, new_state) -> Generator:
         """Restore a state from :meth:`get_state` (ours or PyTorch's; a uint8 tensor or numpy array)."""
@@ -286,6 +284,8 @@ def _state_bytes(new_state) -> np.ndarray:
 # ---------------------------------------------------------------------- the default generator
 default_generator = Generator()
 default_generator.seed()  # PyTorch seeds its default CPU generator from /dev/urandom at start-up
+# The seed of the last manual_seed, for the cuda generator, which may load later.
+_cuda_seed = None
 
 
 def manual_seed(seed) -> Generator:
@@ -293,11 +293,14 @@ def manual_seed(seed) -> Generator:
 
     Like PyTorch, the value goes through ``int()`` first, so ``manual_seed(1.7)`` means seed 1.
     """
+    global _cuda_seed
     seed = int(seed)
-    # PyTorch's manual_seed seeds every device; the cuda module defers this until cuda is used.
-    cuda = sys.modules.get("minitorch_nn.cuda")
-    if cuda is not None:
-        cuda._seed_from_manual_seed(seed)
+    # PyTorch's manual_seed seeds every device. The cuda generator takes the seed now if the cuda
+    # backend is loaded, else when it loads (it reads _cuda_seed), so seeding never imports numba.
+    _cuda_seed = seed
+    cuda_random = sys.modules.get("minitorch_nn.backends.cuda.random")
+    if cuda_random is not None:
+        cuda_random.manual_seed(seed)
     return default_generator.manual_seed(seed)
 
 

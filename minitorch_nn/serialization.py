@@ -14,12 +14,12 @@ names.
 
 Where we differ from PyTorch:
 
-* ``weights_only=False`` does **not** unlock arbitrary objects; it reads exactly what
-  ``weights_only=True`` reads (we never execute code from a checkpoint). Functions you trust
-  can be allowed with :func:`add_safe_globals`, as in PyTorch.
-* ``save`` refuses objects that ``torch.load(weights_only=True)`` could not read back (a whole
-  ``nn.Module``, numpy scalars, arbitrary classes) with a ``TypeError``, before any file is
-  created.
+* Loading follows PyTorch's ``weights_only`` rule: the default (``True``, also for ``None``)
+  reads with the restricted reader, which never imports or calls anything a file names;
+  ``weights_only=False`` uses Python's own unpickling (``_serialization/full_unpickler.py``),
+  which **runs code**, as PyTorch's does: it is how a whole pickled model (``save(model, f)``,
+  written by class reference) loads, and it is only for files you trust. Names under
+  ``torch.`` are looked up under ``minitorch_nn.``; PyTorch is never imported.
 * A damaged file gets a specific error (truncated record, CRC mismatch, a tensor reading past
   its storage, a storage record of the wrong size, an unexpected archive member) where PyTorch
   may fail later or with a generic miniz message. Storage bytes are checked against the
@@ -53,6 +53,7 @@ import numpy as np
 from minitorch_nn._device import CPU, META
 from minitorch_nn._device import canonical as _canonical_device
 from minitorch_nn._device import device as _device_type
+from minitorch_nn._serialization.full_unpickler import FullCheckpointUnpickler
 from minitorch_nn._serialization.legacy import load_legacy
 from minitorch_nn._serialization.pickler import CheckpointPickler
 from minitorch_nn._serialization.unpickler import (
@@ -60,6 +61,7 @@ from minitorch_nn._serialization.unpickler import (
     CheckpointStorage,
     CheckpointUnpickler,
     global_name,
+    weights_only_failure,
 )
 from minitorch_nn._serialization.zip_reader import CheckpointError, CheckpointZipReader
 from minitorch_nn._serialization.zip_writer import ALIGNMENT, CheckpointZipWriter
@@ -91,15 +93,16 @@ def save(
     _use_new_zipfile_serialization: bool = True,
     _disable_byteorder_record: bool = False,
 ) -> None:
-    """Save ``obj`` (tensors, state dicts, nested containers of plain values) to ``f``.
+    """Save ``obj`` (tensors, state dicts, containers; any picklable object) to ``f``.
 
     ``f`` is a path or a binary file object with ``write``. The file is a PyTorch zip
     checkpoint (``archive/data.pkl`` plus one raw little-endian record per storage), readable by
     ``torch.load(f, weights_only=True)``. Tensors sharing a storage are written once and share
     it again after loading; the whole storage is written, as PyTorch does, even for a slice.
 
-    Everything is pickled in memory first, so an object that cannot be saved raises
-    ``TypeError`` before ``f`` is opened or written. ``pickle_protocol`` is accepted for
+    Other objects (a whole ``nn.Module``...) are pickled by class reference, as by
+    ``torch.save``; loading them needs ``load(f, weights_only=False)``. Everything is pickled in
+    memory first, so an object that cannot be pickled fails before ``f`` is opened or written. ``pickle_protocol`` is accepted for
     compatibility; ``data.pkl`` is always written with protocol 2, PyTorch's default.
     """
     if pickle_module not in (None, pickle):
@@ -171,10 +174,12 @@ def load(
         * a ``dict`` mapping saved locations to new ones (``{'cuda:0': 'cpu'}``);
         * a callable ``fn(storage, location)`` returning a :class:`CheckpointStorage` (for
           example ``lambda s, loc: s`` keeps everything on cpu) or ``None`` for the default.
-    weights_only : accepted for PyTorch compatibility. Both ``True`` and ``False`` use the same
-        restricted reader: minitorch_nn never imports or executes anything a checkpoint names,
-        so a file that needs arbitrary Python objects cannot be loaded (see
-        :func:`add_safe_globals` to allow a class or function you trust).
+    weights_only : ``True`` (the default; ``None`` means the same): the restricted reader, which
+        never imports or executes anything a checkpoint names; a file that needs other Python
+        objects is refused with PyTorch's message (:func:`add_safe_globals` allows a class or
+        function you trust). ``False``: Python's own unpickling, which imports and calls what the
+        file names -- it can run arbitrary code; use it only for files you trust (a whole pickled
+        model needs it).
     mmap : if true, storages of a file given by path are memory-mapped (copy-on-write, like
         PyTorch's ``MAP_PRIVATE``) instead of read into memory.
 
@@ -189,20 +194,26 @@ def load(
     unknown = set(pickle_load_args) - {"encoding"}
     if unknown:
         raise TypeError(f"load() got unexpected keyword arguments {sorted(unknown)}")
-    if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        with open(path, "rb") as stream:
-            return _load_stream(stream, map_location, path if mmap else None)
-    if mmap:
-        raise ValueError("f must be a file path in order to use the mmap argument")
-    if not (hasattr(f, "read") and hasattr(f, "seek")):
-        raise AttributeError(
-            f"'{type(f).__name__}' object has no attribute 'read' (load needs a path or a binary file)"
-        )
-    return _load_stream(f, map_location, None)
+    unpickler = CheckpointUnpickler if weights_only or weights_only is None else FullCheckpointUnpickler
+    try:
+        if isinstance(f, (str, os.PathLike)):
+            path = os.fspath(f)
+            with open(path, "rb") as stream:
+                return _load_stream(stream, map_location, path if mmap else None, unpickler)
+        if mmap:
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        if not (hasattr(f, "read") and hasattr(f, "seek")):
+            raise AttributeError(
+                f"'{type(f).__name__}' object has no attribute 'read' (load needs a path or a binary file)"
+            )
+        return _load_stream(f, map_location, None, unpickler)
+    except pickle.UnpicklingError as e:
+        if unpickler is FullCheckpointUnpickler:
+            raise
+        raise pickle.UnpicklingError(weights_only_failure(str(e))) from None
 
 
-def _load_stream(stream, map_location, mmap_path):
+def _load_stream(stream, map_location, mmap_path, unpickler_class=CheckpointUnpickler):
     start = stream.tell() if hasattr(stream, "tell") else 0
     magic = stream.read(4)
     stream.seek(start)
@@ -226,13 +237,19 @@ def _load_stream(stream, map_location, mmap_path):
             )
     data_pkl = reader.get_record("data.pkl")
     loader = _StorageLoader(reader, map_location, byteorder, mmap_path)
-    unpickler = CheckpointUnpickler(io.BytesIO(data_pkl), loader)
+    unpickler = unpickler_class(io.BytesIO(data_pkl), loader)
 
     def unpickle():
         result = unpickler.load()
         reader.verify()  # the storage CRCs checked on a helper thread while reading
         return result
 
+    if unpickler_class is not CheckpointUnpickler:
+        # the caller's own classes run here: their errors are theirs, passed on unchanged
+        try:
+            return unpickle()
+        except _UserError as e:
+            raise e.error from None
     return _guarded(unpickle)
 
 

@@ -199,9 +199,8 @@ _RST = """
 
 
 def _png(path: Path, w=120, h=80):
-    import struct
-
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + struct.pack(">II", w, h) + b"\x00" * 20)
+    Image = pytest.importorskip("PIL.Image", reason="the page check reads figures with Pillow")
+    Image.new("RGB", (w, h), (200, 30, 30)).save(path, format="PNG")
 
 
 def test_check_pages_reads_outputs_and_figures():
@@ -235,10 +234,38 @@ def test_check_pages_accepts_a_good_page_and_flags_a_broken_one(tmp_path):
     text = "\n".join(problems)
     assert "same storage: True" in text and "is not in the page" in text and "traceback" in text
 
-    # A figure whose file is not a PNG is reported too.
-    (tmp_path / "_images" / "sphx_glr_plot_x_001.png").write_bytes(b"not a png")
+    # A figure whose file is not a PNG, or a PNG cut short, is reported too.
+    figure = tmp_path / "_images" / "sphx_glr_plot_x_001.png"
+    whole = figure.read_bytes()
+    figure.write_bytes(b"not a png")
     problems, _ = cp.check_tutorial(good, _RST, page)
     assert any("not a PNG" in p for p in problems)
+    figure.write_bytes(whole[: len(whole) // 2])
+    problems, _ = cp.check_tutorial(good, _RST, page)
+    assert any("not a PNG" in p for p in problems)
+
+
+def test_check_pages_finds_unlinked_sources_and_placeholder_thumbnails(tmp_path):
+    cp = _check_pages()
+    head = "<p><strong>Source files this tutorial walks through</strong></p><ul>"
+    linked = head + ('<li><a class="source-link" href="../_modules/minitorch_nn/_tensor.html">'
+                     '<code class="docutils literal notranslate"><span class="pre">minitorch_nn/_tensor.py'
+                     "</span></code></a>: the <code>Tensor</code> class</li></ul>")
+    assert cp.unlinked_sources(linked) == []
+    plain = head + "<li><code><span>_ext/_C.pyx</span></code>: <code>TensorBase</code></li></ul>"
+    assert cp.unlinked_sources(plain) == ["_ext/_C.pyx"]
+    article = "<nav><code>_ext/_C.pyx</code></nav><article>" + plain[len(head):] + "</article>"
+    assert cp.unlinked_in_article(article) == ["_ext/_C.pyx"]
+    assert cp.unlinked_in_article("<nav><code>_ext/_C.pyx</code></nav><article></article>") == []
+
+    sphinx_gallery = pytest.importorskip("sphinx_gallery", reason="needs the docs extra")
+    Image = pytest.importorskip("PIL.Image", reason="the page check reads figures with Pillow")
+    stock = Path(sphinx_gallery.__file__).parent / "_static" / "no_image.png"
+    with Image.open(stock) as img:
+        img.convert("RGB").resize((400, 280)).save(tmp_path / "stock.png")
+    assert cp.is_placeholder_thumbnail(tmp_path / "stock.png")
+    _png(tmp_path / "real.png", 400, 280)
+    assert not cp.is_placeholder_thumbnail(tmp_path / "real.png")
 
 
 def test_check_pages_skips_cleanly_without_chromium(monkeypatch, capsys):

@@ -1,54 +1,57 @@
-"""Check the built site as a reader sees it: open pages in headless Chromium (``make docs``).
+"""Check the built site as a reader sees it: every page in headless Chromium (``make docs``).
 
-After ``sphinx-build``, this opens the landing page and one tutorial page in headless Chromium
-and reads back the DOM the browser built. It fails when
+After ``sphinx-build``, this serves ``docs/_build/html`` on a local port (127.0.0.1 only) and
+opens **every page** in headless Chromium, driven by Playwright (the ``playwright`` package,
+using Debian's ``/usr/bin/chromium``: no browser is downloaded). It fails when
 
+* a page logs a console error or an uncaught exception, or a file it loads (script, style sheet,
+  image) fails to load;
+* an image on a page does not load (zero natural width after the page asked for all of them);
+* an internal link, including a link into a highlighted source page (``_modules/...``,
+  ``source_c.html#...``), points at a missing page or at an anchor that page does not have;
+* a page shows a Python traceback;
 * the landing page lacks its title or its links to the map, the tutorials and the API reference;
-* the tutorial page does not show every line of output the tutorial printed, in order, or a figure the
-  tutorial drew is missing from the page or is not a readable PNG next to it;
-* a page shows a Python traceback.
+* a tutorial page does not show every line the tutorial printed, in order, or a figure it drew
+  (each read with Pillow: a real PNG, at least 50x50 pixels), or shows no figure at all, or names
+  a source file in its opening list without linking it (and the map, anywhere in its text);
+* a card of the tutorial gallery shows sphinx-gallery's placeholder instead of a thumbnail.
 
-The expected output is read from the reStructuredText sphinx-gallery generated for the tutorial
-(``docs/auto_tutorials/<name>.rst``), so nothing here is hard-coded to today's output.
+The expected output of a tutorial is read from the reStructuredText sphinx-gallery generated
+(``docs/auto_tutorials/<name>.rst``), so nothing here is hard-coded to today's output. A
+full-page screenshot of every tutorial page (and the landing page and the gallery) is written to
+``docs/_build/screenshots/``, for CI to keep and for people to look at.
 
-Where Chromium is not installed (Debian: ``apt-get install chromium``) the check prints why it is
-skipped and exits 0, so ``make docs`` still works on a machine without a browser.
+Where Chromium or Playwright is not installed the check prints why it is skipped and exits 0,
+so ``make docs`` still works on a machine without a browser (Debian: ``apt-get install
+chromium``; ``pip install playwright``, which ``make docs`` does).
 
 Usage::
 
-    python tools/check_pages.py [docs/_build/html] [--tutorial plot_01_tensor_object]
-                                [--screenshots DIR] [--chromium PATH]
+    python tools/check_pages.py [docs/_build/html] [--screenshots DIR] [--chromium PATH]
+                                [--only auto_tutorials/plot_01_tensor_object.html ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import html
+import http.server
 import os
 import re
 import shutil
-import struct
-import subprocess
 import sys
-import tempfile
+import threading
+import time
 from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HTML = ROOT / "docs" / "_build" / "html"
 GALLERY_SRC = ROOT / "docs" / "auto_tutorials"
-DEFAULT_TUTORIAL = "plot_01_tensor_object"
-
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
-]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
+SOURCE_LIST_TITLE = "Source files this tutorial walks through"
+SOURCE_PATH = re.compile(r"^(?:minitorch_nn/[\w/]*?(?:\.py|/)|_ext/\w+\.(?:pyx|pxi))$")
 
 
 def find_chromium(explicit: str | None) -> str | None:
@@ -59,25 +62,6 @@ def find_chromium(explicit: str | None) -> str | None:
         if c and Path(c).is_file() and os.access(c, os.X_OK):
             return c
     return None
-
-
-def run_chromium(chromium: str, page: Path, extra: list[str], timeout: int = 120) -> str:
-    """Run Chromium on a local page with a throwaway profile; return its stdout."""
-    with tempfile.TemporaryDirectory(prefix="check_pages_") as profile:
-        cmd = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *extra, page.as_uri()]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"Chromium exited with status {proc.returncode} on {page}:\n{proc.stderr[-2000:]}"
-        )
-    return proc.stdout
-
-
-def dump_dom(chromium: str, page: Path) -> str:
-    dom = run_chromium(chromium, page, ["--dump-dom"])
-    if "<html" not in dom.lower():
-        raise RuntimeError(f"Chromium returned no document for {page}")
-    return dom
 
 
 def visible_text(dom: str) -> str:
@@ -117,11 +101,33 @@ def expected_figures(rst_text: str) -> list[str]:
 
 
 def png_size(path: Path) -> tuple[int, int]:
-    """(width, height) of a PNG file; raises ValueError when it is not a PNG."""
-    head = path.read_bytes()[:24]
-    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        raise ValueError(f"{path} is not a PNG file")
-    return struct.unpack(">II", head[16:24])
+    """(width, height) of a PNG file, read and verified by Pillow; ValueError when it is not one."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            if img.format != "PNG":
+                raise ValueError(f"{path} is not a PNG file (Pillow reads {img.format})")
+            img.verify()  # the whole file: a cut-off or corrupt PNG fails here
+            return img.size
+    except (UnidentifiedImageError, OSError, SyntaxError) as err:
+        raise ValueError(f"{path} is not a PNG file ({err})") from None
+
+
+def is_placeholder_thumbnail(path: Path) -> bool:
+    """Whether a gallery thumbnail is sphinx-gallery's stock picture (no figure was drawn)."""
+    from PIL import Image, ImageChops, ImageStat
+
+    try:
+        import sphinx_gallery
+    except ImportError:
+        return False
+    stock = Path(sphinx_gallery.__file__).parent / "_static" / "no_image.png"
+    with Image.open(path) as thumb, Image.open(stock) as placeholder:
+        thumb = thumb.convert("L")
+        placeholder = placeholder.convert("L").resize(thumb.size)
+        diff = ImageStat.Stat(ImageChops.difference(thumb, placeholder)).mean[0]
+    return diff < 8  # gray levels out of 255: the same picture, rescaled
 
 
 def check_landing(dom: str) -> list[str]:
@@ -134,20 +140,18 @@ def check_landing(dom: str) -> list[str]:
             problems.append(f"the landing page has no link to {target}")
     if "How to start" not in text:
         problems.append("the landing page has no 'How to start' section")
-    if "Traceback (most recent call last)" in text:
-        problems.append("the landing page shows a Python traceback")
     return problems
 
 
 def check_tutorial(dom: str, rst_text: str, page: Path) -> tuple[list[str], dict]:
+    """Printed lines (in order), figures (readable PNGs) and a traceback-free page."""
     problems = []
     text = visible_text(dom)
     blocks = expected_outputs(rst_text)
     if not blocks:
         problems.append(f"{page.name}: the generated .rst has no output blocks (did the tutorial run?)")
-    if 'class="sphx-glr-script-out' not in dom and "sphx-glr-script-out" not in dom:
+    if "sphx-glr-script-out" not in dom:
         problems.append(f"{page.name}: no output block (sphx-glr-script-out) in the page")
-    # Every printed line must appear, in the order the tutorial printed it.
     lines_checked, pos = 0, 0
     for block in blocks:
         for line in block:
@@ -179,15 +183,193 @@ def check_tutorial(dom: str, rst_text: str, page: Path) -> tuple[list[str], dict
     return problems, {"blocks": len(blocks), "lines": lines_checked, "figures": len(figures)}
 
 
+def unlinked_sources(dom: str) -> list[str]:
+    """Source files named in a tutorial's opening list that are not links."""
+    start = dom.find(SOURCE_LIST_TITLE)
+    if start < 0:
+        return ["(no 'Source files this tutorial walks through' list)"]
+    return _unlinked(dom[start:dom.find("</ul>", start)])
+
+
+def unlinked_in_article(dom: str) -> list[str]:
+    """Source files named in a page's main text (``<article>``) that are not links."""
+    start = dom.find("<article")
+    return _unlinked(dom[start:dom.find("</article>", start)] if start >= 0 else "")
+
+
+def _unlinked(fragment: str) -> list[str]:
+    missing = []
+    for m in re.finditer(r"(<a [^>]*>)?\s*<code[^>]*>(.*?)</code>", fragment, re.S):
+        name = html.unescape(re.sub(r"<[^>]+>", "", m.group(2)))
+        if SOURCE_PATH.match(name) and not m.group(1):
+            missing.append(name)
+    return missing
+
+
+class _Site:
+    """The built site served on 127.0.0.1 from a background thread."""
+
+    def __init__(self, root: Path):
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class _Anchors:
+    """The ids (and names) each HTML file of the site defines, read once per file."""
+
+    def __init__(self):
+        self.cache: dict[Path, set[str]] = {}
+
+    def __call__(self, path: Path) -> set[str]:
+        if path not in self.cache:
+            text = path.read_text(errors="replace")
+            self.cache[path] = set(re.findall(r'\b(?:id|name)="([^"]+)"', text))
+        return self.cache[path]
+
+
+_PAGE_SCRIPT = """async () => {
+  const images = Array.from(document.images);
+  for (const img of images) { img.loading = "eager"; }
+  await Promise.all(images.map(img => img.decode().catch(() => null)));
+  return {
+    broken: images.filter(img => img.naturalWidth === 0).map(img => img.getAttribute("src")),
+    links: Array.from(document.querySelectorAll("a[href]")).map(a => a.href),
+    images: images.length,
+  };
+}"""
+
+
+def check_site(html_dir: Path, chromium: str, screenshots: Path | None, only=None) -> tuple[list[str], dict]:
+    from playwright.sync_api import sync_playwright
+
+    # Every page of the site; _static/ holds the theme's template fragments, not pages.
+    pages = sorted(p.relative_to(html_dir).as_posix() for p in html_dir.rglob("*.html")
+                   if p.relative_to(html_dir).parts[0] != "_static")
+    if only:
+        pages = [p for p in pages if p in only]
+    anchors = _Anchors()
+    problems: list[str] = []
+    stats = {"pages": 0, "links": 0, "images": 0, "tutorials": 0, "lines": 0, "figures": 0}
+    if screenshots:
+        screenshots.mkdir(parents=True, exist_ok=True)
+        for old in screenshots.glob("*.png"):  # a renamed tutorial's picture must not linger
+            old.unlink()
+    with _Site(html_dir) as site, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        # Chromium asks every site for /favicon.ico; this one has none, and that is not a page's fault.
+        context.route("**/favicon.ico", lambda route: route.fulfill(status=204, body=""))
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}")
+                if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: errors.append(f"uncaught exception: {exc}"))
+        page.on("requestfailed", lambda req: errors.append(f"failed to load {req.url}")
+                if req.url.startswith(site.base) else None)
+        page.on("response", lambda resp: errors.append(f"HTTP {resp.status} for {resp.url}")
+                if resp.status >= 400 and resp.url.startswith(site.base) else None)
+        checked_links: set[str] = set()
+        for rel in pages:
+            errors.clear()
+            page.goto(site.base + rel, wait_until="load")
+            found = page.evaluate(_PAGE_SCRIPT)
+            stats["pages"] += 1
+            stats["images"] += found["images"]
+            problems += [f"{rel}: {e}" for e in errors]
+            problems += [f"{rel}: image does not load: {src}" for src in found["broken"]]
+            dom = page.content()
+            if "Traceback (most recent call last)" in visible_text(dom):
+                problems.append(f"{rel}: the page shows a Python traceback")
+            for href in found["links"]:
+                if not href.startswith(site.base) or href in checked_links:
+                    continue
+                checked_links.add(href)
+                stats["links"] += 1
+                problem = _broken_link(html_dir, site.base, href, anchors)
+                if problem:
+                    problems.append(f"{rel}: link {href[len(site.base):]!r}: {problem}")
+            if rel == "index.html":
+                problems += check_landing(dom)
+            if rel == "map.html":
+                missing = unlinked_in_article(dom)
+                if missing:
+                    problems.append(f"map.html: source files named without a link: {sorted(set(missing))}")
+            if rel == "auto_tutorials/index.html":
+                problems += _check_thumbnails(html_dir, dom)
+            m = re.fullmatch(r"auto_tutorials/(plot_\w+)\.html", rel)
+            if m:
+                stats["tutorials"] += 1
+                problems += _check_tutorial_page(html_dir / rel, m.group(1), dom, stats)
+            if screenshots and (m or rel in ("index.html", "auto_tutorials/index.html")):
+                name = m.group(1) if m else rel.replace("/", "_").removesuffix(".html")
+                page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
+        browser.close()
+    return problems, stats
+
+
+def _check_tutorial_page(path: Path, name: str, dom: str, stats: dict) -> list[str]:
+    rst = GALLERY_SRC / f"{name}.rst"
+    if not rst.is_file():
+        return [f"{path.name}: {rst} does not exist"]
+    rst_text = rst.read_text()
+    problems, found = check_tutorial(dom, rst_text, path)
+    stats["lines"] += found["lines"]
+    stats["figures"] += found["figures"]
+    if not found["figures"]:
+        problems.append(f"{path.name}: the tutorial draws no picture")
+    missing = unlinked_sources(dom)
+    if missing:
+        problems.append(f"{path.name}: source files named without a link: {missing}")
+    return problems
+
+
+def _check_thumbnails(html_dir: Path, dom: str) -> list[str]:
+    problems = []
+    thumbs = re.findall(r'<img[^>]+src="([^"]*sphx_glr_(plot_\w+?)_thumb\.png)"', dom)
+    if not thumbs:
+        return ["auto_tutorials/index.html: no gallery thumbnails"]
+    for src, name in thumbs:
+        img = (html_dir / "auto_tutorials" / html.unescape(src)).resolve()
+        if img.is_file() and is_placeholder_thumbnail(img):
+            problems.append(f"auto_tutorials/index.html: {name} shows the placeholder thumbnail")
+    return problems
+
+
+def _broken_link(html_dir: Path, base: str, href: str, anchors: _Anchors) -> str | None:
+    url, fragment = urldefrag(href)
+    path = html_dir / unquote(urlparse(url).path).lstrip("/")
+    if path.is_dir():
+        path = path / "index.html"
+    if not path.exists():
+        return "no such page"
+    if fragment and path.suffix == ".html" and unquote(fragment) not in anchors(path):
+        return f"{path.name} has no anchor #{fragment}"
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("html_dir", nargs="?", default=str(DEFAULT_HTML), type=Path)
-    parser.add_argument("--tutorial", default=None, help=f"page to check (default {DEFAULT_TUTORIAL})")
-    parser.add_argument("--gallery-src", default=str(GALLERY_SRC), type=Path,
-                        help="where sphinx-gallery wrote the generated .rst files")
     parser.add_argument("--chromium", default=None, help="path to the Chromium binary")
     parser.add_argument("--screenshots", default=None, type=Path,
-                        help="also save a PNG screenshot of each page checked into this folder")
+                        help="where to save screenshots (default: screenshots/ beside html/)")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="check only these pages (paths relative to the site)")
     args = parser.parse_args(argv)
 
     chromium = find_chromium(args.chromium)
@@ -195,54 +377,39 @@ def main(argv=None) -> int:
         print(
             "check_pages: SKIPPED: Chromium is not installed (no /usr/bin/chromium), so the built "
             "pages were not opened in a browser. Install it (Debian: `apt-get install chromium`) "
-            "to check that the pages show the tutorials' output and figures."
+            "to check that every page loads and shows the tutorials' output and figures."
         )
+        return 0
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        print("check_pages: SKIPPED: the playwright package is not installed (it is in the docs "
+              "extra: `pip install playwright`), so the built pages were not opened in a browser.")
         return 0
 
     html_dir = args.html_dir.resolve()
-    index = html_dir / "index.html"
-    if not index.is_file():
-        print(f"check_pages: FAILED: {index} does not exist; build the site first (make docs)")
+    if not (html_dir / "index.html").is_file():
+        print(f"check_pages: FAILED: {html_dir / 'index.html'} does not exist; build the site first (make docs)")
         return 1
-    name = args.tutorial
-    if name is None:
-        name = DEFAULT_TUTORIAL
-        if not (html_dir / "auto_tutorials" / f"{name}.html").is_file():
-            found = sorted((html_dir / "auto_tutorials").glob("plot_*.html"))
-            if not found:
-                print(f"check_pages: FAILED: no tutorial pages in {html_dir / 'auto_tutorials'}")
-                return 1
-            name = found[0].stem
-    page = html_dir / "auto_tutorials" / f"{name}.html"
-    rst = args.gallery_src / f"{name}.rst"
-    for needed in (page, rst):
-        if not needed.is_file():
-            print(f"check_pages: FAILED: {needed} does not exist")
-            return 1
-
+    screenshots = args.screenshots or html_dir.parent / "screenshots"
+    start = time.perf_counter()
     try:
-        problems = check_landing(dump_dom(chromium, index))
-        tut_problems, stats = check_tutorial(dump_dom(chromium, page), rst.read_text(), page)
-        problems += tut_problems
-        if args.screenshots:
-            args.screenshots.mkdir(parents=True, exist_ok=True)
-            for p in (index, page):
-                shot = args.screenshots / f"{p.stem}.png"
-                run_chromium(chromium, p, ["--window-size=1280,2400", f"--screenshot={shot}"])
-                print(f"check_pages: screenshot {shot}")
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as err:
-        print(f"check_pages: FAILED: Chromium ({chromium}) could not open the pages: {err}")
+        problems, stats = check_site(html_dir, chromium, screenshots, args.only)
+    except Exception as err:  # the browser did not start or crashed: say which and why
+        print(f"check_pages: FAILED: Chromium ({chromium}) could not check the pages: "
+              f"{type(err).__name__}: {err}")
         return 1
-
+    seconds = time.perf_counter() - start
     if problems:
         print(f"check_pages: FAILED ({len(problems)} problem(s)) in Chromium ({chromium}):")
-        for p in problems:
+        for p in problems[:200]:
             print("  -", p)
         return 1
     print(
-        f"check_pages: OK: opened {index.relative_to(html_dir)} and {page.relative_to(html_dir)} in "
-        f"headless Chromium; the page shows all {stats['lines']} printed lines of "
-        f"{stats['blocks']} output blocks and {stats['figures']} figure(s)."
+        f"check_pages: OK in {seconds:.0f} s: {stats['pages']} pages opened in headless Chromium, "
+        f"no console errors; {stats['images']} images loaded; {stats['links']} internal links "
+        f"resolve; {stats['tutorials']} tutorial pages show all {stats['lines']} printed lines and "
+        f"{stats['figures']} figures; screenshots in {screenshots}"
     )
     return 0
 

@@ -145,6 +145,16 @@ fig.suptitle("Storage position of each element (one storage of 6 floats)")
 plt.show()
 
 # %%
+# ``minitorch_nn.viz.storage_views`` (``minitorch_nn/viz/storage_views.py``) draws this from the
+# live tensors: the flat storage on top, and under it the storage positions each tensor reads,
+# labelled with the element that reads them, with its sizes, strides, offset and contiguity.
+
+from minitorch_nn import viz
+
+fig = viz.storage_views({"x": x, "x.t()": xt, "x[:, 1:]": xs})
+plt.show()
+
+# %%
 # A write through a view is a write to the shared storage, so ``x`` sees it. The payloads
 # also share one ``VersionCounter`` (``_ext/_C.pyx``): every in-place op bumps it, and
 # ``_version`` on any of the views shows the same count. Autograd uses this counter to detect
@@ -233,36 +243,35 @@ except RuntimeError as err:
 # %%
 # Compare with PyTorch
 # --------------------
-# The public results above (values, strides, offsets, dtypes, shapes) match PyTorch 2.13.
-# When PyTorch is installed, this block reruns the key lines with it and checks they agree.
+# The public results above (values, strides, offsets, dtypes, shapes, the ``view`` error) match
+# PyTorch 2.13. ``story`` runs the key lines with a library it is given, and
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints minitorch_nn's line
+# and PyTorch's line one under the other: PyTorch runs now when it is installed, otherwise its
+# lines come from a recording made with torch 2.13 (``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    real_torch.manual_seed(0)
-    rx = real_torch.randn(2, 3)
-    torch.manual_seed(0)
-    mx = torch.randn(2, 3)
-    checks = {
-        "randn values": rx.tolist() == mx.tolist(),
-        "t() strides": rx.t().stride() == mx.t().stride(),
-        "slice offset": rx[:, 1:].storage_offset() == mx[:, 1:].storage_offset(),
-        "expand strides": rx[0].expand(4, 3).stride() == mx[0].expand(4, 3).stride(),
-        "int64 + 2.5": str(real_torch.tensor([1, 2]).add(2.5).dtype)
-        == str(torch.tensor([1, 2]).add(2.5).dtype),
-        "meta matmul shape": tuple(
-            (real_torch.empty(3, 4, device="meta") @ real_torch.empty(4, 5, device="meta")).shape
-        )
-        == tuple((torch.empty(3, 4, device="meta") @ torch.empty(4, 5, device="meta")).shape),
-    }
-    for name, ok in checks.items():
-        print(f"{name:18s} {'same as PyTorch' if ok else 'DIFFERENT'}")
-    assert all(checks.values())
+
+def story(lib):
+    lib.manual_seed(0)
+    x = lib.randn(2, 3)
+    meta = lib.empty(3, 4, device="meta") @ lib.empty(4, 5, device="meta")
+    lines = [
+        f"randn(2, 3) after manual_seed(0): {[[round(v, 4) for v in row] for row in x.tolist()]}",
+        f"x.t(): strides {x.t().stride()}, offset {x.t().storage_offset()}",
+        f"x[:, 1:]: strides {x[:, 1:].stride()}, offset {x[:, 1:].storage_offset()}",
+        f"x[0].expand(4, 3): strides {x[0].expand(4, 3).stride()}",
+        f"tensor([1, 2]) + 2.5: {lib.tensor([1, 2]).add(2.5).dtype}",
+        f"meta (3, 4) @ (4, 5): {tuple(meta.shape)} on {meta.device}",
+    ]
+    try:
+        x.t().view(6)
+    except RuntimeError as err:
+        lines.append(f"x.t().view(6): RuntimeError: {err}")
+    return lines
+
+
+compare_with_pytorch(story, "plot_01_tensor_object")
 
 # %%
 # Exercises

@@ -318,19 +318,39 @@ convert_between_forward_and_backward(False)
 convert_between_forward_and_backward(True)
 
 # %%
+# Here is that graph, drawn by ``minitorch_nn.viz.autograd_graph``
+# (``minitorch_nn/viz/autograd_graph.py``) after a swap-flag conversion. The weight's
+# ``AccumulateGrad`` still holds the old float32 payload, which now belongs to the temporary
+# tensor the swap traded with, so it no longer carries the name ``weight``; the poison is the
+# pre-hook marked on it (the bias was converted too, and its node is poisoned the same way).
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+flags.set_swap_module_params_on_conversion(True)
+try:
+    model = nn.Linear(3, 2)
+    loss = model(torch.ones(1, 3)).sum()
+    model.double()
+    fig = viz.autograd_graph(loss, model)
+    plt.show()
+finally:
+    flags.set_swap_module_params_on_conversion(False)
+
+# %%
 # Without the flag, backward "works": a gradient computed from the old float32 weights lands, as
 # float32, on the float64 weight, and an optimizer step would use it without complaint. With the
 # flag, the mistake is reported where it happens, with advice. Both are what PyTorch 2.13 does.
 #
 # Compare with PyTorch
 # --------------------
-# When PyTorch is installed, this block replays the three refusals and the module conversions
-# with it and checks that the outcomes and messages agree.
+# The three refusals and the module conversions, replayed with a library given as ``lib``; then
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
+# PyTorch's one under the other (PyTorch runs now when it is installed, otherwise its lines come
+# from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def refusals(lib):
@@ -401,14 +421,11 @@ def forward_convert_backward(lib):
     return out
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    mine = refusals(torch) + conversions(torch) + forward_convert_backward(torch)
-    theirs = refusals(real_torch) + conversions(real_torch) + forward_convert_backward(real_torch)
-    for m, r in zip(mine, theirs):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m[:70] + ("..." if len(m) > 70 else ""))
-    assert mine == theirs and len(mine) == 14
+def story(lib):
+    return refusals(lib) + conversions(lib) + forward_convert_backward(lib)
+
+
+compare_with_pytorch(story, "plot_02_swap_tensors")
 
 # %%
 # Exercises

@@ -250,33 +250,46 @@ with torch.utils.dispatch_trace() as trace:
 print(trace)
 
 # %%
+# ``minitorch_nn.viz.dispatch_timeline`` (``minitorch_nn/viz/dispatch_timeline.py``) draws the
+# same record as nested bars: time runs left to right in call order, each bar spans the calls made
+# inside it, and its colour says which layer of the chain it belongs to.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+fig = viz.dispatch_timeline(trace)
+plt.show()
+
+# %%
 # The tutorial on dispatch uses the same tool to follow ``__torch_function__`` and
 # ``__torch_dispatch__`` handlers of tensor subclasses, which appear as extra levels of the tree.
 #
 # Compare with PyTorch
 # --------------------
-# When PyTorch is installed, this block records the same expressions with PyTorch's own
-# ``TorchDispatchMode`` and compares the lists, the schema string and the result of ``add`` with
-# ``alpha``.
+# ``story`` records the same expressions with a library's own ``TorchDispatchMode`` and reads the
+# schema string, the result of ``add`` with ``alpha`` and the autograd node ``add`` records.
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
+# PyTorch's one under the other (PyTorch runs now when it is installed, otherwise its lines come
+# from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    ra, rb = real_torch.tensor(a.tolist()), real_torch.tensor(b.tolist())
-    theirs = record_ops(real_torch, ra)
-    print("same ops, same order:", theirs == seen)
-    print("same schema:         ", str(real_torch.ops.aten.add.Tensor._schema) == str(op._schema))
-    same = real_torch.ops.aten.add.Tensor(ra, rb, alpha=2).tolist() == op(a, b, alpha=2).tolist()
-    print("same add result:     ", same)
-    rw = real_torch.ones(3, requires_grad=True)
-    node = real_torch.ops.aten.add.Tensor(rw, rb).grad_fn.name()
-    print("same autograd node:  ", node == op(w, b).grad_fn.name())
-    assert theirs == seen and same and node == op(w, b).grad_fn.name()
+
+def story(lib):
+    x = lib.arange(6.0).reshape(2, 3)
+    y = lib.ones(2, 3)
+    add = lib.ops.aten.add.Tensor
+    w = lib.ones(2, 3, requires_grad=True)
+    return [
+        "ops seen by a dispatch mode: " + ", ".join(record_ops(lib, x)),
+        f"schema: {add._schema}",
+        f"add(x, y, alpha=2): {add(x, y, alpha=2).tolist()}",
+        f"node recorded by add: {add(w, y).grad_fn.name()}",
+    ]
+
+
+compare_with_pytorch(story, "plot_03_op_registry")
 
 # %%
 # Exercises

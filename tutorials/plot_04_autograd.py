@@ -56,6 +56,19 @@ def show(node, depth=0):
 show(y.grad_fn)
 
 # %%
+# ``minitorch_nn.viz.autograd_graph`` (``minitorch_nn/viz/autograd_graph.py``) draws the same walk
+# in layers, one layer per step back from ``y``, with what each node saved for backward: the
+# tensor's name in the formula, its dtype and shape, and the version it had when saved. The leaves
+# are named after the tensors we pass in ``names``.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+fig = viz.autograd_graph(y, names={"x": x, "w": w})
+plt.show()
+
+# %%
 # ``AccumulateGrad``: where gradients land
 # ----------------------------------------
 # The graph ends at one ``AccumulateGrad`` node per leaf (``graph.py``). Its ``variable`` is the
@@ -138,6 +151,13 @@ except RuntimeError as err:
     print("RuntimeError:", str(err)[:160], "...")
 
 # %%
+# In the picture of ``c``'s graph, the saved ``self`` of ``SinBackward0`` is marked stale: saved
+# at version 0, now at version 1.
+
+fig = viz.autograd_graph(c)
+plt.show()
+
+# %%
 # Views go stale with the version counter
 # ---------------------------------------
 # A view shares its base's version counter, and remembers the counter's value when its node was
@@ -191,12 +211,11 @@ print("6x:    ", 6 * x.detach())
 # Compare with PyTorch
 # --------------------
 # The same steps with PyTorch, same seed: the node names, the order, the gradients and the error
-# text should match.
+# text should match. ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints
+# our lines and PyTorch's one under the other (PyTorch runs now when it is installed, otherwise
+# its lines come from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
@@ -228,13 +247,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_04_autograd")
 
 # %%
 # Exercises

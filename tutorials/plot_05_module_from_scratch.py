@@ -71,7 +71,13 @@ for name, p in net.named_parameters():
 # -----------------------
 # Calling a module runs ``_call_impl`` in ``_hooks.py``: forward pre-hooks (which may replace the
 # inputs), then ``forward``, then forward hooks (which may replace the output). A hook returns a
-# handle; ``handle.remove()`` takes it away.
+# handle; ``handle.remove()`` takes it away. Global hooks
+# (``nn.modules.module.register_module_forward_hook``) run before every module's own; they live
+# in dicts that are globals of ``nn/modules/module.py`` and are looked up there at each call, so
+# rebinding one (``module._global_forward_hooks = OrderedDict()``) clears it, as in PyTorch.
+# A full backward hook passes the module's inputs through an identity ``autograd.Function``
+# (``_backward_hooks.py``), so a ``forward`` that writes into its input in place (``x += 1``)
+# gets PyTorch's "Output 0 of BackwardHookFunction is a view..." error: clone the input first.
 
 calls = []
 pre = net.register_forward_pre_hook(lambda mod, args: calls.append(f"pre: {len(args)} input(s)"))
@@ -95,6 +101,21 @@ print("after remove():", len(calls), "entries, steps =", int(net.steps))
 sd = net.state_dict()
 for k, v in sd.items():
     print(f"{k:11s} {tuple(v.shape)} {v.dtype}")
+
+# %%
+# ``minitorch_nn.viz.module_tree`` (``minitorch_nn/viz/module_tree.py``) draws the whole module:
+# each submodule with the hooks registered on it, and each parameter and buffer with its shape,
+# its runtime name (``named_parameters``, ``named_buffers``) and its ``state_dict`` key. A forward
+# hook is put back on ``fc1`` for the picture.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+post = net.fc1.register_forward_hook(lambda mod, args, out: None)
+fig = viz.module_tree(net)
+plt.show()
+post.remove()
 
 # %%
 # ``load_state_dict`` and its error message
@@ -167,12 +188,12 @@ print("shares the checkpoint's storage:", big.fc1.weight._impl.storage is sd["fc
 # Compare with PyTorch
 # --------------------
 # The same network with PyTorch, same seed: names, order, outputs and the error text (PyTorch has
-# no hint line, so we compare the message up to it).
+# no hint line, so we compare the message up to it). ``compare_with_pytorch``
+# (``minitorch_nn/testing/pytorch_side.py``) prints our lines and PyTorch's one under the other
+# (PyTorch runs now when it is installed, otherwise its lines come from a recording made with
+# torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
@@ -202,13 +223,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_05_module_from_scratch")
 
 # %%
 # Exercises

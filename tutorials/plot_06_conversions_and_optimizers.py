@@ -21,6 +21,11 @@ the wrong one, training runs without errors and the model never changes.
   ``_warn_replaced_params`` warns when the model replaced one of them (not in PyTorch).
 * ``minitorch_nn/utils/_swap.py``: ``swap_tensors``, used by the swap path.
 
+Every optimizer in ``minitorch_nn/optim/`` (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``,
+``Adagrad``, ``Adadelta``, ``Adamax``, ``ASGD``, ``NAdam``, ``RAdam``, ``Rprop``, ``LBFGS``) keeps
+the parameter objects in ``param_groups`` the same way, so the pitfall is the same for all of
+them. (``LBFGS.step`` takes a ``closure`` that recomputes the loss: see ``lbfgs.py``.)
+
 Tutorial 2 showed the mechanism (``.data`` versus ``swap_tensors``); here we train.
 """
 
@@ -56,6 +61,17 @@ counter.register_buffer("count", torch.zeros(2, dtype=torch.int64))
 counter.lin = nn.Linear(2, 2)
 counter.to(torch.float16)
 print({k: v.dtype for k, v in counter.state_dict().items()})
+
+# %%
+# The same module drawn by ``minitorch_nn.viz.module_tree`` (``minitorch_nn/viz/module_tree.py``):
+# the ``Linear``'s parameters are now ``f16``, the integer buffer is still ``i64``.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+fig = viz.module_tree(counter)
+plt.show()
 
 # %%
 # One training step, three ways
@@ -181,11 +197,11 @@ print("built after conversion, matches:", optimizer_matches(model, optimizer))
 # The same step under each flag with PyTorch, same seed: the updated weights should agree to the
 # printed digits, and the overwrite flag should leave the weight unchanged in both. The warning
 # is ours alone: PyTorch's ``step`` says nothing (we silence ours here to compare only weights).
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
+# PyTorch's one under the other (PyTorch runs now when it is installed, otherwise its lines come
+# from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
@@ -212,15 +228,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    import torch.optim  # noqa: F401 (makes real_torch.optim available)
-
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_06_conversions_and_optimizers")
 
 # %%
 # Exercises

@@ -17,7 +17,7 @@ Python object with a new class. This tutorial follows one dry run through the co
 * ``minitorch_nn/nn/modules/lazy_layers.py``: ``LazyLinear`` and its ``initialize_parameters``.
 * ``minitorch_nn/nn/parameter_lazy.py``: ``UninitializedParameter`` and ``materialize``.
 * ``minitorch_nn/nn/modules/_hooks.py``: ``_call_impl``, which runs the forward pre-hooks.
-* ``minitorch_nn/optim/optimizer.py``: the optimizer's check for placeholders.
+* ``minitorch_nn/optim/optimizer.py``: ``step()``'s check for placeholders.
 """
 
 import minitorch_nn as torch
@@ -111,6 +111,18 @@ print(mlp)
 print(describe_lazy(mlp))
 
 # %%
+# ``minitorch_nn.viz.module_tree`` (``minitorch_nn/viz/module_tree.py``) draws the same model:
+# the placeholders in red (they have no shape yet), and on each ``LazyLinear`` the two hooks
+# ``LazyModuleMixin`` registered.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+fig = viz.module_tree(mlp, title="LazyMLP before its dry run")
+plt.show()
+
+# %%
 # The state dict before and after
 # -------------------------------
 # Before the dry run, ``_save_to_state_dict`` (``lazy.py``) puts the placeholder objects in the
@@ -119,23 +131,34 @@ print(describe_lazy(mlp))
 print(mlp.state_dict())
 
 # %%
-# Optimizers need real parameters. minitorch_nn's optimizers refuse placeholders with a hint
-# (``check_initialized`` in ``lazy.py``, called from ``optimizer.py``); PyTorch accepts them
-# silently and fails later.
+# An optimizer may be built now, as in PyTorch: it holds the placeholder objects, and the dry
+# run turns them into real parameters *in place*, so the optimizer then holds the real ones.
+# Stepping it before the dry run would update nothing (PyTorch skips them silently);
+# minitorch_nn's ``step()`` raises with a hint instead (``check_initialized`` in ``lazy.py``,
+# called from ``optimizer.py``).
 
+opt = torch.optim.SGD(mlp.parameters(), lr=0.1)
+first = opt.param_groups[0]["params"][0]
 try:
-    torch.optim.SGD(mlp.parameters(), lr=0.1)
-except ValueError as err:
-    print("ValueError:", err)
+    opt.step()
+except RuntimeError as err:
+    print("RuntimeError:", err)
 
 # %%
 # The dry run, and the state dict after it:
 
 mlp(torch.ones(5, 3))
+print("the optimizer holds the materialized weight:", first is mlp.fc1.weight, type(first).__name__)
 print(mlp)
 for k, v in mlp.state_dict().items():
     print(f"{k:10s} {tuple(v.shape)}")
 print(describe_lazy(mlp))
+
+# %%
+# Drawn again: real shapes, plain ``Linear`` layers, and the hooks are gone.
+
+fig = viz.module_tree(mlp, title="LazyMLP after its dry run")
+plt.show()
 
 # %%
 # Loading a checkpoint into a lazy model
@@ -154,11 +177,11 @@ print(fresh.fc1)
 # Compare with PyTorch
 # --------------------
 # The LazyMLP story with PyTorch, same seed: reprs, state-dict keys and shapes, and outputs.
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
+# PyTorch's one under the other (PyTorch runs now when it is installed, otherwise its lines come
+# from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
@@ -185,13 +208,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_07_lazy_modules")
 
 # %%
 # Exercises

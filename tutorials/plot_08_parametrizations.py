@@ -58,6 +58,18 @@ print([name for name, _ in layer.named_parameters()])
 print(parametrize.describe_parametrizations(layer))
 
 # %%
+# ``minitorch_nn.viz.parametrization_chain`` (``minitorch_nn/viz/parametrization_chain.py``) draws
+# the chain: ``original`` (what an optimizer trains) through each parametrization to the weight the
+# layer reads, with a heat map of each matrix. The computed weight is symmetric; the original is not.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+fig = viz.parametrization_chain(layer)
+plt.show()
+
+# %%
 # Reading ``layer.weight`` runs the property's getter, which calls the ``ParametrizationList``,
 # which runs ``Symmetric()(original)``. Gradients flow back to ``original``:
 
@@ -125,6 +137,15 @@ with parametrize.cached() as stats:
 print(stats)
 
 # %%
+# Drawn inside a ``cached()`` block after one read, the picture says the value is cached and
+# shows the block's counts so far.
+
+with parametrize.cached():
+    _ = layer.weight  # one read computes and caches the weight
+    fig = viz.parametrization_chain(layer, title="inside parametrize.cached(), after one read")
+plt.show()
+
+# %%
 # Outside the block nothing is kept, so the next optimizer step always sees fresh weights.
 #
 # Removal
@@ -142,11 +163,11 @@ print("kept the symmetric weight:", torch.equal(layer.weight.detach(), before))
 # Compare with PyTorch
 # --------------------
 # The same steps with PyTorch, same seed: weights, state-dict keys, the spectral-norm estimate.
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
+# PyTorch's one under the other (PyTorch runs now when it is installed, otherwise its lines come
+# from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
@@ -179,13 +200,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_08_parametrizations")
 
 # %%
 # Exercises

@@ -108,6 +108,18 @@ print("ep.constants:    ", list(ep.constants))
 print("model.state_dict:", list(model.state_dict()))
 
 # %%
+# ``minitorch_nn.viz.module_tree`` (``minitorch_nn/viz/module_tree.py``) puts all three names of
+# each tensor in one picture: the runtime name, the ``state_dict()`` key the hook renamed (in
+# orange), and the name the program's ``state_dict`` uses.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+fig = viz.module_tree(model, program=ep)
+plt.show()
+
+# %%
 # The program runs without the ``Net`` class: ``ep.module()`` replays the graph.
 
 print("same output:", torch.equal(ep.module()(x), model(x)))
@@ -170,16 +182,17 @@ print("loaded program, same output:", torch.equal(loaded.module()(x), trained(x)
 # The same model exported with ``torch.export``, same seed: the two views, the signature's
 # targets, ``ep.state_dict`` and the output. (PyTorch has no ``swap_weights`` or
 # ``describe_state``; those are compared by their effect, the runtime-view dict.)
+# ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our lines and
+# PyTorch's one under the other (PyTorch runs now when it is installed, otherwise its lines come
+# from a recording made with torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
 
 def story(lib):
     from importlib import import_module
 
+    import_module(f"{lib.__name__}.export")
     disable = import_module(f"{lib.__name__}._export.utils")._disable_load_state_dict_hooks
     lib.manual_seed(0)
     model = make_net(lib)
@@ -196,16 +209,7 @@ def story(lib):
     return lines
 
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    import torch._export.utils  # noqa: F401 (makes real_torch._export.utils importable by name)
-    import torch.export  # noqa: F401
-
-    for m, r in zip(story(torch), story(real_torch)):
-        print("same as PyTorch:" if m == r else "DIFFERENT:", m)
-        if m != r:
-            print("   PyTorch:", r)
+compare_with_pytorch(story, "plot_09_export_weight_swap")
 
 # %%
 # Exercises

@@ -134,6 +134,20 @@ print("sum:    ", a_dev.exp().sum(dim=1).cpu())
 print("softmax:", (a_dev * 100).softmax(dim=1).cpu()[0])
 
 # %%
+# ``dispatch_trace()`` shows where each op of ``a_dev.exp().sum(dim=1)`` went, and
+# ``minitorch_nn.viz.dispatch_timeline`` (``minitorch_nn/viz/dispatch_timeline.py``) draws it: the
+# same aten ops as on the CPU, ending in the kernels of the device's backend.
+
+import matplotlib.pyplot as plt
+
+from minitorch_nn import viz
+
+with torch.utils.dispatch_trace() as trace:
+    a_dev.exp().sum(dim=1)
+fig = viz.dispatch_timeline(trace, title=f"a_dev.exp().sum(dim=1) on {device}")
+plt.show()
+
+# %%
 # Training on the device
 # ----------------------
 # Autograd does not care where kernels run: the backward formulas call the same ops, which
@@ -179,31 +193,34 @@ if CUDA:
 # Compare with PyTorch
 # --------------------
 # PyTorch here has no GPU, so we compare our device results with PyTorch on the CPU, on the same
-# inputs (same seed, made on the CPU).
+# inputs (same seed, made on the CPU), to four significant digits. ``compare_with_pytorch``
+# (``minitorch_nn/testing/pytorch_side.py``) prints our lines and PyTorch's one under the other
+# (PyTorch runs now when it is installed, otherwise its lines come from a recording made with
+# torch 2.13 in ``tutorials/torch_reference/``).
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    real_torch.manual_seed(0)
-    ra, rb = real_torch.randn(3, 4), real_torch.randn(4, 2)
-    print("same inputs:", np.array_equal(ra.numpy(), a.numpy()))
-    checks = {
-        "matmul": (c_dev, ra @ rb),
-        "exp().sum(1)": (a_dev.exp().sum(dim=1), ra.exp().sum(dim=1)),
-        "softmax(100 a)": ((a_dev * 100).softmax(dim=1), (ra * 100).softmax(dim=1)),
-    }
-    real_torch.manual_seed(0)
-    rlayer = real_torch.nn.Linear(4, 2)
-    rlayer(ra).relu().sum().backward()
-    checks["Linear weight.grad"] = (layer_dev.weight.grad, rlayer.weight.grad)
-    for name, (mine, theirs) in checks.items():
-        diff = float(np.abs(mine.cpu().numpy() - theirs.numpy()).max())
-        print(f"{name:20s} max difference {diff:.1e}")
+
+def story(lib):
+    dev = "cuda" if lib.cuda.is_available() else "cpu"
+
+    def digits(t):
+        return str([f"{v:.4g}" for v in t.detach().cpu().flatten().tolist()])
+
+    lib.manual_seed(0)
+    a, b = lib.randn(3, 4), lib.randn(4, 2)
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(4, 2).to(dev)
+    layer(a.to(dev)).relu().sum().backward()
+    return [
+        f"a @ b: {digits(a.to(dev) @ b.to(dev))}",
+        f"a.exp().sum(1): {digits(a.to(dev).exp().sum(dim=1))}",
+        f"(100 a).softmax(1)[0]: {digits((a.to(dev) * 100).softmax(dim=1)[0])}",
+        f"Linear weight.grad: {digits(layer.weight.grad)}",
+    ]
+
+
+compare_with_pytorch(story, "plot_10_cuda_kernels")
 
 # %%
 # Exercises

@@ -19,10 +19,15 @@ same seed, the loss curves agree.
   layers call.
 * ``minitorch_nn/backends/cpu/``: the numpy kernels doing the arithmetic.
 * ``minitorch_nn/optim/sgd.py``: ``SGD`` with momentum.
+* ``minitorch_nn/utils/data/``: ``TensorDataset`` and ``DataLoader``, which shuffle and batch the
+  data (``sampler.py`` draws the order, ``collate.py`` stacks the samples).
 * ``minitorch_nn/random.py``: the random generator that makes the same data and the same initial
   weights as PyTorch.
 """
 
+import ast
+import io
+import sys
 import time
 
 import matplotlib.pyplot as plt
@@ -30,6 +35,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 import minitorch_nn as torch
+from minitorch_nn.testing.pytorch_side import print_side_by_side, pytorch_lines
+
+# tqdm redraws its bar in place: a widget in Jupyter, one rewritten line in a terminal. Where the
+# output is captured instead (the built page), every redraw would stay behind as a line of its
+# own, so there the bar draws into a buffer and ``train`` prints its final state once.
+LIVE_BAR = sys.stderr.isatty() or "ipykernel" in sys.modules
 
 # %%
 # The dataset: four kinds of strokes
@@ -103,10 +114,24 @@ def make_model(lib):
 print(make_model(torch))
 
 # %%
+# The graph of one loss on four images, drawn by ``minitorch_nn.viz.autograd_graph``
+# (``minitorch_nn/viz/autograd_graph.py``): each layer's ops from the loss down to the
+# ``AccumulateGrad`` of every parameter, named after the module's parameters (``0.weight`` is the
+# first ``Conv2d``'s), with what each node saved for backward.
+
+from minitorch_nn import viz
+
+model = make_model(torch)
+loss = torch.nn.functional.cross_entropy(model(x_train[:4]), y_train[:4])
+fig = viz.autograd_graph(loss, model)
+plt.show()
+
+# %%
 # The training loop
 # -----------------
-# The loop you would write for PyTorch: shuffle with ``randperm``, take mini-batches (views of the
-# data tensors, tutorial 1), ``zero_grad``, forward, ``cross_entropy``, ``backward`` (tutorial 4)
+# The loop you would write for PyTorch: a ``DataLoader`` over a ``TensorDataset`` shuffles the
+# samples every epoch (a ``randperm`` on a generator seeded from the default one) and stacks them
+# into mini-batches; then ``zero_grad``, forward, ``cross_entropy``, ``backward`` (tutorial 4)
 # and ``step``. We record the loss of every step and the accuracy after every epoch. The progress
 # bar is tqdm's; in the built page it shows only its last frame.
 
@@ -124,13 +149,14 @@ def train(lib, x_train, y_train, x_test, y_test, progress=False):
     model = make_model(lib)
     optimizer = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     losses, train_acc, test_acc = [], [], []
-    epochs = tqdm(range(EPOCHS), desc="epochs") if progress else range(EPOCHS)
+    data = lib.utils.data
+    loader = data.DataLoader(data.TensorDataset(x_train, y_train), batch_size=BATCH, shuffle=True)
+    bar_file = None if LIVE_BAR else io.StringIO()
+    epochs = tqdm(range(EPOCHS), desc="epochs", file=bar_file) if progress else range(EPOCHS)
     for _ in epochs:
-        order = lib.randperm(len(x_train))
-        for start in range(0, len(x_train), BATCH):
-            idx = order[start : start + BATCH]
+        for images, labels in loader:
             optimizer.zero_grad()
-            loss = lib.nn.functional.cross_entropy(model(x_train[idx]), y_train[idx])
+            loss = lib.nn.functional.cross_entropy(model(images), labels)
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
@@ -138,6 +164,8 @@ def train(lib, x_train, y_train, x_test, y_test, progress=False):
         test_acc.append(accuracy(lib, model, x_test, y_test))
         if progress:
             epochs.set_postfix(loss=f"{losses[-1]:.3f}", test_acc=f"{test_acc[-1]:.2f}")
+    if progress and bar_file is not None and bar_file.getvalue():
+        print(epochs)  # the bar's final line (see LIVE_BAR)
     return losses, train_acc, test_acc
 
 
@@ -174,39 +202,49 @@ fig.tight_layout()
 # weights and the shuffling orders come out identical (same generator, same calls); the arithmetic
 # is float32 in both but done in a different order (numpy versus PyTorch's kernels), so the losses
 # are not bit-identical: they agree to about six digits, step after step.
+#
+# ``pytorch_lines`` and ``print_side_by_side`` (``minitorch_nn/testing/pytorch_side.py``) print
+# our lines and PyTorch's one under the other (PyTorch trains now when it is installed, otherwise
+# its lines come from a recording made with torch 2.13 in ``tutorials/torch_reference/``). Our
+# side is the run above, not a second training.
 
-try:
-    import torch as real_torch
-except ImportError:
-    real_torch = None
 
-if real_torch is None:
-    print("PyTorch is not installed here; `pip install torch==2.13.0` to run this comparison.")
-else:
-    import torch.optim  # noqa: F401 (makes real_torch.optim available)
+def loss_lines(losses, test_acc):
+    steps = (0, 1, 2, 10, 50, len(losses) - 1)
+    lines = [f"loss at step {k}: {losses[k]:.4f}" for k in steps]
+    lines.append(f"loss every 8 steps: {[round(v, 3) for v in losses[::8]]}")
+    lines.append(f"test accuracy, last epoch: {test_acc[-1]:.3f}")
+    return lines
 
-    real_torch.manual_seed(0)
-    rx_train, ry_train = make_strokes(real_torch, 512)
-    rx_test, ry_test = make_strokes(real_torch, 256)
-    print("same data:", np.array_equal(rx_train.numpy(), x_train.numpy()))
+
+def story(lib):
+    lib.manual_seed(0)
+    x_train, y_train = make_strokes(lib, 512)
+    x_test, y_test = make_strokes(lib, 256)
     # Batches this small gain nothing from PyTorch's thread pool, and on a busy two-core machine
     # the threads fight each other (30x slower here), so train on one thread, then restore.
-    threads = real_torch.get_num_threads()
-    real_torch.set_num_threads(1)
+    threads = lib.get_num_threads() if hasattr(lib, "get_num_threads") else None
+    if threads is not None:
+        lib.set_num_threads(1)
     try:
-        r_losses, _, r_test_acc = train(real_torch, rx_train, ry_train, rx_test, ry_test)
+        losses, _, test_acc = train(lib, x_train, y_train, x_test, y_test)
     finally:
-        real_torch.set_num_threads(threads)
-    print(f"{'step':>5s} {'minitorch_nn':>13s} {'PyTorch':>10s}")
-    for step in (0, 1, 2, 10, 50, len(losses) - 1):
-        print(f"{step:5d} {losses[step]:13.5f} {r_losses[step]:10.5f}")
-    gap = max(abs(a - b) for a, b in zip(losses, r_losses))
-    print(f"largest difference over {len(losses)} steps: {gap:.2e}")
-    print(f"test accuracy, last epoch: {test_acc[-1]:.3f} (PyTorch {r_test_acc[-1]:.3f})")
+        if threads is not None:
+            lib.set_num_threads(threads)
+    return loss_lines(losses, test_acc)
 
+
+theirs, source = pytorch_lines(story, "plot_11_train_cnn")
+print_side_by_side(loss_lines(losses, test_acc), theirs, source)
+
+# %%
+# PyTorch's loss every 8 steps (read from its line above) on our curve:
+
+if theirs:
+    every_8 = ast.literal_eval(theirs[-2].split(": ", 1)[1])
     fig, ax = plt.subplots(figsize=(6, 3))
     ax.plot(losses, lw=2, label="minitorch_nn")
-    ax.plot(r_losses, "--", lw=1, label="PyTorch")
+    ax.plot(range(0, len(losses), 8), every_8, "o", ms=5, mfc="none", label="PyTorch")
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.set_title("same seed, same loss curve")

@@ -27,6 +27,9 @@ python_layer = None         # fn(op, args, kwargs) -> result or NotImplemented
 # Forward-mode AD (autograd/forward_ad.py) sets this only while a dual level is active, so
 # `forward_ad_layer is None` is the cheap test a fast path must make before skipping the chain.
 forward_ad_layer = None     # fn(op, args, kwargs) -> result or NotImplemented
+# Autograd's refusals of an in-place write (autograd/inplace.py's ``_check_inplace``), which the
+# inference-tensor check runs first; installed with the autograd layer.
+check_inplace_for_autograd = None  # fn(tensor) -> None, or raises
 
 
 def _first_device_type(args, kwargs):
@@ -100,11 +103,22 @@ def backend(op, args, kwargs):
     return op.kernel_for(dev)(*args, **kwargs)
 
 
-def _load_cuda():
-    """First CUDA use: import the cuda backend (numba), which registers its kernels."""
-    from minitorch_nn.cuda import _lazy_backend
+# Loads the cuda backend (numba) on first CUDA use; ``minitorch_nn.cuda`` registers it when it is
+# imported, as the dispatcher sits below it.
+_cuda_loader = None
 
-    _lazy_backend()
+
+def register_cuda_loader(loader):
+    """Install ``loader()``, which loads the cuda backend (once) and returns its package."""
+    global _cuda_loader
+    _cuda_loader = loader
+
+
+def _load_cuda():
+    """First CUDA use: import the cuda backend, which registers its kernels; returns its package."""
+    if _cuda_loader is None:
+        raise RuntimeError("the cuda backend is not available: minitorch_nn.cuda was not imported")
+    return _cuda_loader()
 
 
 def _tensors(args):
@@ -133,10 +147,8 @@ def _check_inference_inplace(op, args):
         if op.__name__ == "resize_.default" and len(args) > 1 and tuple(args[1]) == args[0]._impl.sizes:
             return
         if not grad_mode._inference:
-            if grad_mode._enabled and args[0]._impl.requires_grad:
-                from minitorch_nn.autograd.inplace import _check_inplace
-
-                _check_inplace(args[0])   # PyTorch's autograd layer refuses a leaf first
+            if grad_mode._enabled and args[0]._impl.requires_grad and check_inplace_for_autograd:
+                check_inplace_for_autograd(args[0])   # PyTorch's autograd layer refuses a leaf first
             raise RuntimeError(_INFERENCE_INPLACE_MESSAGE)
 
 

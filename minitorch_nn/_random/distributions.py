@@ -50,6 +50,7 @@ Where we differ from PyTorch
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -82,8 +83,15 @@ def _numel(shape) -> int:
     return n
 
 
+@functools.cache
+def _name(dt: np.dtype) -> str:
+    """``dt.name``, remembered: numpy builds the name string anew on every access (a few
+    microseconds, several times per draw), which showed in building many small layers."""
+    return dt.name
+
+
 def _is_float(dt: np.dtype) -> bool:
-    return dt.name in _DIGITS
+    return _name(dt) in _DIGITS
 
 
 def _to_dtype(values: np.ndarray, dt: np.dtype) -> np.ndarray:
@@ -92,7 +100,7 @@ def _to_dtype(values: np.ndarray, dt: np.dtype) -> np.ndarray:
     c10's Half and BFloat16 are built from a float, so doubles and integers go through float32
     first (two roundings, as in PyTorch; numpy would round a double to half only once).
     """
-    if dt.name in ("float16", "bfloat16") and values.dtype != _F32:
+    if _name(dt) in ("float16", "bfloat16") and values.dtype != _F32:
         values = values.astype(np.float32)
     if dt == np.bool_:
         return values != 0
@@ -146,10 +154,11 @@ def _unit_uniform(eng, n: int, dt: np.dtype) -> np.ndarray:
 
 def _check_bound(x: float, dt: np.dtype, what: str) -> None:
     """PyTorch refuses bounds that do not fit the narrow types."""
-    if dt.name in ("float16", "bfloat16"):
-        info_max = 65504.0 if dt.name == "float16" else 3.3895313892515355e38
+    name = _name(dt)
+    if name in ("float16", "bfloat16"):
+        info_max = 65504.0 if name == "float16" else 3.3895313892515355e38
         if math.isfinite(x) and abs(x) > info_max:
-            raise RuntimeError(f"{what} is out of bounds for c10::{_TORCH_NAME[dt.name]}")
+            raise RuntimeError(f"{what} is out of bounds for c10::{_TORCH_NAME[name]}")
 
 
 def uniform(eng, shape, dt: np.dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
@@ -159,7 +168,7 @@ def uniform(eng, shape, dt: np.dtype, low: float = 0.0, high: float = 1.0) -> np
         )
     _check_bound(low, dt, "from")
     _check_bound(high, dt, "to")
-    if dt.name in ("float32", "float64") and high - low > float(np.finfo(dt).max):
+    if _name(dt) in ("float32", "float64") and high - low > _FMAX[_name(dt)]:
         raise RuntimeError(
             f"uniform_ expects to-from <= std::numeric_limits<{_TORCH_NAME[dt.name]}>::max(), but found "
             f"to={_fmt(high)} and from={_fmt(low)} which result in to-from to exceed the limit"

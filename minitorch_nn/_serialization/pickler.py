@@ -15,13 +15,15 @@ The names are written as text (``torch._utils _rebuild_tensor_v2``); nothing is 
 saving does not need PyTorch. We use the pure-Python :class:`pickle._Pickler` because only it
 lets us write a ``GLOBAL`` for a name whose module we do not have.
 
-Where we differ: PyTorch pickles any Python object; we accept only what
-``torch.load(weights_only=True)`` (and our own loader) can read back -- tensors, Parameters,
-dicts, OrderedDicts (with ``_metadata``), lists, tuples, sets, str, int, float, complex, bool,
-None, bytes, bytearray, ``collections.Counter``, dtypes, devices and ``Size`` -- and raise a
-clear ``TypeError`` for anything else (such as a whole ``nn.Module``) *before* a file is made.
+Anything else is pickled as Python pickles it, as PyTorch does: a whole ``nn.Module`` (or any
+object) goes in *by class reference* (``__main__.Net`` plus its ``__dict__``), a tensor subclass
+as ``torch._tensor._rebuild_from_type_v2`` with its class. Such a file only loads with
+``load(f, weights_only=False)``, which imports and runs what the file names; the default
+``weights_only=True`` refuses it. A class or function pickle cannot find again by name (a
+lambda, a class defined inside a function, a parametrized module) fails before a file is made.
 Empty ``bytes`` are written as ``_codecs.encode('', 'latin1')``, which PyTorch's
-``weights_only`` reader accepts (its own ``b''`` pickle is refused there).
+``weights_only`` reader accepts (its own ``b''`` pickle is refused there). Tensors without
+storage (``_make_wrapper_subclass`` wrappers) are refused with a ``TypeError``.
 """
 
 from __future__ import annotations
@@ -82,15 +84,6 @@ _STORAGE_NAMES = {d: TorchName("torch", n) for d, n in STORAGE_CLASS_NAME.items(
 
 # Plain values pickle's own code writes; torch's weights_only reader accepts all of them.
 _PLAIN = {dict, list, tuple, str, int, float, bool, type(None), set, collections.OrderedDict}
-# Python globals a checkpoint may name (pickle writes them for OrderedDict, Counter, set...).
-_STDLIB_GLOBALS = {
-    collections.OrderedDict,
-    collections.Counter,
-    set,
-    bytearray,
-    complex,
-    codecs.encode,
-}
 
 
 class StorageRef:
@@ -118,20 +111,11 @@ class StorageRef:
         return s.view(np.uint8)[: self.numel * self.dtype.itemsize]
 
 
-def _unsupported(obj) -> TypeError:
-    kind = type(obj)
-    hint = ""
-    if hasattr(obj, "state_dict") and callable(obj.state_dict):
-        hint = "\nSave its state instead: minitorch_nn.save(model.state_dict(), f)."
-    elif isinstance(obj, np.generic):
-        hint = "\nConvert numpy scalars with .item() (or store a tensor)."
-    elif isinstance(obj, Tensor):
-        hint = "\nOnly Tensor and nn.Parameter are saved; convert subclasses with .as_subclass(Tensor)."
+def _storageless(t) -> TypeError:
+    kind = type(t)
     return TypeError(
-        f"minitorch_nn.save cannot store an object of type {kind.__module__}.{kind.__qualname__}: a "
-        "checkpoint holds tensors, dicts, lists, tuples, sets and plain Python values (str, int, float, "
-        "complex, bool, None, bytes), which is what torch.load(weights_only=True) can read back. "
-        "minitorch_nn never pickles code or arbitrary objects." + hint
+        f"minitorch_nn.save cannot store a {kind.__module__}.{kind.__qualname__}: it has no storage (a "
+        "_make_wrapper_subclass tensor). Save the tensors it wraps instead."
     )
 
 
@@ -192,19 +176,19 @@ class CheckpointPickler(pickle._Pickler):
             return (complex, (obj.real, obj.imag))
         if t is collections.Counter:
             return (collections.Counter, (dict(obj),))
-        if isinstance(obj, (type, types.BuiltinFunctionType)) and obj in _STDLIB_GLOBALS:
-            return NotImplemented  # the class pickle itself writes for an OrderedDict, a set...
-        raise _unsupported(obj)
+        if isinstance(obj, (type, types.FunctionType)) and "<locals>" in getattr(obj, "__qualname__", ""):
+            # a class or function defined inside a function cannot be found again by name:
+            # PyTorch's (C) pickler's error
+            raise AttributeError(f"Can't pickle local object {obj.__qualname__!r}")
+        return NotImplemented  # anything else: pickled as Python pickles it (classes by reference)
 
     def save_global(self, obj, name=None):
         if type(obj) is TorchName:
             module, name = obj.module, obj.name
         elif type(obj) is dt.dtype:
             module, name = "torch", obj.name
-        elif obj in _STDLIB_GLOBALS:
-            return super().save_global(obj, name)
         else:
-            raise _unsupported(obj)
+            return super().save_global(obj, name)   # written by reference: module and name
         self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode())
         self.memoize(obj)
 
@@ -212,9 +196,15 @@ class CheckpointPickler(pickle._Pickler):
         cls = type(t)
         from minitorch_nn.nn.parameter import Parameter
 
-        if cls is not Tensor and cls is not Parameter:
-            raise _unsupported(t)
+        if t._impl.storage is None and t._impl.device.type != "meta":
+            raise _storageless(t)
         state = dict(t.__dict__) if getattr(t, "__dict__", None) else None
+        if cls is not Tensor and cls is not Parameter:
+            # a subclass: the plain tensor, then its class (by reference) and attributes
+            plain = _wrap(Tensor, t._impl)
+            self._alive.append(plain)
+            func, args = self._reduce_tensor(plain)
+            return (REBUILD_FROM_TYPE_V2, (func, cls, args, state))
         if cls is Parameter:
             impl = t._impl
             data = _wrap(

@@ -19,10 +19,11 @@ How: PyTorch writes its own small pickle machine; we subclass pickle's pure-Pyth
 rejects unless listed in ``_SAFE_OPCODES`` or replaced by a checked method below, so the
 reading code stays Python's own and the policy fits on one screen.
 
-Where we differ from PyTorch: ``weights_only=False`` uses this same reader (PyTorch falls back
-to the full unpickler), so a checkpoint can never run code here. Quantized, sparse and nested
-tensors, which PyTorch's table allows, are refused with a message saying so (complex64 and
-complex128 storages load, as ComplexFloatStorage/ComplexDoubleStorage).
+``load`` wraps a refusal in PyTorch's text (:func:`weights_only_failure`). ``weights_only=False``
+does not use this reader: it uses ``full_unpickler.py``, Python's own unpickling, which runs
+what the file names, as in PyTorch. Quantized, sparse and nested tensors, which PyTorch's table
+allows, are refused with a message saying so (complex64 and complex128 storages load, as
+ComplexFloatStorage/ComplexDoubleStorage).
 """
 
 from __future__ import annotations
@@ -408,10 +409,41 @@ def global_name(obj) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
 
 
-_PREFIX = (
-    "Weights only load failed. minitorch_nn never imports or calls anything a checkpoint names "
-    "(with weights_only=True or False), so this file cannot be loaded as it is.\n\n"
+# PyTorch's words around a refusal (``torch.load``'s ``UNSAFE_MESSAGE`` and ``_get_wo_message``).
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, "
+    "but it can result in arbitrary code execution. Do it only if you got the file from a "
+    "trusted source."
 )
+_DOCS_MESSAGE = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+    "weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
+_LACKING = "is a PyTorch feature minitorch_nn does not have"
+
+
+def weights_only_failure(message: str) -> str:
+    """The text ``load`` raises when the restricted reader refuses a file: PyTorch's, which says
+    whether ``weights_only=False`` could load it (it can run code) or ``add_safe_globals`` could."""
+    if _LACKING in message:   # ours: no setting can load it
+        return "Weights only load failed. " + message
+    if "was not an allowed global by default." in message:
+        text = (
+            "Weights only load failed. This file can still be loaded, to do so you have two options, "
+            "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
+            f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
+            "the recommended steps in the following error message.\n\tWeightsUnpickler error: " + message
+        )
+    else:
+        text = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
+        if "is blocked" not in message:
+            text += (
+                "Please file an issue with the following so that we can make "
+                "`weights_only=True` compatible with your use case: WeightsUnpickler error: "
+            )
+        text += "\n\n" + message
+    return text + _DOCS_MESSAGE
 
 
 def _refuse(module: str, name: str) -> UnpicklingError:
@@ -424,22 +456,19 @@ def _refuse(module: str, name: str) -> UnpicklingError:
     elif module.startswith("torch") and torch_feature:
         what = _TORCH_ONLY.get(name, "a dtype or storage it does not have")
         detail = (
-            f"Unsupported global: GLOBAL {full} is a PyTorch feature minitorch_nn does not have ({what}). "
+            f"Unsupported global: GLOBAL {full} {_LACKING} ({what}). "
             "minitorch_nn loads dense tensors of dtypes bool, uint8, int8, int16, int32, int64, float16, "
             "bfloat16, float32 and float64."
         )
     else:
         short = full[len("builtins.") :] if full.startswith("builtins.") else full
         detail = (
-            f"Unsupported global: GLOBAL {short} was not an allowed global by default. If you trust this "
-            f"class/function, allow it with minitorch_nn.serialization.add_safe_globals([{short}])."
+            f"Unsupported global: GLOBAL {short} was not an allowed global by default. Please use "
+            f"`torch.serialization.add_safe_globals([{short}])` or the "
+            f"`torch.serialization.safe_globals([{short}])` context manager to allowlist this global "
+            "if you trust this class/function."
         )
-        if module.startswith("torch.") or name[:1].isupper():
-            detail += (
-                "\nThe file holds a pickled Python object, not only tensors (for example a whole model "
-                "saved with torch.save(model)). Save model.state_dict() instead and load that."
-            )
-    return UnpicklingError(_PREFIX + detail)
+    return UnpicklingError(detail)
 
 
 # -- the unpickler --------------------------------------------------------------------------------
@@ -528,6 +557,12 @@ class CheckpointUnpickler(pickle._Unpickler):
             if type(args) is not tuple or not 1 <= len(args) <= 2:
                 raise UnpicklingError("nn.Parameter takes (data, requires_grad)")
             self.append(rebuild_parameter(args[0], args[1] if len(args) == 2 else True, None))
+        elif isinstance(cls, type) and _user_allowed(cls):
+            # an allowed class (a module saved whole, say): made without __init__, as pickle
+            # and PyTorch do; its state comes next through BUILD (__setstate__)
+            if type(args) is not tuple:
+                raise UnpicklingError("NEWOBJ arguments must be a tuple")
+            self.append(cls.__new__(cls, *args))
         else:
             self.append(self._call(cls, args))
 
@@ -543,6 +578,7 @@ class CheckpointUnpickler(pickle._Unpickler):
                 )
             inst.__dict__.update(state)
         elif _user_allowed(type(inst)):
+            self.stack.append(state)   # pickle's own BUILD pops it again
             super().load_build()
         else:
             raise UnpicklingError(

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 
 from minitorch_nn import _dispatch
+from minitorch_nn._functions import factories as _factories
 from minitorch_nn.autograd import (
     _tensor_api,  # noqa: F401  (Tensor.backward, hooks, ...)
     forward_ad,
@@ -45,10 +46,16 @@ from minitorch_nn.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from minitorch_nn.autograd import engine as _engine
+from minitorch_nn.autograd import inplace as _inplace
 from minitorch_nn.autograd.gradcheck import gradcheck, gradgradcheck
 from minitorch_nn.autograd.recording import autograd_layer as _autograd_layer
 
+# The layers below autograd call it through these slots rather than importing it, and autograd
+# reaches the public zeros_like the same way.
 _dispatch.autograd_layer = _autograd_layer
+_dispatch.check_inplace_for_autograd = _inplace._check_inplace
+_engine.zeros_like = _factories.zeros_like
 
 _anomaly = False
 _anomaly_check_nan = True

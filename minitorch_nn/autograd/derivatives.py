@@ -763,13 +763,11 @@ nondifferentiable(
 
 def _unfold_backward(grad, self_sizes, dimension, size, step):
     # Window i, position j of the output reads input element i * step + j along ``dimension``.
-    from minitorch_nn._functions.factories import arange
-
     d = dimension % len(self_sizes) if self_sizes else 0
     n_windows = grad.shape[d]
     out = _zeros(self_sizes, grad)
     for j in range(size):
-        index = arange(n_windows, device=grad.device) * step + j
+        index = aten.arange.default(n_windows, device=grad.device, pin_memory=False) * step + j
         out = out.index_add(d, index, aten.select.int(grad, -1, j))
     return out
 

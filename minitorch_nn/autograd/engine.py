@@ -59,6 +59,11 @@ from minitorch_nn.autograd import recording as _recording
 from minitorch_nn.autograd.recording import OpNode
 from minitorch_nn.overrides import handle_torch_function, has_torch_function
 
+# ``torch.zeros_like``, for grad(materialize_grads=True): the public function, so that tensor
+# subclasses and torch-function modes see the call as in PyTorch. The public functions sit above
+# autograd, so autograd/__init__.py installs it.
+zeros_like = None
+
 
 def _as_tuple(x):
     if x is None:
@@ -196,8 +201,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, results)):
         if g is None:
             if materialize_grads:
-                from minitorch_nn._functions.factories import zeros_like
-
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
@@ -299,9 +302,7 @@ def _validate(node, i, grad, meta):
 
 
 def _real_part(grad):
-    from minitorch_nn._functions.complex import real
-
-    return real(grad)
+    return aten.select.int(aten.view_as_real.default(grad), -1, 0)  # (grad.real)
 
 
 def _run_tensor_hooks(node, nr, grad):

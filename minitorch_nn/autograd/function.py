@@ -107,11 +107,11 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         grads = list(grad_outputs)
         if self.materialize_grads:
-            from minitorch_nn._functions.factories import zeros
+            from minitorch_nn._ops import aten
 
             for i, (g, meta) in enumerate(zip(grads, self._output_meta)):
                 if g is None and meta is not None:
-                    grads[i] = zeros(meta[0], dtype=meta[1], device=meta[2])
+                    grads[i] = aten.zeros.default(tuple(meta[0]), dtype=meta[1], device=meta[2], pin_memory=False)
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -227,7 +227,7 @@ class Function(metaclass=FunctionMeta):
 
 def _wire(node, args, outputs):
     """Connect the outputs of ``apply`` to ``node`` (like ``_wrap_outputs`` in PyTorch)."""
-    from minitorch_nn.autograd.inplace import _rebase_history
+    from minitorch_nn.autograd.inplace import VIEW_MADE_IN_CUSTOM_FUNCTION, _rebase_history
     from minitorch_nn.autograd.recording import _check_inplace
 
     tensors_in = [a for a in args if isinstance(a, TensorBase)]
@@ -264,6 +264,12 @@ def _wire(node, args, outputs):
         impl.grad_fn, impl.requires_grad, impl.output_nr = node, True, i
         if impl.base is not None:
             impl.view_version = impl.version.value   # this node is current (after mark_dirty's write)
+            if id(o) not in dirty:
+                # a view made here (or an input handed back): writing into it in place later
+                # would bypass this Function's backward, so it is refused (inplace.py); the node
+                # remembers which outputs are such views, for views taken of them later
+                impl.creation_meta = VIEW_MADE_IN_CUSTOM_FUNCTION
+                node.__dict__.setdefault("_custom_view_outputs", set()).add(i)
     node._output_meta = tuple(metas)
     saved = []
     for t in node.to_save:

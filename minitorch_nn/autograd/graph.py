@@ -93,6 +93,50 @@ def _add_hook(hooks, fn):
     return handle
 
 
+class _CheckedNodeHook:
+    """A node hook (``grad_fn.register_hook`` / ``register_prehook``) with PyTorch's checks on
+    what it returns. The hook receives the gradients as a tuple and may hand back a new tuple of
+    the same length; a list, a wrong length, a non-tensor or a tensor of another dtype or size
+    is refused with PyTorch's error instead of corrupting the gradients further on. The checks
+    wrap the hook when it is registered, so every engine loop (and its compiled twin) gets them.
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args):
+        new = self.fn(*args)
+        if new is not None and new is not args[0]:
+            _check_node_hook_result(self.fn, args[0], new)
+        return new
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _check_node_hook_result(hook, previous, new):
+    """``new`` replaces the gradients ``previous``: a tuple, one entry per gradient, each None or
+    a tensor like the one it replaces (``check_result`` in PyTorch's ``python_hook.cpp``)."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(previous):
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+            f"(got {len(new)}, but expected {len(previous)})"
+        )
+    from minitorch_nn.autograd.engine import _check_hook_result
+
+    for old, value in zip(previous, new):
+        if value is None:
+            continue
+        if old is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        _check_hook_result(hook, old, value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Node
 # ---------------------------------------------------------------------------------------------
@@ -166,13 +210,13 @@ class Node(NodeBase):
         """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = _HookDict()
-        return _add_hook(self._post_hooks, fn)
+        return _add_hook(self._post_hooks, _CheckedNodeHook(fn))
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
-        return _add_hook(self._pre_hooks, fn)
+        return _add_hook(self._pre_hooks, _CheckedNodeHook(fn))
 
     def _register_tensor_hook(self, output_nr, fn):
         if self._tensor_pre_hooks is None:

@@ -6,8 +6,10 @@ tensor.cpp``) and the checks ``VariableType`` kernels make before an in-place op
 ``_ext/_autograd_fast.pxi``) calls these for every in-place op it records:
 
 * ``_check_inplace(t)`` refuses what PyTorch refuses: writing into a leaf that requires grad, into
-  a view of one, into a view made under ``no_grad`` of a tensor that requires grad, or into an
-  output of a function that returns several views (``unbind``, ``split``...) or a view of one;
+  a view of one, into a view made under ``no_grad`` of a tensor that requires grad, into an
+  output of a function that returns several views (``unbind``, ``split``...) or a view of one,
+  or into a view that a custom ``autograd.Function`` returned (an input handed back as-is is
+  one: the module backward hooks' ``BackwardHookFunction`` does that);
 * ``_rebase_history(t, node)`` makes the op's node the new ``grad_fn`` of ``t``. When ``t`` is a
   view, its base gets a ``CopySlices`` node (its gradient flows through the op's node for the part
   the view covers) and ``t`` becomes a strided window of the base (``AsStridedBackward0``);
@@ -16,8 +18,9 @@ tensor.cpp``) and the checks ``VariableType`` kernels make before an in-place op
   (``graph.current_grad_fn`` calls it), or raises PyTorch's error for a view that cannot have one.
 
 Which mode a view was made in is kept on its payload (``creation_meta``, set by ``_C.mark_view``
-when the view is made), as PyTorch's ``CreationMeta``; an output of a function returning several
-views is recognised by walking its view nodes instead.
+when the view is made), as PyTorch's ``CreationMeta``; ``Function.apply`` marks its view outputs
+``VIEW_MADE_IN_CUSTOM_FUNCTION`` (views of them inherit the mark). An output of a function
+returning several views is recognised by walking its view nodes instead.
 """
 
 from __future__ import annotations
@@ -55,6 +58,25 @@ _STALE_INFERENCE_VIEW_MESSAGE = (
     "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
 )
 
+# A view returned by a custom Function (PyTorch's CreationMeta::IN_CUSTOM_FUNCTION). The C code
+# that makes views copies a view's mark to views of it, so the value only has to differ from
+# the others kept in ``creation_meta``.
+VIEW_MADE_IN_CUSTOM_FUNCTION = 3
+
+_CUSTOM_FUNCTION_VIEW_REASON = (
+    " This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+    "logic to handle view+inplace would override the custom backward associated with the custom Function, leading "
+    "to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom "
+    "Function."
+)
+_CUSTOM_FUNCTION_VIEW_MESSAGE = "Output {nr} of {name} is a view and is being modified inplace." + (
+    _CUSTOM_FUNCTION_VIEW_REASON
+)
+_STALE_CUSTOM_FUNCTION_VIEW_MESSAGE = (
+    "Output {nr} of {name} is a view and its base or another view of its base has been modified inplace."
+    + _CUSTOM_FUNCTION_VIEW_REASON
+)
+
 _MULTI_OUTPUT_VIEW_MESSAGE = (
     "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
     "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
@@ -85,11 +107,36 @@ def _check_multi_output_view(impl, message=_MULTI_OUTPUT_VIEW_MESSAGE):
         node = node.next_functions[0][0] if node.next_functions else None
 
 
+def _check_custom_function_view(impl, message=_CUSTOM_FUNCTION_VIEW_MESSAGE):
+    """Refuse writing into a view made by a custom Function, or a view of one: rebasing its
+    history would bypass the Function's own backward, so the gradients would be silently wrong.
+
+    The Function's own outputs carry the mark in ``creation_meta``; for views taken of them
+    later (PyTorch propagates the mark) the view nodes are walked back to the Function's node,
+    which lists the outputs that were views (``_custom_view_outputs``)."""
+    fn = impl.grad_fn
+    if fn is None:
+        return
+    marked = impl.creation_meta == VIEW_MADE_IN_CUSTOM_FUNCTION
+    node = fn
+    while not marked:
+        d = getattr(node, "_derivative", None)
+        if d is None or not d.op.is_view or not node.next_functions:
+            return
+        node, nr = node.next_functions[0]
+        if node is None:
+            return
+        marked = nr in node.__dict__.get("_custom_view_outputs", ()) if hasattr(node, "__dict__") else False
+    name = re.sub(r"Backward\d*$", "", type(fn).__name__)
+    raise RuntimeError(message.format(nr=impl.output_nr, name=name))
+
+
 def _check_inplace(t):
     """PyTorch's refusals before an in-place op is recorded."""
     impl = t._impl
     base = impl.base
     if base is not None and impl.grad_fn is not None:
+        _check_custom_function_view(impl)
         _check_multi_output_view(impl)
     if base is not None and base.requires_grad and impl.creation_meta and impl.grad_fn is None:
         # made under no_grad (or inference_mode) of a tensor that requires grad: recording the
@@ -142,6 +189,7 @@ def regenerate_view_node(impl):
             raise RuntimeError(_STALE_NO_GRAD_VIEW_MESSAGE)
         if impl.creation_meta == VIEW_MADE_IN_INFERENCE:
             raise RuntimeError(_STALE_INFERENCE_VIEW_MESSAGE)
+    _check_custom_function_view(impl, _STALE_CUSTOM_FUNCTION_VIEW_MESSAGE)
     _check_multi_output_view(impl, _STALE_MULTI_OUTPUT_VIEW_MESSAGE)
     base = impl.base
     node = AsStridedBackward0(base.sizes, base.strides, impl.sizes, impl.strides, impl.offset - base.offset)

@@ -371,9 +371,7 @@ class _OutputGrads:
         if g is None:
             meta = self._metas[i]
             if meta:
-                from minitorch_nn._functions.factories import zeros
-
-                g = self._grads[i] = zeros(meta[0], dtype=meta[1], device=meta[2])
+                g = self._grads[i] = aten.zeros.default(tuple(meta[0]), dtype=meta[1], device=meta[2], pin_memory=False)
         return g
 
     def __iter__(self):

@@ -247,11 +247,16 @@ def _wrapped_number(value):
     # PyTorch wraps a Python number given for a Tensor argument in a 0-d tensor: int64 for an int,
     # float64 for a float (a double, whatever the default dtype), bool for a bool
     from minitorch_nn import _dtype
-    from minitorch_nn._functions.factories import tensor
+    from minitorch_nn._device import get_default_device
+    from minitorch_nn._ops import aten
 
-    if isinstance(value, float):
-        return tensor(value, dtype=_dtype.float64)
-    return tensor(value)
+    if isinstance(value, bool):
+        dtype = _dtype.bool
+    elif isinstance(value, int):
+        dtype = _dtype.int64
+    else:
+        dtype = _dtype.float64
+    return aten.scalar_tensor.default(value, dtype=dtype, device=get_default_device(), pin_memory=False)
 
 
 _MISSING_DEFAULTS = {"tensor": None, "tensors": (), "int": 0, "ints": (), "float": 0.0, "floats": ()}

@@ -20,6 +20,7 @@ from minitorch_nn.backends.cpu.nn_ops import (
     NONE,
     _check_conv,
     _check_pool,
+    _check_transposed_out_size,
     _conv_out_size,
     _expand,
     _pool_args,
@@ -46,6 +47,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         out_c = weight.shape[1] * groups
         sizes = [(s - 1) * st - 2 * p + d * (k - 1) + op + 1
                  for s, st, p, d, k, op in zip(input.shape[2:], stride, padding, dilation, ksize, output_padding)]
+        _check_transposed_out_size(input.shape[2:], sizes)
     else:
         out_c = weight.shape[0]
         sizes = [_conv_out_size(s, k, st, p, d) for s, k, st, p, d in zip(input.shape[2:], ksize, stride, padding, dilation)]

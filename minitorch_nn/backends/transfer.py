@@ -11,7 +11,7 @@ def to_device(t, device, dtype):
 
         return _new_meta(tuple(t.shape), dtype, strides=like_strides(t))  # (preserve_format, as PyTorch)
     if device.type == "cuda":
-        from minitorch_nn.cuda import _lazy_backend
+        from minitorch_nn import _dispatch
 
-        return _lazy_backend().to_device(t, device, dtype)
+        return _dispatch._load_cuda().to_device(t, device, dtype)
     raise RuntimeError(f"unsupported device {device}")

@@ -15,12 +15,9 @@ Where we differ from PyTorch:
 
 from __future__ import annotations
 
-import sys
+from minitorch_nn import _dispatch
 
 _backend = None
-# minitorch_nn.manual_seed(s) seeds cuda too, as in PyTorch; before the backend is loaded the seed
-# waits here so that seeding never imports numba.
-_pending_seed = None
 
 
 def _lazy_backend():
@@ -34,15 +31,6 @@ def _lazy_backend():
 
         _backend = backend
     return _backend
-
-
-def _seed_from_manual_seed(seed: int) -> None:
-    """Called by ``minitorch_nn.manual_seed``: seed cuda now if it is loaded, else on first use."""
-    global _pending_seed
-    _pending_seed = seed
-    loaded = sys.modules.get("minitorch_nn.backends.cuda.random")
-    if loaded is not None:
-        loaded.manual_seed(seed)
 
 
 def is_available() -> bool:
@@ -106,3 +94,7 @@ def memory_allocated(device=None) -> int:
 
 def init() -> None:
     _lazy_backend()
+
+
+# The dispatcher loads the backend through this on the first op that meets a cuda tensor.
+_dispatch.register_cuda_loader(_lazy_backend)

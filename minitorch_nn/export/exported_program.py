@@ -258,8 +258,10 @@ class ExportedProgram:
     __call__ = run
 
     def module(self) -> Module:
-        """A module whose ``forward`` replays the graph; its state dict uses the runtime names."""
-        return _ExportedModule(self)
+        """A ``GraphModule`` whose ``forward`` replays the graph; its state dict uses the runtime
+        names. As in PyTorch its class is called ``GraphModule`` (a subclass of
+        ``_StatefulGraphModule``), so reprs and ``load_state_dict`` errors name ``GraphModule``."""
+        return _ProgramGraphModule(self)
 
     # -- weight swapping ------------------------------------------------------------------------
     def check_weights(self, new_state_dict) -> list[str]:
@@ -395,11 +397,12 @@ def _hooked_keys_hint(expected, given, missing, unexpected) -> str | None:
     )
 
 
-class _ExportedModule(Module):
-    """``ep.module()``: holds the program's tensors under their runtime names and replays the graph."""
+class _StatefulGraphModule(GraphModule):
+    """``ep.module()``: holds the program's tensors under their runtime names and replays the graph
+    on the user's inputs (the plain ``GraphModule`` takes every graph input)."""
 
     def __init__(self, ep: ExportedProgram):
-        super().__init__()
+        super().__init__(ep.graph)
         object.__setattr__(self, "_ep_graph", ep.graph)
         object.__setattr__(self, "_ep", ep)
         sig = ep.graph_signature
@@ -442,9 +445,6 @@ class _ExportedModule(Module):
         spec, leaves = run_graph(self._ep_graph, inputs)
         return unflatten(spec, leaves)
 
-    def _get_name(self):
-        return "ExportedModule"
-
     # As in PyTorch, the mode is part of the traced graph (batch norm's ``training`` flag,
     # dropout ops), so switching it afterwards cannot work.
     def train(self, mode: bool = True):
@@ -455,3 +455,8 @@ class _ExportedModule(Module):
     def eval(self):
         raise NotImplementedError("Calling eval() is not supported yet.\n"
                                   "Hint: call model.eval() before export() to get an inference graph.")
+
+
+# The class ``ep.module()`` returns. PyTorch's fx makes one class per instance, named
+# ``GraphModule``, deriving from ``_StatefulGraphModule``; one shared class does the same here.
+_ProgramGraphModule = type("GraphModule", (_StatefulGraphModule,), {"__module__": __name__})

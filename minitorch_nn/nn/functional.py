@@ -173,8 +173,13 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     output_padding = list(_tuple(output_padding, nd))
     for op, s, d in zip(output_padding, stride, dilation):
         if op >= s and op >= d:
-            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: {list(dilation)}")
+            # PyTorch names each dimension (a 1-d convolution runs as a 2-d one of height 1)
+            names = {1: ["height", "width"], 2: ["height", "width"], 3: ["depth", "height", "width"]}[nd]
+            pad0, one = ([0], [1]) if nd == 1 else ([], [])
+            shown = [(pad0 + list(output_padding), "output_padding"), (one + list(stride), "stride"),
+                     (one + list(dilation), "dilation")]
+            parts = [f"{what}_{n}: {v}" for values, what in shown for n, v in zip(names, values)]
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(parts))
     out = aten.convolution.default(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
     return out if batched else out.squeeze(0)
 
@@ -188,6 +193,12 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The adjoint of :func:`conv2d`: weight is (C_in, C_out/groups, kH, kW)."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d")
+
+
+@public
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of :func:`conv3d`: weight is (C_in, C_out/groups, kD, kH, kW)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d")
 
 
 # =================================================================================================
@@ -364,9 +375,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @public
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """``input / max(||input||_p, eps)`` along ``dim``; written into ``out`` when given."""
     denom = _t.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    if out is None:
+        return input / denom
+    return _t.div(input, denom, out=out)
 
 
 # =================================================================================================
@@ -779,25 +792,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return out
 
 
-@public
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """``softmax(Q K^T * scale + mask) V``, written with plain ops (PyTorch's math backend)."""
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = _t.matmul(query, key.transpose(-2, -1)) * scale
-    if is_causal:
-        mask = _t.ones(L, S, dtype=_t.bool, device=query.device).tril()
-        scores = scores.masked_fill(mask.logical_not(), float("-inf"))
-    if attn_mask is not None:
-        if attn_mask.dtype is _t.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, True)
-    return _t.matmul(weights, value)
+# (scaled_dot_product_attention lives in _functional/attention.py)
+from minitorch_nn.nn._functional.attention import scaled_dot_product_attention  # noqa: E402,F401
 
 
 @public

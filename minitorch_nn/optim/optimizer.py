@@ -111,6 +111,8 @@ def _with_step_hooks(step):
                     )
         if self._replaced_seen != _conversion.replaced_count:
             _warn_replaced_params(self)
+        if getattr(self, "_may_hold_placeholders", False):
+            _refuse_placeholders(self)
         out = step(*args, **kwargs)
         for post_hook in (*self._optimizer_step_post_hooks.values(), *_global_optimizer_post_hooks.values()):
             post_hook(self, args, kwargs)
@@ -118,6 +120,17 @@ def _with_step_hooks(step):
 
     wrapper._hooked = True
     return wrapper
+
+
+def _refuse_placeholders(optimizer):
+    """Beyond PyTorch: ``step()`` while a lazy module's parameter is still a placeholder (no dry
+    run yet) raises, where PyTorch skips it without a word (it has no gradient)."""
+    from minitorch_nn.nn.modules.lazy import check_initialized
+
+    for group in optimizer.param_groups:
+        check_initialized(group["params"], f"{type(optimizer).__name__}.step()", RuntimeError,
+                          "calling step()")
+    optimizer._may_hold_placeholders = False   # all materialized: no need to look again
 
 
 class _RequiredParameter:
@@ -261,10 +274,13 @@ class Optimizer:
                     "change what it came from; e.g. nn.Parameter(t).to(device) returns such a copy. Pass the leaf "
                     "itself, or create it where it belongs: nn.Parameter(torch.randn(3, device=device))."
                 )
-        # Beyond PyTorch: refuse lazy modules' placeholders, which have no shape yet (nn/modules/lazy.py).
-        from minitorch_nn.nn.modules.lazy import check_initialized
+        # As in PyTorch, a lazy module's placeholders are accepted: its dry run materializes them
+        # in place, so this optimizer then holds the real parameters. Until then step() refuses
+        # (see _with_step_hooks), which is where PyTorch would silently skip them.
+        from minitorch_nn.nn.parameter import is_lazy
 
-        check_initialized(param_group["params"], f"the optimizer {type(self).__name__}")
+        if any(is_lazy(p) for p in param_group["params"]):
+            self._may_hold_placeholders = True
 
         for name, default in self.defaults.items():
             if default is required and name not in param_group:

@@ -315,10 +315,14 @@ def test_check_initialized():
     check_initialized(net.parameters())
 
 
-def test_optimizer_refuses_placeholders():
+def test_optimizer_accepts_placeholders_and_refuses_to_step_them():
     from minitorch_nn import optim
     net = nn.Sequential(nn.LazyLinear(4))
-    with pytest.raises(ValueError, match="(?s)uninitialized parameter.*dummy batch"):
-        optim.SGD(net.parameters(), lr=0.1)
-    net(mt.ones(2, 3))
-    optim.SGD(net.parameters(), lr=0.1)
+    opt = optim.SGD(net.parameters(), lr=0.1)   # accepted, as in PyTorch
+    with pytest.raises(RuntimeError, match=r"(?s)SGD.step\(\) got an uninitialized parameter.*before calling step"):
+        opt.step()
+    net(mt.ones(2, 3)).sum().backward()
+    assert opt.param_groups[0]["params"][0] is net[0].weight
+    before = net[0].weight.detach().clone()
+    opt.step()
+    assert not mt.equal(before, net[0].weight.detach())

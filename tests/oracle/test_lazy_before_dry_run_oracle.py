@@ -124,14 +124,17 @@ def test_buffer_assigned_as_attribute_loads_twice():
 
 
 def test_optimizers_and_placeholders():
-    # PyTorch accepts placeholders in SGD (and they become Parameters in place); minitorch_nn
-    # refuses them with a hint (nn/modules/lazy.py). After the dry run both accept the same objects.
+    # Both accept placeholders (they become Parameters in place, so the optimizer then holds the
+    # real ones); stepping before the dry run: PyTorch updates nothing, minitorch_nn raises.
     m = torch.nn.LazyLinear(3)
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     assert type(opt.param_groups[0]["params"][0]).__name__ == "UninitializedParameter"
     ours = mt.nn.LazyLinear(3)
-    with pytest.raises(ValueError, match="(?s)uninitialized parameter.*dry run|dummy batch"):
-        mt.optim.SGD(ours.parameters(), lr=0.1)
+    o_opt = mt.optim.SGD(ours.parameters(), lr=0.1)
+    assert type(o_opt.param_groups[0]["params"][0]).__name__ == "UninitializedParameter"
+    opt.step()
+    with pytest.raises(RuntimeError, match="(?s)uninitialized parameter.*dummy batch"):
+        o_opt.step()
     for lib, mod in ((torch, m), (mt, ours)):
         mod(lib.ones(2, 4))
         o = lib.optim.SGD(mod.parameters(), lr=0.1)

@@ -198,11 +198,26 @@ def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
     return np.ascontiguousarray(out[(Ellipsis, *crop)])
 
 
+def _check_transposed_out_size(input_sizes, sizes):
+    """A transposed convolution whose output would have a size below 1 is refused, as in PyTorch."""
+    if min(sizes, default=1) < 1:
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, input_sizes))}). Calculated output size per "
+            f"channel: ({' x '.join(map(str, sizes))}). Output size is too small"
+        )
+
+
 @aten.convolution.default.impl("cpu")
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     nd = _check_conv(input, weight, bias, stride, padding, dilation, transposed, groups)
     stride, padding, dilation = _expand(stride, nd), _expand(padding, nd), _expand(dilation, nd)
     output_padding = _expand(output_padding, nd) if output_padding else [0] * nd
+    if transposed:
+        _check_transposed_out_size(
+            input.shape[2:],
+            [(s - 1) * st - 2 * p + dl * (k - 1) + op + 1 for s, st, p, dl, k, op in
+             zip(input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding)],
+        )
     d = input.dtype
     x, w = _arr(input), _arr(weight, d)
     if transposed:
@@ -258,6 +273,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         # weight gradient is conv's weight gradient with the roles of input and output swapped.
         if output_mask[0]:
             gx = conv_forward_np(gy, w, stride, padding, dilation, groups)
+            # with output_padding >= stride (allowed when below dilation) the forward wrote rows
+            # past the last input position; they read no input, so their gradient is dropped
+            gx = gx[(slice(None), slice(None), *(slice(0, s) for s in x.shape[2:]))]
         if output_mask[1]:
             gw = _conv_weight_grad(gy, x, w.shape, stride, padding, dilation, groups)
     if output_mask[2]:

@@ -211,10 +211,10 @@ def native_dropout_backward(grad_output, mask, scale):
 def _apply_pending_seed():
     # A minitorch_nn.manual_seed(s) made before cuda was first used applies now (PyTorch seeds
     # every device from manual_seed, lazily for cuda).
-    from minitorch_nn import cuda as _cuda_api
+    from minitorch_nn import random as _random_api
 
-    if _cuda_api._pending_seed is not None:
-        manual_seed(_cuda_api._pending_seed)
+    if _random_api._cuda_seed is not None:
+        manual_seed(_random_api._cuda_seed)
 
 
 _apply_pending_seed()

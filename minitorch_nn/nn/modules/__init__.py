@@ -31,7 +31,7 @@ from minitorch_nn.nn.modules.distance import CosineSimilarity, PairwiseDistance 
 
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
 from minitorch_nn.nn.modules import transformer  # noqa: E402
-from minitorch_nn.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: E402
+from minitorch_nn.nn.modules.transformer import *  # noqa: E402,F403
 
 __all__ += transformer.__all__
 
@@ -43,3 +43,9 @@ from minitorch_nn.nn.modules.norm_extra import *  # noqa: E402,F403
 from minitorch_nn.nn.modules.lazy_layers import *  # noqa: E402,F403
 
 __all__ += [*conv_extra.__all__, *norm_extra.__all__, *lazy_layers.__all__]  # (LazyModuleMixin: nn.modules.lazy)
+
+# recurrent layers (rnn.py)
+from minitorch_nn.nn.modules import rnn  # noqa: E402
+from minitorch_nn.nn.modules.rnn import *  # noqa: E402,F403
+
+__all__ += rnn.__all__

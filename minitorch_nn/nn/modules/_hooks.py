@@ -24,19 +24,24 @@ dict                        registered by                              called as
 Flags that only some hooks have (``with_kwargs``, ``always_call``) are kept in side dicts keyed
 by the same id; the handle removes the id from those too. ``prepend=True`` moves the new id to
 the front of its dict. Global hooks (``register_module_forward_hook`` and friends) sit in module
-level dicts here and run before every module's own hooks.
+level dicts and run before every module's own hooks. As in PyTorch, those dicts are globals of
+``minitorch_nn.nn.modules.module`` and are looked up there at every call and registration, so
+code that resets them by rebinding (``module._global_forward_hooks = OrderedDict()``, as
+PyTorch's own tests do) is obeyed; they are created below and ``module.py`` takes them over.
 
 The state-dict hooks are *called* from ``_state_dict.py``; the forward hooks from
 :meth:`_HooksMixin._call_impl` below, which is ``Module.__call__``.
 
-Full backward hooks are wired into the autograd graph by ``_backward_hooks.py``. Difference
-from PyTorch: the deprecated non-full ``register_backward_hook`` attaches to the output's
-``grad_fn`` as PyTorch's does, but without PyTorch's warnings about when it is misleading.
+Full backward hooks are wired into the autograd graph by ``_backward_hooks.py``. The deprecated
+non-full ``register_backward_hook`` attaches to the ``grad_fn`` of the (first) output tensor, as
+PyTorch's does, with PyTorch's FutureWarnings for the cases where that node does not see the
+whole module (see :func:`_warn_if_non_full_hook_misleads`).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import weakref
 from collections import OrderedDict
 
@@ -57,6 +62,10 @@ _global_buffer_registration_hooks: dict = OrderedDict()
 _global_module_registration_hooks: dict = OrderedDict()
 _global_parameter_registration_hooks: dict = OrderedDict()
 
+# Where the global hook dicts are read: this file until ``module.py`` is imported, then
+# ``minitorch_nn.nn.modules.module`` (which sets ``_home`` to itself), PyTorch's place for them.
+_home = sys.modules[__name__]
+
 
 def _add_hook(hooks: dict, hook, *, extra=None, prepend=False) -> RemovableHandle:
     handle = RemovableHandle(hooks, extra_dict=extra)
@@ -68,7 +77,7 @@ def _add_hook(hooks: dict, hook, *, extra=None, prepend=False) -> RemovableHandl
 
 def register_module_forward_pre_hook(hook) -> RemovableHandle:
     """Run ``hook(module, args)`` before the forward of every module."""
-    return _add_hook(_global_forward_pre_hooks, hook)
+    return _add_hook(_home._global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(
@@ -76,56 +85,115 @@ def register_module_forward_hook(
 ) -> RemovableHandle:
     """Run ``hook(module, args, output)`` after the forward of every module."""
     # (PyTorch's handle only cleans the always_call side dict, not with_kwargs; so does ours.)
-    handle = _add_hook(_global_forward_hooks, hook, extra=_global_forward_hooks_always_called)
+    home = _home
+    handle = _add_hook(
+        home._global_forward_hooks, hook, extra=home._global_forward_hooks_always_called
+    )
     if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
+        home._global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
+        home._global_forward_hooks_always_called[handle.id] = True
     return handle
 
 
 def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
     """Run ``hook(module, grad_output)`` before the backward of every module."""
-    return _add_hook(_global_backward_pre_hooks, hook)
+    return _add_hook(_home._global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
     """Run ``hook(module, grad_input, grad_output)`` after the backward of every module."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
+    if _home._global_is_full_backward_hook is False:
         raise RuntimeError(
             "Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
             "Please use only one of them."
         )
-    _global_is_full_backward_hook = True
-    return _add_hook(_global_backward_hooks, hook)
+    _home._global_is_full_backward_hook = True
+    return _add_hook(_home._global_backward_hooks, hook)
 
 
 def register_module_backward_hook(hook) -> RemovableHandle:
     """Deprecated non-full global backward hook (use ``register_module_full_backward_hook``)."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    if _home._global_is_full_backward_hook is True:
         raise RuntimeError(
             "Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
             "Please use only one of them."
         )
-    _global_is_full_backward_hook = False
-    return _add_hook(_global_backward_hooks, hook)
+    _home._global_is_full_backward_hook = False
+    return _add_hook(_home._global_backward_hooks, hook)
 
 
 def register_module_buffer_registration_hook(hook) -> RemovableHandle:
     """``hook(module, name, buffer)`` runs on every ``register_buffer``; a non-None return replaces the buffer."""
-    return _add_hook(_global_buffer_registration_hooks, hook)
+    return _add_hook(_home._global_buffer_registration_hooks, hook)
 
 
 def register_module_module_registration_hook(hook) -> RemovableHandle:
     """``hook(module, name, submodule)`` runs on every child registration; may return a replacement."""
-    return _add_hook(_global_module_registration_hooks, hook)
+    return _add_hook(_home._global_module_registration_hooks, hook)
 
 
 def register_module_parameter_registration_hook(hook) -> RemovableHandle:
     """``hook(module, name, param)`` runs on every ``register_parameter``; may return a replacement."""
-    return _add_hook(_global_parameter_registration_hooks, hook)
+    return _add_hook(_home._global_parameter_registration_hooks, hook)
+
+
+_NON_FULL_HINT = "Please use register_full_backward_hook to get the documented behavior."
+
+
+def _warn_if_non_full_hook_misleads(inputs, result, grad_fn) -> None:
+    """PyTorch's FutureWarnings for an old-style (non-full) backward hook.
+
+    Such a hook sits on one autograd node, the one that made the module's (first) output; it
+    only sees the module's real ``grad_input``/``grad_output`` when that node is the whole
+    forward: inputs and outputs are tensors, every output comes from that node, and that
+    node's inputs are exactly the module's inputs. Each way this can fail gets its warning.
+    """
+    if isinstance(result, Tensor):
+        result = (result,)
+    elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+        warn_user(
+            "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
+            "Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
+            f"the grad_output. {_NON_FULL_HINT}",
+            FutureWarning,
+        )
+        return
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+        warn_user(
+            "Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple "
+            "of Tensors is deprecated and will be removed in future versions. This hook will be missing some "
+            f"of the grad_input. {_NON_FULL_HINT}",
+            FutureWarning,
+        )
+        return
+    output_nodes = {r.grad_fn for r in result if r.grad_fn is not None}
+    if not output_nodes or (len(output_nodes) == 1 and grad_fn not in output_nodes):
+        warn_user(
+            "Using a non-full backward hook when outputs are nested in python data structure is deprecated "
+            "and will be removed in future versions. This hook will be missing some grad_output.",
+            FutureWarning,
+        )
+    elif len(output_nodes) > 1:
+        warn_user(
+            "Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+            "deprecated and will be removed in future versions. This hook will be missing some grad_output. "
+            f"{_NON_FULL_HINT}",
+            FutureWarning,
+        )
+    else:
+        # grad_output is right; grad_input is only if the node's inputs are the module's inputs
+        # (a leaf input has no grad_fn, so any node reading a leaf fails this test, as in PyTorch)
+        input_nodes = {i.grad_fn for i in inputs if i.grad_fn is not None}
+        if input_nodes != {fn for fn, _ in grad_fn.next_functions}:
+            warn_user(
+                "Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated "
+                "and will be removed in future versions. This hook will be missing some grad_input. "
+                f"{_NON_FULL_HINT}",
+                FutureWarning,
+            )
 
 
 class _WrappedHook:
@@ -230,18 +298,19 @@ class _HooksMixin:
 
     def _get_backward_hooks(self):
         full, non_full = [], []
-        if _global_is_full_backward_hook is True:
-            full += _global_backward_hooks.values()
+        home = _home
+        if home._global_is_full_backward_hook is True:
+            full += home._global_backward_hooks.values()
         if self._is_full_backward_hook is True:
             full += self._backward_hooks.values()
-        if _global_is_full_backward_hook is False:
-            non_full += _global_backward_hooks.values()
+        if home._global_is_full_backward_hook is False:
+            non_full += home._global_backward_hooks.values()
         if self._is_full_backward_hook is False:
             non_full += self._backward_hooks.values()
         return full, non_full
 
     def _get_backward_pre_hooks(self):
-        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        return [*_home._global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
     # -- state_dict and load_state_dict hooks (called from _state_dict.py) ----------------------
     def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
@@ -295,17 +364,22 @@ class _HooksMixin:
         exception propagates.
         """
         forward_call = self.forward
+        home = _home   # the global dicts as they are bound *now* (they may have been rebound)
         if not (
             self._backward_hooks
             or self._backward_pre_hooks
             or self._forward_hooks
             or self._forward_pre_hooks
-            or _global_backward_pre_hooks
-            or _global_backward_hooks
-            or _global_forward_hooks
-            or _global_forward_pre_hooks
+            or home._global_backward_pre_hooks
+            or home._global_backward_hooks
+            or home._global_forward_hooks
+            or home._global_forward_pre_hooks
         ):
             return forward_call(*args, **kwargs)
+        global_forward_pre_hooks = home._global_forward_pre_hooks
+        global_forward_hooks = home._global_forward_hooks
+        global_with_kwargs = home._global_forward_hooks_with_kwargs
+        global_always_called = home._global_forward_hooks_always_called
 
         result = None
         called_always_hooks = set()
@@ -313,14 +387,14 @@ class _HooksMixin:
         def run():
             nonlocal result, args, kwargs
             full_hooks, non_full_hooks, pre_hooks = [], [], []
-            if self._backward_pre_hooks or _global_backward_pre_hooks:
+            if self._backward_pre_hooks or home._global_backward_pre_hooks:
                 pre_hooks = self._get_backward_pre_hooks()
-            if self._backward_hooks or _global_backward_hooks:
+            if self._backward_hooks or home._global_backward_hooks:
                 full_hooks, non_full_hooks = self._get_backward_hooks()
 
             # Iterate over snapshots: a hook may remove itself (or another hook) while running.
             for hook_id, hook in (
-                *_global_forward_pre_hooks.items(),
+                *global_forward_pre_hooks.items(),
                 *self._forward_pre_hooks.items(),
             ):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -347,15 +421,15 @@ class _HooksMixin:
 
             result = forward_call(*args, **kwargs)
 
-            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+            for hook_id, hook in (*global_forward_hooks.items(), *self._forward_hooks.items()):
                 if (
                     hook_id in self._forward_hooks_always_called
-                    or hook_id in _global_forward_hooks_always_called
+                    or hook_id in global_always_called
                 ):
                     called_always_hooks.add(hook_id)
                 if (
                     hook_id in self._forward_hooks_with_kwargs
-                    or hook_id in _global_forward_hooks_with_kwargs
+                    or hook_id in global_with_kwargs
                 ):
                     out = hook(self, args, kwargs, result)
                 else:
@@ -380,17 +454,19 @@ class _HooksMixin:
                         if isinstance(var, dict)
                         else var[0]
                     )
-                if var.grad_fn is not None:
+                grad_fn = var.grad_fn
+                if grad_fn is not None:
                     for hook in non_full_hooks:
-                        var.grad_fn.register_hook(_WrappedHook(hook, self))
+                        grad_fn.register_hook(_WrappedHook(hook, self))
+                    _warn_if_non_full_hook_misleads(args, result, grad_fn)
             return result
 
         try:
             return run()
         except Exception:
-            for hook_id, hook in _global_forward_hooks.items():
+            for hook_id, hook in global_forward_hooks.items():
                 if (
-                    hook_id in _global_forward_hooks_always_called
+                    hook_id in global_always_called
                     and hook_id not in called_always_hooks
                 ):
                     try:

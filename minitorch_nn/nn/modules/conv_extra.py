@@ -3,7 +3,7 @@
 PyTorch defines it in ``torch/nn/modules/conv.py`` next to the other convolutions. It lives in its
 own small file here only because ``conv.py`` is maintained separately; it reuses ``conv.py``'s
 ``_ConvTranspose`` (argument checks, weight layout (C_in, C_out/groups, kD, kH, kW), PyTorch's
-initialisation and repr) and ``nn.functional``'s transposed-convolution helper, so it behaves like
+initialisation and repr) and ``nn.functional.conv_transpose3d``, so it behaves like
 ``ConvTranspose1d``/``ConvTranspose2d``: same differences from PyTorch (``forward`` has no
 ``output_size``; only ``padding_mode="zeros"``).
 """
@@ -16,26 +16,8 @@ from minitorch_nn.nn.modules.conv import _ConvTranspose
 __all__ = ["ConvTranspose3d"]
 
 
-def _conv_transpose3d(
-    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
-):
-    # One aten.convolution(transposed=True) call, like conv_transpose1d/2d in nn.functional.
-    return F._conv_transpose(
-        input,
-        weight,
-        bias,
-        stride,
-        padding,
-        output_padding,
-        groups,
-        dilation,
-        3,
-        "conv_transpose3d",
-    )
-
-
 class ConvTranspose3d(_ConvTranspose):
     """The adjoint of ``Conv3d`` over (N, C_in, D, H, W) input: ``weight`` is (C_in, C_out/groups, kD, kH, kW)."""
 
     _n = 3
-    _fn = staticmethod(_conv_transpose3d)
+    _fn = staticmethod(F.conv_transpose3d)

@@ -64,9 +64,10 @@ Beyond PyTorch
 * A ``load_state_dict`` that fails (say, on an unexpected key) leaves the module lazy: the
   placeholders it had materialized are turned back, like every other change of a failed load.
 * :func:`describe_lazy` lists which submodules still wait for their dry run, and
-  :func:`check_initialized` is the check the optimizers run: building an optimizer over
-  placeholders raises a ``ValueError`` that says to run a dummy forward pass first (PyTorch accepts
-  them silently, except ``Adagrad``).
+  :func:`check_initialized` is the check ``Optimizer.step()`` runs. As in PyTorch an optimizer
+  may be built over placeholders (the dry run materializes them in place, so it then holds the
+  real parameters); ``step()`` before the dry run raises a ``RuntimeError`` that says to run a
+  dummy forward pass first, where PyTorch silently updates nothing.
 
 Differences from PyTorch: no TorchScript, so the ``torch.jit.script`` error is absent.
 """
@@ -236,18 +237,20 @@ def describe_lazy(module) -> str:
     return "\n".join([head, *rows])
 
 
-def check_initialized(params, what: str = "the optimizer") -> None:
-    """Raise if any tensor in ``params`` is a placeholder (not in PyTorch).
+def check_initialized(params, what: str = "the optimizer", error=ValueError, before=None) -> None:
+    """Raise ``error`` if any tensor in ``params`` is a placeholder (not in PyTorch).
 
-    The optimizers call this on each parameter group: an optimizer built before the dry run
-    would otherwise hold placeholders whose state it cannot size (PyTorch accepts them, and only
-    ``Adagrad`` fails, with a terse message). ``what`` names the caller in the message.
+    ``Optimizer.step()`` calls this (with ``RuntimeError``) while its groups may still hold
+    placeholders: an optimizer may be built before the dry run, as in PyTorch, but stepping it
+    then would update nothing (PyTorch skips the placeholders silently). ``what`` names the caller
+    in the message, ``before`` what to run the forward pass before (default: creating ``what``).
     """
     for i, p in enumerate(params):
         if is_lazy(p):
-            raise ValueError(
+            raise error(
                 f"{what[:1].upper()}{what[1:]} got an uninitialized parameter (index {i} in its parameter list): "
                 "a lazy module (LazyLinear, LazyConv2d, ...) has not seen an input yet, so its parameters have "
-                f"no shape.\nHint: run one forward pass with a dummy batch (model(example_input)) before creating "
-                f"{what}; minitorch_nn.nn.modules.lazy.describe_lazy(model) lists the modules still waiting for it."
+                f"no shape.\nHint: run one forward pass with a dummy batch (model(example_input)) before "
+                f"{before or 'creating ' + what}; minitorch_nn.nn.modules.lazy.describe_lazy(model) lists the "
+                "modules still waiting for it."
             )

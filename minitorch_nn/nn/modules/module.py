@@ -37,6 +37,7 @@ TorchScript, ``DataParallel`` replication and ``torch.compile`` support are abse
 from __future__ import annotations
 
 import itertools
+import sys
 from collections import OrderedDict
 from typing import Any, TypeVar
 
@@ -70,6 +71,12 @@ from minitorch_nn.nn.modules._hooks import (  # noqa: F401  (re-exported, as tor
 )
 from minitorch_nn.nn.modules._state_dict import _IncompatibleKeys, _StateDictMixin  # noqa: F401
 from minitorch_nn.nn.parameter import Buffer, Parameter
+
+# The global hook dicts above (and which kind of global backward hook is in use) are globals of
+# this module, as in PyTorch: the hooks code reads them here at every call, so rebinding one
+# (``module._global_forward_hooks = OrderedDict()``) takes effect at once.
+_global_is_full_backward_hook = _hooks._global_is_full_backward_hook
+_hooks._home = sys.modules[__name__]
 
 _addindent = addindent  # PyTorch's name, used by some third-party reprs
 
@@ -195,7 +202,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             raise TypeError(
                 f"cannot assign '{typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)"
             )
-        for hook in _hooks._global_buffer_registration_hooks.values():
+        for hook in _global_buffer_registration_hooks.values():
             output = hook(self, name, tensor)
             if output is not None:
                 tensor = output
@@ -238,7 +245,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
                 f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
                 "the forward() method."
             )
-        for hook in _hooks._global_parameter_registration_hooks.values():
+        for hook in _global_parameter_registration_hooks.values():
             output = hook(self, name, param)
             if output is not None:
                 param = output
@@ -262,7 +269,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        for hook in _hooks._global_module_registration_hooks.values():
+        for hook in _global_module_registration_hooks.values():
             output = hook(self, name, module)
             if output is not None:
                 module = output
@@ -345,7 +352,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             remove_from(
                 self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set
             )
-            for hook in _hooks._global_module_registration_hooks.values():
+            for hook in _global_module_registration_hooks.values():
                 output = hook(self, name, value)
                 if output is not None:
                     value = output
@@ -356,7 +363,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
                 raise TypeError(
                     f"cannot assign '{typename(value)}' as child module '{name}' (torch.nn.Module or None expected)"
                 )
-            for hook in _hooks._global_module_registration_hooks.values():
+            for hook in _global_module_registration_hooks.values():
                 output = hook(self, name, value)
                 if output is not None:
                     value = output

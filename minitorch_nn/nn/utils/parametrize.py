@@ -593,9 +593,10 @@ def transfer_parametrizations_and_params(
         return to_module
     names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
     for name in names:
-        source = from_module.parametrizations[name]
         if not hasattr(to_module, name):
+            # (an unknown name fails here, reading from_module's attribute, as in PyTorch)
             setattr(to_module, name, Parameter(getattr(from_module, name)))
+        source = from_module.parametrizations[name]
         for parametrization in source:
             register_parametrization(to_module, name, parametrization)
         target = to_module.parametrizations[name]

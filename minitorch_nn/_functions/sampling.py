@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-from minitorch_nn._ops import aten
+from minitorch_nn._functions.factories import empty
+from minitorch_nn._shape import broadcast_shapes_public as broadcast_shapes
 
 __all__ = ["bernoulli", "normal"]
 
@@ -44,8 +45,6 @@ def _fmt(x):
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            pin_memory=False, requires_grad=False):
     """Normal samples with the given ``mean`` and ``std`` (numbers or tensors; see the module doc)."""
-    import minitorch_nn as torch
-
     mean_is_number, std_is_number = isinstance(mean, Number), isinstance(std, Number)
     if mean_is_number and std_is_number:
         if size is None:
@@ -59,15 +58,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                 "pin_memory = False, bool requires_grad = False)\n"
             )
         _check_std(std)
-        result = torch.empty(size, dtype=dtype, device=device).normal_(mean, std, generator=generator)
+        result = empty(size, dtype=dtype, device=device).normal_(mean, std, generator=generator)
         result.requires_grad_(requires_grad)
     else:
         _check_std(std)
         like = std if mean_is_number else mean
-        shape = torch.broadcast_shapes(
+        shape = broadcast_shapes(
             () if mean_is_number else tuple(mean.shape), () if std_is_number else tuple(std.shape)
         )
-        result = torch.empty(shape, dtype=like.dtype, device=like.device)
+        result = empty(shape, dtype=like.dtype, device=like.device)
         result.normal_(0.0, 1.0, generator=generator)
         result.mul_(std).add_(mean)
     if out is not None:
@@ -75,5 +74,3 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         return out
     return result
 
-
-del aten  # only the methods above are used
