@@ -23,6 +23,7 @@ from minitorch_nn._ops import ops
 from minitorch_nn import _dispatch  # noqa: F401  (installs the dispatch chain)
 from minitorch_nn._tensor import Tensor
 from minitorch_nn import _tensor_methods  # noqa: F401  (attaches x.sum(), x + y...: the method table)
+from minitorch_nn._functions import complex as _complex  # noqa: F401  (x.real, x.conj(), x.mH...: before _tensor_subclass)
 from minitorch_nn._legacy import (  # noqa: F401  (PyTorch's legacy typed constructors)
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor,
@@ -44,7 +45,6 @@ from minitorch_nn._functions.shape import *  # noqa: F403
 from minitorch_nn._functions.linalg import *  # noqa: F403
 from minitorch_nn._functions.complex import *  # noqa: F403
 from minitorch_nn._functions.complex import complex, real  # noqa: A004
-from minitorch_nn._functions.complex import attach_tensor_methods as _attach_complex_methods
 from minitorch_nn._shape import broadcast_shapes_public as broadcast_shapes  # noqa: E402  (not the ops' helper)
 from minitorch_nn._functions.sampling import bernoulli, normal  # noqa: E402
 from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add
@@ -53,8 +53,6 @@ from minitorch_nn.autograd import enable_grad, inference_mode, is_grad_enabled, 
 from minitorch_nn.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, is_inference_mode_enabled  # noqa: F401
 from minitorch_nn.linalg import _weight_norm, dist, geqrf, matrix_exp, norm_except_dim, vdot  # noqa: F401,E402  (top-level helpers, see linalg.py)
 from minitorch_nn import cuda  # noqa: F401,E402  (torch.cuda; its kernels load on first CUDA use)
-
-_attach_complex_methods(Tensor)  # (x.real, x.imag, x.conj(), ...: see _functions/complex.py)
 
 
 def is_tensor(obj):

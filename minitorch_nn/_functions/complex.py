@@ -19,6 +19,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._C import TensorBase
 from minitorch_nn._functions._out import writes_out
 from minitorch_nn._ops import aten
+from minitorch_nn._tensor import Tensor
 from minitorch_nn.overrides import public
 
 
@@ -174,7 +175,8 @@ def adjoint(input):
 
 
 def attach_tensor_methods(tensor_cls):
-    """Give ``Tensor`` its complex methods and the ``real``/``imag`` properties (called by ``__init__``)."""
+    """Give ``Tensor`` its complex methods and the ``real``/``imag`` properties (done on import,
+    before ``_tensor_subclass`` takes note of Tensor's members)."""
     tensor_cls.mH = property(public(_mH))
     tensor_cls.H = property(public(_H))
     tensor_cls.adjoint = adjoint
@@ -192,3 +194,5 @@ adjoint = public(adjoint)
 
 __all__ = ["adjoint", "angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "polar", "real",
            "resolve_conj", "sgn", "view_as_complex", "view_as_real"]
+
+attach_tensor_methods(Tensor)
