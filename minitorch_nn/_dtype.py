@@ -291,7 +291,7 @@ class iinfo:
     """``torch.iinfo`` for our integer dtypes."""
 
     def __init__(self, type):  # noqa: A002
-        if type.is_floating_point:
+        if type.is_floating_point or type.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         if type is bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")

@@ -1123,3 +1123,31 @@ def test_safetensors_complex64_both_ways(tmp_path):
     for got in (load_file(ours)["w"], mt.safetensors_load(theirs)["w"], mt.safetensors_load(ours)["w"]):
         assert str(got.dtype) == "torch.complex64"
         np.testing.assert_array_equal(got.numpy(), np.array([[1 + 2j, 3j]], dtype=np.complex64))
+
+
+# -- torch.testing.assert_close ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        lambda lib: (lib.tensor([1 + 2j, 3 - 1j]), lib.tensor([1 + 2j, 3 - 1j])),
+        lambda lib: (lib.tensor([1 + 2j, 3 - 1j]), lib.tensor([1 + 3j, 3 - 1j])),  # only an imaginary part differs
+        lambda lib: (lib.tensor([1 + 2j, 3 - 1j]), lib.tensor([1 + 2j, 3 - 1j]) * (1 + 1e-8)),
+        lambda lib: (lib.tensor(1 + 2j, dtype=lib.complex128), lib.tensor(1 + 2.5j, dtype=lib.complex128)),
+        lambda lib: (lib.tensor([1j]), lib.tensor([1j], dtype=lib.complex128)),
+    ],
+)
+def test_assert_close_with_complex(scenario):
+    import minitorch_nn.testing  # noqa: F401  (torch.testing)
+
+    def fn(lib):
+        a, b = scenario(lib)
+        lib.testing.assert_close(a, b)
+        return "close"
+
+    t, m = run(fn)
+    if isinstance(t, Exception):
+        assert type(m) is type(t) and str(m) == str(t), (m, t)
+    else:
+        assert m == t
