@@ -1151,3 +1151,38 @@ def test_assert_close_with_complex(scenario):
         assert type(m) is type(t) and str(m) == str(t), (m, t)
     else:
         assert m == t
+
+
+# -- optimizers with complex parameters ------------------------------------------------------------------
+
+OPTIMIZERS = {
+    "SGD": ("SGD", dict(lr=0.1)),
+    "SGD_nesterov": ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    "Adam": ("Adam", dict(lr=0.1)),
+    "Adam_amsgrad": ("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1, maximize=True)),
+    "AdamW": ("AdamW", dict(lr=0.1, weight_decay=0.1)),
+    "RMSprop": ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True)),
+    "RMSprop_plain": ("RMSprop", dict(lr=0.01)),
+    "Adagrad": ("Adagrad", dict(lr=0.1, weight_decay=0.1)),
+}
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_optimizers_update_complex_parameters_as_torch(name, dtype):
+    cls_name, kwargs = OPTIMIZERS[name]
+
+    def fn(lib):
+        d = getattr(lib, dtype)
+        p = lib.nn.Parameter(lib.tensor([[1 + 2j, -0.5 + 0.3j], [0.25j, 2]], dtype=d))
+        opt = getattr(lib.optim, cls_name)([p], **kwargs)
+        history = []
+        for i in range(4):
+            p.grad = lib.tensor([[0.3 - 1j, 2 + 0.5j], [-1j, 0.5]], dtype=d) * (i + 1)
+            opt.step()
+            history.append(p.detach().clone())
+        return history
+
+    t, m = run(fn)
+    tol = 1e-5 if dtype == "complex64" else 1e-12
+    check(t, m, rtol=tol, atol=tol)
