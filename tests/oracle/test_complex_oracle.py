@@ -1164,6 +1164,12 @@ OPTIMIZERS = {
     "RMSprop": ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True)),
     "RMSprop_plain": ("RMSprop", dict(lr=0.01)),
     "Adagrad": ("Adagrad", dict(lr=0.1, weight_decay=0.1)),
+    "Adadelta": ("Adadelta", dict(lr=0.5, weight_decay=0.1)),
+    "Adamax": ("Adamax", dict(lr=0.1)),
+    "ASGD": ("ASGD", dict(lr=0.1, t0=1)),
+    "NAdam": ("NAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
+    "RAdam": ("RAdam", dict(lr=0.1)),
+    "Rprop": ("Rprop", dict(lr=0.1)),
 }
 
 
