@@ -23,8 +23,7 @@ conjugate Wirtinger derivative), the real and imaginary parts of the gradient th
 derivatives along the input's real and imaginary directions.
 
 Where we differ from PyTorch: only the slow (full Jacobian) mode; no batched or sparse checks
-(their flags are accepted and ignored when False); forward-mode AD is checked for real
-functions only; a complex mismatch is reported with the same real Jacobians, not with PyTorch's
+(their flags are accepted and ignored when False); a complex mismatch is reported with the same real Jacobians, not with PyTorch's
 separate messages per grad_output.
 """
 
@@ -119,17 +118,19 @@ def _forward_ad_jacobian(fn, inputs, index, n_outputs):
 
     x = inputs[index]
     rows = [[] for _ in range(n_outputs)]
+    directions = (1, 1j) if x.dtype.is_complex else (1,)
     for k in range(x.numel()):
-        tangent = zeros_like(x)
-        tangent._array[np.unravel_index(k, tangent._array.shape)] = 1
-        with forward_ad.dual_level():
-            args = list(inputs)
-            args[index] = forward_ad.make_dual(x.detach(), tangent)
-            outs = [o for o in _outputs(fn, args) if o.dtype.is_floating_point]
-            for j, o in enumerate(outs):
-                t = forward_ad.unpack_dual(o).tangent
-                rows[j].append(np.zeros(o.numel()) if t is None else
-                               np.array(t.detach()._array, dtype=np.float64).reshape(-1))
+        for direction in directions:
+            tangent = zeros_like(x)
+            tangent._array[np.unravel_index(k, tangent._array.shape)] = direction
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[index] = forward_ad.make_dual(x.detach(), tangent)
+                outs = [o for o in _outputs(fn, args) if o.dtype.is_floating_point or o.dtype.is_complex]
+                for j, o in enumerate(outs):
+                    t = forward_ad.unpack_dual(o).tangent
+                    size = o.numel() * (2 if o.dtype.is_complex else 1)
+                    rows[j].append(np.zeros(size) if t is None else _real_coordinates(t))
     return [np.stack(r) if r else np.zeros((0, 0)) for r in rows]
 
 

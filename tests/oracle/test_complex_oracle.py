@@ -1192,3 +1192,43 @@ def test_optimizers_update_complex_parameters_as_torch(name, dtype):
     t, m = run(fn)
     tol = 1e-5 if dtype == "complex64" else 1e-12
     check(t, m, rtol=tol, atol=tol)
+
+
+# -- forward-mode AD -------------------------------------------------------------------------------------
+
+JVP_CASES = {
+    "mul_scalar": lambda lib, x: x * (2 - 1j),
+    "exp": lambda lib, x: x.exp(),
+    "abs": lambda lib, x: x.abs(),
+    "conj": lambda lib, x: x.conj(),
+    "real_imag": lambda lib, x: x.real + 2 * x.imag,
+    "sin": lambda lib, x: x.sin(),
+    "sum": lambda lib, x: x.sum(),
+    "angle": lambda lib, x: x.angle(),
+    "view_as_real": lambda lib, x: lib.view_as_real(x),
+    "reciprocal": lambda lib, x: 1 / x,
+    "sgn": lambda lib, x: x.sgn(),
+    "polar": lambda lib, x: lib.polar(x.abs(), x.angle()),
+    "complex": lambda lib, x: lib.complex(x.real * 2, x.imag),
+    "mm": lambda lib, x: x.reshape(2, 1) @ x.reshape(1, 2),
+}
+
+
+@pytest.mark.parametrize("name", JVP_CASES)
+def test_forward_ad_with_complex(name):
+    def fn(lib):
+        z = lib.tensor([1 + 2j, -0.5 + 0.25j], dtype=lib.complex128)
+        v = lib.tensor([0.3 - 1j, 1 + 0j], dtype=lib.complex128)
+        with lib.autograd.forward_ad.dual_level():
+            out = JVP_CASES[name](lib, lib.autograd.forward_ad.make_dual(z, v))
+            return lib.autograd.forward_ad.unpack_dual(out).tangent
+
+    both(fn, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mul", "exp_log", "abs", "angle", "sgn", "polar", "complex", "real_imag", "conj"])
+def test_gradcheck_forward_ad_complex(name):
+    from minitorch_nn.autograd import gradcheck
+
+    fn, kinds = GRADCHECK[name]
+    assert gradcheck(fn, tuple(_gradcheck_inputs(kinds, 2)), check_forward_ad=True)
