@@ -1232,3 +1232,19 @@ def test_gradcheck_forward_ad_complex(name):
 
     fn, kinds = GRADCHECK[name]
     assert gradcheck(fn, tuple(_gradcheck_inputs(kinds, 2)), check_forward_ad=True)
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        lambda lib: lib.float_power(lib.tensor([1 + 2j, -0.5j]), 2),
+        lambda lib: lib.float_power(lib.tensor([2.0, 3.0]), 1j),
+        lambda lib: lib.float_power(1j, lib.tensor([2.0, 0.5])),
+        lambda lib: lib.float_power(lib.tensor([2.0]), lib.tensor([1 + 1j])),
+        lambda lib: lib.scalar_tensor(1j),
+        lambda lib: lib.scalar_tensor(1j, dtype=lib.complex64),
+        lambda lib: lib.scalar_tensor(2 + 0j),
+    ],
+)
+def test_float_power_and_scalar_tensor_with_complex(scenario):
+    both(scenario, rtol=1e-12, atol=1e-12)

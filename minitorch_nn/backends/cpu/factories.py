@@ -79,7 +79,7 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
 @aten.scalar_tensor.default.impl("cpu")
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
     d = _dtype_or_default(dtype)
-    return _from_array(np.asarray(s, dtype=d.numpy_dtype), d)
+    return _from_array(np.asarray(real_scalar(s, d), dtype=d.numpy_dtype), d)
 
 
 def _like(self, dtype):
