@@ -270,6 +270,8 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         lo = -9.0 if low is None else float(low)
         hi = 9.0 if high is None else float(high)
         arr = _rng.uniform(lo, hi, n) if hi > lo else np.full(n, lo)
+        if name.startswith("complex"):  # real and imaginary parts each from [low, high)
+            arr = arr + 1j * (_rng.uniform(lo, hi, n) if hi > lo else np.full(n, lo))
         if exclude_zero:
             tiny = {"float16": 2**-10, "bfloat16": 2**-7}.get(name, float(np.finfo(name).eps))
             arr[arr == 0] = tiny

@@ -1248,3 +1248,19 @@ def test_gradcheck_forward_ad_complex(name):
 )
 def test_float_power_and_scalar_tensor_with_complex(scenario):
     both(scenario, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("noncontiguous", [False, True])
+def test_make_tensor_complex(dtype, noncontiguous):
+    import minitorch_nn.testing  # noqa: F401  (torch.testing)
+
+    def fn(lib):
+        t = lib.testing.make_tensor(3, 4, dtype=getattr(lib, dtype), device="cpu", low=-2, high=2,
+                                    noncontiguous=noncontiguous)
+        values = t.numpy()
+        return (str(t.dtype), tuple(t.shape), t.is_contiguous(), bool((np.abs(values.real) <= 2).all()),
+                bool((np.abs(values.imag) <= 2).all()), bool((values.imag != 0).any()))
+
+    t, m = run(fn)
+    assert m == t
