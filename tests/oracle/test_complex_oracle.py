@@ -1264,3 +1264,34 @@ def test_make_tensor_complex(dtype, noncontiguous):
 
     t, m = run(fn)
     assert m == t
+
+
+META_CASES = {
+    "add_promotes": lambda lib, a, f: a + f,
+    "float_times_1j": lambda lib, a, f: f * 1j,
+    "int_div_1j": lambda lib, a, f: lib.empty(2, dtype=lib.int64, device="meta") / 1j,
+    "exp": lambda lib, a, f: a.exp(),
+    "sum": lambda lib, a, f: a.sum(0),
+    "mean": lambda lib, a, f: a.mean(),
+    "var": lambda lib, a, f: a.var(0),
+    "norm": lambda lib, a, f: lib.linalg.vector_norm(a),
+    "mm": lambda lib, a, f: a @ a.t(),
+    "real": lambda lib, a, f: a.real,
+    "imag": lambda lib, a, f: a.imag,
+    "eq": lambda lib, a, f: a == a,
+    "to": lambda lib, a, f: f.to(lib.complex128),
+    "cumsum": lambda lib, a, f: a.cumsum(0),
+    "prod": lambda lib, a, f: a.prod(),
+}
+
+
+@pytest.mark.parametrize("name", META_CASES)
+def test_meta_kernels_give_complex_dtypes(name):
+    def fn(lib):
+        a = lib.empty(2, 3, dtype=lib.complex64, device="meta")
+        f = lib.empty(2, 3, dtype=lib.float64, device="meta")
+        r = META_CASES[name](lib, a, f)
+        return str(r.dtype), tuple(r.shape), r.stride(), r.device.type
+
+    t, m = run(fn)
+    assert m == t
