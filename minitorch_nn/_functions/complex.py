@@ -160,12 +160,21 @@ def _conj_physical_(self):
 
 
 def _mH(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
     return conj(self.mT)
 
 
 def _H(self):
-    if self.dim() > 2:
-        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor.")
+    n = self.dim()
+    if n == 0:
+        from minitorch_nn._warnings import warn_user
+
+        warn_user("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning)
+        return conj(self)
+    if n != 2:
+        more = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{more}")
     return conj(self.T)
 
 

@@ -1295,3 +1295,21 @@ def test_meta_kernels_give_complex_dtypes(name):
 
     t, m = run(fn)
     assert m == t
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        lambda lib: lib.tensor([[1 + 2j, 3], [4j, 5 - 1j]]).H,
+        lambda lib: lib.tensor([[1 + 2j, 3], [4j, 5 - 1j]]).mH,
+        lambda lib: lib.tensor([[[1 + 2j, 3]], [[4j, 5 - 1j]]]).mH,
+        lambda lib: lib.tensor([[[1 + 2j, 3]], [[4j, 5 - 1j]]]).adjoint(),
+        lambda lib: lib.tensor([[1.0, 2.0]]).H,
+        lambda lib: lib.zeros(2, 3, 4).H,
+        lambda lib: lib.zeros(3).H,
+        lambda lib: lib.zeros(3).mH,
+        lambda lib: lib.tensor(1 + 1j).H,
+    ],
+)
+def test_conjugate_transposes(scenario):
+    both(scenario, exact=True)
