@@ -1313,3 +1313,29 @@ def test_meta_kernels_give_complex_dtypes(name):
 )
 def test_conjugate_transposes(scenario):
     both(scenario, exact=True)
+
+
+EDGE_VALUES = {
+    "reciprocal_of_zero": lambda lib: lib.tensor([0j, 1 + 1j]).reciprocal(),
+    "divide_by_zero": lambda lib: lib.tensor([1 + 1j]) / 0,
+    "log_of_zero": lambda lib: lib.tensor([0j]).log(),
+    "sqrt_of_negative": lambda lib: lib.tensor([-4.0 + 0j]).sqrt(),
+    "pow_half": lambda lib: lib.tensor([-4.0 + 0j, 3 - 4j]) ** 0.5,
+    "pow_minus_half": lambda lib: lib.tensor([-4.0 + 0j, 3 - 4j]) ** -0.5,
+    "pow_minus_one": lambda lib: lib.tensor([0j, 3 - 4j]).pow(-1),
+    "sum_empty": lambda lib: lib.zeros(0, dtype=lib.complex64).sum(),
+    "prod_empty": lambda lib: lib.zeros(0, dtype=lib.complex64).prod(),
+    "mean_empty": lambda lib: lib.zeros(0, dtype=lib.complex64).mean(),
+    "abs_inf_nan": lambda lib: lib.tensor([complex(float("inf"), float("nan"))]).abs(),
+    "addmm_complex_beta": lambda lib: lib.addmm(lib.ones(2, 2, dtype=lib.complex64), lib.ones(2, 1, dtype=lib.complex64),
+                                                lib.ones(1, 2, dtype=lib.complex64) * 1j, beta=1j, alpha=2 - 1j),
+    "baddbmm_complex_alpha": lambda lib: lib.baddbmm(lib.zeros(1, 2, 2, dtype=lib.complex64),
+                                                     lib.ones(1, 2, 1, dtype=lib.complex64) * 1j,
+                                                     lib.ones(1, 1, 2, dtype=lib.complex64), alpha=2 + 1j),
+    "where_complex_scalar": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1.0, 2.0]), 1j),
+}
+
+
+@pytest.mark.parametrize("name", EDGE_VALUES)
+def test_complex_edge_values(name):
+    both(EDGE_VALUES[name], rtol=1e-6, atol=1e-6)

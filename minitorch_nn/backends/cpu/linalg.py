@@ -91,7 +91,7 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
             )
     prod = mm(mat1, mat2)
     d = prod.dtype
-    if not d.is_floating_point:
+    if not (d.is_floating_point or d.is_complex):
         if mat1.shape[1] == 0 and (isinstance(alpha, float) or isinstance(beta, float)):
             raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(d)}")
         # integer addmm casts alpha and beta to the integer type (0.5 becomes 0), as PyTorch's BLAS path does

@@ -436,7 +436,26 @@ def _int_power(x, y):
     return np.where(negative, special, r)
 
 
+def _reciprocal(x):
+    # (numpy's reciprocal of complex 0 is nan+nanj; PyTorch divides, 1 / 0j = inf+nanj)
+    return np.divide(1, x) if x.dtype.kind == "c" else np.reciprocal(x)
+
+
+# PyTorch's pow(tensor, number) hands these exponents to other kernels (PowKernel.cpp), which for
+# complex numbers gives other roundings than exp(b log a): sqrt(-4) is exactly 2j
+_COMPLEX_POW_SHORTCUTS = {0.5: np.sqrt, -0.5: lambda x: 1 / np.sqrt(x), -1: lambda x: np.divide(1, x)}
+
+
 def _pow(a, b):
+    if (isinstance(a, TensorBase) and a._impl.dtype.is_complex and not isinstance(b, (TensorBase, bool))
+            and b in _COMPLEX_POW_SHORTCUTS):
+        x = as_array(a)
+        token = fp_errors_off()
+        try:
+            r = _COMPLEX_POW_SHORTCUTS[b](x)
+        finally:
+            fp_errors_restore(token)
+        return r, a._impl.dtype, elementwise_strides(x.shape, (a,), a._impl.dtype)
     if isinstance(a, TensorBase) and not isinstance(b, TensorBase) and b in (0, 1):
         # x ** 0 is all ones and x ** 1 a copy, for every dtype (bool included), as in PyTorch
         d = result_type(a, b)
@@ -654,7 +673,7 @@ _FLOAT_UNARY = {
     "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "sigmoid": _sigmoid,
-    "erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "reciprocal": np.reciprocal,
+    "erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "reciprocal": _reciprocal,
 }
 try:
     # float32 exp, log, tanh... rounded as PyTorch rounds them (numpy's fast float32 routines are
