@@ -33,14 +33,13 @@ from minitorch_nn._tensor import _STRIDES_CACHE as _ROW_MAJOR
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import (
     _COMPUTE,
-    real_scalar,
     check_inplace_cast,
     compute_dtype,
     not_implemented,
+    real_scalar,
     result_type,
 )
 from minitorch_nn.backends.cpu._fma import FUSED_DTYPES, fma
-from minitorch_nn.backends.cpu.complex import COMPLEX_REFUSALS, refuse_complex
 from minitorch_nn.backends.cpu._numpy import (
     as_array,
     fp_errors_off,
@@ -50,6 +49,7 @@ from minitorch_nn.backends.cpu._numpy import (
     wrap_strided,
     write_into,
 )
+from minitorch_nn.backends.cpu.complex import COMPLEX_REFUSALS, refuse_complex
 from minitorch_nn.backends.layout import (
     check_inplace_overlap,
     converted_geometry,
