@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXTRAS ?= test,io
 
-.PHONY: venv build test test-fast docs notebooks lab bench clean lint
+.PHONY: venv build test test-fast check docs notebooks lab bench clean lint twins-manifest cuda-check gpu-check
 
 # Install one extra of pyproject.toml into .venv (quick when it is already there).
 define install_extra
@@ -31,8 +31,17 @@ venv: $(STAMP)
 build: $(STAMP)
 	$(BIN)/python setup.py -q build_ext --inplace
 
+# After changing a function that a compiled twin mirrors, and making the twin match it again:
+# record the functions' fingerprints (minitorch_nn/_twin_manifest.json, part of the source).
+twins-manifest: build
+	$(BIN)/python tools/twin_manifest.py
+
 test: build
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# A student copy: the course's public tests of your tasks, with the grader's per-task table.
+check: build
+	$(BIN)/python -m minitorch_nn.course check
 
 test-fast: build
 	$(BIN)/python -m pytest -q -x -m "not slow"
@@ -65,6 +74,17 @@ bench: build
 	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['bench']))" > $(VENV)/bench-requirements.txt
 	$(BIN)/python -m pip install -q -r $(VENV)/bench-requirements.txt
 	$(BIN)/python bench/run_all.py
+
+# Compile every cuda kernel for real GPUs (compute capabilities 8.0 and 9.0) without one: NVVM and
+# NVRTC come from NVIDIA's pip wheels, cached with the signatures that compiled in .cache/cuda-check
+# (numba-cuda itself is in the test extra).
+cuda-check: build
+	$(BIN)/python tools/cuda_check.py
+
+# The one script for a machine with a GPU: tests/cuda on the device, then bench/gpu.py's figures,
+# into bench/results/gpu-<time>.json and .md. SIM=1 runs it here on the simulator, with tiny shapes.
+gpu-check: build
+	$(BIN)/python tools/gpu_check.py $(if $(SIM),--sim)
 
 lint: $(STAMP)
 	$(BIN)/python -m pip install -q ruff

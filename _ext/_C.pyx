@@ -460,7 +460,7 @@ cpdef object _wrap_array(type cls, object arr, object dtype, object device, tupl
 
     The same payload ``TensorImpl(arr.reshape(-1), arr.shape, strides, 0, dtype, device)`` with
     its numpy view cached, built here in C: every op result goes through this, so the Python
-    constructor call it saves is felt on small tensors (issue 2).
+    constructor call it saves is felt on small tensors.
     """
     cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
     impl.storage = arr.reshape(-1)

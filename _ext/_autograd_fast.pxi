@@ -1,12 +1,29 @@
-# The compiled recorder (issue 3: per-op overhead with requires_grad=True). Included into _C.pyx.
+# The compiled twin of ``autograd/recording.py``'s autograd layer. Included into _C.pyx.
 #
 # What it is
 # ----------
-# The C twin of ``autograd/recording.py:_record_simple``, the recorder every op whose
-# differentiable inputs are single tensors goes through (``d.simple``). The readable Python
-# version stays the reference, step for step: this file makes the same node, with the same edges
-# and saved values, wires the outputs the same way; only the speed differs. Change both together;
-# ``tests/test_fast_record.py`` builds graphs both ways and compares everything observable.
+# The C twin of ``recording.autograd_layer`` and of the recorders it calls: ``_record_simple``
+# (with ``_start_simple`` and ``_finish_simple``: every op whose differentiable inputs are single
+# tensors) and ``_record`` (``Tensor[]`` inputs such as ``cat``, and in-place ops). The readable
+# Python version is the reference, step for step: this file makes the same node, with the same
+# edges and saved values, wires the outputs the same way; only the speed differs. Change both
+# together; ``tests/test_fast_record.py`` builds graphs both ways and compares everything observable.
+#
+# When it runs
+# ------------
+# ``recording.installed_layer`` (what autograd/__init__.py puts in the dispatcher) is
+# ``autograd_layer`` below. It hands the op to ``recording.autograd_layer`` -- whatever that name
+# holds now -- while the switch ``minitorch_nn.backends.compiled`` is off (the C flag
+# ``compiled_enabled``), and while a function of recording.py that it mirrors has been replaced:
+# before it records an op it compares, by identity, the functions of recording.py the path it takes
+# mirrors with those it was installed with (``_SIMPLE_ORIGINALS``, ``_GENERAL_ORIGINALS``). The
+# other functions of recording.py it calls (``_check_inplace``, ``_record_other``...) it looks up
+# in recording.py's namespace at the call, so a replacement runs either way. (The comparisons are
+# made when recording.py's module reports an assignment to one of its attributes, and kept in two
+# C flags: see recorder_recheck.) An edit to
+# recording.py's source is caught at import (``backends.compiled.check_original``, against the
+# fingerprints in ``minitorch_nn/_twin_manifest.json``): recording.py then
+# installs its own layer.
 #
 # Why it is fast
 # --------------
@@ -20,16 +37,16 @@
 #
 # Entry points
 # ------------
-# * ``autograd_layer(op, args, kwargs)``: ``recording.autograd_layer``, installed in the dispatch
-#   chain; it records every simple op itself (steps 1-4, the kernel run through the dispatch chain
-#   below autograd: ``record_simple``), and the others that have a formula (``Tensor[]`` inputs such
-#   as ``cat``, in-place ops: ``recording._record``, calling back into Python for the in-place
-#   checks and history rebasing), and hands the rest (no formula, nondifferentiable) to
+# * ``autograd_layer(op, args, kwargs)``: twin of ``recording.autograd_layer``; it records every
+#   simple op itself (steps 1-4, the kernel run through the dispatch chain below autograd), and
+#   the others that have a formula (``_record_general``, calling back into Python for the
+#   in-place checks and history rebasing), and hands the rest (no formula, nondifferentiable) to
 #   ``recording._record_other``.
 # * ``record_computed(op, args, out)`` (cdef, for the compiled fast paths in ``_fastpath.pxi`` and
-#   ``_fastpath_ops.pxi``): steps 1, 2 and 4 around a result the fast path already computed below
-#   autograd. Callers call it only when grad mode is on, an input requires grad, nothing
-#   intercepts (``_nothing_intercepts()``), ``recorder_ready()`` and ``_recipe_for(op)`` is not
+#   ``_fastpath_ops.pxi``): twin of ``recording._record_computed``, steps 1, 2 and 4 around a
+#   result the fast path already computed below autograd. Callers call it only when grad mode is
+#   on, an input requires grad, nothing intercepts (``_nothing_intercepts()``),
+#   ``recorder_ready()`` (which includes the switch and the guards) and ``_recipe_for(op)`` is not
 #   None (both checked before the kernel runs: ``op.derivative`` is a simple one).
 # * ``next_sequence_nr()``: the process-wide node counter (``graph._next_sequence_nr``); the one
 #   counter both recorders and every Python ``Node.__init__`` take numbers from.
@@ -122,18 +139,16 @@ cdef object _SavedScalar = None
 cdef object _AccumulateGrad = None
 cdef object _MAX_SEQUENCE_NR = None
 cdef object _NONDIFFERENTIABLE = None    # recording.NONDIFFERENTIABLE
-cdef object _current_grad_fn = None      # graph.current_grad_fn (a view whose counter moved on)
-cdef object _py_grad_accumulator = None  # graph.grad_accumulator (a leaf whose autograd_meta is odd)
-cdef object _py_saved_value = None       # recording._saved_value (lists of tensors)
-cdef object _py_metadata = None          # recording._metadata (metadata other than payload fields)
-cdef object _py_check_inplace = None     # recording._check_inplace
-cdef object _py_rebase_history = None    # recording._rebase_history (in-place ops)
-cdef object _clone = None                # aten.clone.default (in-place ops keep a copy of self)
-cdef object _py_record_other = None      # recording._record_other (ops that are not simple)
-cdef object _py_reference_layer = None   # recording.reference_autograd_layer
-cdef object _py_record_simple = None     # recording._record_simple
-cdef object _py_record_computed = None   # recording._record_computed
-cdef object _py_only_inference = None    # recording._only_inference_tensors
+# recording.py's namespace: the functions the recorder calls are looked up there at the call
+cdef dict _recording_globals = None
+# The functions of recording.py each path of the twin mirrors, and the objects they were at
+# install: the twin records an op only while each name still holds its object (_unchanged).
+cdef tuple _SIMPLE_NAMES = ("autograd_layer", "_record_simple", "_start_simple", "_finish_simple",
+                            "_record_computed", "_wire_output")
+cdef tuple _GENERAL_NAMES = ("autograd_layer", "_record_other", "_record", "_edge", "_wire_output", "_run_below")
+cdef tuple _SIMPLE_ORIGINALS = None
+cdef tuple _GENERAL_ORIGINALS = None
+cdef object _reference_layer = None      # recording.autograd_layer, as installed
 cdef dict _differentiable_dtypes = {}    # dtype -> is_floating_point or is_complex
 # the ops of _fastpath.pxi's methods, as the full path calls them
 cdef object _op_add = None
@@ -147,37 +162,87 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     """Give the compiled recorder the Python objects it works with; called once at the end of
     ``autograd/recording.py``. Until then ``recorder_ready()`` is false."""
     global _recording_layer, _ag_dispatch_globals, _ag_grad_mode_globals, _saved_hooks_stack
-    global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _current_grad_fn
-    global _py_grad_accumulator, _py_saved_value, _py_metadata, _py_check_inplace, _py_record_other
-    global _py_rebase_history, _clone, _py_reference_layer, _py_record_simple, _py_record_computed
-    global _py_only_inference
-    _py_only_inference = recording._only_inference_tensors
+    global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _clone
+    global _recording_globals, _SIMPLE_ORIGINALS, _GENERAL_ORIGINALS, _reference_layer
     global _op_add, _op_sub, _op_mul, _op_relu, _op_sum
     _op_add, _op_sub, _op_mul = aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor
     _op_relu, _op_sum = aten.relu.default, aten.sum.default
     _ag_dispatch_globals, _ag_grad_mode_globals = vars(dispatch), vars(grad_mode)
     _saved_hooks_stack = graph._saved_tensors_hooks_stack
     _SavedTensor, _SavedScalar, _AccumulateGrad = graph.SavedTensor, graph.SavedScalar, graph.AccumulateGrad
-    _MAX_SEQUENCE_NR, _current_grad_fn, _py_grad_accumulator = (
-        graph.MAX_SEQUENCE_NR, graph.current_grad_fn, graph.grad_accumulator)
+    _MAX_SEQUENCE_NR = graph.MAX_SEQUENCE_NR
     _NONDIFFERENTIABLE = recording.NONDIFFERENTIABLE
-    _py_saved_value, _py_metadata = recording._saved_value, recording._metadata
-    _py_check_inplace, _py_record_other = recording._check_inplace, recording._record_other
-    _py_rebase_history, _clone = recording._rebase_history, aten.clone.default
-    _py_reference_layer = recording.reference_autograd_layer
-    _py_record_simple, _py_record_computed = recording._record_simple, recording._record_computed
+    _clone = aten.clone.default
+    _recording_globals = vars(recording)
+    _SIMPLE_ORIGINALS = tuple([_recording_globals[name] for name in _SIMPLE_NAMES])
+    _GENERAL_ORIGINALS = tuple([_recording_globals[name] for name in _GENERAL_NAMES])
+    _reference_layer = recording.autograd_layer
     _recording_layer = autograd_layer
+    recorder_recheck()
+
+
+cdef inline object _readable(str name):
+    """recording.py's ``name`` as it is now (the readable function, or what replaced it)."""
+    return _recording_globals[name]
+
+
+cdef bint _unchanged(tuple names, tuple originals):
+    """True while each of recording.py's ``names`` still holds its object from install time."""
+    cdef Py_ssize_t i
+    for i in range(len(names)):
+        if PyDict_GetItem(_recording_globals, names[i]) != <PyObject*>originals[i]:
+            return False
+    return True
+
+
+# The result of the identity checks, kept current by recorder_recheck(): recording.py's module
+# object calls it whenever one of its attributes is assigned or deleted, so the checks cost the
+# recorder one C flag read per op instead of a dictionary lookup per name.
+cdef bint _simple_unchanged = False
+cdef bint _general_unchanged = False
+cdef bint _layer_unchanged = False     # recording.autograd_layer alone
+
+
+def recorder_recheck():
+    """Compare recording.py's functions with those the twin was installed with, by identity (called
+    by recording.py's module when one of its attributes changes, and at install)."""
+    global _simple_unchanged, _general_unchanged, _layer_unchanged
+    if _recording_globals is None:
+        return
+    _layer_unchanged = PyDict_GetItem(_recording_globals, "autograd_layer") == <PyObject*>_reference_layer
+    _simple_unchanged = _unchanged(_SIMPLE_NAMES, _SIMPLE_ORIGINALS)
+    _general_unchanged = _unchanged(_GENERAL_NAMES, _GENERAL_ORIGINALS)
+
+
+def recorder_guards_hold():
+    """True while the switch is on and every function of recording.py this twin mirrors is the
+    object it was installed with (what the twin checks before it records an op)."""
+    recorder_recheck()
+    return _recording_layer is not None and compiled_enabled and _simple_unchanged and _general_unchanged
 
 
 cdef bint recorder_ready() except -1:
     """True when ``record_computed`` after the kernel is indistinguishable from the full path:
-    the autograd layer is the recording one, and no ``saved_tensors_hooks`` are active (their
+    the switch is on, the autograd layer is this twin and recording.py's functions it mirrors are
+    unchanged, and no ``saved_tensors_hooks`` are active (their
     pack hooks run *before* the kernel in the full path). A fast path checks this, after
     ``_nothing_intercepts()``, before it runs a kernel whose result it will record."""
-    if _recording_layer is None or _saved_hooks_stack:
+    if _recording_layer is None or _saved_hooks_stack or not compiled_enabled:
         return False
     cdef PyObject* layer = PyDict_GetItem(_ag_dispatch_globals, "autograd_layer")
-    return layer != NULL and <object>layer is _recording_layer
+    # (cat and stack fast paths record as _record does)
+    return layer != NULL and <object>layer is _recording_layer and _simple_unchanged and _general_unchanged
+
+
+cdef inline bint autograd_layer_is_twin() except -1:
+    """True while the dispatcher's autograd layer is this twin and recording.autograd_layer is the
+    function it was installed with: then an op on tensors that need no gradient has nothing to
+    record, and a fast path may skip the layer as this twin would (a replaced
+    ``recording.autograd_layer`` must see every op, as it does with the switch off)."""
+    if not compiled_enabled or _recording_layer is None:
+        return False
+    cdef PyObject* layer = PyDict_GetItem(_ag_dispatch_globals, "autograd_layer")
+    return layer != NULL and <object>layer is _recording_layer and _layer_unchanged
 
 
 cdef _Recipe _recipe_for(object op):
@@ -256,12 +321,12 @@ cdef object _accumulate_grad(TensorImpl impl, tuple meta_of_impl):
     if meta is None:
         meta = impl.autograd_meta = {}
     elif type(meta) is not dict:
-        return _py_grad_accumulator(impl)
+        return _readable("grad_accumulator")(impl)
     else:
         ref = PyDict_GetItem(<dict>meta, "grad_accumulator")
         if ref != NULL and <object>ref is not None:
             if not PyWeakref_CheckRef(<object>ref):
-                return _py_grad_accumulator(impl)   # not the weak reference graph.py stores
+                return _readable("grad_accumulator")(impl)   # not the weak reference graph.py stores
             node = PyWeakref_GetObject(<object>ref)
             if <object>node is not None:
                 return <object>node
@@ -312,7 +377,7 @@ cdef object _saved_tensor(object tensor, bint is_output):
 cdef object _saved_value(_Recipe r, object name, object v):
     """``recording._saved_value``: a number in a Tensor slot becomes a SavedScalar."""
     if type(v) is list or type(v) is tuple:
-        return _py_saved_value(r.d, name, v)
+        return _readable("_saved_value")(r.d, name, v)
     cdef SavedScalarBase s
     if isinstance(v, (int, float)) and name in r.tensor_args:
         s = <SavedScalarBase>_new(_SavedScalar)
@@ -473,11 +538,11 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
             meta = _meta_of(impl)
             if fn is not None:
                 if impl.base is not None and impl.view_version != impl.version.value:
-                    fn = _current_grad_fn(impl)   # a view whose base changed in place since
+                    fn = _readable("current_grad_fn")(impl)   # a view whose base changed in place since
                 _put(edges, j, (fn, impl.output_nr))
                 mask |= 1 << j
             elif impl.requires_grad:
-                if impl.version.inference and _py_only_inference(op, args, kwargs):
+                if impl.version.inference and _readable("_only_inference_tensors")(op, args, kwargs):
                     return NotImplemented   # inference tensors alone: nothing recorded (recording.py)
                 _put(edges, j, (_accumulate_grad(impl, meta), 0))
                 mask |= 1 << j
@@ -549,7 +614,7 @@ cdef int _save_inputs(_Recipe r, _CompiledPlan plan, tuple args, object kwargs, 
         elif field >= 0 and type(v) is list and _all_tensors(<list>v):
             saved[name] = [_field((<TensorBase>t)._impl, field) for t in <list>v]   # tensors_sizes...
         else:
-            saved[name] = _py_metadata(v, entry[3])
+            saved[name] = _readable("_metadata")(v, entry[3])
     return 0
 
 
@@ -646,10 +711,10 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, obj
                 meta = _meta_of(impl)
                 if fn is not None:
                     if impl.base is not None and impl.view_version != impl.version.value:
-                        fn = _current_grad_fn(impl)   # a view whose base changed in place since
+                        fn = _readable("current_grad_fn")(impl)   # a view whose base changed in place since
                     edge = (fn, impl.output_nr)
                 elif impl.requires_grad:
-                    if impl.version.inference and _py_only_inference(op, args, kwargs):
+                    if impl.version.inference and _readable("_only_inference_tensors")(op, args, kwargs):
                         return NotImplemented   # inference tensors alone: nothing recorded
                     edge = (_accumulate_grad(impl, meta), 0)
                 metas.append(meta)
@@ -664,7 +729,7 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, obj
                 mask |= 1 << j
         needs[name] = flags
     if r.inplace:
-        _py_check_inplace(args[0])
+        _readable("_check_inplace")(args[0])
     elif mask == 0:
         return NotImplemented   # only non-differentiable arguments (an index, a mask) need grad
     node.next_functions = tuple(edges)
@@ -678,7 +743,7 @@ cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, obj
     if not r.inplace:
         return _finish(op, r, node, plan, args, out)
     # 4. In place: self's history goes through the node now.
-    _py_rebase_history(args[0], node)
+    _readable("_rebase_history")(args[0], node)
     outs = out if type(out) is tuple or type(out) is list else (out,)
     if r.multi_output:
         node._output_meta = tuple([
@@ -706,7 +771,10 @@ def autograd_layer(op, args, kwargs):
     """``recording.autograd_layer`` (its readable reference), in C: installed as
     ``_dispatch.autograd_layer``. Ops with a formula are recorded here (``_record`` for the simple
     ones, ``_record_general`` for ``Tensor[]`` inputs and in-place ops); the rest (no formula,
-    nondifferentiable) by ``recording._record_other``."""
+    nondifferentiable) by ``recording._record_other``. While the switch is off, or a function of
+    recording.py it mirrors has been replaced, ``recording.autograd_layer`` does all of it."""
+    if not compiled_enabled or not _simple_unchanged:   # (the first of _SIMPLE_NAMES is autograd_layer)
+        return _readable("autograd_layer")(op, args, kwargs)
     cdef PyObject* enabled = PyDict_GetItem(_ag_grad_mode_globals, "_enabled")
     if enabled != NULL and not <object>enabled:
         return NotImplemented  # the fast path
@@ -725,7 +793,7 @@ def autograd_layer(op, args, kwargs):
         if not (kwargs and _holds_grad(kwargs.values())):
             if op.is_inplace and args and isinstance(args[0], TensorBase) and \
                     (<TensorBase>args[0])._impl.base is not None:
-                _py_check_inplace(args[0])   # a view made under no_grad of a tensor that requires grad
+                _readable("_check_inplace")(args[0])   # a view made under no_grad of a tensor that requires grad
             return NotImplemented
     if _inference_mode_on:
         return NotImplemented   # enable_grad() inside inference_mode: still nothing is recorded
@@ -734,18 +802,20 @@ def autograd_layer(op, args, kwargs):
     if d is not None and d is not _NONDIFFERENTIABLE:
         r = _recipe_of(d)
         if not r.compiled:
-            return _py_reference_layer(op, args, kwargs)   # the readable layer makes its nodes
+            return _readable("autograd_layer")(op, args, kwargs)   # the readable layer makes its nodes
         if r.simple:
             return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
+        if not _general_unchanged:
+            return _readable("autograd_layer")(op, args, kwargs)
         return _record_general(op, r, args if type(args) is tuple else tuple(args), kwargs)
-    return _py_record_other(op, d, args, kwargs)   # no formula, or nondifferentiable
+    return _readable("_record_other")(op, d, args, kwargs)   # no formula, or nondifferentiable
 
 
 def record_simple(op, d, args, kwargs):
     """``recording._record_simple(op, d, args, kwargs)``, in C (the same four steps)."""
     cdef _Recipe r = _recipe_of(d)
-    if not r.compiled:
-        return _py_record_simple(op, d, args, kwargs)
+    if not r.compiled or not compiled_enabled or not _simple_unchanged:
+        return _readable("_record_simple")(op, d, args, kwargs)
     return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
 
 
@@ -755,7 +825,7 @@ cdef object record_computed(object op, tuple args, object out):
     as it is). Only after ``recorder_ready()``."""
     cdef _Recipe r = _recipe_of(op.derivative)
     if not r.compiled:
-        return _py_record_computed(op, args, out)   # the readable recorder makes the node
+        return _readable("_record_computed")(op, args, out)   # the readable recorder makes the node
     return _record(op, r, args, None, out, False)
 
 

@@ -1,47 +1,63 @@
 # cython: boundscheck=False, wraparound=False
-"""The backward engine's common-case loop, compiled: ``engine._run_all`` in Cython.
+"""The compiled twin of ``run_backward`` in ``minitorch_nn/autograd/engine.py``.
 
-Mirrors ``_run_all`` in ``minitorch_nn/autograd/engine.py`` (itself ``run_backward`` without the
-``inputs`` bookkeeping), step for step: the same nodes run in the same order, with the same
-hooks, ``__torch_function__`` shield, buffers, ``_validate`` calls, errors and
-``retain_graph`` release. Read the Python version first; this file only changes *how* the
-steps are done:
+Read ``run_backward`` first: this file does the same thing, phase for phase and with the same
+names (``root_edges``, ``targets``, ``captured``, ``order``, ``dependencies``, ``buffers``,
+``ready``, ``grad_outputs``, ``grad_inputs``...), so that the two can be read side by side. The
+same nodes run in the same order, with the same hooks, buffers, ``_validate`` calls, captured
+gradients, errors and ``retain_graph`` release. Only *how* the steps are done differs:
 
-* locals are C variables and the dict/tuple operations compile to C-API calls, instead of
-  bytecode run by the interpreter;
-* the ready queue is a C array of sequence numbers with the nodes beside it, sifted exactly as
-  ``heapq`` sifts ``ReadyQueue``'s negated numbers (see :class:`_Heap`), so ties pop in
-  ``std::priority_queue``'s order as before, without making an ``_Entry`` object per node;
+* locals are C variables and the dict, list and tuple operations compile to C-API calls, instead
+  of bytecode run by the interpreter;
+* ``ready`` is a C array of sequence numbers with the nodes beside it (:class:`_Heap`), sifted
+  exactly as ``heapq`` sifts ``ReadyQueue``'s negated numbers, so ties pop in
+  ``std::priority_queue``'s order as before, without an ``_Entry`` object per node;
+* ``_send`` and ``_add_to_buffer`` are compiled copies of engine.py's;
 * a node whose class has ``recording.OpNode``'s own ``apply``, ``_apply`` and
-  ``release_variables`` (every recorded op's node) runs compiled copies of those three methods
-  (:func:`_op_apply`, :func:`_op_release`), saving three Python calls per node; any other node,
-  or a class that overrides one of them, has its methods called as before.
+  ``release_variables`` (every recorded op's node) runs compiled copies of those methods
+  (:func:`_op_apply`, :func:`_op_release`); any other node, or a class that overrides one of
+  them, has its methods called;
+* a leaf's tensor hooks are looked up here, and ``engine._call_tensor_hooks`` is called only when
+  there are some (it does nothing otherwise).
 
-Where it differs: a node's ``_seq_nr`` must fit in an unsigned 64-bit integer (every node's
-does: numbers count up from 0 and ``AccumulateGrad``'s is ``2**64 - 1``); another raises
-``OverflowError``. The node fields are read by attribute access, as Python reads them.
+When it runs: ``engine.run_backward`` hands over on its first line while the switch
+``minitorch_nn.backends.compiled`` is on and :func:`guards_hold`: every engine function this twin
+calls or copies is still the object it was set up with (an identity check at every backward
+pass; a replaced ``topological_order``, ``_send`` or ``ReadyQueue.push`` sends the pass through the
+readable loop). Source edits are caught at import: engine.py checks the fingerprints of the
+originals of ``_twin_originals()`` against ``minitorch_nn/_twin_manifest.json`` and does not set
+this module up when one has changed.
 
-``engine.py`` calls :func:`run_all` when this module is built and falls back to its own
-``_run_all`` otherwise; :func:`setup` hands over the engine's helpers (called once by engine.py).
-``tests/test_autograd_engine_fast.py`` runs every scenario through this loop, the Python twin
-and the reference loop and compares what each observes.
+Where it differs: a node's ``_seq_nr`` must fit in an unsigned 64-bit integer (every node's does:
+numbers count up from 0 and ``AccumulateGrad``'s is ``2**64 - 1``); another raises
+``OverflowError``.
+
+``tests/twins/test_engine_twin.py`` runs every scenario with the switch on and off and compares
+what each observes.
 """
 
 from libc.stdlib cimport malloc, realloc, free
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 
-# The engine's helpers and state objects (see setup()).
-cdef object _AccumulateGrad = None
+# engine.py's functions and classes, as set up (see setup() and guards_hold())
+cdef object _gradient_edge = None
+cdef object _topological_order = None
+cdef object _count_dependencies = None
 cdef object _validate = None
-cdef object _send = None
 cdef object _call_tensor_hooks = None
-cdef object _runs_no_user_code = None
-cdef object _add_to_buffer = None
+cdef object _capture = None
+cdef object _store_grad = None
+cdef object _AccumulateGrad = None
+cdef object _TensorBase = None
 cdef object _DisableTorchFunction = None
+cdef object _ReadyQueue = None
+cdef object _ready_push = None   # ReadyQueue.push and .pop, as defined in ready_queue.py
+cdef object _ready_pop = None
+cdef list _guards = []           # (namespace, name, the object it held at setup)
+# the state objects the loop reads and sets
 cdef object _tf_state = None
 cdef object _gm = None
 cdef object _graph = None
-
 
 # recording.OpNode's methods as defined there, and what they use (see _op_apply)
 cdef object _op_apply_py = None
@@ -55,22 +71,45 @@ cdef object _release_py = None
 cdef object _TensorImpl = None   # _C.TensorImpl and _C._wrap (what graph._alias / unpack call)
 cdef object _wrap = None
 
+# the names in engine.py this twin calls or copies: guards_hold() checks each is unchanged
+_ENGINE_NAMES = ("gradient_edge", "topological_order", "count_dependencies", "_add_to_buffer", "_send",
+                 "_validate", "_call_tensor_hooks", "_run_tensor_hooks", "_capture", "_store_grad",
+                 "AccumulateGrad", "TensorBase", "DisableTorchFunction", "ReadyQueue", "_gm", "_graph",
+                 "_tf_state")
 
-def setup(AccumulateGrad, validate, send, call_tensor_hooks, runs_no_user_code, add_to_buffer,
-          DisableTorchFunction, tf_state, gm, graph, OpNode, OutputGrads, SavedTensor, dispatch):
-    """Hand over what the loop calls (``engine.py`` does this once, at import)."""
-    global _AccumulateGrad, _validate, _send, _call_tensor_hooks, _runs_no_user_code, _add_to_buffer
-    global _DisableTorchFunction, _tf_state, _gm, _graph
+
+def setup(*, engine, recording, graph, grad_mode, dispatch, tf_state, ready_queue):
+    """Take engine.py's functions and the state objects (engine.py calls this once, at import)."""
+    global _gradient_edge, _topological_order, _count_dependencies, _validate, _call_tensor_hooks
+    global _capture, _store_grad, _AccumulateGrad, _TensorBase, _DisableTorchFunction, _ReadyQueue
+    global _ready_push, _ready_pop, _guards, _tf_state, _gm, _graph
     global _op_apply_py, _op__apply_py, _op_release_py, _OutputGrads, _SavedTensor, _dispatch
     global _unpack_py, _release_py, _TensorImpl, _wrap
-    _AccumulateGrad, _validate, _send = AccumulateGrad, validate, send
-    _call_tensor_hooks, _runs_no_user_code, _add_to_buffer = call_tensor_hooks, runs_no_user_code, add_to_buffer
-    _DisableTorchFunction, _tf_state, _gm, _graph = DisableTorchFunction, tf_state, gm, graph
+    _gradient_edge, _topological_order = engine.gradient_edge, engine.topological_order
+    _count_dependencies, _validate = engine.count_dependencies, engine._validate
+    _call_tensor_hooks, _capture, _store_grad = engine._call_tensor_hooks, engine._capture, engine._store_grad
+    _AccumulateGrad, _TensorBase = engine.AccumulateGrad, engine.TensorBase
+    _DisableTorchFunction, _ReadyQueue = engine.DisableTorchFunction, ready_queue.ReadyQueue
+    _ready_push, _ready_pop = _ReadyQueue.push, _ReadyQueue.pop
+    _tf_state, _gm, _graph = tf_state, grad_mode, graph
+    namespace = vars(engine)
+    _guards = [(namespace, name, namespace[name]) for name in _ENGINE_NAMES]
+    OpNode = recording.OpNode
     _op_apply_py, _op__apply_py, _op_release_py = OpNode.apply, OpNode._apply, OpNode.release_variables
-    _OutputGrads, _SavedTensor, _dispatch = OutputGrads, SavedTensor, dispatch
-    _unpack_py, _release_py = SavedTensor.unpack, SavedTensor.release
+    _OutputGrads, _SavedTensor, _dispatch = recording._OutputGrads, graph.SavedTensor, dispatch
+    _unpack_py, _release_py = graph.SavedTensor.unpack, graph.SavedTensor.release
     from minitorch_nn._C import TensorImpl, _wrap as wrap
     _TensorImpl, _wrap = TensorImpl, wrap
+
+
+def guards_hold():
+    """True while every engine.py function this twin calls or copies is the one it was set up
+    with, and ``ReadyQueue`` still has its own ``push`` and ``pop``: identity checks."""
+    cdef tuple guard
+    for guard in _guards:
+        if (<dict>guard[0]).get(guard[1]) is not guard[2]:
+            return False
+    return getattr(_ReadyQueue, "push", None) is _ready_push and getattr(_ReadyQueue, "pop", None) is _ready_pop
 
 
 cdef inline bint _plain_op_node(object node):
@@ -298,19 +337,110 @@ cdef class _Heap:
         return 0
 
 
-def run_all(root_edges, root_grads, retain_graph, create_graph, dict dependencies):
-    """``engine._run_all`` compiled; ``dependencies`` is ``count_dependencies(topological_order(
-    roots))``, computed by the caller (engine.py keeps those two calls its own)."""
-    cdef dict buffers = {}
-    cdef dict pending = {}
-    cdef dict slot
-    cdef dict buf
-    cdef _Heap ready = _Heap()
-    cdef object node, nr, g, child, meta, edges, metas, grad_inputs, grad_outputs, hook, new
-    cdef object prev_mode, prev_filter, tf_state, shield, impl_meta, hooks_dict
-    cdef bint shielded, lifted, is_leaf, plain, keep_graph = bool(retain_graph)
-    cdef Py_ssize_t i, n_grads, n_metas, left, k, n_out
 
+
+cdef int _add_to_buffer(dict buffers, object node, object nr, object g) except -1:
+    """``engine._add_to_buffer``, compiled."""
+    cdef dict slot = buffers.get(node)
+    if slot is None:
+        buffers[node] = {nr: g}
+    elif nr in slot:
+        slot[nr] = slot[nr] + g   # gradients meeting in one slot add up
+    else:
+        slot[nr] = g
+    return 0
+
+
+cdef int _send(object node, object grad_inputs, dict buffers, dict dependencies, _Heap ready) except -1:
+    """``engine._send``, compiled: put each of ``node``'s output gradients in the buffer of the
+    node its edge leads to, and push the nodes that have now heard from all their dependencies."""
+    cdef object metas = node._input_metadata
+    cdef Py_ssize_t n_grads = len(grad_inputs), n_metas = len(metas), i = -1, left
+    cdef object child, nr, g, meta
+    cdef dict slot
+    for child, nr in node.next_functions:
+        i += 1
+        if child is None:
+            continue
+        g = grad_inputs[i] if i < n_grads else None
+        if g is not None:
+            meta = metas[i] if i < n_metas else None
+            # (no local name for g._impl: AccumulateGrad's steal test counts its users)
+            if meta is not None and (g._impl.sizes != meta[0] or g._impl.dtype is not meta[1]):
+                g = _validate(node, i, g, meta)
+            meta = None
+            slot = buffers.get(child)   # _add_to_buffer, inlined
+            if slot is None:
+                buffers[child] = {nr: g}
+            elif nr in slot:
+                slot[nr] = slot[nr] + g
+            else:
+                slot[nr] = g
+            g = None   # hold no gradient past here (AccumulateGrad counts users)
+            slot = None
+        left = dependencies[child] - 1
+        dependencies[child] = left
+        if left == 0:
+            ready.push(child)
+    return 0
+
+
+cdef inline bint _leaf_has_tensor_hooks(object node) except -1:
+    """What ``engine._run_tensor_hooks`` looks up for a leaf's ``AccumulateGrad``: hooks
+    registered with ``register_hook`` on the leaf (kept in its payload's autograd_meta)."""
+    impl = node._impl
+    if impl is None:
+        return False
+    meta = impl.autograd_meta
+    return bool(meta) and bool(meta.get("hooks"))
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True):
+    """``engine.run_backward``, compiled (see the module docstring); the same arguments and result."""
+    cdef list root_edges = [], captured
+    cdef dict targets = None, dependencies, buffers, pending
+    cdef set leads_to_target = None, target_nodes = None
+    cdef _Heap ready
+    cdef object node, child, nr, g, edge, t, buf, grad_outputs, grad_inputs, hook, new, prev_mode, prev_filter, order
+    cdef bint runs, plain, keep_graph = bool(retain_graph), accumulating = bool(accumulate)
+    cdef Py_ssize_t i, j, k, n_out
+
+    for i, t in enumerate(roots):
+        edge = _gradient_edge(t)
+        if edge is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        root_edges.append(edge)
+
+    # Where to capture gradients: the edge of each input.
+    if inputs is not None:
+        targets = {}
+        for j, t in enumerate(inputs):
+            if not isinstance(t, _TensorBase):
+                raise TypeError(f"inputs must be Tensors, got {type(t).__name__}")
+            edge = _gradient_edge(t)
+            if edge is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.setdefault(edge, []).append(j)
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+    edge = t = None
+
+    order = _topological_order([node for node, _ in root_edges])
+    dependencies = _count_dependencies(order)   # node -> edges into it that have not delivered yet
+    if targets is not None:
+        target_nodes = {node for node, _ in targets}
+        leads_to_target = set()
+        for node in reversed(order):   # children before parents
+            for child, _ in node.next_functions:
+                if child is not None and (child in leads_to_target or child in target_nodes):
+                    leads_to_target.add(node)
+                    break
+    order = None
+
+    buffers = {}   # node -> {output_nr: gradient so far}
+    ready = _Heap()
+    # PyTorch's GraphRoot: hand each root its gradient; a root is ready once it has them all,
+    # unless it also receives gradients from another root.
+    pending = {}
     for node, _ in root_edges:
         pending[node] = pending.get(node, 0) + 1
     for (node, nr), g in zip(root_edges, root_grads):
@@ -318,117 +448,80 @@ def run_all(root_edges, root_grads, retain_graph, create_graph, dict dependencie
         pending[node] -= 1
         if pending[node] == 0 and not dependencies.get(node):
             ready.push(node)
-    g = None
+    g = node = None
 
     prev_mode, prev_filter = _gm._enabled, _graph.should_compute[0]
     _gm._enabled = bool(create_graph)
-    _graph.should_compute[0] = None   # every formula runs (a backward inside a hook may be nested)
-    tf_state = _tf_state
-    # The shield: __torch_function__ disabled once for the whole loop and lifted only around
-    # nodes that run user code (see engine._run_all).
-    shield = None if tf_state.quiet else _DisableTorchFunction()
-    if shield is not None:
-        shield.__enter__()
-    shielded = shield is not None
+    # With inputs given, formulas compute only gradients that lead somewhere useful (PyTorch's
+    # task_should_compute_output); OpNode reads this.
+    _graph.should_compute[0] = None if targets is None else (leads_to_target | target_nodes)
     try:
         while ready.n:
             node = ready.pop()
-            lifted = shielded and not _runs_no_user_code(node)
-            if lifted:
-                shield.__exit__(None, None, None)
-                shielded = False
-            try:
-                buf = buffers.pop(node, None)
-                if buf is None:   # no gradient reached this node (see run_backward)
+            runs = targets is None or node in leads_to_target or (
+                accumulating and isinstance(node, _AccumulateGrad) and node in target_nodes)
+            buf = buffers.pop(node, None)
+            if buf is None:
+                # No gradient reached this node: it has nothing to send on, but the nodes after
+                # it are one input closer to being ready.
+                if runs:
                     _send(node, (), buffers, dependencies, ready)
-                    continue
-                is_leaf = type(node) is _AccumulateGrad
-                if len(buf) == 1 and 0 in buf and (is_leaf or not getattr(node, "_output_meta", None)):
-                    grad_outputs = (buf[0],)
+                continue
+            if len(buf) == 1 and 0 in buf and (
+                    type(node) is _AccumulateGrad or not getattr(node, "_output_meta", None)):
+                # the usual node: one output, its gradient (a leaf's AccumulateGrad has no
+                # _output_meta: the failed lookup is skipped)
+                grad_outputs = [buf[0]]
+            else:
+                n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
+                grad_outputs = [buf.get(k) for k in range(n_out)]
+            buf = None   # the engine keeps no extra reference (AccumulateGrad checks who shares a gradient)
+            if targets is not None and not accumulating and runs:
+                # PyTorch's ordering: a node that will run captures its gradient *before* the
+                # tensor hooks (they run when the node runs); one that only captures runs the
+                # hooks first.
+                _capture(node, grad_outputs, targets, captured)
+            if node._tensor_pre_hooks or node._retains_grad or (
+                    type(node) is _AccumulateGrad and _leaf_has_tensor_hooks(node)):
+                _call_tensor_hooks(node, grad_outputs)
+            if targets is not None and not accumulating and not runs:
+                _capture(node, grad_outputs, targets, captured)
+            elif targets is not None and accumulating and not isinstance(node, _AccumulateGrad):
+                for k, g in enumerate(grad_outputs):   # backward(inputs=[non_leaf]) fills .grad
+                    for j in targets.get((node, k), ()):
+                        if g is not None:
+                            _store_grad(inputs[j]._impl, g)
+                g = None
+            if not runs:
+                continue   # as in PyTorch, the nodes after a skipped node are not made ready
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks.values()):
+                    new = hook(tuple(grad_outputs))
+                    if new is not None:
+                        grad_outputs = list(new)
+                hook = new = None
+            grad_outputs = tuple(grad_outputs)
+            plain = _plain_op_node(node)
+            grad_inputs = _op_apply(node, grad_outputs) if plain else node.apply(grad_outputs)
+            if node._post_hooks:
+                for hook in list(node._post_hooks.values()):
+                    new = hook(grad_inputs, grad_outputs)
+                    if new is not None:
+                        grad_inputs = tuple(new)
+                hook = new = None
+            grad_outputs = None
+            if not keep_graph:
+                if plain:
+                    _op_release(node)
                 else:
-                    n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
-                    grad_outputs = tuple([buf.get(k) for k in range(n_out)])
-                buf = None
-                # (a tuple from here on; the hooks below work on a list, made only when they exist)
-                if node._tensor_pre_hooks or node._retains_grad:
-                    grad_outputs = list(grad_outputs)
-                    _call_tensor_hooks(node, grad_outputs)
-                    grad_outputs = tuple(grad_outputs)
-                elif is_leaf and node._impl is not None:
-                    impl_meta = node._impl.autograd_meta
-                    if impl_meta and impl_meta.get("hooks"):   # a leaf's register_hook
-                        grad_outputs = list(grad_outputs)
-                        _call_tensor_hooks(node, grad_outputs)
-                        grad_outputs = tuple(grad_outputs)
-                    impl_meta = None
-                hooks_dict = node._pre_hooks
-                if hooks_dict:
-                    for hook in list(hooks_dict.values()):
-                        new = hook(grad_outputs)
-                        if new is not None:
-                            grad_outputs = tuple(new)
-                hooks_dict = None
-                plain = _plain_op_node(node)
-                grad_inputs = _op_apply(node, grad_outputs) if plain else node.apply(grad_outputs)
-                hooks_dict = node._post_hooks
-                if hooks_dict:
-                    for hook in list(hooks_dict.values()):
-                        new = hook(grad_inputs, grad_outputs)
-                        if new is not None:
-                            grad_inputs = tuple(new)
-                hooks_dict = None
-                grad_outputs = None
-                if not keep_graph:
-                    if plain:
-                        _op_release(node)
-                    else:
-                        node.release_variables()
-                edges = node.next_functions
-                if not edges:
-                    grad_inputs = None
-                    continue   # a leaf: nothing to send
-                if not tf_state.quiet:   # as run_backward: nothing may intercept the sums and casts
-                    with _DisableTorchFunction():
-                        _send(node, grad_inputs, buffers, dependencies, ready)
-                    grad_inputs = None
-                    continue
-                # engine._send, written out
-                metas = node._input_metadata
-                n_metas = len(metas)
-                n_grads = len(grad_inputs)
-                i = -1
-                for child, nr in edges:
-                    i += 1
-                    if child is None:
-                        continue
-                    g = grad_inputs[i] if i < n_grads else None
-                    if g is not None:
-                        meta = metas[i] if i < n_metas else None
-                        # (no local name for g._impl: AccumulateGrad's steal test counts its users)
-                        if meta is not None and (g._impl.sizes != meta[0] or g._impl.dtype is not meta[1]):
-                            g = _validate(node, i, g, meta)
-                        meta = None
-                        slot = buffers.get(child)
-                        if slot is None:
-                            buffers[child] = {nr: g}
-                        elif nr in slot:
-                            slot[nr] = slot[nr] + g
-                        else:
-                            slot[nr] = g
-                        g = None   # hold no gradient past here (AccumulateGrad counts users)
-                        slot = None
-                    left = dependencies[child] - 1
-                    dependencies[child] = left
-                    if left == 0:
-                        ready.push(child)
-                child = nr = metas = edges = None
-                grad_inputs = None
-            finally:
-                if lifted:
-                    shield.__enter__()
-                    shielded = True
+                    node.release_variables()
+            if _tf_state.quiet:
+                _send(node, grad_inputs, buffers, dependencies, ready)
+            else:   # something could intercept the sums and casts: turn it off, as in PyTorch
+                with _DisableTorchFunction():
+                    _send(node, grad_inputs, buffers, dependencies, ready)
+            grad_inputs = None
     finally:
-        if shielded:
-            shield.__exit__(None, None, None)
         _gm._enabled = prev_mode
         _graph.should_compute[0] = prev_filter
+    return captured

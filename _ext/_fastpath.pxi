@@ -1,4 +1,6 @@
-# The plain-tensor fast path for tiny ops (issue 2: per-op overhead). Included into _C.pyx.
+# The plain-tensor fast path for tiny ops: the compiled twins of the cpu kernels of ``+ - *``,
+# ``relu``, ``sum`` (backends/cpu/pointwise.py, activations.py, reduction.py) and of ``detach`` and
+# ``to(dtype)`` (backends/views.py, the ``_to_copy`` kernel). Included into _C.pyx.
 #
 # Why it exists
 # -------------
@@ -8,12 +10,16 @@
 # those layers, not the arithmetic, are what a user waits for. So the most common ops --
 # ``a + b``, ``a - b``, ``a * b`` (and ``2 + a``, ``2 * a``), ``a.relu()``, ``a.sum()``, and the
 # two that ``state_dict()`` and ``Module.to(dtype)`` call once per tensor, ``a.detach()`` and
-# ``a.to(dtype)`` (issue 4; their own rules are at the end of this file) -- first try this file, which does in C exactly what the full path would end up doing: read the
-# operands' numpy views, call the same numpy function, wrap the array as a fresh tensor.
+# ``a.to(dtype)`` (their own rules are at the end of this file) -- first try this file, which does
+# in C exactly what the full path would end up doing: read the operands' numpy views, call the same
+# numpy function, wrap the array as a fresh tensor.
 #
 # When it may run (everything else takes the full path, unchanged)
 # ----------------------------------------------------------------
-# Nothing that could observe or change the op may be in play:
+# The switch ``minitorch_nn.backends.compiled`` is on, the op's guard holds (its registered cpu
+# kernel, its derivative and the kernel's module attribute are the ones this file mirrors, and the
+# kernel's code has the fingerprint in ``_twin_manifest.json``: ``_Guard`` below), and nothing
+# that could observe or change the op is in play:
 #
 # * the tensors are exactly ``Tensor`` or ``nn.Parameter`` (no other subclass: no
 #   ``__torch_function__``/``__torch_dispatch__`` of their own; Parameter's is the disabled one,
@@ -122,7 +128,12 @@ cdef inline bint _unset(dict namespace, str name):
 
 
 cdef inline bint _nothing_intercepts() except -1:
-    """No TorchFunctionMode or TorchDispatchMode, no forward-AD dual level, the plain dispatcher."""
+    """The switch is on (``backends.compiled.enabled``), the autograd layer is the recorder's twin
+    (``autograd_layer_is_twin``), and nothing could observe the op: no
+    TorchFunctionMode or TorchDispatchMode, no forward-AD dual level, the plain dispatcher.
+    Every fast path in this module asks this first (directly or through ``_may_run``)."""
+    if not autograd_layer_is_twin():   # the switch is off, or an autograd layer of one's own must see every op
+        return False
     state = _tf_state
     if not state.quiet and state.modes:
         return False
@@ -138,6 +149,162 @@ cdef inline bint _nothing_intercepts() except -1:
     # instances of those classes (never an exact Tensor) and on dispatch modes: only a mode counts.
     cdef PyObject* modes = PyDict_GetItem(_python_dispatch_globals, "_modes")
     return <object>layer is _python_layer and modes != NULL and not <object>modes
+
+
+# -- guards: a twin runs only while what it mirrors is unchanged ---------------------------------
+#
+# Each op a fast path computes without calling it has a ``_Guard``, made the first time the op is
+# used and kept in the op's ``__dict__`` (``aten.add.Tensor._twin_guard``: a reader can look at it).
+# It remembers the objects the twin was built to mirror -- the op's registered cpu kernel, its
+# derivative, and the module attribute the kernel is reachable by (``backends.cpu.pointwise.add``) --
+# and, when made, checks the kernel's fingerprint against the build's (``backends.compiled
+# .check_original``: a kernel edited in the source turns its twin off). At each call ``_twin_ok``
+# compares those objects by identity with what is there now: a student who registers a kernel of
+# their own (``aten.add.Tensor.impl("cpu")(mine)``), replaces the derivative, or assigns
+# ``pointwise.add = mine`` gets the readable path for that op, and only that op.
+
+cdef extern from "Python.h":
+    PyObject** _PyObject_GetDictPtr(PyObject* obj)
+
+# A dict's version tag (PEP 509, CPython 3.11): it changes whenever the dict is modified. A guard
+# that held when the three dicts it reads had these tags still holds while they have them, so the
+# identity checks run again only after one of the dicts changed. (No tags on later Pythons: there
+# the checks run every time.)
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030C0000
+    #define MT_DICT_TAG(d) (((PyDictObject *)(d))->ma_version_tag)
+    #define MT_HAVE_DICT_TAGS 1
+    #else
+    #define MT_DICT_TAG(d) ((unsigned long long)0)
+    #define MT_HAVE_DICT_TAGS 0
+    #endif
+    """
+    unsigned long long MT_DICT_TAG(object d)
+    bint MT_HAVE_DICT_TAGS
+
+
+cdef class _Guard:
+    """What one op's twin mirrors (see above). ``off``: its original failed the fingerprint check."""
+    cdef readonly object op
+    cdef readonly dict kernels        # op._kernels
+    cdef readonly str key             # "cpu", or "any" for kernels registered for every device
+    cdef bint for_any                 # key == "any": a cpu kernel registered later takes precedence
+    cdef readonly object kernel       # the registered kernel the twin mirrors
+    cdef readonly dict op_dict        # op.__dict__ (for op.derivative)
+    cdef readonly object derivative
+    cdef readonly dict module_dict    # the kernel's module namespace, when the kernel is reachable by name
+    cdef readonly str attr
+    cdef readonly bint off
+    cdef bint tagged                  # the tags below are those of a moment when the guard held
+    cdef unsigned long long kernels_tag, op_tag, module_tag
+
+    def holds(self):
+        """Whether the twin may run now (the switch aside)."""
+        return _guard_holds(self)
+
+    def __repr__(self):
+        return (f"_Guard({self.op}: kernel={getattr(self.kernel, '__qualname__', self.kernel)}, "
+                f"holds={_guard_holds(self)}, off={self.off})")
+
+
+cdef object _compiled_module = None   # minitorch_nn.backends.compiled
+
+
+cdef _Guard _make_guard(object op, dict op_dict):
+    global _compiled_module
+    import sys
+    cdef _Guard g = _Guard.__new__(_Guard)
+    g.op, g.op_dict = op, op_dict
+    g.kernels = op._kernels
+    g.key = "cpu" if "cpu" in g.kernels else "any"
+    g.for_any = g.key == "any"
+    g.kernel = g.kernels.get(g.key)
+    g.derivative = op_dict.get("derivative")
+    module = sys.modules.get(getattr(g.kernel, "__module__", None) or "")
+    name = getattr(g.kernel, "__name__", None)
+    if module is not None and type(name) is str and getattr(module, name, None) is g.kernel:
+        g.module_dict, g.attr = vars(module), name
+    if _compiled_module is None:
+        _compiled_module = sys.modules["minitorch_nn.backends.compiled"]
+    g.off = g.kernel is None or not _compiled_module.check_original(f"{op} (cpu kernel)", g.kernel)
+    op_dict["_twin_guard"] = g
+    return g
+
+
+cdef inline bint _guard_holds(_Guard g) except -1:
+    if g.off:
+        return False
+    if (MT_HAVE_DICT_TAGS and g.tagged and MT_DICT_TAG(g.kernels) == g.kernels_tag
+            and MT_DICT_TAG(g.op_dict) == g.op_tag
+            and (g.module_dict is None or MT_DICT_TAG(g.module_dict) == g.module_tag)):
+        return True
+    if not _guard_identities_hold(g):
+        return False
+    if MT_HAVE_DICT_TAGS:
+        g.kernels_tag, g.op_tag = MT_DICT_TAG(g.kernels), MT_DICT_TAG(g.op_dict)
+        g.module_tag = 0 if g.module_dict is None else MT_DICT_TAG(g.module_dict)
+        g.tagged = True
+    return True
+
+
+cdef bint _guard_identities_hold(_Guard g) except -1:
+    cdef PyObject* k = PyDict_GetItem(g.kernels, g.key)
+    if k == NULL or <object>k is not g.kernel:
+        return False
+    if g.for_any and PyDict_GetItem(g.kernels, "cpu") != NULL:
+        return False
+    k = PyDict_GetItem(g.op_dict, "derivative")
+    if (k == NULL and g.derivative is not None) or (k != NULL and <object>k is not g.derivative):
+        return False
+    if g.module_dict is not None:
+        k = PyDict_GetItem(g.module_dict, g.attr)
+        if k == NULL or <object>k is not g.kernel:
+            return False
+    return True
+
+
+cdef inline bint _twin_ok(object op) except -1:
+    """Whether ``op``'s twin may run: its guard holds (made on first use)."""
+    cdef PyObject** dict_ptr = _PyObject_GetDictPtr(<PyObject*>op)
+    if dict_ptr == NULL or dict_ptr[0] == NULL:
+        return False
+    cdef PyObject* g = PyDict_GetItem(<object>dict_ptr[0], "_twin_guard")
+    if g == NULL:
+        return _guard_holds(_make_guard(op, <dict>dict_ptr[0]))
+    return _guard_holds(<_Guard>g)
+
+
+# Every op a twin in this module computes without calling its kernel. Their guards are made at the
+# end of ``import minitorch_nn`` (``_make_twin_guards``), while every kernel is the package's own;
+# an op missing here still gets its guard, at its first use.
+_TWIN_OPS = (
+    "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "relu.default", "sum.default", "sum.dim_IntList",
+    "exp.default", "expm1.default", "log.default", "log2.default", "log10.default", "log1p.default",
+    "sqrt.default", "rsqrt.default", "sin.default", "cos.default", "tan.default", "sinh.default", "cosh.default",
+    "tanh.default", "sigmoid.default", "reciprocal.default", "neg.default", "abs.default", "pow.Tensor_Scalar",
+    "mm.default", "mv.default", "dot.default", "addmm.default", "bmm.default", "t.default", "transpose.int",
+    "unsqueeze.default", "squeeze.default", "squeeze.dim", "view.default", "_unsafe_view.default",
+    "permute.default", "expand.default", "select.int", "slice.Tensor", "detach.default", "_to_copy.default",
+    "_softmax.default", "_log_softmax.default", "cat.default", "stack.default", "clone.default",
+    "clamp.default", "cumsum.default", "masked_fill.Scalar", "where.self", "mse_loss.default",
+    "silu.default", "leaky_relu.default", "split.Tensor", "unbind.int", "var.correction", "std.correction",
+    "gt.Scalar", "lt.Scalar", "ge.Scalar", "le.Scalar", "eq.Scalar", "ne.Scalar",
+    "gt.Tensor", "lt.Tensor", "ge.Tensor", "le.Tensor", "eq.Tensor", "ne.Tensor",
+)
+
+
+def _make_twin_guards(aten):
+    """Make the guard of every op in ``_TWIN_OPS`` now (called once, by ``backends.compiled``)."""
+    for name in _TWIN_OPS:
+        packet, overload = name.split(".")
+        _twin_ok(getattr(getattr(aten, packet), overload))
+
+
+def _twin_guard(op):
+    """``op``'s guard (made now if the op has not been used yet): for tests and for readers."""
+    _twin_ok(op)
+    return vars(op).get("_twin_guard")
 
 
 cdef inline bint _grad_enabled() except -1:
@@ -282,6 +449,8 @@ cdef object _binary(object ufunc, int which, object self, object other):
         if y is None:
             return None
     op = _op_add if which == 0 else _op_sub if which == 1 else _op_mul
+    if not _twin_ok(op):
+        return None
     cdef int record = _records(a, b)
     cdef _Recipe recipe = None
     if record > 0:
@@ -345,7 +514,7 @@ def tensor_relu(self, *args, **kwargs):
     cdef _Recipe recipe = None
     if not args and not kwargs:
         a = _plain(self)
-        if a is not None and _nothing_intercepts():
+        if a is not None and _nothing_intercepts() and _twin_ok(_op_relu):
             record = _records(a, None)
             if record > 0:
                 recipe = _recipe_for(_op_relu)
@@ -369,7 +538,7 @@ def tensor_sum(self, *args, **kwargs):
     cdef _Recipe recipe = None
     if not args and not kwargs:
         a = _plain(self)
-        if a is not None and _nothing_intercepts():
+        if a is not None and _nothing_intercepts() and _twin_ok(_op_sum):
             record = _records(a, None)
             if record > 0:
                 recipe = _recipe_for(_op_sum)
@@ -387,7 +556,7 @@ def tensor_sum(self, *args, **kwargs):
     return _slow_sum(self, *args, **kwargs)
 
 
-# -- detach() and to(dtype): the per-parameter work of state_dict() and Module.to() (issue 4) ----------
+# -- detach() and to(dtype): the per-parameter work of state_dict() and Module.to() -----------------
 
 cdef inline bint _plain_class(object cls) except -1:
     """``Tensor`` itself or exactly ``nn.Parameter``, whose ``__torch_function__`` is the disabled
@@ -424,7 +593,7 @@ def tensor_detach(self, *args, **kwargs):
     cdef TensorImpl a, impl
     if not args and not kwargs:
         a = _plain_cpu(self)
-        if a is not None and not a.version.inference and _nothing_intercepts():
+        if a is not None and not a.version.inference and _may_run() and _twin_ok(_op_detach):
             impl = TensorImpl.__new__(TensorImpl)
             impl.storage = a.storage
             impl.sizes = a.sizes
@@ -452,7 +621,7 @@ def tensor_to(self, *args, **kwargs):
         dtype = kwargs.get("dtype")
     if dtype is not None and type(dtype) is _dtype_cls:
         a = _plain_cpu(self)
-        if a is not None and _nothing_intercepts():
+        if a is not None and _may_run() and _twin_ok(_op_to_copy):
             if dtype is a.dtype:
                 return self
             if ((dtype is _f32 or dtype is _f64 or dtype is _i64) and

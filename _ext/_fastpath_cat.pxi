@@ -1,4 +1,4 @@
-# The compiled fast path of ``minitorch_nn.cat(tensors, dim)`` (issue 3: per-op overhead).
+# The compiled fast path of ``minitorch_nn.cat(tensors, dim)`` (per-op overhead).
 # Included into _C.pyx after _fastpath_functions.pxi, whose install mechanism it joins.
 #
 # For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major,
@@ -24,6 +24,8 @@ cdef object _cat_fast(object tensors, object dim):
     if _op_cat is None:
         from minitorch_nn._ops import aten
         _op_cat = aten.cat.default
+    if not _twin_ok(_op_cat):
+        return None
     cdef TensorImpl first = _elementwise_input(tensors[0], True), t
     if first is None:
         return None

@@ -1,4 +1,4 @@
-# The public-function forms of the fast paths in _fastpath_ops.pxi (issue 3: per-op overhead):
+# The public-function forms of the fast paths in _fastpath_ops.pxi (per-op overhead):
 # ``minitorch_nn.exp(x)`` (and the other unary math functions), ``minitorch_nn.div(a, b)``,
 # ``minitorch_nn.pow(x, n)``, ``minitorch_nn.square(x)``,
 # ``minitorch_nn.matmul(a, b)``, ``minitorch_nn.mm(a, b)``, ``minitorch_nn.t(x)``,

@@ -1,4 +1,4 @@
-# The compiled fast path of basic indexing (issue 3: per-op overhead): ``x[i]``, ``x[a:b]``,
+# The compiled fast path of basic indexing (per-op overhead): ``x[i]``, ``x[a:b]``,
 # ``x[a:b:k]`` and tuples of ints and slices (``x[i, a:b]``). Included into _C.pyx after
 # _fastpath_views.pxi, whose view builder (``_view_of``) and rules this shares.
 #
@@ -121,6 +121,9 @@ cdef object _getitem_fast(object self, object index):
     steps = _index_steps(a, idx)
     if steps is None:
         return None
+    for step in steps:
+        if not _twin_ok(step[0]):
+            return None
     cdef int record = _records(a, None)
     if record < 0:
         return None

@@ -1,4 +1,4 @@
-# Compiled fast paths for the next tier of everyday ops (issue 3: per-op overhead, with and
+# Compiled fast paths for the next tier of everyday ops (per-op overhead, with and
 # without grad). Included into _C.pyx after the other _fastpath*.pxi files, whose checks and
 # helpers it uses (``_may_run``, ``_record_mode``, ``_recorded``, ``_fresh_tensor``, ``_view``...).
 #
@@ -257,7 +257,7 @@ cdef object _linear_fast(object input, object weight, object bias):
             return None
         if nb == 2 and b.sizes[0] != 1 and b.sizes[0] != x.sizes[0]:
             return None
-    if not _more_may_run() or not _kernel_is(_op_t, _ref_t):
+    if not _more_may_run() or not _twin_ok(_op_t):
         return None
     op = _op_mm if b is None else _op_addmm
     cdef int record_t = _record_mode(_op_t, w, None)
@@ -339,8 +339,10 @@ def _silu_fn(x, sigmoid):
 
 
 def _leaky_relu_fn(x, slope):
-    # activations.leaky_relu's own values function (the loop below, or numpy's formula)
-    return _activations._leaky_relu_values(x, slope)
+    # the twin of activations._leaky_relu_values (its numpy formula): the loop below for contiguous
+    # float32/float64 arrays (the same IEEE operations in one pass), the readable function otherwise
+    r = leaky_relu_values(x, slope)
+    return _activations._leaky_relu_values(x, slope) if r is None else r
 
 
 @cython.boundscheck(False)
@@ -843,6 +845,8 @@ cdef object _compare_fast(str name, object self, object other):
                                                    "gt": "greater", "ge": "greater_equal"}[name]),
                                       packet.Scalar, packet.Tensor)
     op = entry[2] if b is not None else entry[1]
+    if not _twin_ok(op):
+        return None
     if op.derivative is not None and _grad_enabled() and (a.requires_grad or (b is not None and b.requires_grad)):
         return None   # (a formula added since: the full path records what it records)
     token = PyContextVar_Set(_fp_var, _fp_ignore)

@@ -1,4 +1,4 @@
-# Compiled fast paths for more ops (issue 3: per-op overhead, with and without grad). Included
+# Compiled fast paths for more ops (per-op overhead, with and without grad). Included
 # into _C.pyx after _fastpath.pxi (``+ - * relu sum detach to``), whose checks and helpers it reuses.
 #
 # What it covers
@@ -32,11 +32,12 @@
 # records ``aten.view.default(x, [2, -1])``). ``_records()`` says when the compiled recorder may
 # stand in (no ``saved_tensors_hooks``: their pack hooks would run before the kernel).
 #
-# Course exercises: the kernels of ``transpose``/``t`` and ``view`` (``compute_view_strides``) are
-# tasks a student writes in a course copy (``# BEGIN SOLUTION`` blocks in ``backends/views.py``).
-# Their compiled paths run only while those blocks hold the reference solution and the registered
-# kernels are those functions, so in a student's copy the student's code (or the stub) runs. A new
-# fast path that mirrors a course exercise must make the same check.
+# Guards: each op's twin runs only while its guard holds (``_twin_ok``, _fastpath.pxi): the op's
+# registered kernel, derivative and module attribute are the ones the twin mirrors, and the kernel
+# (with the helpers it calls) has the fingerprint the build recorded. So in a course copy, where a
+# student writes the kernel of ``transpose`` or ``view`` (``compute_view_strides``), the student's
+# code runs. ``_record_mode`` checks the guard; a fast path that computes an op without calling
+# ``_record_mode`` for it calls ``_twin_ok`` itself.
 #
 # Only the inputs whose result is simple take this path: row-major, non-empty float32/float64
 # (int64 for neg/abs) operands for elementwise ops (their result is then row-major, as the
@@ -82,14 +83,8 @@ cdef object _op_view = None
 cdef object _op_unsafe_view = None
 cdef object _op_permute = None
 cdef object _op_expand = None
-# The kernels of transpose/t and of view are course exercises (views-transpose, views-strides: the
-# '# BEGIN SOLUTION' blocks of backends/views.py). The compiled paths below mirror the reference
-# solution, so they run only while the registered kernels are that solution: in a student's copy
-# the blocks are the student's code (or a stub), which must be what runs. None: not the reference.
-cdef object _ref_transpose = None    # views.transpose, when its block is the reference solution
-cdef object _ref_t = None            # views.t (which calls views.transpose), likewise
-cdef object _ref_view = None         # views.view, when compute_view_strides' block is the reference
-cdef object _ref_unsafe_view = None  # views._unsafe_view (which calls views.view), likewise
+cdef object _op_detach = None
+cdef object _op_to_copy = None
 cdef object _np_true_divide = np.true_divide
 cdef object _np_power = np.power
 cdef object _np_matmul = np.matmul
@@ -169,7 +164,7 @@ cdef bint _load_fast_ops() except -1:
     backend is not loaded yet (during ``import minitorch_nn``): the full path then runs."""
     global _ops_loaded, _op_div, _op_pow, _op_mul_tensor, _op_mm, _op_mv, _op_dot, _op_t, _op_transpose
     global _op_unsqueeze, _op_squeeze, _op_permute, _op_expand
-    global _op_squeeze_dim, _op_view, _op_unsafe_view, _ref_transpose, _ref_t, _ref_view, _ref_unsafe_view
+    global _op_squeeze_dim, _op_view, _op_unsafe_view, _op_detach, _op_to_copy
     import sys
     pointwise = sys.modules.get("minitorch_nn.backends.cpu.pointwise")
     views = sys.modules.get("minitorch_nn.backends.views")
@@ -189,28 +184,9 @@ cdef bint _load_fast_ops() except -1:
     _op_unsqueeze, _op_squeeze, _op_squeeze_dim = aten.unsqueeze.default, aten.squeeze.default, aten.squeeze.dim
     _op_view, _op_unsafe_view = aten.view.default, aten._unsafe_view.default
     _op_permute, _op_expand = aten.permute.default, aten.expand.default
-    if _is_reference_solution(views.transpose, "views-transpose"):
-        _ref_transpose, _ref_t = views.transpose, views.t
-    if _is_reference_solution(views.compute_view_strides, "views-strides"):
-        _ref_view, _ref_unsafe_view = views.view, views._unsafe_view
+    _op_detach, _op_to_copy = aten.detach.default, aten._to_copy.default
     _ops_loaded = True
     return True
-
-
-cdef bint _is_reference_solution(object fn, str task):
-    """Whether ``fn``'s source still holds the course's ``# BEGIN SOLUTION <task>`` block (a
-    student's copy has their own code, or a stub, in its place)."""
-    import inspect
-    try:
-        return ("# BEGIN SOLUTION " + task) in inspect.getsource(fn)
-    except (OSError, TypeError):   # no source to read: assume it is not
-        return False
-
-
-cdef inline bint _kernel_is(object op, object reference):
-    """``op``'s registered kernel (views are registered for every device, under "any") is ``reference``."""
-    cdef PyObject* kernel = PyDict_GetItem(op._kernels, "any")
-    return reference is not None and kernel != NULL and <object>kernel is reference
 
 
 cdef inline bint _may_run() except -1:
@@ -223,7 +199,9 @@ cdef inline bint _may_run() except -1:
 cdef inline int _record_mode(object op, TensorImpl a, TensorImpl b) except -2:
     """``_records(a, b)`` (1 record, 0 nothing to record, -1 step aside), stepping aside also when
     ``op``'s derivative is not one the compiled recorder handles (removed or replaced by a student,
-    say: the full path then records what it records)."""
+    say: the full path then records what it records), and when ``op``'s guard does not hold."""
+    if not _twin_ok(op):
+        return -1
     cdef int record = _records(a, b)
     if record == 1:
         d = op.derivative
@@ -446,7 +424,7 @@ cdef object _rdiv(object self, object other):
     if y is None:
         return None
     cdef int record = _record_mode(_u_reciprocal.op, a, None)
-    if record < 0 or (record and _record_mode(_op_mul_tensor, a, None) < 0):
+    if record < 0 or _record_mode(_op_mul_tensor, a, None) < 0:
         return None
     token = PyContextVar_Set(_fp_var, _fp_ignore)
     try:
@@ -600,7 +578,7 @@ cdef object _matmul_folded(object self, object other):
     cdef TensorImpl b = _linalg_operand(other)
     if b is None or b.dtype is not a.dtype or a.sizes[na - 1] != b.sizes[0] or not _may_run():
         return None
-    if not _kernel_is(_op_view, _ref_view) or not _kernel_is(_op_unsafe_view, _ref_unsafe_view):
+    if not _twin_ok(_op_view) or not _twin_ok(_op_unsafe_view):
         return None
     cdef Py_ssize_t nb = PyTuple_GET_SIZE(b.sizes)
     op = _op_mm if nb == 2 else _op_mv

@@ -1,4 +1,4 @@
-# Compiled fast paths for softmax and log_softmax (issue 3: per-op overhead, with and without
+# Compiled fast paths for softmax and log_softmax (per-op overhead, with and without
 # grad): ``minitorch_nn.softmax(x, dim)`` and ``log_softmax``, the methods ``x.softmax(dim)`` and
 # ``x.log_softmax(dim)``, and ``nn.functional.softmax(x, dim)`` / ``log_softmax`` (hence
 # ``nn.Softmax``/``nn.LogSoftmax``). Included into _C.pyx after _fastpath_functions.pxi, whose

@@ -1,4 +1,4 @@
-# The compiled fast path of ``minitorch_nn.stack(tensors, dim)`` (issue 3: per-op overhead), the twin
+# The compiled fast path of ``minitorch_nn.stack(tensors, dim)`` (per-op overhead), the twin
 # of ``_fastpath_cat.pxi``. Included into _C.pyx after it; joins the same install mechanism.
 #
 # For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major, all of
@@ -26,6 +26,8 @@ cdef object _stack_fast(object tensors, object dim):
     if _op_stack is None:
         from minitorch_nn._ops import aten
         _op_stack = aten.stack.default
+    if not _twin_ok(_op_stack):
+        return None
     cdef TensorImpl first = _elementwise_input(tensors[0], True), t
     if first is None:
         return None

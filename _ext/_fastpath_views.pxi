@@ -1,4 +1,4 @@
-# The compiled fast paths of the common views (issue 3: per-op overhead, with and without grad):
+# The compiled fast paths of the common views (per-op overhead, with and without grad):
 # ``x.t()``, ``x.transpose(d0, d1)``, ``x.unsqueeze(d)``, ``x.squeeze()``, ``x.squeeze(d)``,
 # ``x.permute(*dims)``, ``x.expand(*sizes)``, ``x.view(*shape)`` and ``x.reshape(*shape)`` when it
 # is a view (and ``minitorch_nn.permute``, in _fastpath_functions.pxi). Included into _C.pyx right after
@@ -10,8 +10,8 @@
 # geometry is the kernels' own rule (``compute_view_strides`` for view/reshape, ported below). With
 # grad, ``record_computed`` adds the node (``TBackward0``, ``ViewBackward0``...) and the view
 # bookkeeping (``view_version``, ``creation_meta``: ``_mark_view_of``) as the full path's autograd
-# layer does. transpose/t and view/reshape are course exercises: see ``_kernel_is`` in
-# _fastpath_ops.pxi.
+# layer does. Each view runs only while its guard holds (``_twin_ok``, see
+# _fastpath_ops.pxi and _fastpath.pxi).
 
 # -- views --------------------------------------------------------------------------------------------
 
@@ -58,11 +58,16 @@ cdef object _t_fast(object self, tuple args):
     if args:
         return None
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_t, _ref_t):
+    if a is None or not _may_run() or not _twin_ok(_op_t):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
     if n == 2:
+        # a 2-d ``t`` is ``transpose(0, 1)``: the course's views-transpose task
+        # BEGIN SOLUTION views-transpose
         return _finish_view(_op_t, (self,), a, (a.sizes[1], a.sizes[0]), (a.strides[1], a.strides[0]))
+        # STARTER
+        # return None   # in a student copy this twin declines: the student's transpose runs
+        # END SOLUTION
     if n < 2:
         return _finish_view(_op_t, (self,), a, a.sizes, a.strides)
     return None
@@ -73,9 +78,11 @@ cdef object _transpose_fast(object self, tuple args):
     if PyTuple_GET_SIZE(args) != 2:
         return None
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_transpose, _ref_transpose):
+    if a is None or not _may_run() or not _twin_ok(_op_transpose):
         return None
     cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    # The geometry: ``transpose`` of backends/views.py, the course's views-transpose task.
+    # BEGIN SOLUTION views-transpose
     cdef Py_ssize_t d0 = _dim_index(args[0], n), d1 = _dim_index(args[1], n)
     if d0 < 0 or d1 < 0:
         return None
@@ -83,6 +90,9 @@ cdef object _transpose_fast(object self, tuple args):
     sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
     strides[d0], strides[d1] = strides[d1], strides[d0]
     return _finish_view(_op_transpose, (self, args[0], args[1]), a, tuple(sizes), tuple(strides))
+    # STARTER
+    # return None   # in a student copy this twin declines: the student's transpose runs
+    # END SOLUTION
 
 
 cdef object _unsqueeze_fast(object self, tuple args):
@@ -266,6 +276,8 @@ cdef tuple _view_geometry(TensorImpl a, list size):
         new_sizes[infer_at] = numel // known
     elif known != numel:
         return None
+    # The strides: ``compute_view_strides`` of backends/views.py, the course's views-strides task.
+    # BEGIN SOLUTION views-strides
     cdef list new_strides = [0] * n_new
     if n_old == 0:   # a 0-d tensor views as any shape of ones
         return tuple(new_sizes), tuple([1] * n_new)
@@ -289,12 +301,15 @@ cdef tuple _view_geometry(TensorImpl a, list size):
     if view_d != -1:
         return None
     return tuple(new_sizes), tuple(new_strides)
+    # STARTER
+    # return None   # in a student copy this twin declines: the student's compute_view_strides runs
+    # END SOLUTION
 
 
 cdef object _view(object self, tuple shape):
     """``aten.view.default(self, list(normalize_size(shape)))`` when it is a plain view; or None."""
     cdef TensorImpl a = _cpu_payload(self)
-    if a is None or not _may_run() or not _kernel_is(_op_view, _ref_view):
+    if a is None or not _may_run() or not _twin_ok(_op_view):
         return None
     cdef list size = _size_arg(shape)
     if size is None:

@@ -14,11 +14,11 @@ A second table (skip it with ``--no-kernels``) times the backward kernels these 
 each as an aten op called from Python in both libraries (``aten.tanh_backward.default(g, y)``
 against ``torch.ops.aten.tanh_backward.default(g, y)``), so both sides pay a Python-level op call.
 
-``ours`` is the engine's fast loop as ``backward()`` runs it: ``engine._run_all`` handing over to
-its compiled twin (``_ext/_engine_fast.pyx``) when that is built; ``py`` is the Python
-``_run_all`` alone (``engine.use_compiled_loop = False``); ``ref`` the reference loop both are
-checked against (``engine.use_fast_loop = False``). Times are CPU time of this process
-(``time.process_time``), the best of several repeats; torch runs on one thread.
+``ours`` is ``backward()`` as it runs by default: ``engine.run_backward`` handing over to its
+compiled twin (``_ext/_engine_fast.pyx``); ``readable`` is the same with the switch
+``minitorch_nn.backends.compiled`` off, so ``run_backward``'s own loop runs (what reading mode
+costs). Times are CPU time of this process (``time.process_time``), the best of several repeats;
+torch runs on one thread.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import minitorch_nn as mt  # noqa: E402
-from minitorch_nn.autograd import engine  # noqa: E402
 
 try:
     import torch
@@ -153,24 +152,17 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if torch is not None:
         torch.set_num_threads(1)
-    print("backward() only, microseconds (best of 7); ours = fast loop (compiled if built), "
-          "py = Python fast loop, ref = reference loop")
-    print(f"{'graph':<8}{'ours':>10}{'py':>10}{'ref':>10}{'torch':>10}{'ours/torch':>12}")
+    print("backward() only, microseconds (best of 7); ours = compiled twins on (the default), "
+          "readable = switch off")
+    print(f"{'graph':<8}{'ours':>10}{'readable':>10}{'torch':>10}{'ours/torch':>12}{'readable/torch':>16}")
     for name in args.only or CASES:
         make, number = CASES[name]
-        ours = _backward_us(make, mt, number)
-        compiled, engine.use_compiled_loop = engine.use_compiled_loop, False
-        try:
-            py = _backward_us(make, mt, number)
-        finally:
-            engine.use_compiled_loop = compiled
-        engine.use_fast_loop = False
-        try:
-            ref = _backward_us(make, mt, number)
-        finally:
-            engine.use_fast_loop = True
+        with mt.backends.compiled.flags(enabled=True):
+            ours = _backward_us(make, mt, number)
+        with mt.backends.compiled.flags(enabled=False):
+            readable = _backward_us(make, mt, number)
         theirs = _backward_us(make, torch, number) if torch is not None else float("nan")
-        print(f"{name:<8}{ours:>10.1f}{py:>10.1f}{ref:>10.1f}{theirs:>10.1f}{ours / theirs:>12.2f}")
+        print(f"{name:<8}{ours:>10.1f}{readable:>10.1f}{theirs:>10.1f}{ours / theirs:>12.2f}{readable / theirs:>16.2f}")
     if not args.no_kernels:
         _kernels()
 

@@ -1,35 +1,64 @@
-"""Benchmark the cuda backend's kernels on a real GPU (issue 8's targets).
+"""Benchmark the cuda backend on a real GPU, against the device's own limits and the cpu backend.
 
-    python bench/gpu.py [--quick]
+    python bench/gpu.py [--section NAME ...] [--json PATH] [--tiny]
 
-Measures, on the same GPU:
+Sections, each measured on the same GPU in the same run:
 
-* float32 matmul 4096 x 4096: our tiled shared-memory kernel vs cuBLAS (through PyTorch or CuPy,
-  whichever is installed);  target: >= 25 % of cuBLAS;
-* elementwise add of 256M float32 (1 GiB per operand) vs a device-to-device copy's bandwidth
-  (bytes moved per second);  target: >= 80 % of copy bandwidth;
-* one MLP training step (Linear-ReLU-Linear, cross-entropy, SGD) vs PyTorch on the GPU;
-  target: within 3x;
-* one small CNN training step (conv, batch/group/layer norm, max/avg pooling, Adam) vs PyTorch,
-  with the number of host-path calls (``fallback.py``) it made, which should be 0.
+* ``bandwidth``: a device-to-device copy's bandwidth (bytes read + written per second, the most an
+  elementwise kernel can move), then elementwise ``add``, ``mul`` by a number and ``exp`` over the
+  same bytes;  goal: each >= 80 % of the copy's bandwidth;
+* ``matmul``: float32 ``a @ b`` at 1024 and 4096 in GFLOP/s (cuBLAS through PyTorch or CuPy
+  alongside, when either is installed with CUDA);  goal at 4096: >= 25 % of the device's float32
+  peak (``PEAK_F32``, looked up from the device name);
+* ``lenet``: one LeNet-5 training step (conv, pooling, linear, cross-entropy, SGD), cuda vs the
+  cpu backend;  goal: faster on the GPU;
+* ``transformer``: one training step of a small transformer encoder (embedding, attention, layer
+  norm, Adam), cuda vs cpu;  goal: faster on the GPU.
 
-and prints a table of ratios. Without a GPU (the simulator is far too slow for these sizes) it
-exits with a message. ``--quick`` uses smaller sizes; ``--tiny`` runs toy sizes, also on the
-simulator, only to check that the script itself works.
+Each section runs on its own: one that fails is reported and the others still run. ``--json``
+writes the rows (``tools/gpu_check.py`` runs each section in its own process, with a time limit,
+and gathers them into one report). ``--tiny`` uses toy sizes, so that the script itself can be
+checked on the simulator (``MINITORCH_NN_CUDA=sim``); its figures mean nothing.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import sys
 import time
+import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+# float32 peak (TFLOP/s, without tensor cores) from NVIDIA's data sheets; the first name that is part
+# of the device's name wins, so the more specific come first
+PEAK_F32 = [
+    ("H200 NVL", 60.0),
+    ("H200", 67.0),
+    ("H100 NVL", 60.0),
+    ("H100 PCIe", 51.0),
+    ("H100", 67.0),    # SXM
+    ("A100", 19.5),
+]
 
-def _best(fn, sync, repeat=5):
-    fn()  # warm up (includes numba's compilation on the first call)
-    sync()
+GOAL_BANDWIDTH = 0.80
+GOAL_MATMUL_PEAK = 0.25
+
+
+def peak_f32_tflops(device_name: str):
+    for key, tflops in PEAK_F32:
+        if key.lower() in device_name.lower():
+            return tflops
+    return None
+
+
+def _best(fn, sync, repeat, warmup=True):
+    """The fastest of ``repeat`` timed calls, after one untimed call (numba compiles on first use)."""
+    if warmup:
+        fn()
+        sync()
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -39,127 +68,219 @@ def _best(fn, sync, repeat=5):
     return min(times)
 
 
-def main(argv):
-    quick = "--quick" in argv
-    tiny = "--tiny" in argv
-    simulated = os.environ.get("MINITORCH_NN_CUDA") == "sim" or os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-    if simulated and not tiny:
-        print("bench/gpu.py needs a real GPU: unset MINITORCH_NN_CUDA / NUMBA_ENABLE_CUDASIM (the simulator is far too slow).")
-        return 2
-    import minitorch_nn as mt
+def row(section, what, value, unit, reference=None, ratio=None, goal=None, met=None, note=""):
+    return {"section": section, "what": what, "value": value, "unit": unit, "reference": reference,
+            "ratio": ratio, "goal": goal, "met": met, "note": note}
 
-    if not mt.cuda.is_available():
-        print("bench/gpu.py: no CUDA GPU found (the CUDA driver reports no device); nothing to measure.")
-        return 2
-    sync = mt.cuda.synchronize
+
+class Bench:
+    def __init__(self, tiny: bool):
+        import minitorch_nn as mt
+
+        self.mt = mt
+        self.tiny = tiny
+        self.sync = mt.cuda.synchronize
+        self.repeat = 1 if tiny else 5
+        self.warmup = not tiny  # (on the simulator every call is as slow as the first)
+
+    def time(self, fn, sync=None, repeat=None):
+        return _best(fn, sync or self.sync, repeat or self.repeat, self.warmup)
+
+    # -- bandwidth ------------------------------------------------------------------------------------
+
+    def bandwidth(self):
+        mt = self.mt
+        from minitorch_nn.backends.cuda import storage
+
+        n = 2048 if self.tiny else 64 * 2 ** 20  # float32 elements: 256 MiB per operand on a GPU
+        x, y = mt.rand(n, device="cuda"), mt.rand(n, device="cuda")
+        src = x._impl.storage
+        dst = storage.device_array(n, src.dtype)
+        t_copy = self.time(lambda: dst.copy_to_device(src))
+        bw_copy = 2 * 4 * n / t_copy  # read + write
+        rows = [row("bandwidth", f"device-to-device copy, {n * 4 / 2 ** 20:g} MiB", bw_copy / 1e9, "GB/s",
+                    note="the reference: the most an elementwise kernel can move")]
+        for what, fn, moved in (("add x + y", lambda: x + y, 3), ("mul x * 2.0", lambda: x * 2.0, 2),
+                                ("exp(x)", lambda: x.exp(), 2)):
+            bw = moved * 4 * n / self.time(fn)
+            rows.append(row("bandwidth", f"{what}, float32, {n / 2 ** 20:g}M elements", bw / 1e9, "GB/s",
+                            reference=bw_copy / 1e9, ratio=bw / bw_copy, goal=f">= {GOAL_BANDWIDTH:.0%} of copy",
+                            met=bw / bw_copy >= GOAL_BANDWIDTH))
+        return rows
+
+    # -- matmul ------------------------------------------------------------------------------------------
+
+    def matmul(self):
+        mt = self.mt
+        name = mt.cuda.get_device_name()
+        peak = peak_f32_tflops(name)
+        cublas = _cublas()
+        rows = []
+        for n in ((8, 16) if self.tiny else (1024, 4096)):
+            a, b = mt.randn(n, n, device="cuda"), mt.randn(n, n, device="cuda")
+            t = self.time(lambda a=a, b=b: a @ b, repeat=1 if self.tiny else 3)
+            gflops = 2 * n ** 3 / t / 1e9
+            ref = None
+            if cublas is not None and not self.tiny:
+                ref = 2 * n ** 3 / cublas(n) / 1e9
+            big = n == (16 if self.tiny else 4096)
+            ratio = gflops / (peak * 1e3) if peak else None
+            rows.append(row("matmul", f"float32 matmul {n}x{n}", gflops, "GFLOP/s",
+                            reference=peak * 1e3 if peak else None, ratio=ratio,
+                            goal=f">= {GOAL_MATMUL_PEAK:.0%} of f32 peak" if big else None,
+                            met=(ratio >= GOAL_MATMUL_PEAK if ratio is not None else None) if big else None,
+                            note=(f"peak {peak} TFLOP/s ({name})" if peak else f"no f32 peak known for {name!r}")
+                            + (f"; cuBLAS {ref:.0f} GFLOP/s" if ref else "")))
+        return rows
+
+    # -- training steps ----------------------------------------------------------------------------------
+
+    def _step_rows(self, section, what, make):
+        """Time one training step built by ``make(device)`` on cuda and on cpu."""
+        from minitorch_nn.backends.cuda.fallback import HOST_CALLS
+
+        mt = self.mt
+        step_gpu = make("cuda")
+        before = sum(HOST_CALLS.values())
+        t_gpu = self.time(step_gpu, repeat=1 if self.tiny else 3)
+        host = sum(HOST_CALLS.values()) - before
+        step_cpu = make("cpu")
+        t_cpu = _best(step_cpu, lambda: None, 1 if self.tiny else 3, warmup=not self.tiny)
+        mt.cuda.synchronize()
+        return [row(section, f"{what}: cuda step", t_gpu * 1e3, "ms", reference=t_cpu * 1e3, ratio=t_cpu / t_gpu,
+                    goal="faster than cpu", met=t_gpu < t_cpu,
+                    note=f"cpu step {t_cpu * 1e3:.1f} ms; {host} host-path calls on cuda")]
+
+    def lenet(self):
+        mt = self.mt
+        nn = mt.nn
+        batch, side, c1, c2, h1, h2 = (2, 16, 2, 3, 8, 8) if self.tiny else (64, 32, 6, 16, 120, 84)
+        final = ((side - 4) // 2 - 4) // 2  # the side after conv 5x5, pool 2, conv 5x5, pool 2
+        flat = c2 * final * final
+
+        def make(dev):
+            mt.manual_seed(0)
+            model = nn.Sequential(nn.Conv2d(1, c1, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(c1, c2, 5), nn.ReLU(),
+                                  nn.MaxPool2d(2), nn.Flatten(), nn.Linear(flat, h1), nn.ReLU(), nn.Linear(h1, h2),
+                                  nn.ReLU(), nn.Linear(h2, 10)).to(dev)
+            opt = mt.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            xb, yb = mt.randn(batch, 1, side, side).to(dev), mt.randint(0, 10, (batch,)).to(dev)
+
+            def step():
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(xb), yb).backward()
+                opt.step()
+
+            return step
+
+        return self._step_rows("lenet", f"LeNet-5, batch {batch}, {side}x{side}", make)
+
+    def transformer(self):
+        mt = self.mt
+        nn = mt.nn
+        batch, seq, d, heads, ff, layers, vocab = (2, 4, 8, 2, 16, 1, 11) if self.tiny else (16, 64, 128, 4, 256, 2, 1000)
+
+        def make(dev):
+            mt.manual_seed(0)
+            layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=ff, dropout=0.0, batch_first=True)
+            model = nn.ModuleDict({"embed": nn.Embedding(vocab, d), "encoder": nn.TransformerEncoder(layer, layers),
+                                   "head": nn.Linear(d, vocab)}).to(dev)
+            opt = mt.optim.Adam(model.parameters(), lr=1e-3)
+            tokens = mt.randint(0, vocab, (batch, seq)).to(dev)
+            targets = mt.randint(0, vocab, (batch * seq,)).to(dev)
+
+            def step():
+                opt.zero_grad()
+                h = model["encoder"](model["embed"](tokens))
+                nn.functional.cross_entropy(model["head"](h).reshape(batch * seq, vocab), targets).backward()
+                opt.step()
+
+            return step
+
+        return self._step_rows("transformer", f"transformer encoder, {layers} layers, d={d}, batch {batch}x{seq}", make)
+
+
+def _cublas():
+    """``n -> seconds`` of one float32 n x n cuBLAS matmul, through PyTorch or CuPy; None without."""
     try:
         import torch
-        have_torch = torch.cuda.is_available()
+
+        if torch.cuda.is_available():
+            torch.backends.cuda.matmul.allow_tf32 = False  # float32 against float32
+
+            def run(n):
+                a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+                return _best(lambda: a @ b, torch.cuda.synchronize, 3)
+
+            return run
     except ImportError:
-        torch, have_torch = None, False
+        pass
     try:
         import cupy
+
+        def run(n):
+            a = cupy.random.randn(n, n, dtype=cupy.float32)
+            b = cupy.random.randn(n, n, dtype=cupy.float32)
+            return _best(lambda: a @ b, cupy.cuda.Device().synchronize, 3)
+
+        return run
     except ImportError:
-        cupy = None
+        return None
 
-    print(f"device: {mt.cuda.get_device_name()}")
-    rows = []
 
-    # -- matmul -------------------------------------------------------------------------------
-    n = 16 if tiny else 1024 if quick else 4096
-    a, b = mt.randn(n, n).cuda(), mt.randn(n, n).cuda()
-    t_ours = _best(lambda: a @ b, sync, repeat=3)
-    flops = 2 * n ** 3
-    ref_name, t_ref = None, None
-    if have_torch:
-        ta, tb = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
-        torch.backends.cuda.matmul.allow_tf32 = False  # compare float32 with float32
-        t_ref, ref_name = _best(lambda: ta @ tb, torch.cuda.synchronize), "cuBLAS (torch)"
-    elif cupy is not None:
-        ca, cb = cupy.random.randn(n, n, dtype=cupy.float32), cupy.random.randn(n, n, dtype=cupy.float32)
-        t_ref, ref_name = _best(lambda: ca @ cb, cupy.cuda.Device().synchronize), "cuBLAS (cupy)"
-    rows.append((f"matmul {n}x{n} float32", f"{flops / t_ours / 1e12:.2f} TFLOP/s",
-                 f"{flops / t_ref / 1e12:.2f} TFLOP/s {ref_name}" if t_ref else "no torch/cupy",
-                 f"{t_ref / t_ours:.0%}" if t_ref else "-", ">= 25%"))
+SECTIONS = ("bandwidth", "matmul", "lenet", "transformer")
 
-    # -- elementwise add vs device-to-device copy --------------------------------------------------
-    m = 1024 if tiny else (16 if quick else 256) * 2 ** 20
-    x, y = mt.ones(m, device="cuda"), mt.ones(m, device="cuda")
-    t_add = _best(lambda: x + y, sync)
-    from minitorch_nn.backends.cuda import storage
 
-    src = x._impl.storage
-    dst = storage.device_array(m, src.dtype)
-    t_copy = _best(lambda: dst.copy_to_device(src), sync)
-    bw_add = 3 * 4 * m / t_add      # read x, read y, write out
-    bw_copy = 2 * 4 * m / t_copy    # read src, write dst
-    rows.append((f"add {m / 2 ** 20:g}M float32", f"{bw_add / 1e9:.0f} GB/s", f"{bw_copy / 1e9:.0f} GB/s d2d copy",
-                 f"{bw_add / bw_copy:.0%}", ">= 80%"))
+def run_sections(names, tiny):
+    """[{name, status, seconds, rows, error}] for each section, one failing not stopping the rest."""
+    import minitorch_nn as mt
 
-    # -- one MLP training step ------------------------------------------------------------------------
-    batch, d_in, hidden, classes = (4, 8, 8, 3) if tiny else (512, 1024, 2048, 10)
+    results = []
+    if not mt.cuda.is_available():
+        return [{"name": n, "status": "failed", "seconds": 0.0, "rows": [],
+                 "error": "no CUDA device (and the simulator is off)"} for n in names]
+    bench = Bench(tiny)
+    for name in names:
+        start = time.perf_counter()
+        try:
+            rows = getattr(bench, name)()
+            results.append({"name": name, "status": "ok", "seconds": time.perf_counter() - start, "rows": rows, "error": None})
+        except Exception:
+            results.append({"name": name, "status": "failed", "seconds": time.perf_counter() - start, "rows": [],
+                            "error": traceback.format_exc(limit=6)})
+    return results
 
-    def make(lib, dev):
-        model = lib.nn.Sequential(lib.nn.Linear(d_in, hidden), lib.nn.ReLU(), lib.nn.Linear(hidden, classes)).to(dev)
-        opt = lib.optim.SGD(model.parameters(), lr=0.01)
-        xb = lib.randn(batch, d_in).to(dev)
-        yb = lib.randint(0, classes, (batch,)).to(dev)
 
-        def step():
-            opt.zero_grad()
-            loss = lib.nn.functional.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
+def format_table(rows) -> list:
+    """Markdown lines: one row per figure, with its reference, ratio and goal."""
+    lines = ["| section | what | value | reference | ratio | goal | met |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ref = "" if r["reference"] is None else f"{r['reference']:.4g}"
+        ratio = "" if r["ratio"] is None else (f"{r['ratio']:.0%}" if r["unit"] != "ms" else f"{r['ratio']:.2f}x")
+        met = {True: "yes", False: "**no**", None: ""}[r["met"]]
+        note = f" ({r['note']})" if r["note"] else ""
+        lines.append(f"| {r['section']} | {r['what']}{note} | {r['value']:.4g} {r['unit']} | {ref} | {ratio} | "
+                     f"{r['goal'] or ''} | {met} |")
+    return lines
 
-        return step
 
-    t_mlp = _best(make(mt, "cuda"), sync)
-    if have_torch:
-        t_tmlp = _best(make(torch, "cuda"), torch.cuda.synchronize)
-        rows.append((f"MLP step ({batch}x{d_in}-{hidden}-{classes})", f"{t_mlp * 1e3:.1f} ms", f"{t_tmlp * 1e3:.1f} ms torch",
-                     f"{t_mlp / t_tmlp:.1f}x slower", "<= 3x"))
-    else:
-        rows.append((f"MLP step ({batch}x{d_in}-{hidden}-{classes})", f"{t_mlp * 1e3:.1f} ms", "no torch", "-", "<= 3x"))
-
-    # -- one small CNN training step: conv, batch norm, pooling, layer norm, Adam ---------------------
-    # (the kernels of conv.py, norms.py, pooling.py; none of its ops may take the host path)
-    batch, ch, side = (2, 2, 8) if tiny else (64, 32, 32)
-
-    def make_cnn(lib, dev):
-        nn = lib.nn
-        model = nn.Sequential(nn.Conv2d(3, ch, 3, padding=1), nn.BatchNorm2d(ch), nn.ReLU(), nn.MaxPool2d(2),
-                              nn.Conv2d(ch, ch, 3, padding=1), nn.GroupNorm(2, ch), nn.ReLU(), nn.AvgPool2d(2),
-                              nn.Flatten(), nn.LayerNorm(ch * (side // 4) ** 2), nn.Linear(ch * (side // 4) ** 2, 10)).to(dev)
-        opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-        xb = lib.randn(batch, 3, side, side).to(dev)
-        yb = lib.randint(0, 10, (batch,)).to(dev)
-
-        def step():
-            opt.zero_grad()
-            loss = lib.nn.functional.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-
-        return step
-
-    from minitorch_nn.backends.cuda.fallback import HOST_CALLS
-
-    cnn = make_cnn(mt, "cuda")
-    before = sum(HOST_CALLS.values())
-    t_cnn = _best(cnn, sync)
-    host = sum(HOST_CALLS.values()) - before
-    what = f"CNN step ({batch}x3x{side}x{side}, {host} host-path calls)"
-    if have_torch:
-        t_tcnn = _best(make_cnn(torch, "cuda"), torch.cuda.synchronize)
-        rows.append((what, f"{t_cnn * 1e3:.1f} ms", f"{t_tcnn * 1e3:.1f} ms torch", f"{t_cnn / t_tcnn:.1f}x slower", "-"))
-    else:
-        rows.append((what, f"{t_cnn * 1e3:.1f} ms", "no torch", "-", "-"))
-
-    widths = [max(len(str(r[i])) for r in rows + [("what", "ours", "reference", "ratio", "target")]) for i in range(5)]
-    for r in [("what", "ours", "reference", "ratio", "target")] + rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
-    return 0
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--section", action="append", choices=SECTIONS, help="run only these (repeatable)")
+    parser.add_argument("--json", help="write the sections' results here")
+    parser.add_argument("--tiny", action="store_true", help="toy sizes (for the simulator)")
+    args = parser.parse_args(argv)
+    results = run_sections(args.section or list(SECTIONS), args.tiny)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    rows = [r for s in results for r in s["rows"]]
+    print("\n".join(format_table(rows)))
+    for s in results:
+        if s["status"] != "ok":
+            print(f"\nsection {s['name']} failed:\n{s['error']}")
+    return 0 if all(s["status"] == "ok" for s in results) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

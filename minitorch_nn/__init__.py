@@ -120,3 +120,7 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_NAMES))
+
+
+# The compiled twins' guards remember what they mirror while it is still the package's own.
+backends.compiled._remember_originals()

@@ -202,9 +202,29 @@ def result_type_from(tensor_dtypes_dim, tensor_dtypes_zero_dim, scalars) -> dtyp
 
     ``tensor_dtypes_dim`` are dtypes of tensors with ``dim() > 0``; ``tensor_dtypes_zero_dim``
     those of zero-dim tensors; ``scalars`` are Python numbers. A lower tier only matters when it
-    is of a higher category (bool < int < float < complex) than everything above it. A floating
-    result meeting a complex lower tier becomes its own complex twin (float64 + 1j is complex128).
+    is of a higher category (bool < int < float < complex) than everything above it.
+
+    Rules:
+
+    1. promote the dimensioned tensors' dtypes together with ``_PROMOTE_TABLE`` (``promote_types``);
+    2. promote the zero-dim tensors' dtypes together the same way; this tier changes the result
+       only when there are no dimensioned tensors, or when its category (``dtype._rank``: 0 bool,
+       1 integer, 2 floating, 3 complex) is higher than the result's: then the two are promoted
+       together (``int32`` tensor + ``float64`` 0-d tensor is ``float64``, ``float32`` + ``float64``
+       0-d is ``float32``), except that a floating result meeting a complex tier becomes its own
+       complex twin (``float64`` tensor + ``complex64`` 0-d tensor is ``complex128``);
+    3. Python numbers (``scalars``) have the category of their type (``bool`` < ``int`` <
+       ``float`` < ``complex``); when there is no tensor dtype yet they give ``bool``, ``int64``,
+       the default dtype (``get_default_dtype()``) or its complex twin; otherwise they change the
+       result only when their highest category is above the result's, to ``int64`` (an int), the
+       default dtype (a float) or, for a complex number, the result's complex twin (a floating
+       result) or the default complex dtype: ``uint8`` tensor + ``1000`` stays ``uint8``, ``int32``
+       tensor + ``2.5`` is the default dtype, ``float64`` tensor + ``1j`` is ``complex128``.
+
+    >>> result_type_from([int32], [], [2.5]) is get_default_dtype()
+    True
     """
+    # BEGIN SOLUTION type-promotion
     result = None
     for d in tensor_dtypes_dim:
         result = d if result is None else _PROMOTE_TABLE[(result, d)]
@@ -229,6 +249,7 @@ def result_type_from(tensor_dtypes_dim, tensor_dtypes_zero_dim, scalars) -> dtyp
             else:
                 result = int64 if cat == 1 else get_default_dtype()
     return result
+    # END SOLUTION
 
 
 # -- layouts and memory formats (only the strided layout exists here) ----------------------------

@@ -43,6 +43,22 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 def _infer_size(a: tuple, b: tuple) -> tuple:
+    """The shape two shapes broadcast to (PyTorch's ``infer_size``).
+
+    Rules:
+
+    * the shapes are aligned at their last dim; the shorter one is padded with 1s on the left,
+      so the result has ``max(len(a), len(b))`` dims;
+    * in each dim the sizes must be equal, or one of them must be 1 (it stretches to the other);
+      a size of 0 broadcasts only with 0 or 1;
+    * otherwise raise ``RuntimeError("The size of tensor a (A) must match the size of tensor b (B)
+      at non-singleton dimension D")`` where ``D`` is the dim's index in the *result*; when several
+      dims mismatch, report the last one (PyTorch checks from the last dim down).
+
+    >>> _infer_size((3, 1), (4,))
+    (3, 4)
+    """
+    # BEGIN SOLUTION broadcast-shapes
     ndim = max(len(a), len(b))
     out = [1] * ndim
     # from the last dim down, as PyTorch's infer_size, so the first mismatch reported is the innermost
@@ -57,6 +73,7 @@ def _infer_size(a: tuple, b: tuple) -> tuple:
             )
         out[i] = size_b if size_a == 1 else size_a
     return tuple(out)
+    # END SOLUTION
 
 
 def check_size_nonnegative(size, message=None) -> None:

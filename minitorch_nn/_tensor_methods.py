@@ -25,6 +25,7 @@ from minitorch_nn._ops import aten
 from minitorch_nn._shape import normalize_size
 from minitorch_nn._tensor import Tensor
 from minitorch_nn.autograd import grad_mode as _grad_mode
+from minitorch_nn.backends import compiled as _compiled
 from minitorch_nn.overrides import public
 
 # name on Tensor -> function whose first argument is the tensor
@@ -40,16 +41,17 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
     _FORWARD.pop(_name, None)
 
 
-# The plain-tensor fast path (issue 2: per-op overhead): ``x.relu()``, ``x.sum()``, ``x.detach()``,
-# ``x.to(dtype)`` (issue 4: state_dict and Module.to call these once per tensor) and the
-# operators ``+ - *`` below are compiled functions from ``_ext/_fastpath.pxi``. When nothing could
-# observe the op (exact ``Tensor``s on the cpu, no grad, no mode or dispatch subclass...) they
-# call numpy themselves, exactly as the cpu kernel would; otherwise they call the full-path
-# function given to ``_C.install_fast_path`` at the bottom of this file.
+# Compiled twins of Tensor methods: ``x.relu()``, ``x.sum()``, ``x.detach()``, ``x.to(dtype)``
+# (which state_dict and Module.to call once per tensor) and the operators ``+ - *`` below are
+# compiled functions from ``_ext/_fastpath.pxi``. When nothing could observe the op (exact
+# ``Tensor``s on the cpu, no mode or dispatch subclass...) and the op's guard holds, they call
+# numpy themselves, exactly as the cpu kernel would; otherwise they call the full-path function
+# given to ``_C.install_fast_path`` at the bottom of this file. Each is bound through
+# ``backends.compiled.bind``: with the switch off, ``Tensor.relu`` is the readable method itself.
 _FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum, "detach": _C.tensor_detach, "to": _C.tensor_to}
 # ... and, from ``_ext/_fastpath_ops.pxi``, unary math, div, matmul/mm and the views t, transpose,
 # unsqueeze, squeeze (also with grad: they record through the compiled recorder)
-_FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built before it existed)
+_FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built without _fastpath_ops.pxi)
 _FAST_METHODS.update(_FAST_OPS)
 # ... and, from ``_ext/_fastpath_softmax.pxi``, softmax and log_softmax
 _FAST_METHODS.update(getattr(_C, "FAST_SOFTMAX_METHODS", {}))
@@ -57,6 +59,7 @@ _FAST_METHODS.update(getattr(_C, "FAST_BINARY_METHODS", {}))   # add, sub, mul (
 # ... and, from ``_ext/_fastpath_more.pxi``, flatten, sum(dim), clone, clamp, cumsum, bmm, masked_fill
 _FAST_METHODS.update(getattr(_C, "FAST_MORE_METHODS", {}))
 _FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back to
+_READABLE = {}   # name -> the readable method, Tensor.<name> while the switch is off
 
 
 def _method(name, fn):
@@ -66,13 +69,18 @@ def _method(name, fn):
     impl = getattr(fn, "__method_impl__", None) or fn.__wrapped_impl__
     fast = _FAST_METHODS.get(name)
     if fast is not None:
-        # A compiled method is Tensor.<name> itself (no Python frame on the fast path); its slow
-        # path is a public wrapper that hands *it* to handlers as func.
+        # A compiled method is Tensor.<name> itself while the switch is on (no Python frame on the
+        # fast path); its slow path is a public wrapper that hands *it* to handlers as func. While
+        # the switch is off Tensor.<name> is the readable method (made below), which hands itself.
         fast.__name__, fast.__qualname__, fast.__doc__ = name, "Tensor." + name, fn.__doc__
         fast.__wrapped_impl__ = impl
         _FULL_PATH[name] = public(impl, func=fast)
-        return fast
+        _READABLE[name] = _readable_method(name, fn, impl)
+        return _compiled.bind(Tensor, name, fast, _READABLE[name], mirrors=(impl,))
+    return _readable_method(name, fn, impl)
 
+
+def _readable_method(name, fn, impl):
     # The wrapper calls the function's body itself (``x.exp()`` is ``exp(x)`` without the
     # function's own wrapper in between), under the method's names.
     method = public(impl)
@@ -195,18 +203,22 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 for _f in (view, view_as, reshape_as, reshape, permute, expand, repeat, flip, new_zeros, new_ones, new_empty, new_full):
     setattr(Tensor, _f.__name__, public(_f))
+    Tensor.__dict__[_f.__name__].__qualname__ = "Tensor." + _f.__name__
 Tensor.new_tensor = new_tensor
 if _FAST_OPS:  # compiled view() and reshape(); their full paths: the public view above, and reshape()
     _FULL_PATH["view"] = public(view, func=_C.tensor_view)
     _FULL_PATH["reshape"] = public(reshape, func=_C.tensor_reshape)
     _C.tensor_view.__name__, _C.tensor_view.__qualname__, _C.tensor_view.__doc__ = "view", "Tensor.view", view.__doc__
     _C.tensor_reshape.__name__, _C.tensor_reshape.__qualname__ = "reshape", "Tensor.reshape"
-    Tensor.view, Tensor.reshape = _C.tensor_view, _C.tensor_reshape
+    for _name, _fast, _f in (("view", _C.tensor_view, view), ("reshape", _C.tensor_reshape, reshape)):
+        _READABLE[_name] = Tensor.__dict__[_name]   # (the public wrapper set above)
+        _compiled.bind(Tensor, _name, _fast, _READABLE[_name], mirrors=(_f,))
     for _f in (permute, expand) if hasattr(_C, "tensor_permute") else ():  # likewise
         _fast = getattr(_C, "tensor_" + _f.__name__)
         _fast.__name__, _fast.__qualname__, _fast.__doc__ = _f.__name__, "Tensor." + _f.__name__, _f.__doc__
         _FULL_PATH[_f.__name__] = public(_f, func=_fast)
-        setattr(Tensor, _f.__name__, _fast)
+        _READABLE[_f.__name__] = Tensor.__dict__[_f.__name__]
+        _compiled.bind(Tensor, _f.__name__, _fast, _READABLE[_f.__name__], mirrors=(_f,))
 Tensor.T = property(public(size_method_T))
 Tensor.mT = property(public(mT))
 Tensor.H = Tensor.T
@@ -527,15 +539,33 @@ def _binary_or_notimpl(fn):
 
 
 # + and * are commutative and their full path turns ``2 + a`` into ``add(a, 2)``, so the
-# reflected operators are the same functions.
-Tensor.__add__ = Tensor.__radd__ = _C.tensor_add
+# reflected operators are the same functions. The readable operators (bound while the switch is
+# off) call the readable methods; the compiled ones fall back to the compiled methods' full paths,
+# so handlers see the same func as for the method (Tensor.add for ``a + b``) either way.
+_OPERATOR_METHODS = (("__add__", "add"), ("__sub__", "sub"), ("__mul__", "mul"), ("__truediv__", "div"),
+                     ("__matmul__", "matmul"), ("__pow__", "pow"))
+_READABLE_OPERATORS = {name: _binary_or_notimpl(_READABLE.get(method, getattr(Tensor, method)))
+                       for name, method in _OPERATOR_METHODS}
+_SLOW_OPERATORS = {name: _binary_or_notimpl(_FULL_PATH.get(method, getattr(Tensor, method)))
+                   for name, method in _OPERATOR_METHODS}
 for _fn, _name in ((_C.tensor_add, "__add__"), (_C.tensor_sub, "__sub__"), (_C.tensor_mul, "__mul__")):
     _fn.__name__, _fn.__qualname__ = _name, "Tensor." + _name
+    _READABLE_OPERATORS[_name].__name__, _READABLE_OPERATORS[_name].__qualname__ = _name, "Tensor." + _name
+
+
+def _impl_of(method):
+    """The readable function body that Tensor.<method> runs (what an operator's twin mirrors)."""
+    return (getattr(_READABLE.get(method), "__wrapped_impl__", None),) if method in _READABLE else ()
+
+
+for _name, _fast in (("__add__", _C.tensor_add), ("__radd__", _C.tensor_add), ("__sub__", _C.tensor_sub),
+                     ("__mul__", _C.tensor_mul), ("__rmul__", _C.tensor_mul)):
+    _method_name = dict(_OPERATOR_METHODS)[_name.replace("__r", "__")]
+    _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name.replace("__r", "__")],
+                   mirrors=_impl_of(_method_name))
 Tensor.__iadd__ = _iadd
-Tensor.__sub__ = _C.tensor_sub
 Tensor.__rsub__ = _binary_or_notimpl(_rsub)
 Tensor.__isub__ = _isub
-Tensor.__mul__ = Tensor.__rmul__ = _C.tensor_mul
 Tensor.__imul__ = _imul
 Tensor.__truediv__ = _binary_or_notimpl(Tensor.div)
 Tensor.__rtruediv__ = _binary_or_notimpl(_rdiv)
@@ -623,12 +653,13 @@ Tensor.__ipow__ = _binary_or_notimpl(Tensor.pow_)
 Tensor.__iand__ = _operator("__iand__", lambda self, other: bitwise_and_(self, other))
 Tensor.__ior__ = _operator("__ior__", lambda self, other: bitwise_or_(self, other))
 Tensor.__ixor__ = _operator("__ixor__", lambda self, other: bitwise_xor_(self, other))
-Tensor.__eq__ = _binary_or_notimpl(Tensor.eq)
-Tensor.__ne__ = _binary_or_notimpl(Tensor.ne)
-Tensor.__lt__ = _binary_or_notimpl(Tensor.lt)
-Tensor.__le__ = _binary_or_notimpl(Tensor.le)
-Tensor.__gt__ = _binary_or_notimpl(Tensor.gt)
-Tensor.__ge__ = _binary_or_notimpl(Tensor.ge)
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):   # (compiled methods: their twin and readable forms)
+    _dunder = f"__{_name}__"
+    if _name in _FULL_PATH:
+        _compiled.bind(Tensor, _dunder, _binary_or_notimpl(getattr(Tensor, _name)), _binary_or_notimpl(_READABLE[_name]),
+                       mirrors=_impl_of(_name))
+    else:
+        setattr(Tensor, _dunder, _binary_or_notimpl(getattr(Tensor, _name)))
 
 
 def _install_fast_functions():
@@ -646,7 +677,8 @@ def _install_fast_functions():
         slow[name] = public(wrapper.__wrapped_impl__, func=fast)
         for alias, value in list(vars(module).items()):
             if value is wrapper:
-                setattr(module, alias, fast)
+                _compiled.bind(module, alias, fast, wrapper, mirrors=(wrapper.__wrapped_impl__,),
+                               also=("minitorch_nn",))
     # the compiled softmax methods' full paths (_fastpath_softmax.pxi)
     slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_SOFTMAX_METHODS", {})})
     slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_BINARY_METHODS", {})})
@@ -656,13 +688,17 @@ def _install_fast_functions():
 
 if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to handlers as func)
     _install_fast_functions()
-    Tensor.__neg__, Tensor.__abs__ = _C.tensor_neg, _C.tensor_abs
-    Tensor.__truediv__, Tensor.__matmul__ = _C.tensor_truediv, _C.tensor_matmul_op
+    _compiled.bind(Tensor, "__neg__", _C.tensor_neg, Tensor.__dict__["__neg__"],   # (lambdas calling Tensor.neg)
+                   mirrors=_impl_of("neg"))
+    _compiled.bind(Tensor, "__abs__", _C.tensor_abs, Tensor.__dict__["__abs__"], mirrors=_impl_of("abs"))
     _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_FULL_PATH["reshape"],
-                        slow_truediv=_binary_or_notimpl(_FULL_PATH["div"]),
-                        slow_matmul_op=_binary_or_notimpl(_FULL_PATH["matmul"]),
-                        slow_pow_op=_binary_or_notimpl(_FULL_PATH["pow"]), slow_rtruediv=Tensor.__rtruediv__)
-    Tensor.__pow__, Tensor.__rtruediv__ = _C.tensor_pow_op, _C.tensor_rtruediv
+                        slow_truediv=_SLOW_OPERATORS["__truediv__"],
+                        slow_matmul_op=_SLOW_OPERATORS["__matmul__"],
+                        slow_pow_op=_SLOW_OPERATORS["__pow__"], slow_rtruediv=Tensor.__rtruediv__)
+    for _name, _fast in (("__truediv__", _C.tensor_truediv), ("__matmul__", _C.tensor_matmul_op),
+                         ("__pow__", _C.tensor_pow_op)):
+        _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name], mirrors=_impl_of(dict(_OPERATOR_METHODS)[_name]))
+    _compiled.bind(Tensor, "__rtruediv__", _C.tensor_rtruediv, Tensor.__rtruediv__, mirrors=(_rdiv,))
 Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
 Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)
@@ -671,8 +707,8 @@ _C.install_fast_path(
     tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, python_dispatch_module=_python_dispatch,
     ops_module=_ops, grad_mode_module=_grad_mode, dtype_cls=_dt.dtype,
     float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
-    slow_add=_binary_or_notimpl(Tensor.add), slow_sub=_binary_or_notimpl(Tensor.sub),
-    slow_mul=_binary_or_notimpl(Tensor.mul),
+    slow_add=_SLOW_OPERATORS["__add__"], slow_sub=_SLOW_OPERATORS["__sub__"],
+    slow_mul=_SLOW_OPERATORS["__mul__"],
     slow_relu=_FULL_PATH["relu"], slow_sum=_FULL_PATH["sum"],
     slow_detach=_FULL_PATH["detach"], slow_to=_FULL_PATH["to"],
 )

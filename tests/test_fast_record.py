@@ -33,24 +33,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _C, _dispatch
+from minitorch_nn import _C
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import recording
-from minitorch_nn.autograd.graph import AccumulateGrad, Node, SavedScalar, SavedTensor
+from minitorch_nn.autograd.graph import AccumulateGrad, Node, SavedScalar
 from tests.strategies import build, tensor_specs
-from tests.test_fast_path import _ran_full_path, full_path
+from tests.twins.harness import fast_when_on, full_path, ran_kernels
+from tests.twins.signatures import _backward_outcome, _result_signature, recorder_reference_path
+
+
+def _ran_full_path(fn):
+    """Whether ``fn()`` ran the cpu kernel of add, sub, mul, relu or sum (their twins run none)."""
+    return ran_kernels(fn, [aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.relu.default,
+                            aten.sum.default, aten.sum.dim_IntList], errors=())
 
 
 @contextlib.contextmanager
 def reference_path():
     """The full dispatch chain (no compiled fast path) and the readable Python autograd layer."""
-    compiled = _dispatch.autograd_layer
-    _dispatch.autograd_layer = recording.reference_autograd_layer
-    try:
-        with full_path():
-            yield
-    finally:
-        _dispatch.autograd_layer = compiled
+    with full_path(), recorder_reference_path():
+        yield
 
 
 OPS = {
@@ -58,80 +60,6 @@ OPS = {
     "radd": lambda x, y: y + x, "rmul": lambda x, y: y * x,
     "relu": lambda x, y: x.relu(), "sum": lambda x, y: x.sum(),
 }
-
-
-def _label(impl, tensors, out):
-    """Which tensor of the case a payload is: an input's index, "out", an alias of the output."""
-    for i, t in enumerate(tensors):
-        if impl is t._impl:
-            return i
-    if out is not None and impl is out._impl:
-        return "out"
-    if out is not None and impl.storage is out._impl.storage:
-        return "alias of out"
-    return "other"
-
-
-def _saved_signature(v, tensors, out):
-    if isinstance(v, SavedScalar):
-        return ("scalar", type(v.value).__name__, repr(v.value), v.released)
-    if isinstance(v, SavedTensor):
-        return ("tensor", v.version, v.is_output, v.output_nr, v.released,
-                None if v.impl is None else _label(v.impl, tensors, out))
-    return ("value", repr(v))
-
-
-def _node_signature(node, tensors, out):
-    if node is None:
-        return None
-    if isinstance(node, AccumulateGrad):
-        return ("AccumulateGrad", node.name(), _label(node._impl, tensors, out), node._sequence_nr())
-    edges = []
-    for fn, nr in node.next_functions:
-        if isinstance(fn, AccumulateGrad) or fn is None:
-            edges.append((_node_signature(fn, tensors, out), nr))
-        else:  # a node made by the case's setup: the same object as that input's grad_fn
-            edges.append((fn.name(), nr, [i for i, t in enumerate(tensors) if t.grad_fn is fn]))
-    saved = getattr(node, "_saved", {})
-    return (
-        type(node).__name__, type(node).__module__, node.name(), tuple(edges), node._input_metadata,
-        tuple(sorted((k, _saved_signature(v, tensors, out)) for k, v in saved.items())),
-        getattr(node, "_needs", None), getattr(node, "_output_meta", None),
-    )
-
-
-def _result_signature(out, tensors, before_seq):
-    """Everything observable about ``out`` and its node, with inputs named by position."""
-    node = out.grad_fn
-    meta = out._impl.autograd_meta
-    return (
-        out.requires_grad, out.is_leaf, out.output_nr, out.dtype, tuple(out.shape), out.stride(),
-        np.asarray(out.detach()._array).tobytes(),
-        None if out._base is None else _label(out._base._impl, tensors, None),
-        sorted(meta) if meta else meta,
-        None if node is None else node._sequence_nr() - before_seq,
-        _node_signature(node, tensors, out),
-        [t._use_count() for t in tensors],
-        [sorted(t._impl.autograd_meta or ()) for t in tensors],
-    )
-
-
-def _backward_outcome(out, tensors, modify):
-    """Gradients after backward through ``out`` (with a hook and retain_grad), or the error."""
-    seen = []
-    if out.requires_grad:
-        out.retain_grad()
-        out.register_hook(lambda g: seen.append(np.asarray(g._array).tobytes()))
-    if modify is not None:
-        with mt.no_grad():
-            tensors[modify].add_(1)  # a saved input modified in place: the version check fails
-    try:
-        out.backward(mt.ones_like(out))
-    except RuntimeError as e:
-        return ("error", str(e))
-    grads = [None if t._impl.grad is None else np.asarray(t._impl.grad._array).tobytes() for t in tensors]
-    return ("ok", grads, seen, None if out.grad is None else np.asarray(out.grad._array).tobytes(),
-            [t._use_count() for t in tensors])
 
 
 def _run_case(make, op, modify):
@@ -205,7 +133,7 @@ def test_compiled_methods_build_the_full_paths_graph(op, spec, other, y_grad, x_
     if x_kind in ("leaf", "parameter") and other == "same" and modify is None:
         # the fast path must really run here, or the comparison would be vacuous
         tensors, x, y = make()
-        assert not _ran_full_path(lambda: OPS[op](x, y))
+        assert fast_when_on(_ran_full_path(lambda: OPS[op](x, y)))
     assert_same_graph(make, OPS[op], modify)
 
 

@@ -15,12 +15,14 @@ in Cython instead of C++, and lets you look inside.
   (the payload), ``VersionCounter``, ``_is_contiguous``.
 * ``minitorch_nn/_tensor.py``: the ``Tensor`` class, and the three ways a tensor comes to exist:
   ``_from_array``, ``_new_meta``, ``_make_view``.
-* ``minitorch_nn/backends/views.py``: the view kernels (``t``, ``slice``, ``expand``, ``view``).
+* ``minitorch_nn/backends/views.py``: the view kernels (``t``, ``slice``, ``expand``, ``view``),
+  which run when the compiled twins are switched off (``torch.backends.compiled``).
 * ``minitorch_nn/_dtype.py``: ``dtype``, ``promote_types`` and ``result_type_from``.
 * ``minitorch_nn/backends/meta.py``: kernels for the meta device, which compute shapes only.
 
 Every printed result below is what PyTorch 2.13 prints for the same code; the last section
-checks that against real PyTorch when it is installed.
+prints PyTorch's lines beside ours (run live when PyTorch is installed, else from a recording
+made with torch 2.13).
 """
 
 import matplotlib.pyplot as plt
@@ -84,21 +86,28 @@ print(f"x[i, j] is storage[{offset} + i*{s0} + j*{s1}] for all i, j")
 # own sizes, strides and offset. ``_make_view`` in ``_tensor.py`` builds that payload; the
 # view kernels in ``backends/views.py`` only compute the new sizes, strides and offset.
 #
-# (Common views such as ``x.t()`` and ``x[1:]`` also have compiled twins in
-# ``_ext/_fastpath_views.pxi`` and ``_ext/_fastpath_indexing.pxi`` that build the very same payload
-# in C; they step aside under ``dispatch_trace()`` and modes, so a trace always shows this path.)
+# What runs by default is not this Python code: common views such as ``x.t()`` and ``x[1:]``
+# have compiled *twins* (``_ext/_fastpath_views.pxi`` and ``_ext/_fastpath_indexing.pxi``) that
+# build the very same payload in C. The switch ``torch.backends.compiled`` turns every twin off,
+# so that only the code you read runs: inside ``with torch.backends.compiled.flags(enabled=False):``
+# ``x.t()`` goes through the dispatcher to the ``t`` kernel of ``backends/views.py`` and
+# ``_make_view``. The walk-throughs of views below run that way; the results are the same either
+# way (tutorial 12, "Making it fast", shows how the two are kept equal).
 #
 # Transposing swaps the strides. No element moves.
 
-xt = x.t()
+with torch.backends.compiled.flags(enabled=False):   # the readable path: backends/views.py
+    xt = x.t()
 print(xt.shape, xt.stride(), xt.storage_offset())
 print("same storage:", xt._impl.storage is x._impl.storage)
+print("the compiled twin gives the same view:", x.t().stride() == xt.stride())
 
 # %%
 # Slicing moves the offset. ``x[:, 1:]`` starts one element into the storage and keeps the
 # row stride of 3, so it skips the first column of each row.
 
-xs = x[:, 1:]
+with torch.backends.compiled.flags(enabled=False):
+    xs = x[:, 1:]
 print(xs.shape, xs.stride(), xs.storage_offset())
 print("same storage:", xs._impl.storage is x._impl.storage)
 
@@ -107,7 +116,8 @@ print("same storage:", xs._impl.storage is x._impl.storage)
 # as the index grows, so four rows read the same three numbers.
 
 row = torch.tensor([1.0, 2.0, 3.0])
-big = row.expand(4, 3)
+with torch.backends.compiled.flags(enabled=False):
+    big = row.expand(4, 3)
 print(big.stride())
 print(big)
 print("same storage:", big._impl.storage is row._impl.storage)

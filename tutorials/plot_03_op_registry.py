@@ -34,6 +34,7 @@ import inspect
 
 import minitorch_nn as torch
 from minitorch_nn import _dispatch, _ops
+from minitorch_nn.autograd import recording
 
 # %%
 # An op is an object
@@ -104,9 +105,12 @@ print(op(a.to("meta"), b.to("meta")))
 # The Python spellings are thin layers over the op:
 #
 # 1. ``a + b`` calls ``Tensor.__add__``, installed in ``_tensor_methods.py`` around the public
-#    function ``add``. (It is compiled, in ``_ext/_fastpath.pxi``: for plain cpu tensors that
-#    nothing could observe it calls numpy itself, giving what the steps below would give; else
-#    it calls ``add``, the path ``dispatch_trace()`` shows at the end.)
+#    function ``add``. By default ``Tensor.__add__`` is its compiled twin (``_ext/_fastpath.pxi``):
+#    for plain cpu tensors that nothing could observe, and while the cpu kernel registered for
+#    ``aten.add.Tensor`` is the one it mirrors, it computes the same result itself; otherwise it
+#    calls ``add`` and the steps below run. With the compiled twins switched off
+#    (``with torch.backends.compiled.flags(enabled=False):``, tutorial 12) every spelling runs
+#    the steps below, line by line.
 # 2. ``add`` in ``_functions/pointwise.py`` is wrapped by ``overrides.public``. The wrapper checks
 #    whether any argument is a tensor subclass with its own ``__torch_function__`` (or a
 #    function mode is active). For plain tensors it goes straight on: that is the fast path.
@@ -124,9 +128,11 @@ print(inspect.getsource(torch.add.__wrapped_impl__))
 # ``_dispatch/__init__.py`` is the dispatcher. It is short enough to print here. Each layer
 # either handles the call or returns ``NotImplemented`` to let the next one run:
 #
-# * ``autograd_layer`` records a graph node when an input requires grad (the autograd package,
-#   ``autograd/recording.py``, installs it when it is imported), and otherwise lets the call
-#   through;
+# * ``autograd_layer`` records a graph node when an input requires grad, and otherwise lets the
+#   call through. Its readable code is ``autograd_layer`` in ``autograd/recording.py``; what the
+#   autograd package installs is its compiled twin, ``_C.autograd_layer``
+#   (``_ext/_autograd_fast.pxi``), which hands every op to the readable one while the compiled
+#   twins are switched off;
 # * ``python_layer`` gives ``__torch_dispatch__`` subclasses and dispatch modes their turn
 #   (``_dispatch/python_dispatch.py`` installs it only while such a class or mode exists);
 # * ``backend`` finds the device and calls ``op.kernel_for(device_type)``.
@@ -139,6 +145,7 @@ for fn in (_dispatch.dispatch, _dispatch.below_autograd, _dispatch.backend):
 for hook in ("autograd_layer", "python_layer"):
     installed = getattr(_dispatch, hook)
     print(f"{hook}: {'not installed' if installed is None else 'from ' + installed.__module__}")
+print("the readable autograd layer:", recording.autograd_layer.__module__ + "." + recording.autograd_layer.__name__)
 
 # %%
 # We can walk the chain one layer at a time and get the same answer at every level.
@@ -168,7 +175,9 @@ print("below autograd:  ", _dispatch.below_autograd(op, (w, b), {}).grad_fn)
 # Watching the chain
 # ------------------
 # The ``python_layer`` hook sees every op that reaches the dispatcher, with PyTorch's names.
-# A few lines are enough to turn it into a tracer that records each op and passes it on.
+# A few lines are enough to turn it into a tracer that records each op and passes it on. The
+# tracing below runs with the compiled twins switched off, so that every op goes through the
+# Python code this tutorial reads (the twins step aside for a tracer too, and give the same ops).
 
 
 @contextlib.contextmanager
@@ -197,7 +206,7 @@ def run_examples(lib, x):
     x[:, 1:]  # slicing is the slice op
 
 
-with trace_ops() as seen:
+with torch.backends.compiled.flags(enabled=False), trace_ops() as seen:
     run_examples(torch, a)
 for name in seen:
     print(name)
@@ -233,7 +242,8 @@ def record_ops(lib, x):
     return names
 
 
-print("mode sees the same ops as our hook:", record_ops(torch, a) == seen)
+with torch.backends.compiled.flags(enabled=False):
+    print("mode sees the same ops as our hook:", record_ops(torch, a) == seen)
 
 # %%
 # Every layer at once: ``dispatch_trace()``
@@ -243,7 +253,7 @@ print("mode sees the same ops as our hook:", record_ops(torch, a) == seen)
 # prints a tree per call: the public function or method you called, the aten op it dispatched,
 # the graph node autograd recorded (if any) and the kernel that computed the result.
 
-with torch.utils.dispatch_trace() as trace:
+with torch.backends.compiled.flags(enabled=False), torch.utils.dispatch_trace() as trace:
     a + b  # plain tensors: straight to the kernel
     w + b  # an input requires grad: autograd records AddBackward0 on the way
     a.t().reshape(6)  # a view op, then reshape's decomposition into clone + _unsafe_view
@@ -303,6 +313,11 @@ compare_with_pytorch(story, "plot_03_op_registry")
 #    ``_unsafe_view``. Read ``reshape`` in ``_functions/shape.py`` and find the test that decides.
 # 4. ``op.redispatch_to_backend(a, b)`` skips autograd and ``python_layer``. Use ``trace_ops`` to
 #    show that it is invisible to the tracer.
-# 5. Write the schema string of a new op ``my_relu(Tensor self) -> Tensor``, parse it with
+# 5. Register your own cpu kernel for ``aten.add.Tensor``: a function that prints a line and
+#    returns ``original(a, b, alpha=alpha)``, where ``original = op.kernel_for("cpu")``, installed
+#    with ``op.impl("cpu")(my_add)``. Check that ``a + b``, ``torch.add(a, b)`` and ``a.add(b)`` all
+#    print, with the compiled twins on (the default: their guard sees the new kernel and steps
+#    aside) and off. Put the original back with ``op.impl("cpu")(original)``.
+# 6. Write the schema string of a new op ``my_relu(Tensor self) -> Tensor``, parse it with
 #    ``_ops.parse_schema`` and print its arguments. What would you need to add, and in which files,
 #    for ``ops.aten.my_relu.default(x)`` to run on cpu and meta tensors?

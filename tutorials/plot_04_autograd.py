@@ -17,6 +17,13 @@ places where you can step in: a custom ``autograd.Function``, hooks and ``create
   ``AccumulateGrad``, the node at each leaf.
 * ``minitorch_nn/autograd/derivatives.py``: the backward formula of each op (``MulBackward0``...).
 * ``minitorch_nn/autograd/engine.py``: ``topological_order`` and ``run_backward``, the engine.
+
+Both the recorder and the engine have compiled *twins* that run by default:
+``_ext/_autograd_fast.pxi`` (the twin of ``recording.py``'s autograd layer) and
+``_ext/_engine_fast.pyx`` (the twin of ``run_backward``). They make the same nodes and run the same
+steps, faster. The walk-throughs below that follow ``recording.py`` and ``run_backward`` line by
+line run inside ``with torch.backends.compiled.flags(enabled=False):``, which switches every twin
+off, so that what you read is what runs (tutorial 12, "Making it fast", is about the twins).
 * ``minitorch_nn/autograd/function.py``: ``autograd.Function`` and its ``ctx``
   (``save_for_backward``, ``saved_tensors`` with the version check).
 """
@@ -27,14 +34,17 @@ from minitorch_nn.autograd.engine import topological_order
 # %%
 # A node per op: ``grad_fn``
 # --------------------------
-# ``recording.py`` runs before the kernel for every op. When an input requires grad it creates a
-# node whose class is named after the op (``SinBackward0``, ``MulBackward0``) and stores it in the
-# output's ``grad_fn``. A leaf that you created yourself has no ``grad_fn``.
+# The autograd layer runs before the kernel for every op: ``autograd_layer`` in ``recording.py``
+# (by default its compiled twin ``_C.autograd_layer`` runs in its place; with the switch off, as
+# here, ``recording.py`` itself runs). When an input requires grad it creates a node whose class is
+# named after the op (``SinBackward0``, ``MulBackward0``) and stores it in the output's
+# ``grad_fn``. A leaf that you created yourself has no ``grad_fn``.
 
 torch.manual_seed(0)
 x = torch.randn(3, requires_grad=True)
 w = torch.randn(3, requires_grad=True)
-y = (x * w).sin().sum()
+with torch.backends.compiled.flags(enabled=False):   # recording.py records every op below
+    y = (x * w).sin().sum()
 print("x.grad_fn:", x.grad_fn, "| is_leaf:", x.is_leaf)
 print("y.grad_fn:", type(y.grad_fn).__name__)
 
@@ -93,8 +103,12 @@ print([type(n).__name__ for n in topological_order([z.sum().grad_fn])])
 
 # %%
 # Running it: the gradient of ``sum(sin(x * w))`` with respect to ``x`` is ``cos(x * w) * w``.
+# With the switch off, ``y.backward()`` runs ``run_backward``'s loop in ``engine.py`` line by
+# line; by default its twin ``run_backward`` in ``_ext/_engine_fast.pyx`` runs instead, with the
+# same phases and the same names.
 
-y.backward()
+with torch.backends.compiled.flags(enabled=False):
+    y.backward()
 print("x.grad:  ", x.grad)
 print("formula: ", (x * w).detach().cos() * w.detach())
 
@@ -254,11 +268,19 @@ compare_with_pytorch(story, "plot_04_autograd")
 # ---------
 # 1. Draw the graph of ``(x * x + x.exp()).sum()`` by hand, then check it with ``show``. Why does
 #    ``x``'s ``AccumulateGrad`` appear only once in ``topological_order``?
-# 2. In ``engine.py``, replace ``topological_order`` with a plain breadth-first walk. Does any
-#    gradient become wrong? Which parts of ``run_backward`` rely on the order, and which only on
-#    the set of nodes?
-# 3. Write an ``autograd.Function`` for ``relu`` that saves only a boolean mask (not the input).
+# 2. In ``engine.py``, replace ``topological_order`` with a plain breadth-first walk (edit the
+#    file and restart, or assign ``engine.topological_order = my_walk``). Does any gradient become
+#    wrong? Which parts of ``run_backward`` rely on the order, and which only on the set of nodes?
+#    Every backward pass calls ``topological_order``, with the compiled twins on or off, so your
+#    walk runs either way.
+# 3. Add a ``print(node.name())`` after ``node = ready.pop()`` in ``run_backward`` and restart.
+#    ``loss.backward()`` now prints every node, with the switch on too: the compiled twin of
+#    ``run_backward`` sees at import that its original no longer has its recorded fingerprint,
+#    turns itself off with a warning, and ``torch.backends.compiled.disabled()`` says why (a
+#    rebuild does not change that). Which line would you add to ``_ext/_engine_fast.pyx`` to make
+#    the twin print too? (Tutorial 12 shows how a twin is then brought back.)
+# 4. Write an ``autograd.Function`` for ``relu`` that saves only a boolean mask (not the input).
 #    Check it with ``gradcheck``. Does an in-place change of the input still raise the version
 #    error? Why not?
-# 4. Use ``torch.autograd.grad`` with ``create_graph=True`` twice to get the third derivative of
+# 5. Use ``torch.autograd.grad`` with ``create_graph=True`` twice to get the third derivative of
 #    ``x.sin().sum()``. Which node names appear in the second gradient's graph?

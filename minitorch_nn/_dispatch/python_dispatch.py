@@ -190,6 +190,15 @@ def python_layer(op, args, kwargs):
         return NotImplemented
     args, kwargs = normalize_args(op, args, kwargs)
     tracer = _tracer[0]
+    # Dispatch modes come first. The innermost mode handles the op: it is taken off the stack
+    # while its ``__torch_dispatch__(op, (), args, kwargs)`` runs (types is empty for a mode), so
+    # the ops it calls go to the next mode out, or to the kernel, instead of back to itself; it is
+    # put back afterwards, even when the handler raises. With a trace recording (``tracer`` not
+    # None) the call goes through ``tracer._torch_dispatch_handler(type(mode).__name__, "mode",
+    # call)``. A result other than ``NotImplemented`` is the op's result (through
+    # ``_inplace_result(op, args, out)``, which gives an in-place op its ``self`` back);
+    # ``NotImplemented`` lets the subclasses below, or the kernel, have the op.
+    # BEGIN SOLUTION dispatch-mode
     if _modes:
         with pop_mode_temporarily() as mode:
             if tracer is None:
@@ -202,6 +211,7 @@ def python_layer(op, args, kwargs):
                 )
         if out is not NotImplemented:
             return _inplace_result(op, args, out)
+    # END SOLUTION
     types = tuple(classes)
     for t in classes:
         if tracer is None:

@@ -492,6 +492,17 @@ class CheckpointUnpickler(pickle._Unpickler):
         self._storage_loader = storage_loader
 
     def find_class(self, module, name):
+        """The only way a checkpoint names Python objects; everything not on the allow-list fails.
+
+        Rules: ``module`` and ``name`` must be ``str`` (else ``UnpicklingError("GLOBAL names must
+        be text")``); for pickle protocols below 3 the Python 2 names are first mapped as pickle's
+        ``fix_imports`` does (``_compat_pickle.NAME_MAPPING`` for the pair, else
+        ``IMPORT_MAPPING`` for the module); then ``"module.name"`` is looked up in
+        ``ALLOWED_GLOBALS`` (``torch.nn.parameter.Parameter`` is resolved late, with
+        ``_parameter_class()``), then in ``USER_GLOBALS`` (``add_safe_globals``); nothing is ever
+        imported, and a name found in neither raises ``_refuse(module, name)``.
+        """
+        # BEGIN SOLUTION serialization-allowlist
         if not isinstance(module, str) or not isinstance(name, str):
             raise UnpicklingError("GLOBAL names must be text")
         if self.proto < 3:  # Python 2 names, as pickle's fix_imports does (pure lookup tables)
@@ -508,6 +519,7 @@ class CheckpointUnpickler(pickle._Unpickler):
         if obj is None:
             raise _refuse(module, name)
         return obj
+        # END SOLUTION
 
     def persistent_load(self, pid):
         # zip format: ('storage', storage_type, key, location, numel)

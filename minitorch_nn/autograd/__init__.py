@@ -49,7 +49,7 @@ from minitorch_nn.autograd.grad_mode import (
 from minitorch_nn.autograd import engine as _engine
 from minitorch_nn.autograd import inplace as _inplace
 from minitorch_nn.autograd.gradcheck import gradcheck, gradgradcheck
-from minitorch_nn.autograd.recording import autograd_layer as _autograd_layer
+from minitorch_nn.autograd.recording import installed_layer as _autograd_layer
 
 # The layers below autograd call it through these slots rather than importing it, and autograd
 # reaches the public zeros_like the same way.

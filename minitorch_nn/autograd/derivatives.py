@@ -35,11 +35,18 @@ from minitorch_nn._ops import aten
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.engine import nothing_observes
 from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, Derivative
+from minitorch_nn.backends import compiled as _compiled_switch
 
 try:
-    from minitorch_nn import _grad_kernels as _compiled   # (see the tanh/sigmoid/relu formulas)
-except ImportError:  # pragma: no cover - an extension built before it existed
+    from minitorch_nn import _grad_kernels as _compiled  # (see the tanh/sigmoid/relu formulas)
+except ImportError:  # pragma: no cover - an extension built without it
     _compiled = None
+else:
+    from minitorch_nn import _C, _dtype
+    from minitorch_nn._device import CPU as _CPU
+    from minitorch_nn._tensor import _STRIDES_CACHE, Tensor
+
+    _compiled.setup(Tensor, _dtype.float32, _dtype.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
 
 # ---------------------------------------------------------------------------------------------
 # Registration
@@ -393,13 +400,18 @@ derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * _c(self.cosh(
 derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * _c(self.sinh()))
 # tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),
 # which is also what a TorchDispatchMode sees; those kernels have derivatives of their own.
-# Without create_graph and with nothing watching the ops (engine.nothing_observes), the compiled
-# cpu kernels are called directly for their common case (exact Tensors, which they check): the same
-# values as the op's kernel, without the dispatcher's layers (a few us per node on small tensors).
+# Their compiled twins (_ext/_grad_kernels.pyx, twins of the cpu kernels in
+# backends/cpu/activations.py) compute the same values for the common case (exact Tensors, which
+# they check) without the dispatcher's layers (a few us per node on small tensors). They run only
+# without create_graph, with nothing watching the ops (engine.nothing_observes), with the switch on
+# and while the op's kernel and derivative are the ones they mirror (a Guard).
+_TANH_TWIN = _compiled_switch.Guard("_grad_kernels.tanh_backward", ops=(aten.tanh_backward.default,))
+_SIGMOID_TWIN = _compiled_switch.Guard("_grad_kernels.sigmoid_backward", ops=(aten.sigmoid_backward.default,))
+_THRESHOLD_TWIN = _compiled_switch.Guard("_grad_kernels.threshold_backward", ops=(aten.threshold_backward.default,))
 
 
 def _tanh_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
+    if _compiled is not None and not _gm._enabled and _TANH_TWIN.holds() and nothing_observes(exact_tensors=True):
         out = _compiled.tanh_backward(grad, result)
         if out is not None:
             return out
@@ -407,7 +419,7 @@ def _tanh_grad(grad, result):
 
 
 def _sigmoid_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
+    if _compiled is not None and not _gm._enabled and _SIGMOID_TWIN.holds() and nothing_observes(exact_tensors=True):
         out = _compiled.sigmoid_backward(grad, result)
         if out is not None:
             return out
@@ -415,7 +427,7 @@ def _sigmoid_grad(grad, result):
 
 
 def _relu_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and nothing_observes(exact_tensors=True):
+    if _compiled is not None and not _gm._enabled and _THRESHOLD_TWIN.holds() and nothing_observes(exact_tensors=True):
         out = _compiled.threshold_backward(grad, result, 0)
         if out is not None:
             return out
@@ -517,24 +529,40 @@ derivative("topk", "TopkBackward0",
 
 
 
+def _mm_mat1_backward(grad, mat2):
+    """The gradient of ``mm(mat1, mat2)`` with respect to ``mat1``: ``grad @ mat2^T``.
+
+    Build it from ops (``aten.mm.default`` and ``aten.t.default``) so that it is itself
+    differentiable (double backward records through it)."""
+    # BEGIN SOLUTION autograd-mm-backward
+    return aten.mm.default(grad, aten.t.default(mat2))
+    # END SOLUTION
+
+
 def _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides):
-    # As PyTorch's mm_mat2_backward: a column-major mat2 (``weight.t()`` in F.linear) gets a
-    # column-major gradient, so after TBackward the weight's gradient is contiguous and the
-    # optimizer/AccumulateGrad never copy it across a transpose.
+    """The gradient of ``mm(mat1, mat2)`` with respect to ``mat2``: ``mat1^T @ grad``.
+
+    As PyTorch's ``mm_mat2_backward``: when ``mat2`` was column-major (2-d, strides ``(1, rows)``,
+    more than one column -- ``weight.t()`` in ``F.linear``), compute ``(grad^T @ mat1)^T`` instead,
+    the same values laid out column-major, so that after ``TBackward`` the weight's gradient is
+    contiguous and the optimizer and AccumulateGrad never copy it across a transpose. Build it from
+    ``aten.mm.default`` and ``aten.t.default``."""
+    # BEGIN SOLUTION autograd-mm-backward
     if len(mat2_sizes) == 2 and mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0] and mat2_sizes[1] > 1:
         return aten.t.default(aten.mm.default(aten.t.default(grad), mat1))
     return aten.mm.default(aten.t.default(mat1), grad)
+    # END SOLUTION
 
 
 derivative("mm", "MmBackward0",
-           self=lambda grad, mat2: aten.mm.default(grad, aten.t.default(_c(mat2))),
+           self=lambda grad, mat2: _mm_mat1_backward(grad, _c(mat2)),
            mat2=lambda grad, self, mat2_sizes, mat2_strides: _mm_mat2_backward(grad, _c(self), mat2_sizes, mat2_strides))
 derivative("bmm", "BmmBackward0",
            self=lambda grad, mat2: aten.bmm.default(grad, _c(mat2).transpose(1, 2)),
            mat2=lambda grad, self: aten.bmm.default(_c(self).transpose(1, 2), grad))
 derivative("addmm", "AddmmBackward0",
            self=lambda grad, beta: _scale(grad, _c(beta)),
-           mat1=lambda grad, mat2, alpha: _scale(aten.mm.default(grad, aten.t.default(_c(mat2))), _c(alpha)),
+           mat1=lambda grad, mat2, alpha: _scale(_mm_mat1_backward(grad, _c(mat2)), _c(alpha)),
            mat2=lambda grad, mat1, mat2_sizes, mat2_strides, alpha: _scale(
                _mm_mat2_backward(grad, _c(mat1), mat2_sizes, mat2_strides), _c(alpha)))
 derivative("baddbmm", "BaddbmmBackward0",

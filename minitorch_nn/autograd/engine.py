@@ -29,12 +29,17 @@ runs with ``__torch_function__`` disabled, as PyTorch's C++ engine runs below th
 user code called from it (hooks, ``autograd.Function.backward``) sees ``__torch_function__`` as
 usual. ``__torch_dispatch__`` modes see every aten op, as in PyTorch.
 
-Speed: ``run_backward`` is the reference loop, written to be read. The common call, a backward
-without ``inputs`` (every ``loss.backward()``), runs ``_run_all`` instead: the same steps with
-the ``inputs`` bookkeeping taken out and the per-node helpers written inline, checked against
-``run_backward`` by ``tests/test_autograd_engine_fast.py`` (``use_fast_loop = False`` turns it off).
-``_run_all`` in turn hands its loop to a compiled twin, ``_ext/_engine_fast.pyx``, when that is
-built (``use_compiled_loop = False`` keeps it in Python).
+Speed: ``run_backward`` has a compiled twin, ``run_backward`` in ``_ext/_engine_fast.pyx`` (the
+module ``minitorch_nn._engine_fast``): the same phases with the same names, with the ready queue
+as a C heap that pops in ``ReadyQueue``'s order, ``_send`` written out, and ``recording.OpNode``'s
+``apply`` and ``release_variables`` run in C. ``run_backward`` hands over to it on its first line
+while the switch ``minitorch_nn.backends.compiled`` is on and the twin's guards hold: the engine
+functions it relies on are the ones it was built against, checked by identity at every call, and
+their code has the fingerprints recorded when the twin was written (checked at import against
+``minitorch_nn/_twin_manifest.json``, see ``_load_twin`` below). With the switch off
+(``with torch.backends.compiled.flags(enabled=False):``), every backward pass runs the loop below,
+line by line. ``tests/twins/test_engine_twin.py`` runs the same graphs both ways and compares
+everything observable.
 
 Where we differ from PyTorch: one thread, no streams; a node that no gradient reaches at all is
 skipped (PyTorch calls it with undefined gradients).
@@ -42,21 +47,22 @@ skipped (PyTorch calls it with undefined gradients).
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+import sys
 
 from minitorch_nn import _dispatch, _ops
-from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
-from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
-from minitorch_nn.autograd.ready_queue import ReadyQueue, _Entry
+from minitorch_nn.autograd import ready_queue as _ready_queue
 from minitorch_nn.autograd import recording as _recording
-from minitorch_nn.autograd.recording import OpNode
+from minitorch_nn.autograd.graph import AccumulateGrad, gradient_edge
+from minitorch_nn.autograd.ready_queue import ReadyQueue
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.overrides import handle_torch_function, has_torch_function
 
 # ``torch.zeros_like``, for grad(materialize_grads=True): the public function, so that tensor
@@ -358,15 +364,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     ``accumulate=False`` (``autograd.grad``) their gradients are returned instead of being
     added into ``.grad``.
     """
+    if _twin is not None and _compiled_switch.is_enabled() and _twin.guards_hold():
+        # the compiled twin of this function (see the module docstring)
+        return _twin.run_backward(roots, root_grads, retain_graph, create_graph, inputs, accumulate)
+
     root_edges = []
     for i, t in enumerate(roots):
         edge = gradient_edge(t)
         if edge is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append(edge)
-    if inputs is None and use_fast_loop:
-        _run_all(root_edges, root_grads, retain_graph, create_graph)
-        return []
 
     # Where to capture gradients: the edge of each input.
     targets = None
@@ -469,7 +476,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     finally:
         _gm._enabled = prev_mode
         _graph.should_compute[0] = prev_filter
-        _graph.should_compute[0] = prev_filter
     return captured
 
 
@@ -524,170 +530,37 @@ def _capture(node, grad_outputs, targets, captured):
 
 
 # ---------------------------------------------------------------------------------------------
-# The common case, written for speed
+# The compiled twin of run_backward
 # ---------------------------------------------------------------------------------------------
 
-# ``run_backward`` hands a backward pass with no ``inputs`` (every ``loss.backward()``) to
-# ``_run_all``. It is ``run_backward``'s loop with the ``inputs`` bookkeeping taken out and the
-# helpers it calls on every node (``ReadyQueue.push``/``pop``, ``_send``) written out; like
-# ``run_backward`` it starts from ``topological_order``. It runs the same nodes in the same
-# order, with the same hooks, ops and errors; ``tests/test_autograd_engine_fast.py`` runs
-# graphs through both loops and compares. Set
-# ``use_fast_loop = False`` to run everything through the loop above.
-#
-# ``_run_all`` has a compiled twin: ``run_all`` in ``_ext/_engine_fast.pyx`` (the module
-# ``minitorch_nn._engine_fast``), the same loop step for step in Cython, with the ready queue as
-# a C heap that pops in ``ReadyQueue``'s order. When it is built, ``_run_all`` hands every pass
-# to it (after ordering the graph here); ``use_compiled_loop = False``, or a checkout without the
-# compiled module, runs the Python loop below. The test file compares all three loops.
-use_fast_loop = True
 
-try:
-    from minitorch_nn import _engine_fast as _compiled
-except ImportError:   # not built: the Python loop below does the work
-    _compiled = None
-use_compiled_loop = _compiled is not None
+def _twin_originals():
+    """The functions whose work the twin does in its own code (not those it merely calls): an edit
+    to one of them, or to a helper of this file it calls, turns the twin off at import."""
+    from minitorch_nn.autograd.graph import SavedTensor
+    from minitorch_nn.autograd.recording import OpNode
+
+    return (run_backward, _send, _add_to_buffer, _call_tensor_hooks, _run_tensor_hooks, ReadyQueue.push,
+            ReadyQueue.pop, OpNode.apply, OpNode._apply, OpNode.release_variables, SavedTensor.unpack,
+            SavedTensor.release)
 
 
-def _run_all(root_edges, root_grads, retain_graph, create_graph):
-    """``run_backward`` without ``inputs``: run every node that a gradient reaches."""
-    dependencies = count_dependencies(topological_order([node for node, _ in root_edges]))
-    if use_compiled_loop and _compiled is not None:
-        _compiled.run_all(root_edges, root_grads, retain_graph, create_graph, dependencies)
-        return
-    buffers = {}
-    ready = ReadyQueue()   # used through heappush/heappop directly (it is a list)
-    pending = {}
-    for node, _ in root_edges:
-        pending[node] = pending.get(node, 0) + 1
-    for (node, nr), g in zip(root_edges, root_grads):
-        _add_to_buffer(buffers, node, nr, g)
-        pending[node] -= 1
-        if pending[node] == 0 and not dependencies.get(node):
-            entry = _Entry(-node._seq_nr)
-            entry.node = node
-            heappush(ready, entry)
-    g = None
-
-    prev_mode, prev_filter = _gm._enabled, _graph.should_compute[0]
-    _gm._enabled = bool(create_graph)
-    _graph.should_compute[0] = None   # every formula runs (a backward inside a hook may be nested)
-    tf_state = _tf_state
-    # When something could intercept __torch_function__, run_backward disables it around each
-    # node's formulas and around each _send. Here it is disabled once for the whole loop (the
-    # "shield"), and lifted only around nodes that run user code (hooks, custom Functions), so
-    # those see __torch_function__ exactly as in run_backward.
-    shield = None if tf_state.quiet else DisableTorchFunction()
-    if shield is not None:
-        shield.__enter__()
-    shielded = shield is not None
+def _load_twin():
+    """``minitorch_nn._engine_fast`` set up with this module's functions, or None when it is not
+    built or when an original it mirrors no longer has its recorded fingerprint (it then says so once)."""
     try:
-        while ready:
-            node = heappop(ready).node
-            lifted = shielded and not _runs_no_user_code(node)
-            if lifted:
-                shield.__exit__(None, None, None)
-                shielded = False
-            try:
-                buf = buffers.pop(node, None)
-                if buf is None:   # no gradient reached this node (see run_backward)
-                    _send(node, (), buffers, dependencies, ready)
-                    continue
-                is_leaf = type(node) is AccumulateGrad
-                if len(buf) == 1 and 0 in buf and (is_leaf or not getattr(node, "_output_meta", None)):
-                    grad_outputs = (buf[0],)
-                else:
-                    n_out = max(max(buf) + 1, len(getattr(node, "_output_meta", ())) or 1)
-                    grad_outputs = tuple([buf.get(k) for k in range(n_out)])
-                del buf
-                # (a tuple from here on; the hooks below work on a list, made only when they exist)
-                if node._tensor_pre_hooks or node._retains_grad:
-                    grad_outputs = list(grad_outputs)
-                    _call_tensor_hooks(node, grad_outputs)
-                    grad_outputs = tuple(grad_outputs)
-                elif is_leaf and node._impl is not None:
-                    meta = node._impl.autograd_meta
-                    if meta and meta.get("hooks"):   # a leaf's register_hook
-                        grad_outputs = list(grad_outputs)
-                        _call_tensor_hooks(node, grad_outputs)
-                        grad_outputs = tuple(grad_outputs)
-                if node._pre_hooks:
-                    for hook in list(node._pre_hooks.values()):
-                        new = hook(grad_outputs)
-                        if new is not None:
-                            grad_outputs = tuple(new)
-                grad_inputs = node.apply(grad_outputs)
-                if node._post_hooks:
-                    for hook in list(node._post_hooks.values()):
-                        new = hook(grad_inputs, grad_outputs)
-                        if new is not None:
-                            grad_inputs = tuple(new)
-                del grad_outputs
-                if not retain_graph:
-                    node.release_variables()
-                edges = node.next_functions
-                if not edges:
-                    continue   # a leaf: nothing to send
-                if not tf_state.quiet:   # as run_backward: nothing may intercept the sums and casts
-                    with DisableTorchFunction():
-                        _send(node, grad_inputs, buffers, dependencies, ready)
-                    del grad_inputs
-                    continue
-                # _send, written out
-                metas = node._input_metadata
-                n_grads = len(grad_inputs)
-                i = -1
-                for child, nr in edges:
-                    i += 1
-                    if child is None:
-                        continue
-                    g = grad_inputs[i] if i < n_grads else None
-                    if g is not None:
-                        meta = metas[i] if i < len(metas) else None
-                        # (no local name for g._impl: AccumulateGrad's steal test counts its users)
-                        if meta is not None and (g._impl.sizes != meta[0] or g._impl.dtype is not meta[1]):
-                            g = _validate(node, i, g, meta)
-                        slot = buffers.get(child)
-                        if slot is None:
-                            buffers[child] = {nr: g}
-                        elif nr in slot:
-                            slot[nr] = slot[nr] + g
-                        else:
-                            slot[nr] = g
-                        g = slot = None   # hold no gradient past here (AccumulateGrad counts users)
-                    left = dependencies[child] - 1
-                    dependencies[child] = left
-                    if left == 0:
-                        entry = _Entry(-child._seq_nr)
-                        entry.node = child
-                        heappush(ready, entry)
-                del grad_inputs
-            finally:
-                if lifted:
-                    shield.__enter__()
-                    shielded = True
-    finally:
-        if shielded:
-            shield.__exit__(None, None, None)
-        _gm._enabled = prev_mode
-        _graph.should_compute[0] = prev_filter
+        from minitorch_nn import _engine_fast
+    except ImportError:
+        return None
+    if not _compiled_switch.check_original("autograd.engine", *_twin_originals()):
+        return None
+    try:
+        _engine_fast.setup(engine=sys.modules[__name__], recording=_recording, graph=_graph, grad_mode=_gm,
+                           dispatch=_dispatch, tf_state=_tf_state, ready_queue=_ready_queue)
+    except (TypeError, AttributeError) as err:   # a module built from another version of _engine_fast.pyx
+        _compiled_switch._disable_twin("autograd.engine", f"the built module does not fit this engine.py ({err})")
+        return None
+    return _engine_fast
 
 
-def _runs_no_user_code(node):
-    """True when running ``node`` calls no user code, so ``_run_all`` may keep
-    ``__torch_function__`` disabled around it: a formula node or a leaf's ``AccumulateGrad``,
-    with no hooks of any kind."""
-    if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks or node._retains_grad:
-        return False
-    if isinstance(node, OpNode):
-        return True
-    if type(node) is AccumulateGrad:
-        meta = node._impl.autograd_meta if node._impl is not None else None
-        return not (meta and (meta.get("hooks") or meta.get("post_accumulate_grad_hooks")))
-    return False
-
-
-if _compiled is not None:
-    _compiled.setup(AccumulateGrad, _validate, _send, _call_tensor_hooks, _runs_no_user_code, _add_to_buffer,
-                    DisableTorchFunction, _tf_state, _gm, _graph, OpNode, _recording._OutputGrads,
-                    _graph.SavedTensor, _dispatch)
+_twin = _load_twin()

@@ -30,17 +30,15 @@ write no input). Everything that depends only on the op and on *which* inputs ne
 on the op's :class:`Derivative` as a :class:`_SavePlan`. ``_record`` is the general path
 (``Tensor[]`` inputs such as ``cat``, and in-place ops).
 
-``autograd_layer`` and ``_record_simple`` here are the readable reference; what runs are their
-compiled twins, ``_C.autograd_layer`` and ``_C.record_simple`` (``_ext/_autograd_fast.pxi``),
-which do the same steps in the same order and fill the nodes' and saved tensors' C fields
-directly. ``_record`` too has a compiled twin (``_record_general``: ``Tensor[]`` inputs such as
-``cat``, and in-place ops), which calls ``inplace.py`` for the in-place checks and for rebasing
-history (views, ``CopySlices``); ops without a formula are recorded from here. The compiled
-fast paths of ``a * b`` and friends record through the same code (``record_computed``, whose
-reference is ``_record_computed`` here). ``tests/test_fast_record.py`` checks that both build
-the same graph. To run the readable layer instead (to step through it, or after changing it),
-install it: ``_dispatch.autograd_layer = recording.reference_autograd_layer``; the compiled fast
-paths then step aside too, so every op is recorded by the code in this file.
+``autograd_layer`` and the recorders it calls are the readable reference; by default the
+dispatcher calls their compiled twin, ``_C.autograd_layer`` (``_ext/_autograd_fast.pxi``), which
+does the same steps in the same order and fills the nodes' and saved tensors' C fields directly
+(``_record`` has its twin there too: ``_record_general``). The compiled fast paths of ``a * b`` and
+friends record through the twin of ``_record_computed``. The twin steps aside, and every op is
+recorded by the code in this file, while the switch ``minitorch_nn.backends.compiled`` is off
+(``with torch.backends.compiled.flags(enabled=False):``), and while a function of this file it
+mirrors has been replaced (``recording._record_simple = my_version`` takes effect at the next op);
+``tests/test_fast_record.py`` checks that both build the same graph.
 
 Where we differ from PyTorch: a view made under ``no_grad`` of a tensor that requires grad reports
 ``requires_grad=True`` and prints so, as in PyTorch, but its payload's own flag stays False, so an
@@ -52,6 +50,7 @@ PyTorch's message.
 from __future__ import annotations
 
 import sys
+import types
 
 from minitorch_nn import _C, _dispatch
 from minitorch_nn._C import OpNodeBase, TensorBase
@@ -72,6 +71,7 @@ from minitorch_nn.autograd.graph import (
     node_class,
 )
 from minitorch_nn.autograd.inplace import _check_inplace, _rebase_history
+from minitorch_nn.backends import compiled as _compiled_switch
 
 # Marks ops whose outputs never require grad (detach, factories *_like, random fills...).
 NONDIFFERENTIABLE = object()
@@ -420,11 +420,10 @@ def _any_requires_grad(args, kwargs):
 
 
 def autograd_layer(op, args, kwargs):
-    """Installed as ``_dispatch.autograd_layer``; see the module docstring.
+    """The dispatcher's autograd layer; see the module docstring.
 
-    This is the readable reference: what is installed is its compiled twin,
-    ``_C.autograd_layer`` (bound to this name at the end of the module), which makes the same
-    checks in C and records simple ops with ``_C.record_simple``.
+    With the switch ``backends.compiled`` on, its compiled twin ``_C.autograd_layer`` runs in its
+    place (see the end of this module) and makes the same checks in C.
     """
     if not _gm._enabled:
         return NotImplemented  # the fast path
@@ -486,8 +485,8 @@ def _record_simple(op, d, args, kwargs):
     """``_record`` for ops whose differentiable inputs are single tensors and that write no
     input (``d.simple``): the same four steps, with the per-op work done once in ``d.plan``.
 
-    The readable reference of ``_C.record_simple`` (``_ext/_autograd_fast.pxi``), which is what
-    the autograd layer calls: the same steps, in the same order, in C.
+    Its compiled twin is ``_record`` in ``_ext/_autograd_fast.pxi``: the same steps, in the same
+    order, in C.
     """
     # 1. and 2.: the node, its edges and what its formulas will read.
     started = _start_simple(d, args, kwargs)
@@ -812,11 +811,35 @@ def _record_without_formula(op, args, kwargs):
 
 
 # ---------------------------------------------------------------------------------------------
-# What runs: the compiled twins
+# What the dispatcher calls: autograd_layer, or its compiled twin
 # ---------------------------------------------------------------------------------------------
 
-# The dispatcher gets the compiled layer (autograd/__init__.py installs ``autograd_layer``); the
-# readable one above stays importable as ``reference_autograd_layer`` (tests run both).
-reference_autograd_layer = autograd_layer
-autograd_layer = _C.autograd_layer
+# autograd/__init__.py installs ``installed_layer`` as ``_dispatch.autograd_layer``. It is the
+# compiled twin ``_C.autograd_layer`` (``_ext/_autograd_fast.pxi``), which hands every op to
+# ``autograd_layer`` above while the switch ``minitorch_nn.backends.compiled`` is off or while a
+# function of this file it mirrors has been replaced; or, when this file's source has changed since
+# the build (its fingerprints), ``autograd_layer`` itself.
 _C.install_recorder(recording=sys.modules[__name__], graph=_graph, grad_mode=_gm, dispatch=_dispatch, aten=aten)
+# The functions whose work the twin does in its own code: an edit to one of them turns it off.
+_TWIN_ORIGINALS = (autograd_layer, _any_requires_grad, _record_simple, _record_computed, _start_simple,
+                   _finish_simple, _record, _edge, _wire_output, _saved_value, _run_below, OpNode.__init__,
+                   SavedTensor.__init__, _graph.AccumulateGrad.__init__, grad_accumulator, _graph._alias)
+installed_layer = (_C.autograd_layer if _compiled_switch.check_original("autograd.recording", *_TWIN_ORIGINALS)
+                   else autograd_layer)
+
+
+class _RecordingModule(types.ModuleType):
+    """This module, telling its compiled twin when a name in it is assigned or deleted
+    (``recording._record_simple = my_version``): the twin then compares the functions it mirrors
+    with the ones it was installed with, by identity, and steps aside if one differs."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        _C.recorder_recheck()
+
+    def __delattr__(self, name):
+        super().__delattr__(name)
+        _C.recorder_recheck()
+
+
+sys.modules[__name__].__class__ = _RecordingModule

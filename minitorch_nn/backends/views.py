@@ -29,6 +29,26 @@ def compute_view_strides(old_sizes, old_strides, new_sizes):
 
     Works chunk by chunk: a run of old dims that is contiguous in memory can be re-split into
     any new dims with the same element count (PyTorch's ``computeStride``).
+
+    Rules (the tests check each one):
+
+    * a 0-d ``old`` views as any shape of ones: every new stride is 1;
+    * an empty tensor (a size 0) keeps its strides for the same sizes, else gets
+      ``contiguous_strides(new_sizes)``;
+    * walking the old dims from the last, a *chunk* ends at dim ``d`` when ``d`` is the first dim,
+      or when dim ``d - 1`` is not laid out right after the chunk: its size is not 1 and its stride
+      is not (elements of the chunk so far) * (the chunk's innermost stride). An old dim of size 1
+      never ends a chunk, whatever its stride;
+    * the new dims are filled from the last, each chunk's elements re-split into new dims whose
+      sizes multiply to the chunk's element count; new stride = (product of the new sizes to its
+      right within the chunk) * the chunk's innermost stride;
+    * a new dim of size 1 takes the stride that a dim at its place would have (the running
+      product times the chunk's base stride), computed, never copied from an old size-1 dim:
+      ``zeros(2, 3)[:, :1]`` (strides (3, 1)) viewed as ``(1, 2, 1)`` has strides (6, 3, 1) and
+      as ``(2, 1, 1)`` strides (3, 1, 1); ``zeros(3, 1)[::2]`` (strides (2, 1)) viewed as
+      ``(1, 2)`` has strides (4, 2);
+    * when a chunk's elements cannot be matched exactly by whole new dims, return None (the
+      caller raises "view size is not compatible with input tensor's size and stride").
     """
     # BEGIN SOLUTION views-strides
     if not old_sizes:
@@ -133,6 +153,18 @@ def permute(self, dims):
 
 @aten.transpose.int.impl("any")
 def transpose(self, dim0, dim1):
+    """The view of ``self`` with dims ``dim0`` and ``dim1`` swapped (``aten.transpose.int``).
+
+    Rules:
+
+    * the sizes and the strides of the two dims are swapped; the storage offset stays; the result
+      is a view (``_make_view(self, sizes, strides, offset)``: it shares storage and version
+      counter, and its ``_base`` is ``self``);
+    * dims may be negative (``wrap_dim(d, n)`` wraps them and raises PyTorch's IndexError
+      "Dimension out of range" otherwise); ``dim0 == dim1`` gives a view equal to ``self``;
+    * a 0-d tensor accepts the dims 0 and -1 (``wrap_dim(d, 0)`` checks them) and gives
+      ``alias(self)``, a 0-d view.
+    """
     # BEGIN SOLUTION views-transpose
     sizes, strides, offset = _geometry(self)
     n = len(sizes)

@@ -1,10 +1,12 @@
 """Solution markers: find ``# BEGIN SOLUTION task-id`` ... ``# END SOLUTION`` blocks in source
-files and replace them with a ``raise NotImplementedError(...)`` stub.
+files and replace their bodies with a ``raise NotImplementedError(...)`` stub.
 
 A block is a run of whole lines. The ``BEGIN`` line's indentation is the indentation of the
 stub, so a block inside a method gives a stub inside the method. Blocks do not nest; every
 ``BEGIN`` needs its ``END``. The marker lines are comments, so the marked code is the real
-implementation and runs as usual until a starter copy replaces it.
+implementation and runs as usual until a starter copy replaces it. The starter keeps the marker
+lines around the stub: the student writes between them, and the grader takes exactly what is
+between them.
 """
 
 from __future__ import annotations
@@ -57,16 +59,47 @@ def stub_line(indent: str, task_id: str, description: str, tutorial: str) -> str
     return f"{indent}raise NotImplementedError({quoted})"
 
 
+STARTER = re.compile(r"^[ \t]*# STARTER[ \t]*$")
+
+
+def starter_alternative(lines: list[str]) -> list[str] | None:
+    """A block's own stub: the commented lines after a ``# STARTER`` line, uncommented.
+
+    Compiled twins (``.pyx``/``.pxi``) of a task's function carry one, because a Cython function
+    cannot simply raise: the alternative is code that makes the twin decline, so the student's
+    Python runs. In the reference the alternative is a comment, so only the real code compiles::
+
+        # BEGIN SOLUTION views-strides
+        ...the compiled twin's real code...
+        # STARTER
+        # return None
+        # END SOLUTION
+    """
+    for i, line in enumerate(lines):
+        if STARTER.match(line):
+            out = []
+            for alt in lines[i + 1:]:
+                stripped = alt.lstrip(" \t")
+                indent = alt[:len(alt) - len(stripped)]
+                out.append(indent + (stripped[2:] if stripped.startswith("# ") else stripped.lstrip("#")))
+            return out
+    return None
+
+
 def replace_blocks(text: str, stubs: dict[str, str], path: str = "<string>") -> tuple[str, list[str]]:
-    """``text`` with each block of a task in ``stubs`` (task id -> stub text without indent)
-    replaced by the stub at the block's indentation; other blocks are kept as they are.
-    Returns the new text and the ids of the tasks replaced."""
+    """``text`` with the body of each block of a task in ``stubs`` (task id -> stub text without
+    indent) replaced by the stub at the block's indentation, between the kept marker lines; a block
+    with a ``# STARTER`` section gets that section's code instead (see :func:`starter_alternative`).
+    Other blocks are kept as they are. Returns the new text and the ids of the tasks replaced."""
     lines = text.splitlines(keepends=True)
     newline = "\n"
     replaced = []
     for block in reversed(find_blocks(text, path)):
         if block.task not in stubs:
             continue
-        lines[block.begin:block.end + 1] = [block.indent + stubs[block.task] + newline]
+        alternative = starter_alternative(lines[block.begin + 1:block.end])
+        if alternative is None:
+            alternative = [block.indent + stubs[block.task] + newline]
+        lines[block.begin + 1:block.end] = alternative
         replaced.append(block.task)
     return "".join(lines), sorted(set(replaced))

@@ -7,8 +7,11 @@ each solution block of a chosen task becomes::
     raise NotImplementedError("views-transpose: <description>; see tutorial <tutorial>")
 
 Blocks of other tasks stay as they are (their code is the working implementation), so the
-tests of unchosen tasks pass in the copy. ``course/assignment.toml`` in the copy records the
-chosen tasks; grading reads it.
+tests of unchosen tasks pass in the copy. The project's own test suite (``tests/``) and
+benchmarks stay out of the copy: students run the course's public tests with ``make check``.
+``README.md`` becomes the student README (``course/STUDENT_README.md`` with the task list), and
+``course/assignment.toml`` records the chosen tasks for ``check``; grading never reads it (the
+assignment is the instructor's, in ``course/tasks.toml``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from minitorch_nn.course.markers import find_blocks, replace_blocks, stub_line
+from minitorch_nn.course.markers import find_blocks, replace_blocks, starter_alternative, stub_line
 from minitorch_nn.course.tasks import ASSIGNMENT_FILE, load_course
 
 
@@ -46,19 +49,23 @@ def write_starter(root, outdir, task_ids=None) -> dict:
         raise SystemExit("write the student copy outside the repository")
     stubs = {t.id: stub_line("", t.id, t.description, t.tutorial) for t in chosen}
     where: dict[str, list[str]] = {t.id: [] for t in chosen}
-    sources = {t.source for t in course.tasks.values()}
+    sources = {s for t in course.tasks.values() for s in t.sources}
     count = 0
     for rel in tracked_files(root):
         src = root / rel
-        if _excluded(rel, course.exclude) or not src.is_file():
+        if _excluded(rel, course.exclude + ALWAYS_EXCLUDED) or not src.is_file():
             continue
         dst = outdir / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if rel in sources:  # only the course's source files are rewritten
+        twin = rel.startswith("_ext/") and rel.endswith((".pyx", ".pxi", ".pxd"))
+        if rel in sources or twin:  # the course's source files, and the compiled twins of their code
             text = src.read_text()
+            if twin:
+                _check_twin_blocks(text, rel, stubs)
             text, replaced = replace_blocks(text, stubs, rel)
             for task_id in replaced:
-                where[task_id].append(rel)
+                if rel in sources:
+                    where[task_id].append(rel)
             dst.write_text(text)
             shutil.copymode(src, dst)
             count += 1
@@ -69,12 +76,34 @@ def write_starter(root, outdir, task_ids=None) -> dict:
     if missing:
         raise SystemExit(f"no solution block found for task(s) {', '.join(missing)}: "
                          "check the '# BEGIN SOLUTION <id>' markers and that their files are tracked by git")
+    (outdir / "README.md").write_text(student_readme(root, chosen, where))
     (outdir / ASSIGNMENT_FILE).parent.mkdir(parents=True, exist_ok=True)
     (outdir / ASSIGNMENT_FILE).write_text(
         "# The tasks of this assignment (written by `python -m minitorch_nn.course starter`).\n"
         f"tasks = [{', '.join(repr(t.id).replace(chr(39), chr(34)) for t in chosen)}]\n"
     )
     return {"files": count + 1, "tasks": where}
+
+
+def _check_twin_blocks(text: str, rel: str, stubs) -> None:
+    """A compiled twin's block needs its own ``# STARTER`` alternative (a Cython function cannot
+    just raise NotImplementedError)."""
+    lines = text.splitlines()
+    for block in find_blocks(text, rel):
+        if block.task in stubs and starter_alternative(lines[block.begin + 1:block.end]) is None:
+            raise SystemExit(f"{rel}:{block.begin + 1}: the compiled twin's block of {block.task} has no "
+                             "'# STARTER' section saying how the twin declines in a student copy")
+
+
+ALWAYS_EXCLUDED = ("tests", "bench", ".ci")  # the project's own suite and tools: not course material
+
+
+def student_readme(root: Path, chosen, where) -> str:
+    """The copy's README.md: the template in ``course/STUDENT_README.md`` with the task table."""
+    rows = ["| task | points | where | tutorial | what to write |", "|---|---|---|---|---|"]
+    for t in chosen:
+        rows.append(f"| `{t.id}` | {t.points:g} | `{', '.join(where[t.id])}` | `tutorials/{t.tutorial}.py` | {t.description} |")
+    return (root / "course" / "STUDENT_README.md").read_text().replace("{tasks_table}", "\n".join(rows))
 
 
 def check_markers(root) -> dict[str, list[str]]:

@@ -18,12 +18,14 @@ kernel).
 from __future__ import annotations
 
 import math
+import sys
 
 import minitorch_nn as _t
-from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._C import TensorBase
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.overrides import public
 
 # =================================================================================================
@@ -464,7 +466,7 @@ def _compiled(wrapper, compiled_name):
     """``wrapper`` (``F.relu``, ``F.softmax``...) as its compiled function ``_C.<compiled_name>``
     (``_ext/_fastpath_functions.pxi``, ``_fastpath_softmax.pxi``: the op's compiled path when
     nothing could tell the spellings apart), whose full path is the public wrapper remade to hand
-    it to handlers as ``func``; the wrapper itself with a ``_C`` built before it existed."""
+    it to handlers as ``func``; the wrapper itself with a ``_C`` built without it."""
     fast = getattr(_t._C, compiled_name, None)
     if fast is None:
         return wrapper
@@ -473,7 +475,9 @@ def _compiled(wrapper, compiled_name):
     fast.__wrapped_impl__ = wrapper.__wrapped_impl__
     slow = public(wrapper.__wrapped_impl__, func=fast)
     _t._C.install_fast_functions({"functional." + wrapper.__name__: slow})
-    return fast
+    # the compiled one while the switch is on, the readable wrapper itself while it is off
+    return _compiled_switch.bind(sys.modules[__name__], wrapper.__name__, fast, wrapper,
+                                 mirrors=(wrapper.__wrapped_impl__,))
 
 
 relu = _compiled(relu, "functional_relu")

@@ -12,6 +12,12 @@ rounding of Python-number operands as the cpu kernels (``backends/cpu/pointwise.
 results are bit-identical to the tensor-op path. Every tensor written is given a new version,
 as an in-place op would.
 
+This path is a twin of the tensor-op path, and answers to the same switch and guards as the
+compiled twins (``backends/compiled.py``): it runs only while ``minitorch_nn.backends.compiled
+.enabled`` is on and its :class:`~minitorch_nn.backends.compiled.Guard` holds -- the cpu kernels of
+the in-place ops it reproduces are the registered ones, unchanged since the build, and so is the
+optimizer's own tensor-op code. Otherwise the tensor ops run.
+
 PyTorch has no such path (its per-op overhead is small enough); it is the analogue of its
 ``foreach`` implementations, which exist for the same reason: fewer trips through the dispatcher.
 """
@@ -27,6 +33,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._tensor import Tensor
 from minitorch_nn.autograd import grad_mode
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.backends.cpu._fma import fma
 from minitorch_nn.backends.cpu._numpy import fp_errors_off, fp_errors_restore
 from minitorch_nn.nn.parameter import Parameter
@@ -36,11 +43,15 @@ _PLAIN_TYPES = (Tensor, Parameter)  # exact types: a subclass may override what 
 _FLOAT_DTYPES = (dt.float32, dt.float64)  # 16-bit floats compute in float32 and round: not here
 
 
-def numpy_views(*tensors):
+def numpy_views(*tensors, guard=None):
     """Numpy views of ``tensors`` when the fast path may compute on them, else ``None``.
 
-    A ``None`` among ``tensors`` (state that does not exist) stays ``None``.
+    A ``None`` among ``tensors`` (state that does not exist) stays ``None``. ``guard``: the
+    optimizer's :class:`~minitorch_nn.backends.compiled.Guard`; the views are given only while the
+    switch is on and the guard holds.
     """
+    if not _compiled_switch._enabled or (guard is not None and not guard.holds()):
+        return None
     # (A __torch_dispatch__ *subclass* somewhere in the program does not matter: only exact
     # Tensor/Parameter objects pass below, and no subclass handler ever sees those.)
     if (

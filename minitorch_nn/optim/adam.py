@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 import minitorch_nn as _t
+from minitorch_nn._ops import aten
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.optim import _numpy_update as _np
 from minitorch_nn.optim.optimizer import Optimizer, _use_grad_for_differentiable
 
@@ -90,7 +92,7 @@ class Adam(Optimizer):
                     continue
                 state = self._state_for(p, amsgrad)
                 arrays = _np.numpy_views(
-                    p, p.grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq")
+                    p, p.grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"), guard=_NUMPY_TWIN
                 ) if hyper_ok else None
                 step_arr = _np.numpy_views(state["step"]) if arrays is not None else None
                 if arrays is not None and step_arr is not None and state["step"].dim() == 0:
@@ -129,6 +131,16 @@ class Adam(Optimizer):
                     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 p.addcdiv_(exp_avg, denom, value=-step_size)
         return loss
+
+
+# The numpy path is a twin of the tensor-op path: it runs while the switch is on, the kernels of the
+# ops it reproduces are the registered, unchanged ones, and so is the tensor-op code in step().
+_NUMPY_TWIN = _compiled_switch.Guard(
+    "optim.Adam numpy path",
+    ops=(aten.neg.default, aten.add_.Tensor, aten.mul_.Tensor, aten.add.Tensor, aten.lerp_.Scalar,
+         aten.addcmul_.default, aten.maximum.default, aten.copy_.default, aten.sqrt.default, aten.div.Tensor,
+         aten.addcdiv_.default),
+    functions=(Adam.step,))
 
 
 @_np.quiet_fp_errors

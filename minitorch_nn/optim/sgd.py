@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from minitorch_nn._ops import aten
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.optim import _numpy_update as _np
 from minitorch_nn.optim.optimizer import Optimizer, _use_grad_for_differentiable
 
@@ -75,12 +77,18 @@ class SGD(Optimizer):
             state = self.state[p] if momentum != 0 else None
             buf = state.get("momentum_buffer") if momentum != 0 else None
             # The fast path needs the momentum buffer to exist already (it is made on the first step).
-            arrays = _np.numpy_views(p, grad, buf) if hyper_ok and (momentum == 0 or buf is not None) else None
+            arrays = _np.numpy_views(p, grad, buf, guard=_NUMPY_TWIN) if hyper_ok and (momentum == 0 or buf is not None) else None
             if arrays is not None:
                 _sgd_numpy(*arrays, lr, momentum, dampening, weight_decay, nesterov, maximize)
                 _np.bump_versions(p, *([buf, buf] if buf is not None else []))  # buf: mul_ and add_
                 continue
-            # The tensor-op path, op for op PyTorch's single-tensor SGD.
+            # The tensor-op path, op for op PyTorch's single-tensor SGD (task optim-sgd-momentum):
+            # g = -grad when maximizing; g += weight_decay * p (``grad.add(p, alpha=...)``, a new
+            # tensor: p.grad itself must not change); with momentum, the buffer is a detached clone
+            # of g on the first step and ``buf = momentum * buf + (1 - dampening) * g`` (in place:
+            # ``mul_`` then ``add_``) afterwards, and the step direction is ``g + momentum * buf``
+            # with nesterov, else ``buf``; finally ``p -= lr * direction`` (``p.add_(d, alpha=-lr)``).
+            # BEGIN SOLUTION optim-sgd-momentum
             if maximize:
                 grad = -grad
             if weight_decay != 0:
@@ -92,8 +100,17 @@ class SGD(Optimizer):
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if nesterov else buf
             p.add_(grad, alpha=-lr)
+            # END SOLUTION
             if momentum != 0:
                 state["momentum_buffer"] = buf   # stored once p is updated, as PyTorch does
+
+
+# The numpy path is a twin of the tensor-op path: it runs while the switch is on, the kernels of the
+# ops it reproduces are the registered, unchanged ones, and so is the tensor-op code above.
+_NUMPY_TWIN = _compiled_switch.Guard(
+    "optim.SGD numpy path",
+    ops=(aten.neg.default, aten.add.Tensor, aten.mul_.Tensor, aten.add_.Tensor),
+    functions=(SGD._update_group,))
 
 
 @_np.quiet_fp_errors

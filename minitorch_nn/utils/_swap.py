@@ -53,7 +53,13 @@ def _check_use_count(t, name):
 
 def swap_tensors(t1, t2):
     """Swap the contents of tensor objects ``t1`` and ``t2`` in place (see module docstring)."""
-    # BEGIN SOLUTION swap-tensors
+    # The checks come first, so a refused swap changes nothing (task swap-tensors-checks): a
+    # tensor with a weak reference cannot be swapped ("Cannot swap t1 because it has weakref
+    # associated with it", t2 likewise); the two classes must have the same slot names
+    # (``copyreg._slotnames``; "Cannot swap t1 and t2 if they have different slots"); swapping a
+    # tensor with itself does nothing; and each tensor's payload must have no other user
+    # (``_check_use_count(t, "t1")``).
+    # BEGIN SOLUTION swap-tensors-checks
     if weakref.getweakrefcount(t1):
         raise RuntimeError("Cannot swap t1 because it has weakref associated with it")
     if weakref.getweakrefcount(t2):
@@ -66,12 +72,15 @@ def swap_tensors(t1, t2):
         return
     _check_use_count(t1, "t1")
     _check_use_count(t2, "t2")
+    # END SOLUTION
 
-    # Every check passed: now exchange class, __dict__, slots and the payload.
+    # Every check passed: now exchange class, __dict__, slots and the payload (task swap-tensors).
+    # BEGIN SOLUTION swap-tensors
+    slots = set(copyreg._slotnames(t1.__class__))  # the same for both: checked above
     t1.__class__, t2.__class__ = t2.__class__, t1.__class__
     t1.__dict__, t2.__dict__ = t2.__dict__, t1.__dict__
-    v1, v2 = _slot_values(t1, t1_slots), _slot_values(t2, t2_slots)
-    for name in t1_slots:
+    v1, v2 = _slot_values(t1, slots), _slot_values(t2, slots)
+    for name in slots:
         for obj, values in ((t1, v2), (t2, v1)):
             if name in values:
                 setattr(obj, name, values[name])

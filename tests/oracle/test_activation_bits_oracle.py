@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import minitorch_nn as mt
-from tests.test_fast_path import full_path
+from tests.twins.harness import full_path
 
 torch = pytest.importorskip("torch", reason="oracle tests compare against PyTorch 2.13; install torch==2.13.0")
 

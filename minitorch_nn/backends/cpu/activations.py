@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from minitorch_nn import _C
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype
@@ -30,19 +29,10 @@ from minitorch_nn.backends.cpu.pointwise import (
 )
 from minitorch_nn.backends.layout import check_inplace_overlap
 
-try:
-    # Compiled twins of the three backward kernels below for their common case (two row-major
-    # tensors of one shape and dtype); each returns None for anything else. Absent from a tree
-    # whose extensions were built before _ext/_grad_kernels.pyx existed: numpy does it all then.
-    from minitorch_nn import _grad_kernels as _compiled
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-else:
-    from minitorch_nn import _C
-    from minitorch_nn._device import CPU as _CPU
-    from minitorch_nn._tensor import _STRIDES_CACHE, Tensor
-
-    _compiled.setup(Tensor, dt.float32, dt.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
+# The backward kernels below (tanh_backward, sigmoid_backward, threshold_backward) have compiled
+# twins in _ext/_grad_kernels.pyx, which autograd/derivatives.py calls in a backward pass while
+# the switch (backends.compiled) is on and these kernels are unchanged. The kernels here are the
+# reference and call nothing compiled.
 
 
 def _relu(x):
@@ -108,17 +98,11 @@ def leaky_relu(self, negative_slope=0.01):
     return _out(unary(lambda x: _leaky_relu_values(x, negative_slope), self))
 
 
-# the compiled one-pass loop (_ext/_fastpath_more.pxi), absent from a _C built before it existed
-_compiled_leaky_relu = getattr(_C, "leaky_relu_values", None)
-
-
 def _leaky_relu_values(x, negative_slope):
-    """``x`` where ``x > 0``, else ``x * negative_slope`` in x's dtype: the compiled loop for
-    contiguous float32/float64 arrays (the same IEEE operations, one pass, no temporaries),
-    numpy's ``where`` for the rest. The compiled fast path of ``F.leaky_relu`` calls this
-    function too, so both paths give the same bits."""
-    r = None if _compiled_leaky_relu is None else _compiled_leaky_relu(x, negative_slope)
-    return np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype)) if r is None else r
+    """``x`` where ``x > 0``, else ``x * negative_slope`` in x's dtype. (``F.leaky_relu``'s
+    compiled twin, ``leaky_relu_values`` in _ext/_fastpath_more.pxi, makes the same IEEE
+    operations in one pass.)"""
+    return np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype))
 
 
 @aten.hardtanh.default.impl("cpu")
@@ -168,29 +152,17 @@ def _sigmoid_grad_half(g, y):
 
 @aten.tanh_backward.default.impl("cpu")
 def tanh_backward(grad_output, output):
-    if _compiled is not None:
-        r = _compiled.tanh_backward(grad_output, output)
-        if r is not None:
-            return r
     return _out(binary(_tanh_grad, grad_output, output))
 
 
 @aten.sigmoid_backward.default.impl("cpu")
 def sigmoid_backward(grad_output, output):
-    if _compiled is not None:
-        r = _compiled.sigmoid_backward(grad_output, output)
-        if r is not None:
-            return r
     half = grad_output.dtype is dt.float16 and output.dtype is dt.float16
     return _out(binary(_sigmoid_grad_half if half else _sigmoid_grad, grad_output, output))
 
 
 @aten.threshold_backward.default.impl("cpu")
 def threshold_backward(grad_output, self, threshold):
-    if _compiled is not None and (type(threshold) is int or type(threshold) is float):
-        r = _compiled.threshold_backward(grad_output, self, threshold)
-        if r is not None:
-            return r
     def fn(g, x):
         drop = x <= threshold
         it = _SAME_SIZE_INT.get(g.dtype.itemsize)

@@ -26,6 +26,7 @@ import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.backends.common import compute_dtype, type_name
 from minitorch_nn.backends.cpu._numpy import (
     as_array,
@@ -822,8 +823,10 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 
 
 try:
+    # a compiled twin of the scatter below (the same zeros and values), used while the switch
+    # (backends.compiled) is on
     from minitorch_nn._grad_kernels import nll_scatter as _nll_scatter
-except ImportError:  # pragma: no cover - an extension built before it existed
+except ImportError:  # pragma: no cover - an extension built without it
     _nll_scatter = None
 
 
@@ -850,7 +853,7 @@ def _nll_loss_backward_common(grad_output, self, target, weight, reduction, igno
             scale = scale / wi.numpy_view()
         finally:
             fp_errors_restore(token)
-    if _nll_scatter is not None:
+    if _nll_scatter is not None and _compiled_switch._enabled:
         # the same zeros and scatter, as one compiled loop that also checks each target
         g = _nll_scatter(t, n_classes, ignore_index, scale)
         if g is not None:

@@ -221,6 +221,20 @@ def _scaled_by(alpha, fused=True):
 
 
 def _add(a, b, alpha=1):
+    """``a + alpha * b`` as a numpy array, for the cpu kernels of ``add``/``add_``.
+
+    Rules (``binary(fn, a, b)`` does the shared work: it broadcasts tensors and numbers, converts
+    them to the promoted result dtype's computation type, calls ``fn`` on the numpy arrays and gives
+    back the array):
+
+    * ``alpha == 1`` (the int): plain ``np.add``;
+    * any other ``alpha``: check it with ``_check_alpha(a, b, alpha)`` first (a float alpha with
+      integer operands is an error), then add ``alpha * b`` -- ``_scaled_by(alpha, unfused)`` gives
+      the function, with ``unfused`` true when the result dtype is a 16-bit float (not in
+      ``_COMPUTE``), where PyTorch rounds ``alpha * b`` before adding;
+    * two bool operands: the result stays bool and means logical or: ``a | (b & bool(alpha))``.
+    """
+    # BEGIN SOLUTION kernel-add
     if type(alpha) is int and alpha == 1:
         return binary(np.add, a, b)
     _check_alpha(a, b, alpha)
@@ -228,6 +242,7 @@ def _add(a, b, alpha=1):
         # bool + alpha * bool: any non-zero alpha keeps the logical-or meaning
         return binary(lambda x, y: x | (y & bool(alpha)), a, b)
     return binary(_scaled_by(alpha, result_type(a, b) not in _COMPUTE), a, b)  # (16-bit: unfused, _fma.py)
+    # END SOLUTION
 
 
 def _is_bool(x):
@@ -609,8 +624,9 @@ _ONE = np.ones((), np.float32)  # (a 0-d operand: float32 and float64 arrays kee
 
 
 try:
-    # The compiled loop (_ext/_activation_kernels.pyx); absent from a tree whose extensions were
-    # built before that file existed, where numpy does it all.
+    # The compiled loop (_ext/_activation_kernels.pyx: PyTorch's order of operations, so its bits),
+    # part of this kernel rather than a twin: it runs with the switch (backends.compiled) off too.
+    # Absent from a tree built without that file, where numpy does it all.
     from minitorch_nn._activation_kernels import sigmoid as _compiled_sigmoid
 except ImportError:  # pragma: no cover - depends on the build
     _compiled_sigmoid = None
@@ -678,7 +694,9 @@ _FLOAT_UNARY = {
 try:
     # float32 exp, log, tanh... rounded as PyTorch rounds them (numpy's fast float32 routines are
     # one ulp off on up to 40% of elements); other dtypes still go to the numpy functions above.
-    # Absent from a tree whose extensions were built before _ext/_unary_kernels.pyx existed.
+    # These compiled loops are part of this kernel, not a twin of it: they decide the bits, so they
+    # run with the switch (backends.compiled) off too; _ext/_unary_kernels.pyx says how each
+    # element is computed. Absent from a tree built without that file: numpy's routines then.
     from minitorch_nn._unary_kernels import ROUNDED_AS_PYTORCH as _ROUNDED_AS_PYTORCH
 except ImportError:  # pragma: no cover - depends on the build
     _ROUNDED_AS_PYTORCH = {}

@@ -60,10 +60,25 @@ def sum_all(self, *, dtype=None):
 
 @aten.sum.dim_IntList.impl("cpu")
 def sum_dim(self, dim, keepdim=False, *, dtype=None):
+    """The cpu kernel of ``aten.sum.dim_IntList`` (and of ``sum()`` with ``dim=None``).
+
+    Rules:
+
+    * the result dtype is ``dtype`` when given, else the input's for floating inputs and ``int64``
+      for bool and integer inputs (``_sum_dtype``);
+    * the work is done in that dtype's computation type (``compute_dtype``: float32 for the
+      16-bit floats) on the input as a numpy array (``as_array(self, cdt)``);
+    * ``dim`` may be None or ``[]`` (sum everything), an int or a list of ints, negative ones
+      counting from the end; ``_axes(self, dim)`` turns it into numpy axes (checking the range);
+    * ``keepdim=True`` keeps each reduced dim with size 1;
+    * the numpy result is wrapped back into a tensor of the result dtype with ``wrap``.
+    """
+    # BEGIN SOLUTION kernel-sum
     out = _sum_dtype(self, dtype)
     cdt = compute_dtype(out)
     # np.add.reduce is np.sum without its Python-level argument handling (a few microseconds)
     return wrap(np.add.reduce(as_array(self, cdt), axis=_axes(self, dim), keepdims=keepdim), out)
+    # END SOLUTION
 
 
 @aten.mean.default.impl("cpu")
@@ -476,8 +491,9 @@ def _softmax_impl(self, dim, log):
 
 try:
     # The compiled loops (_ext/_activation_kernels.pyx: PyTorch's order of operations, closer to
-    # its bits than numpy's); absent from a tree whose extensions were built before that file
-    # existed, where _softmax_numpy does it all. The compiled fast path calls them too.
+    # its bits than numpy's) are part of this kernel rather than a twin: they run with the switch
+    # (backends.compiled) off too. Absent from a tree built without that file, where
+    # _softmax_numpy does it all. The compiled fast path calls them too.
     from minitorch_nn._activation_kernels import softmax as _compiled_softmax
 except ImportError:  # pragma: no cover - depends on the build
     _compiled_softmax = None
@@ -530,10 +546,17 @@ def _softmax_backward_impl(grad_output, output, dim, log):
         g, y = g.reshape(1), y.reshape(1)
     token = fp_errors_off()
     try:
+        # The gradient of softmax along axis ``d`` (numpy arrays: ``g`` the incoming gradient,
+        # ``y`` the forward's output). With y = softmax(x), dy_i/dx_j = y_i (delta_ij - y_j), so
+        #   softmax:      r = y * (g - sum(g * y))       (the sum along d, kept as a size-1 axis)
+        #   log_softmax:  r = g - exp(y) * sum(g)        (y = log_softmax(x), so exp(y) = softmax)
+        # Sum with np.add.reduce(..., axis=d, keepdims=True) so the shapes broadcast back.
+        # BEGIN SOLUTION autograd-softmax-backward
         if log:
             r = g - np.exp(y) * np.add.reduce(g, axis=d, keepdims=True)
         else:
             r = y * (g - np.add.reduce(g * y, axis=d, keepdims=True))
+        # END SOLUTION
     finally:
         fp_errors_restore(token)
     return wrap(r.reshape(()) if ndim == 0 else np.ascontiguousarray(r), dtype)

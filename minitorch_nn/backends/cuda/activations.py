@@ -20,6 +20,7 @@ from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import check_inplace_cast, compute_dtype, result_type
 from minitorch_nn.backends.layout import check_inplace_overlap
 from minitorch_nn.backends.cuda import elementwise as ew
+from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.copy import copy_into
 from minitorch_nn.backends.cuda.fallback import host_kernel
 
@@ -288,16 +289,21 @@ def _sigmoid_written_out(b):
     return 1.0 / (1.0 + math.exp(-b)) if b > -700.0 else 0.0   # (exp would overflow to inf: 1/inf)
 
 
+# the device functions below call it, so it must be a device function itself: a plain Python
+# helper runs on the simulator but does not compile for a GPU
+_sigmoid = cuda().jit(device=True)(_sigmoid_written_out)
+
+
 def f_glu(a, b):
-    return a * _sigmoid_written_out(b)
+    return a * _sigmoid(b)
 
 
 def f_glu_grad_a(b, g):
-    return _sigmoid_written_out(b) * g
+    return _sigmoid(b) * g
 
 
 def f_glu_grad_b(a, b, g):
-    s = _sigmoid_written_out(b)
+    s = _sigmoid(b)
     return (1.0 - s) * s * a * g
 
 

@@ -80,6 +80,11 @@ def copy_into(out, src) -> None:
         # bfloat16 words need the bit conversion: go through float32
         src = cast_contiguous(src, o.dtype) if o.dtype is dt.bfloat16 else cast_contiguous(src, dt.float32)
         s = src._impl
+    elif o.dtype is dt.bool and s.dtype is dt.float16:
+        # numba's GPU compiler emits invalid NVVM IR for a float16 -> bool conversion (the
+        # simulator, running Python, cannot tell): go through float32
+        src = cast_contiguous(src, dt.float32)
+        s = src._impl
     os_, ost, oo = device_meta(o)
     ss, sst, so = device_meta(s)
     _strided_copy[blocks_for(n), THREADS](o.storage, os_, ost, oo, s.storage, ss, sst, so, n)

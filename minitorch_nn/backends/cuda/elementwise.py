@@ -72,10 +72,15 @@ def device_meta(impl):
 
 @_cuda.jit(device=True)
 def to_index(ordinal, shape, out_index):
-    """Row-major multi-index of element number ``ordinal`` in ``shape``."""
+    """Row-major multi-index of element number ``ordinal`` in ``shape``, written into ``out_index``.
+
+    The last dim varies fastest: in shape ``(2, 3, 4)`` element 7 is at ``(0, 1, 3)``. Works for
+    any number of dims (``len(shape)``), ``out_index`` has at least that many slots."""
+    # BEGIN SOLUTION cuda-index
     for d in range(len(shape) - 1, -1, -1):
         out_index[d] = ordinal % shape[d]
         ordinal = ordinal // shape[d]
+    # END SOLUTION
 
 
 @_cuda.jit(device=True)
@@ -91,11 +96,15 @@ def index_to_position(index, strides, offset):
 def broadcast_index(big_index, big_shape, shape, out_index):
     """The index into ``shape`` that a broadcast to ``big_shape`` reads at ``big_index``.
 
-    Dimensions are aligned on the right; a dimension of size 1 is read at 0.
+    Dimensions are aligned on the right (``shape`` may have fewer dims than ``big_shape``); a
+    dimension of size 1 is read at 0, any other at the big index's value. Writes ``len(shape)``
+    entries of ``out_index``.
     """
+    # BEGIN SOLUTION cuda-index
     shift = len(big_shape) - len(shape)
     for d in range(len(shape)):
         out_index[d] = 0 if shape[d] == 1 else big_index[d + shift]
+    # END SOLUTION
 
 
 # -- kernel factories ------------------------------------------------------------------------------

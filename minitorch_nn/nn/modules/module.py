@@ -343,6 +343,18 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
             self.register_parameter(name, value)
             return
 
+        # Child modules (task module-setattr):
+        # * a Module value: raise AttributeError("cannot assign module before Module.__init__()
+        #   call" + _init_hint(self, name)) when ``_modules`` does not exist yet; otherwise remove
+        #   ``name`` from ``self.__dict__``, ``_parameters``, ``_buffers`` and
+        #   ``_non_persistent_buffers_set`` (``remove_from``), let every global module registration
+        #   hook (``_hooks._global_module_registration_hooks``, in order) replace the value when it
+        #   returns something other than None, and store it in ``_modules[name]``;
+        # * any other value for a name already in ``_modules``: None is stored the same way (hooks
+        #   included), anything else raises TypeError("cannot assign '<type>' as child module
+        #   '<name>' (torch.nn.Module or None expected)") with ``typename(value)``;
+        # * otherwise fall through to the buffer and plain-attribute rules below.
+        # BEGIN SOLUTION module-setattr
         modules = self.__dict__.get("_modules")
         if isinstance(value, Module):
             if modules is None:
@@ -369,6 +381,7 @@ class Module(_HooksMixin, _StateDictMixin, _ConversionMixin):
                     value = output
             modules[name] = value
             return
+        # END SOLUTION
 
         buffers = self.__dict__.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):

@@ -37,6 +37,11 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     """The ``norm_type``-norm of all ``tensors`` viewed as one vector (a 0-d tensor)."""
     import minitorch_nn as torch
 
+    # Rules: no tensors gives ``torch.tensor(0.0)``; otherwise the norm of each tensor
+    # (``torch.linalg.vector_norm(t, norm_type)``, moved to the first tensor's device), then the
+    # same norm of those norms stacked: that is the norm of all elements as one vector, for every
+    # p including inf. With ``error_if_nonfinite`` a nan or inf total raises PyTorch's RuntimeError.
+    # BEGIN SOLUTION train-clip-grad-norm
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
@@ -51,6 +56,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
             "`error_if_nonfinite=False`"
         )
     return total_norm
+    # END SOLUTION
 
 
 @no_grad()
@@ -63,10 +69,13 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     if not grads:
         return
-    # never scale up: the coefficient is clamped at 1
+    # Rules: every gradient is multiplied in place by max_norm / (total_norm + 1e-6), clamped
+    # to at most 1 (gradients are never scaled up), as a tensor on the gradient's device.
+    # BEGIN SOLUTION train-clip-grad-norm
     scale = torch.clamp(max_norm / (total_norm + 1e-6), max=1.0)
     for g in grads:
         g.mul_(scale.to(g.device))
+    # END SOLUTION
 
 
 @no_grad()

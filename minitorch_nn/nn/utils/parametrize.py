@@ -385,6 +385,11 @@ def _inject_property(module: Module, tensor_name: str) -> None:
         raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
 
     def get_parametrized(self) -> Tensor:
+        # Outside ``cached()`` (``_cache_enabled == 0``) every read evaluates the chain. Inside,
+        # the first read of ``(id(self), tensor_name)`` evaluates it, stores the tensor in
+        # ``_cache`` and counts ``_count("computed")``; later reads return the same tensor object
+        # and count ``_count("saved")``.
+        # BEGIN SOLUTION parametrize-cached
         parametrization = self.parametrizations[tensor_name]
         if not _cache_enabled:
             return parametrization()
@@ -397,6 +402,7 @@ def _inject_property(module: Module, tensor_name: str) -> None:
         else:
             _count("saved")
         return tensor
+        # END SOLUTION
 
     def set_original(self, value: Tensor) -> None:
         self.parametrizations[tensor_name].right_inverse(value)

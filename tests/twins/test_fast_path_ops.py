@@ -19,7 +19,6 @@ forward AD, which must see every call.
 
 import contextlib
 import inspect
-import warnings
 
 import numpy as np
 import pytest
@@ -29,17 +28,21 @@ from hypothesis import strategies as st
 import minitorch_nn as mt
 from minitorch_nn import _C, _dispatch
 from minitorch_nn._ops import aten
-from minitorch_nn.autograd.graph import Node
 from minitorch_nn.nn import functional as F
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
-from tests import test_fast_record
 from tests.strategies import build, tensor_specs
-from tests.test_fast_path import full_path
-from tests.test_fast_record import _backward_outcome, _result_signature
-
-# the full dispatch chain with the readable Python recorder, where that can be chosen
-reference_path = getattr(test_fast_record, "reference_path", full_path)
+from tests.twins.harness import (  # noqa: F401  (re-exported for the other twin tests)
+    _Passthrough,
+    _Sub,
+    assert_fast_equals_full,
+    assert_same_graph,
+    code_calls,
+    fast_when_on,
+    full_path,
+    outcome,
+    reference_path,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(_C, "FAST_OP_METHODS"), reason="_C was built without _fastpath_ops.pxi")
 
@@ -47,15 +50,6 @@ UNARY = ("exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin"
          "tanh", "sigmoid", "reciprocal", "neg", "abs")
 DTYPES = ("float32", "float64", "int64", "float32", "float64", "int32", "bool", "float16", "bfloat16")
 LAYOUTS = ("contiguous", "contiguous", "transposed", "sliced", "expanded", "offset")
-
-
-class _Sub(mt.Tensor):
-    pass
-
-
-class _Passthrough(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
 
 
 # -- the cases: op(x, y) with the y (and arguments) each op takes ------------------------------------
@@ -157,52 +151,6 @@ def _make(v):
     return build(mt, v) if hasattr(v, "layout") else v
 
 
-def _base_label(out, inputs):
-    if out._impl.base is None:
-        return None
-    for i, t in enumerate(inputs):
-        if out._impl.base is t._impl:
-            return ("input", i)
-        if out._impl.base is t._impl.base:
-            return ("base of input", i)
-    return "other"
-
-
-def outcome(fn, inputs):
-    """Everything observable about ``fn()`` (see the module docstring), and the warnings it gave."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out = fn()
-        except Exception as e:  # noqa: BLE001 - the error itself is what we compare
-            result = ("error", type(e).__name__, str(e))
-        else:
-            if not isinstance(out, mt.Tensor):
-                result = ("value", type(out).__name__, repr(out))
-            else:
-                impl = out._impl
-                result = (
-                    "ok", type(out).__name__, out.dtype, tuple(out.shape), out.stride(), out.storage_offset(),
-                    [type(s) for s in impl.sizes + impl.strides], out._version, out.requires_grad, out.is_leaf,
-                    None if out.grad_fn is None else out.grad_fn.name(),
-                    np.asarray(out.detach()._array).tobytes(),
-                    [impl.storage is t._impl.storage for t in inputs],
-                    [impl.version is t._impl.version for t in inputs],
-                    _base_label(out, inputs), out._is_view(),
-                )
-    return result, [(w.category.__name__, str(w.message)) for w in caught]
-
-
-def assert_fast_equals_full(fn, *inputs):
-    inputs = [t for t in inputs if isinstance(t, mt.Tensor)]
-    versions = [t._version for t in inputs]
-    fast = outcome(fn, inputs)
-    with full_path():
-        full = outcome(fn, inputs)
-    assert fast == full
-    assert [t._version for t in inputs] == versions  # inputs untouched
-
-
 # -- without grad: random operands, dtypes, layouts, subclasses and modes -------------------------------
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -298,30 +246,6 @@ def _grad_inputs(spec, y_spec, x_kind, y_kind):
     return make
 
 
-def _graph_outcome(make, fn, modify):
-    tensors, x, y = make()
-    before = Node()._sequence_nr()
-    try:
-        out = fn(x, y)
-    except Exception as e:  # noqa: BLE001
-        return ("error", type(e).__name__, str(e))
-    if not isinstance(out, mt.Tensor):
-        return ("value", repr(out))
-    sig = _result_signature(out, tensors, before)
-    try:
-        backward = _backward_outcome(out, tensors, modify) if out.requires_grad else None
-    except RuntimeError as e:  # (an expanded input cannot be modified in place)
-        backward = ("error", str(e))
-    return sig, out.grad_fn.name() if out.grad_fn else None, backward
-
-
-def assert_same_graph(make, fn, modify=None):
-    fast = _graph_outcome(make, fn, modify)
-    with reference_path():
-        full = _graph_outcome(make, fn, modify)
-    assert fast == full
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(dtypes=("float32", "float64"), min_side=1),
        x_kind=st.sampled_from(["leaf", "leaf", "parameter", "node output", "view of leaf", "stale view"]),
@@ -380,25 +304,12 @@ _COUNTED = [getattr(aten, n).default for n in UNARY] + [aten.div.Tensor, aten.mm
                                                       aten.mul.Tensor, aten.relu.default]
 
 
-@contextlib.contextmanager
 def kernel_calls():
     """Count calls of the cpu kernels of the ops above, and of the view kernels (through the
-    ``_make_view`` they all end in: the view fast paths check that the kernels registered are the
-    reference ones, so those are left in place). The fast path calls none of them."""
+    ``_make_view`` they all end in). The fast path calls none of them."""
     from minitorch_nn.backends import views
 
-    saved = [(op, op._kernels["cpu"]) for op in _COUNTED]
-    make_view = views._make_view
-    calls = []
-    for op, kernel in saved:
-        op._kernels["cpu"] = lambda *a, _k=kernel, _op=op, **k: (calls.append(_op), _k(*a, **k))[1]
-    views._make_view = lambda *a: (calls.append("view"), make_view(*a))[1]
-    try:
-        yield calls
-    finally:
-        for op, kernel in saved:
-            op._kernels["cpu"] = kernel
-        views._make_view = make_view
+    return code_calls([op.kernel_for("cpu") for op in _COUNTED] + [views._make_view])
 
 
 def _ran_full_path(fn):
@@ -431,26 +342,26 @@ def test_fast_path_runs_for_plain_operands(grad):
         p = mt.nn.Parameter(a.detach().clone(), requires_grad=grad)
         for x in (a, p):
             for fn in _all_ops(x, x):
-                assert not _ran_full_path(fn)
+                assert fast_when_on(_ran_full_path(fn))
                 assert (fn().grad_fn is not None) == grad
         for fn in (lambda a=a: F.relu(a), lambda a=a: F.relu(a, inplace=False)):  # Tensor.relu's path (exact Tensors)
-            assert not _ran_full_path(fn)
+            assert fast_when_on(_ran_full_path(fn))
             assert (fn().grad_fn is not None) == grad
         v = mt.tensor([0.5, -1.0, 2.0], dtype=dtype, requires_grad=grad)
         for fn in (lambda a=a, v=v: a @ v, lambda v=v: v @ v, lambda a=a, v=v: a.matmul(v),
                    lambda v=v: mt.matmul(v, v)):  # mv, dot
-            assert not _ran_full_path(fn)
+            assert fast_when_on(_ran_full_path(fn))
             assert (fn().grad_fn is not None) == grad
         batch = mt.tensor(np.linspace(-1, 1, 18).reshape(2, 3, 3), dtype=dtype, requires_grad=grad)
         for fn in (lambda b=batch, a=a: b @ a, lambda b=batch, v=v: b.matmul(v), lambda b=batch, a=a: mt.matmul(b, a)):
-            assert not _ran_full_path(fn)  # (view, mm/mv, _unsafe_view)
+            assert fast_when_on(_ran_full_path(fn))  # (view, mm/mv, _unsafe_view)
             assert (fn().grad_fn is not None) == grad
         assert _ran_full_path(lambda b=batch: b @ b) and _ran_full_path(lambda b=batch, a=a: b.transpose(0, 1) @ a)
         assert _ran_full_path(lambda a=a, v=v: v @ a)  # (unsqueeze + mm + squeeze)
         assert _ran_full_path(lambda a=a, v=v: a.mm(v))  # (mm's error)
     n = mt.arange(9).reshape(3, 3)
     for fn in (lambda: -n, lambda: n.abs(), lambda: n.t(), lambda: n.view(9), lambda: n.unsqueeze(0)):
-        assert not _ran_full_path(fn)
+        assert fast_when_on(_ran_full_path(fn))
 
 
 def test_fast_path_declines_when_something_could_observe():
@@ -485,7 +396,8 @@ def test_fast_path_declines_under_saved_tensors_hooks():
 
 
 def test_fast_path_declines_when_an_ops_derivative_is_not_a_simple_one():
-    # e.g. a course starter with a formula removed: the full path records a NotImplemented node
+    # e.g. a course starter with a formula removed: the full path records a NotImplemented node;
+    # the twin mirrors the op's derivative too, so it steps aside with or without grad
     a = mt.ones(2, 2, requires_grad=True)
     op = aten.exp.default
     saved = op.derivative
@@ -493,10 +405,10 @@ def test_fast_path_declines_when_an_ops_derivative_is_not_a_simple_one():
     try:
         assert _ran_full_path(lambda: a.exp())
         assert a.exp().grad_fn.name() == "NotImplemented"
-        assert not _ran_full_path(lambda: a.detach().exp())
+        assert _ran_full_path(lambda: a.detach().exp())
     finally:
         op.derivative = saved
-    assert not _ran_full_path(lambda: a.exp())
+    assert fast_when_on(_ran_full_path(lambda: a.exp()))
 
 
 def test_views_that_are_course_exercises_run_the_registered_kernel():
@@ -516,7 +428,7 @@ def test_views_that_are_course_exercises_run_the_registered_kernel():
                 call()
         finally:
             op._kernels["any"] = saved
-        assert not _ran_full_path(call)
+        assert fast_when_on(_ran_full_path(call))
 
 
 @pytest.mark.parametrize("layer", ["python_layer", "forward_ad_layer"])
@@ -530,7 +442,7 @@ def test_fast_path_declines_while_a_dispatch_layer_is_installed(layer):
     finally:
         setattr(_dispatch, layer, saved)
     for fn in _all_ops(a, a):
-        assert not _ran_full_path(fn)
+        assert fast_when_on(_ran_full_path(fn))
 
 
 def test_dispatch_modes_and_traces_see_every_call():

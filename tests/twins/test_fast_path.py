@@ -18,7 +18,6 @@ import gc
 import itertools
 import operator
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -26,66 +25,27 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _dispatch, _ops
+from minitorch_nn import _dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 from tests.strategies import build, tensor_specs
+from tests.twins import harness
+from tests.twins.harness import (
+    _Passthrough,
+    _Sub,
+    assert_fast_equals_full,
+    fast_when_on,
+    full_path,
+    outcome,
+)
 
 FAST_DTYPES = ("float32", "float64", "int64")
 OTHER_DTYPES = ("int32", "bool", "float16")
 LAYOUTS = ("contiguous", "transposed", "sliced", "expanded", "offset")
 
 
-@contextlib.contextmanager
-def full_path():
-    """Run every op through the whole dispatch chain (the fast path declines; semantics unchanged)."""
-    plain = _ops._dispatch_fn
-    _ops._dispatch_fn = lambda op, args, kwargs: plain(op, args, kwargs)
-    try:
-        yield
-    finally:
-        _ops._dispatch_fn = plain
-
-
-def outcome(fn):
-    """Everything observable about ``fn()``: the result's metadata and bytes, or the error; warnings."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out = fn()
-        except Exception as e:  # noqa: BLE001 - the error itself is what we compare
-            result = ("error", type(e).__name__, str(e))
-        else:
-            if not isinstance(out, mt.Tensor):  # np.float32(1.5) + t: numpy's answer
-                return ("value", type(out).__name__, repr(out)), []
-            arr = np.asarray(out.detach()._array)
-            result = (
-                "ok", type(out).__name__, out.dtype, tuple(out.shape), out.stride(), out.storage_offset(),
-                out.is_contiguous(), out._version, out.requires_grad, out.grad_fn is None, arr.tobytes(),
-            )
-    return result, [(w.category.__name__, str(w.message)) for w in caught]
-
-
-def assert_fast_equals_full(fn, *inputs):
-    versions = [t._version for t in inputs if isinstance(t, mt.Tensor)]
-    fast = outcome(fn)
-    with full_path():
-        full = outcome(fn)
-    assert fast == full
-    assert [t._version for t in inputs if isinstance(t, mt.Tensor)] == versions  # inputs untouched
-
-
 # -- random operands: fast path == full path ---------------------------------------------------------
-
-
-class _Sub(mt.Tensor):
-    pass
-
-
-class _Passthrough(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
 
 
 BINARY = {
@@ -169,19 +129,10 @@ def test_errors_match():
 # -- does the fast path run, and decline when it must? --------------------------------------------------
 
 
-@contextlib.contextmanager
 def kernel_calls():
     """Count calls of the cpu kernels of add, sub, mul, relu and sum (the fast path calls none)."""
-    ops = [aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.relu.default, aten.sum.default, aten.sum.dim_IntList]
-    saved = [op._kernels["cpu"] for op in ops]
-    calls = []
-    for op, kernel in zip(ops, saved):
-        op._kernels["cpu"] = lambda *a, _k=kernel, **k: (calls.append(1), _k(*a, **k))[1]
-    try:
-        yield calls
-    finally:
-        for op, kernel in zip(ops, saved):
-            op._kernels["cpu"] = kernel
+    return harness.kernel_calls([aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.relu.default,
+                                 aten.sum.default, aten.sum.dim_IntList])
 
 
 def _ran_full_path(fn):
@@ -200,9 +151,9 @@ def test_fast_path_runs_for_plain_operands():
         a = mt.arange(6, dtype=dtype).reshape(2, 3)
         for b in (a, a[0], a[1:], mt.tensor(2, dtype=dtype)):  # same shape, broadcast, 0-d
             for fn in _all_ops(a, b):
-                assert not _ran_full_path(fn)
+                assert fast_when_on(_ran_full_path(fn))
         if dtype.is_floating_point:
-            assert not _ran_full_path(lambda a=a: a * 0.5)
+            assert fast_when_on(_ran_full_path(lambda a=a: a * 0.5))
 
 
 def test_fast_path_declines_when_something_could_observe():
@@ -230,9 +181,9 @@ def test_fast_path_records_when_an_input_requires_grad():
     # the full path, or another autograd layer installed, the full path runs
     a, w = mt.ones(2, 3), mt.ones(2, 3, requires_grad=True)
     for x, y in ((w, a), (a, w), (w, w), (w, 2.0)):
-        assert not _ran_full_path(lambda x=x, y=y: x + y)
-        assert not _ran_full_path(lambda x=x, y=y: x * y)
-    assert not _ran_full_path(lambda: w.relu()) and not _ran_full_path(lambda: w.sum())
+        assert fast_when_on(_ran_full_path(lambda x=x, y=y: x + y))
+        assert fast_when_on(_ran_full_path(lambda x=x, y=y: x * y))
+    assert fast_when_on(_ran_full_path(lambda: w.relu())) and fast_when_on(_ran_full_path(lambda: w.sum()))
     with mt.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
         for fn in _all_ops(w, a):
             assert _ran_full_path(fn)
@@ -250,7 +201,7 @@ def test_fast_path_runs_for_parameters():
     # tensor (and returns plain Tensors), so the fast path takes it too, recording as usual
     p, t = mt.nn.Parameter(mt.ones(2, 3)), mt.full((2, 3), 2.0)
     for fn in _all_ops(p, t) + _all_ops(t, p)[:3] + _all_ops(p, p):
-        assert not _ran_full_path(fn)
+        assert fast_when_on(_ran_full_path(fn))
         assert_fast_equals_full(fn, p, t)
         out = fn()
         assert type(out) is mt.Tensor and out.grad_fn is not None
@@ -268,7 +219,7 @@ def test_fast_path_steps_aside_when_a_derivative_is_replaced():
             assert fn().grad_fn.name() == "NotImplemented"
         finally:
             op.derivative = saved
-        assert not _ran_full_path(fn)
+        assert fast_when_on(_ran_full_path(fn))
 
 
 @pytest.mark.parametrize("layer", ["python_layer", "forward_ad_layer"])
@@ -283,7 +234,7 @@ def test_fast_path_declines_while_a_dispatch_layer_is_installed(layer):
     finally:
         setattr(_dispatch, layer, saved)
     for fn in _all_ops(a, a):
-        assert not _ran_full_path(fn)
+        assert fast_when_on(_ran_full_path(fn))
 
 
 def test_dispatch_subclasses_leave_plain_tensors_fast_but_dispatch_modes_do_not():
@@ -295,7 +246,7 @@ def test_dispatch_subclasses_leave_plain_tensors_fast_but_dispatch_modes_do_not(
     a = mt.ones(3)
     assert _dispatch.python_layer is not None
     for fn in _all_ops(a, a):
-        assert not _ran_full_path(fn)
+        assert fast_when_on(_ran_full_path(fn))
 
     class Passthrough(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -414,11 +365,11 @@ def test_fast_path_runs_under_no_grad_for_inputs_that_require_grad():
     b = mt.nn.Parameter(mt.ones(2, 3))
     with mt.no_grad():
         for fn in _all_ops(a, a) + [lambda: a + b.detach(), lambda: a.detach() * 2, lambda: a.to(mt.float64)]:
-            assert not _ran_any_kernel(fn)
+            assert fast_when_on(_ran_any_kernel(fn))
             out = fn()
             assert not out.requires_grad and out.grad_fn is None
     for fn in _all_ops(a, a):  # grad mode on: the compiled kernel, recorded
-        assert not _ran_any_kernel(fn)
+        assert fast_when_on(_ran_any_kernel(fn))
         assert fn().grad_fn is not None
     assert _ran_any_kernel(lambda: a.to(mt.float64))  # (no recording fast path for to())
     assert a.to(mt.float64).grad_fn is not None
@@ -501,20 +452,9 @@ def test_to_special_values_match_full_path():
             assert_fast_equals_full(lambda t=t, target=target: t.to(target), t)
 
 
-@contextlib.contextmanager
 def copy_kernel_calls():
     """Count calls of ``_to_copy``'s cpu kernel and of ``detach``'s kernel (the fast path calls neither)."""
-    ops = [aten._to_copy.default, aten.detach.default]
-    keys = ["cpu", "any"]
-    saved = [op._kernels[k] for op, k in zip(ops, keys)]
-    calls = []
-    for op, k, kernel in zip(ops, keys, saved):
-        op._kernels[k] = lambda *a, _k=kernel, **kw: (calls.append(1), _k(*a, **kw))[1]
-    try:
-        yield calls
-    finally:
-        for op, k, kernel in zip(ops, keys, saved):
-            op._kernels[k] = kernel
+    return harness.kernel_calls([aten._to_copy.default, aten.detach.default])
 
 
 def test_detach_and_to_fast_paths_run_and_decline():
@@ -525,7 +465,7 @@ def test_detach_and_to_fast_paths_run_and_decline():
     for fn in fast:
         with copy_kernel_calls() as calls:
             fn()
-        assert not calls
+        assert fast_when_on(bool(calls))
     assert a.to(mt.float32) is a and p.to(mt.float32) is p and a.t().to(mt.float32) is not None
     slow = [lambda: a.to(mt.float16), lambda: a.t().to(mt.float64), lambda: a.to(mt.float64, copy=True),
             lambda: a.to("cpu", mt.float64), lambda: p.to(mt.float64), lambda: a.as_subclass(_Sub).detach(),

