@@ -68,7 +68,6 @@ COMPLEX_REFUSALS = {
     "threshold": (_NIE, "\"threshold_cpu\" not implemented for '{t}'"),
     "softmax": (_NIE, "\"softmax_lastdim_kernel_impl\" not implemented for '{t}'"),
     "log_softmax": (_NIE, "\"log_softmax_lastdim_kernel_impl\" not implemented for '{t}'"),
-    "bitwise": (_NIE, "\"bitwise_and_cpu\" not implemented for '{t}'"),
     "abs_": (_RE, "In-place abs is not supported for complex tensors."),
     "fmax": (_RE, "fmax not implemented for complex tensors."),
     "fmin": (_RE, "fmin not implemented for complex tensors."),
