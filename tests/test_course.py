@@ -177,3 +177,19 @@ def test_a_compiled_twins_block_gets_its_starter_alternative():
     assert out == ("cdef tuple _twin(list a):\n    # BEGIN SOLUTION t1\n"
                    "    return None  # decline: the Python code runs\n    # END SOLUTION\n")
     assert "tuple(a)" not in out and "NotImplementedError" not in out
+
+
+def test_splicing_keeps_the_references_twin_blocks():
+    from minitorch_nn.course.grade import splice
+
+    reference = ("def f(x):\n    # BEGIN SOLUTION t1\n    return x + 1\n    # END SOLUTION\n\n\n"
+                 "def f_twin(x):\n    # BEGIN SOLUTION t1\n    return x + 1\n    # STARTER\n"
+                 "    # raise RuntimeError('not in a copy')\n    # END SOLUTION\n")
+    copy, _ = replace_blocks(reference, {"t1": stub_line("", "t1", "d", "plot_01")})
+    assert "raise RuntimeError('not in a copy')" in copy and "NotImplementedError" in copy
+    submission = copy.replace('    raise NotImplementedError("t1: d; see tutorial plot_01")\n', "    return x + 2\n")
+    spliced = splice(reference, submission, "t1", "f.py")
+    ns = {}
+    exec(spliced, ns)
+    assert ns["f"](1) == 3, "the student's block is used"
+    assert ns["f_twin"](1) == 2, "the twin keeps the reference's code, not the copy's stand-in"

@@ -362,6 +362,14 @@ def test_sampler_errors_match_pytorch():
         g._uniform((3,), np.float32, 2, 1)
     with pytest.raises(RuntimeError, match="from is out of bounds for c10::Half"):
         g._uniform((3,), np.float16, -70000, 70000)
+    with pytest.raises(RuntimeError, match="to is out of bounds for float$"):
+        g._uniform((3,), np.float32, 0, float("inf"))
+    with pytest.raises(RuntimeError, match="from is out of bounds for double$"):
+        g._uniform((3,), np.float64, float("nan"), 1)
+    state = g.get_state()
+    with pytest.raises(RuntimeError, match="to is out of bounds for float$"):
+        g._uniform((3,), np.float32, 3, 1e39)  # bounds are checked before their order
+    assert g.get_state().equal(state)  # a refused call draws nothing
     with pytest.raises(RuntimeError, match="normal expects std >= 0.0, but found std -1"):
         g._normal((3,), np.float32, 0, -1)
     with pytest.raises(

@@ -50,7 +50,6 @@ Where we differ from PyTorch
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -83,15 +82,24 @@ def _numel(shape) -> int:
     return n
 
 
-@functools.cache
+_NAMES: dict = {}
+
+
 def _name(dt: np.dtype) -> str:
-    """``dt.name``, remembered: numpy builds the name string anew on every access (a few
-    microseconds, several times per draw), which showed in building many small layers."""
-    return dt.name
+    """``dt.name``, remembered: numpy computes the name in Python on every access (about 1.5 us),
+    and each sampler asks several times, whatever the number of values drawn."""
+    name = _NAMES.get(dt)
+    if name is None:
+        name = _NAMES[dt] = dt.name
+    return name
 
 
 def _is_float(dt: np.dtype) -> bool:
     return _name(dt) in _DIGITS
+
+
+# (from, to) pairs whose cast cannot overflow, so need no np.errstate (which costs about 1.5 us)
+_SAFE_CASTS = {(_F32, _F32), (_F64, _F64), (_F32, _F64)}
 
 
 def _to_dtype(values: np.ndarray, dt: np.dtype) -> np.ndarray:
@@ -100,6 +108,8 @@ def _to_dtype(values: np.ndarray, dt: np.dtype) -> np.ndarray:
     c10's Half and BFloat16 are built from a float, so doubles and integers go through float32
     first (two roundings, as in PyTorch; numpy would round a double to half only once).
     """
+    if (values.dtype, dt) in _SAFE_CASTS:
+        return values.astype(dt)
     if _name(dt) in ("float16", "bfloat16") and values.dtype != _F32:
         values = values.astype(np.float32)
     if dt == np.bool_:
@@ -140,37 +150,56 @@ def _libm(name: str, x: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ uniform
+_LOW_53_BITS = np.uint64((1 << 53) - 1)
+_LOW_24_BITS = np.uint32((1 << 24) - 1)
+_TWO_TO_MINUS_24 = np.float32(2.0**-24)
+
+
 def _unit_uniform(eng, n: int, dt: np.dtype) -> np.ndarray:
     """n values k * 2**-digits in [0, 1): 53 bits (float64) for float64, 24 bits (float32) otherwise.
 
     float16/bfloat16 draw the float32 way: PyTorch computes them in float and rounds at the end.
     """
     if dt == _F64:
-        w = eng.random64(n)
-        return (w & np.uint64((1 << 53) - 1)).astype(np.float64) * (2.0**-53)
-    w = eng.random(n)
-    return (w & np.uint32((1 << 24) - 1)).astype(np.float32) * np.float32(2.0**-24)
+        x = (eng.random64(n) & _LOW_53_BITS).astype(np.float64)
+        x *= 2.0**-53
+        return x
+    x = (eng.random(n) & _LOW_24_BITS).astype(np.float32)
+    x *= _TWO_TO_MINUS_24
+    return x
 
 
 def _check_bound(x: float, dt: np.dtype, what: str) -> None:
-    """PyTorch refuses bounds that do not fit the narrow types."""
+    """PyTorch refuses a bound outside the dtype's finite range (so also inf and nan)."""
     name = _name(dt)
-    if name in ("float16", "bfloat16"):
-        info_max = 65504.0 if name == "float16" else 3.3895313892515355e38
-        if math.isfinite(x) and abs(x) > info_max:
-            raise RuntimeError(f"{what} is out of bounds for c10::{_TORCH_NAME[name]}")
+    if not -_FMAX[name] <= x <= _FMAX[name]:
+        raise RuntimeError(f"{what} is out of bounds for {_CPP_NAME[name]}")
+
+
+_F32_MAX = float(np.finfo(np.float32).max)
+_FLOAT_MAX = {"float32": _F32_MAX, "float64": float(np.finfo(np.float64).max)}
+
+
+def _scalar_as(x: float, dt: np.dtype):
+    """The Python float ``x`` cast to ``dt`` as one numpy scalar (``static_cast<scalar_t>(x)``)."""
+    if dt == _F64:
+        return np.float64(x)
+    if dt == _F32 and not abs(x) > _F32_MAX:  # in range (or nan): no overflow to silence
+        return np.float32(x)
+    return _to_dtype(np.array([x], dtype=np.float64), dt)[0]
 
 
 def uniform(eng, shape, dt: np.dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    _check_bound(low, dt, "from")  # PyTorch's order: both bounds, then their order, then the span
+    _check_bound(high, dt, "to")
     if low > high:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={_fmt(low)} > to={_fmt(high)}"
         )
-    _check_bound(low, dt, "from")
-    _check_bound(high, dt, "to")
-    if _name(dt) in ("float32", "float64") and high - low > _FMAX[_name(dt)]:
+    name = _name(dt)
+    if name in _FLOAT_MAX and high - low > _FLOAT_MAX[name]:
         raise RuntimeError(
-            f"uniform_ expects to-from <= std::numeric_limits<{_TORCH_NAME[dt.name]}>::max(), but found "
+            f"uniform_ expects to-from <= std::numeric_limits<{_TORCH_NAME[name]}>::max(), but found "
             f"to={_fmt(high)} and from={_fmt(low)} which result in to-from to exceed the limit"
         )
     x = _unit_uniform(eng, _numel(shape), dt)
@@ -180,11 +209,12 @@ def uniform(eng, shape, dt: np.dtype, low: float = 0.0, high: float = 1.0) -> np
     else:
         frm, to = np.float32(low), np.float32(high)
         out = x if (frm == 0.0 and to == 1.0) else fma_f32(x, to - frm, frm)
-    out = _to_dtype(np.asarray(out), dt)
+    if out.dtype != dt:
+        out = _to_dtype(out, dt)
     # Rounding can land exactly on `to`; PyTorch keeps the range half-open by returning `from`.
-    to_t = _to_dtype(np.array([high], dtype=np.float64), dt)[0]
-    from_t = _to_dtype(np.array([low], dtype=np.float64), dt)[0]
-    out = np.where(out >= to_t, from_t, out).astype(dt, copy=False)
+    to_t = _scalar_as(high, dt)
+    from_t = _scalar_as(low, dt)
+    out[out >= to_t] = from_t  # `out` is a fresh array: safe to edit in place
     return out.reshape(shape)
 
 
@@ -326,7 +356,7 @@ def _update_from(frm: int, dt: np.dtype) -> int:
     from_plus_1 = _as_float_int(frm + 1, dt)
     if from_plus_1 < frm:
         nbits = abs(frm + 1).bit_length() - 1
-        frm = from_plus_1 + (1 << (nbits - _DIGITS[dt.name] + 1))
+        frm = from_plus_1 + (1 << (nbits - _DIGITS[_name(dt)] + 1))
     return frm
 
 
@@ -335,15 +365,15 @@ def _update_to(to: int, dt: np.dtype) -> int:
     to_minus_1 = _as_float_int(to - 1, dt)
     if to_minus_1 >= to:
         nbits = abs(to - 1).bit_length() - 1
-        to = to_minus_1 - (1 << (nbits - _DIGITS[dt.name] + 1))
+        to = to_minus_1 - (1 << (nbits - _DIGITS[_name(dt)] + 1))
     return to
 
 
 def _check_int_bounds(frm: int, to_inc: int, dt: np.dtype) -> None:
     """``check_from_to_in_range``: errors outside the dtype, warnings past exact float integers."""
-    name = _CPP_NAME.get(dt.name, dt.name)
+    name = _CPP_NAME.get(_name(dt), _name(dt))
     if _is_float(dt):
-        lo, hi = -_FMAX[dt.name], _FMAX[dt.name]
+        lo, hi = -_FMAX[_name(dt)], _FMAX[_name(dt)]
     elif dt == np.bool_:
         lo, hi = 0, 1
     else:
@@ -352,7 +382,7 @@ def _check_int_bounds(frm: int, to_inc: int, dt: np.dtype) -> None:
         if not lo <= var <= hi:
             raise RuntimeError(f"{what} is out of bounds for {name}")
     if _is_float(dt):
-        d = _DIGITS[dt.name]
+        d = _DIGITS[_name(dt)]
         for var, what in ((frm, "from"), (to_inc, "to - 1")):
             if var < -(1 << d) or var > (1 << d):
                 warn_user(
@@ -406,7 +436,7 @@ def randint(eng, shape, dt: np.dtype, low: int, high) -> np.ndarray:
 def _randint_to_max(eng, shape, dt: np.dtype, low: int) -> np.ndarray:
     """``random_(from, None)`` with ``from > -2**63``: the inclusive range [from, max of dtype]."""
     if _is_float(dt):
-        to_inc = min(1 << _DIGITS[dt.name], (1 << 63) - 1)
+        to_inc = min(1 << _DIGITS[_name(dt)], (1 << 63) - 1)
         low = _update_from(low, dt)
         if not low < to_inc:
             raise RuntimeError(
@@ -427,11 +457,11 @@ def _randint_to_max(eng, shape, dt: np.dtype, low: int) -> np.ndarray:
 
 def random_full_range(eng, shape, dt: np.dtype) -> np.ndarray:
     """``random_(from=-2**63, to=None)``: every int64 value, one 64-bit pair each."""
-    if dt.name in ("float16", "bool"):  # not even dispatched for these in ATen
+    if _name(dt) in ("float16", "bool"):  # not even dispatched for these in ATen
         raise RuntimeError(
-            f"\"random_full_64_bits_range_kernel_cpu\" not implemented for '{'Half' if dt.name == 'float16' else 'Bool'}'"
+            f"\"random_full_64_bits_range_kernel_cpu\" not implemented for '{'Half' if _name(dt) == 'float16' else 'Bool'}'"
         )
-    if dt.name not in ("int64", "float64", "float32", "bfloat16"):
+    if _name(dt) not in ("int64", "float64", "float32", "bfloat16"):
         raise RuntimeError(
             "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16"
         )
@@ -442,7 +472,7 @@ def random_full_range(eng, shape, dt: np.dtype) -> np.ndarray:
 def random_(eng, shape, dt: np.dtype) -> np.ndarray:
     """``random_()`` without bounds."""
     n = _numel(shape)
-    name = dt.name
+    name = _name(dt)
     if name == "bool":
         return (eng.random(n) & np.uint32(1)).astype(np.bool_).reshape(shape)
     if name in ("int64", "float64"):
@@ -465,9 +495,9 @@ def randperm(eng, n: int, dt: np.dtype) -> np.ndarray:
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     if _is_float(dt):
-        limit = (1 << _DIGITS[dt.name]) + 1
+        limit = (1 << _DIGITS[_name(dt)]) + 1
         if n > limit:
-            raise RuntimeError(f"n cannot be greater than {limit} for {_TORCH_NAME[dt.name]} type.")
+            raise RuntimeError(f"n cannot be greater than {limit} for {_TORCH_NAME[_name(dt)]} type.")
     elif dt != np.bool_ and n > 0 and n - 1 > int(np.iinfo(dt).max):
         raise RuntimeError(f"n is too large for result tensor type: '{_torch_int_name(dt)}'")
     if n < _RANDPERM_SMALL_LIMIT:
@@ -492,7 +522,7 @@ def randperm(eng, n: int, dt: np.dtype) -> np.ndarray:
 
 def _torch_int_name(dt: np.dtype) -> str:
     return {"int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int", "int64": "Long"}.get(
-        dt.name, dt.name
+        _name(dt), _name(dt)
     )
 
 

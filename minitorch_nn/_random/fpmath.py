@@ -40,7 +40,7 @@ def fma_f32(a, b, c) -> np.ndarray:
     if s.ndim == 0:
         s = s.reshape(1)
     ties = (s.view(np.uint64) & _F64_TIE_MASK) == _F64_TIE_BITS
-    if ties.any():  # about one element in 2**29: fix them one by one
+    if np.count_nonzero(ties):  # about one element in 2**29: fix them one by one
         for i in np.flatnonzero(ties).tolist():
             ai = np.float64(np.broadcast_to(a, s.shape).flat[i])
             bi = np.float64(np.broadcast_to(b, s.shape).flat[i])

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from minitorch_nn.course.markers import MarkerError, find_blocks
+from minitorch_nn.course.markers import MarkerError, find_blocks, starter_alternative
 from minitorch_nn.course.tasks import Course, Task, load_course
 
 REPORT_ENV = "MINITORCH_COURSE_REPORT"
@@ -67,6 +67,9 @@ def _block_bodies(text: str, path: str, task_id: str) -> list[list[str]]:
 def splice(reference_text: str, submission_text: str | None, task_id: str, path: str) -> str:
     """The reference file with its blocks of ``task_id`` holding the submission's bodies instead.
 
+    A block with a ``# STARTER`` section belongs to a compiled or numpy twin of the task's code:
+    the student's copy holds only the twin's stand-in there, and the reference's twin is kept.
+
     Raises :class:`SpliceError` when the submission has no such file, a different number of blocks
     for the task than the reference, malformed markers, or when the spliced file does not parse."""
     if submission_text is None:
@@ -83,6 +86,8 @@ def splice(reference_text: str, submission_text: str | None, task_id: str, path:
             "keep the marker lines of the starter as they are and write your code between them")
     lines = reference_text.splitlines(keepends=True)
     for block, body in zip(reversed(ours), reversed(theirs)):
+        if starter_alternative(lines[block.begin + 1:block.end]) is not None:
+            continue   # a twin's block (it has a '# STARTER' section): the reference's code stays
         if body and not body[-1].endswith("\n"):
             body = body[:-1] + [body[-1] + "\n"]
         lines[block.begin + 1:block.end] = body

@@ -21,11 +21,13 @@ import math
 import sys
 
 import minitorch_nn as _t
+from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends import compiled as _compiled_switch
+from minitorch_nn.backends.cpu import nn_ops as _cpu_nn_ops
 from minitorch_nn.overrides import public
 
 # =================================================================================================
@@ -212,14 +214,30 @@ def _pool_input(input, name):
     return input
 
 
+def _only_values_observable(input):
+    """Whether nothing but max pooling's values can be seen: no gradient will be taken (so
+    autograd keeps no indices), no dispatch mode, tensor subclass or forward-mode AD level watches
+    the op, the input is a plain cpu tensor, and the cpu kernel is still the one this package
+    registered. Then the indices need not be computed at all."""
+    return (
+        type(input) is _t.Tensor
+        and input.device.type == "cpu"
+        and not (input.requires_grad and _t.is_grad_enabled())
+        and _dispatch.python_layer is None
+        and _dispatch.forward_ad_layer is None
+        and aten.max_pool2d_with_indices.default._kernels.get("cpu") is _cpu_nn_ops.max_pool2d_with_indices
+    )
+
+
 @public
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over each window (``aten.max_pool2d_with_indices``); indices are flat per plane."""
     _pool_input(input, "max_pool2d")
-    out, idx = aten.max_pool2d_with_indices.default(
-        input, list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
-        list(_tuple(padding, 2)), list(_tuple(dilation, 2)), ceil_mode,
-    )
+    args = (list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
+            list(_tuple(padding, 2)), list(_tuple(dilation, 2)), ceil_mode)
+    if not return_indices and _only_values_observable(input):
+        return _cpu_nn_ops.max_pool2d_values(input, *args)
+    out, idx = aten.max_pool2d_with_indices.default(input, *args)
     return (out, idx) if return_indices else out
 
 

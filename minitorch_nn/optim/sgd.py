@@ -116,6 +116,10 @@ _NUMPY_TWIN = _compiled_switch.Guard(
 @_np.quiet_fp_errors
 def _sgd_numpy(p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """The tensor-op path above on numpy arrays, writing ``p`` and ``buf`` in place."""
+    # (the course's optim-sgd-momentum answer in numpy: a student copy ships the stand-in below,
+    # and its guard keeps this twin off there, since the student's _update_group is not the
+    # recorded original)
+    # BEGIN SOLUTION optim-sgd-momentum
     if maximize:
         grad = -grad
     if weight_decay != 0:
@@ -125,3 +129,6 @@ def _sgd_numpy(p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, ma
         _np.add_scaled(buf, grad, 1 - dampening, out=buf)
         grad = _np.add_scaled(grad, buf, momentum) if nesterov else buf
     _np.add_scaled(p, grad, -lr, out=p)
+    # STARTER
+    # raise RuntimeError("the numpy twin of SGD is not part of a student copy; its guard keeps it off")
+    # END SOLUTION

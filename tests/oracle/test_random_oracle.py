@@ -7,6 +7,7 @@ and of the generator states (``torch.get_rng_state()``) afterwards.
 from __future__ import annotations
 
 import importlib
+import math
 import pathlib
 import sys
 import types
@@ -106,6 +107,35 @@ def test_uniform(seed, dt, low, high):
             torch.empty(n, dtype=TORCH_DTYPE[dt]).uniform_(low, high),
             f"n={n}",
         )
+    assert_same_state(g)
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize(
+    "low, high",
+    [
+        (1e38, 3.5e38),  # `to` overflows float32 (and the narrow types) to inf
+        (-3.4e38, -1e38),
+        (1.0, 1.0 + 2.0**-20),  # many draws round up onto `to` and are replaced by `from`
+        (-1e-40, 1e-40),  # float32 subnormal bounds
+        (5.0, 5.0),  # an empty range
+        (0.0, math.inf),  # infinite and nan bounds are out of bounds for every dtype
+        (-math.inf, 0.0),
+        (math.nan, 1.0),
+        (5.0, 1e39),  # out of float32's range; fine for float64
+        (3.0, -1e39),  # both refused: the bounds check comes before the order check
+    ],
+)
+def test_uniform_edge_bounds(dt, low, high):
+    """Bounds that overflow, round onto each other or are subnormal: same values or same error."""
+    g = both(3)
+    expected, err, _ = _torch_or_error(lambda: torch.empty(100, dtype=TORCH_DTYPE[dt]).uniform_(low, high))
+    if err is not None:
+        with pytest.raises(RuntimeError) as info:
+            g._uniform((100,), dt, low, high)
+        assert str(info.value) == err
+    else:
+        assert_same(g._uniform((100,), dt, low, high), expected, f"[{low}, {high})")
     assert_same_state(g)
 
 

@@ -4,11 +4,14 @@ Mirrors the cpu halves of PyTorch's ``aten/src/ATen/native/{Convolution,Pooling,
 layer_norm,group_norm,Embedding,Dropout,LossNLL,Loss}.cpp`` and their ``*_backward`` kernels.
 Everything is numpy:
 
-* convolution is **im2col + matmul**: for every kernel offset we take one strided slice of the
-  padded input, stack the slices into columns and multiply by the weight matrix. A transposed
+* convolution is **im2col + matmul**: for every kernel offset, one strided slice of the padded
+  input becomes a column (all columns are copied at once from one strided view), and the columns
+  are multiplied by the weight matrix. A transposed
   convolution runs the same picture backwards (**col2im**): a matmul, then each kernel offset's
   column is added into a strided slice of the output. Both work for 1, 2 and 3 spatial dims.
-* pooling views the padded input as windows (``as_strided``) and reduces each window.
+* max pooling takes one pass per kernel offset over a strided view of the padded input, keeping
+  the larger value (and, when the indices are wanted, where it came from); average pooling views
+  the padded input as windows (``as_strided``) and reduces each window.
 * normalizations compute mean and ``rstd = 1/sqrt(var + eps)`` per group and return them, since
   the backward kernels reuse them (that is why PyTorch's ``native_*_norm`` ops return three
   tensors).
@@ -94,9 +97,22 @@ def _window_slices(offsets, stride, dilation, out_sizes):
 
 
 def _im2col(xp, ksize, stride, dilation, out_sizes):
-    """Columns of shape (N, C, prod(k), *out): column j holds what kernel offset j multiplies."""
-    cols = [xp[(Ellipsis, *_window_slices(o, stride, dilation, out_sizes))] for o in itertools.product(*map(range, ksize))]
-    return np.stack(cols, axis=2)
+    """Columns of shape (N, C, prod(k), *out): column j holds what kernel offset j multiplies.
+
+    Column j is the strided slice ``_window_slices(offset j, ...)`` of the padded input. All of
+    them at once are one strided view of shape (N, C, *k, *out): a step along a kernel axis
+    moves ``dilation`` input elements, a step along an output axis moves ``stride`` of them.
+    Copying that view is the only pass over the data.
+    """
+    nd = len(ksize)
+    step = xp.strides[-nd:]
+    view = np.lib.stride_tricks.as_strided(
+        xp,
+        shape=(*xp.shape[:-nd], *ksize, *out_sizes),
+        strides=(*xp.strides[:-nd], *(s * d for s, d in zip(step, dilation)), *(s * st for s, st in zip(step, stride))),
+        writeable=False,
+    )
+    return np.ascontiguousarray(view).reshape(*xp.shape[:-nd], int(np.prod(ksize)), *out_sizes)
 
 
 def _col2im(cols, out_shape, ksize, stride, dilation, in_sizes):
@@ -333,8 +349,8 @@ def _padded_for_pool(x, k, s, p, d, out_sizes, fill):
     return np.pad(x, pads, constant_values=fill)
 
 
-@aten.max_pool2d_with_indices.default.impl("cpu")
-def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+def _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """Checks, then (x, padded x, k, s, p, d, out_sizes): what both max pooling kernels share."""
     k, s, p, d = _pool_args(kernel_size, stride, padding if isinstance(padding, (list, tuple)) else [padding],
                             dilation if isinstance(dilation, (list, tuple)) else [dilation])
     _check_pool(self, k, s, p, "max")
@@ -346,27 +362,78 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     if min(out_sizes) <= 0:
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). Calculated output size: "
                            f"({x.shape[-3]}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
+    xp = _padded_for_pool(x, k, s, p, d, out_sizes, _lowest(x.dtype))
+    return x, xp, k, s, p, d, out_sizes
+
+
+def _lowest(np_dtype):
+    """The value padding never wins against: -inf, or the integer type's minimum."""
+    return -np.inf if np_dtype.kind == "f" else np.iinfo(np_dtype).min
+
+
+def _max_pool_offsets(xp, k, s, d, out_sizes):
+    """(ki, kj, window) for each kernel offset, row-major: the strided view of what it reads."""
+    for ki, kj in itertools.product(range(k[0]), range(k[1])):
+        yield ki, kj, xp[..., ki * d[0]:ki * d[0] + s[0] * (out_sizes[0] - 1) + 1:s[0],
+                         kj * d[1]:kj * d[1] + s[1] * (out_sizes[1] - 1) + 1:s[1]]
+
+
+def _take_larger(vals, window, is_float):
+    """Where ``window`` beats ``vals``, copy it in; returns where it did. Like PyTorch's kernel, a
+    later element wins only if it is strictly larger -- or NaN, which always propagates (so the
+    first of equal values, -0.0 against 0.0 included, is the one kept)."""
+    better = window > vals
+    if is_float:
+        better |= np.isnan(window)
+    np.copyto(vals, window, where=better)
+    return better
+
+
+def _first_offset_inside(out_size, k, s, p, d):
+    """Along one axis, for each output position, the first kernel offset that reads the input
+    rather than its left padding: ceil(max(0, p - o*s) / d)."""
+    before_input = np.maximum(0, p - np.arange(out_size) * s)
+    return -(-before_input // d)
+
+
+@aten.max_pool2d_with_indices.default.impl("cpu")
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
     is_float = x.dtype.kind == "f"
-    fill = -np.inf if is_float else np.iinfo(x.dtype).min
-    xp = _padded_for_pool(x, k, s, p, d, out_sizes, fill)
-    # One pass per kernel offset over strided views (no window copies). Like PyTorch's kernel, a
-    # later element wins only if it is strictly larger -- or NaN, which always propagates.
-    vals = np.full((*x.shape[:-2], *out_sizes), fill, dtype=x.dtype)
-    arg = np.zeros(vals.shape, dtype=np.int64)
-    for j, (ki, kj) in enumerate(itertools.product(range(k[0]), range(k[1]))):
-        window = xp[..., ki * d[0]:ki * d[0] + s[0] * (out_sizes[0] - 1) + 1:s[0],
-                    kj * d[1]:kj * d[1] + s[1] * (out_sizes[1] - 1) + 1:s[1]]
-        better = window > vals
-        if is_float:
-            better |= np.isnan(window)
-        np.copyto(vals, window, where=better)
-        np.copyto(arg, j, where=better)
-    # flat index into the unpadded input plane, as PyTorch returns it
-    oy = np.arange(out_sizes[0]).reshape(-1, 1) * s[0] - p[0]
-    ox = np.arange(out_sizes[1]).reshape(1, -1) * s[1] - p[1]
-    iy = oy + (arg // k[1]) * d[0]
-    ix = ox + (arg % k[1]) * d[1]
-    return wrap(vals, self.dtype), wrap(iy * w + ix, dt.int64)
+    # One pass per kernel offset over strided views (no window copies), starting from the first
+    # offset's values (what comparing them with the padding value would keep).
+    offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
+    vals = np.array(next(offsets)[2])
+    # The index PyTorch returns is flat in the unpadded input plane: for kernel offset (ki, kj)
+    # and output (oy, ox) it is (oy*s0 - p0 + ki*d0) * width + (ox*s1 - p1 + kj*d1).
+    width = x.shape[-1]
+    row0 = (np.arange(out_sizes[0]) * s[0] - p[0])[:, None]
+    col0 = (np.arange(out_sizes[1]) * s[1] - p[1])[None, :]
+
+    def flat_index(ki, kj):
+        return (row0 + ki * d[0]) * width + (col0 + kj * d[1])
+
+    # Padding holds the lowest value, so it never wins and a real value equal to it does not win
+    # either: a window whose real values are all that low keeps the index of its first element
+    # inside the input, as PyTorch's does.
+    first_y, first_x = (_first_offset_inside(n, kk, ss, pp, dd) for n, kk, ss, pp, dd in zip(out_sizes, k, s, p, d))
+    idx = np.broadcast_to(flat_index(first_y[:, None], first_x[None, :]), vals.shape).copy()
+    for ki, kj, window in offsets:
+        np.copyto(idx, flat_index(ki, kj), where=_take_larger(vals, window, is_float))
+    return wrap(vals, self.dtype), wrap(idx, dt.int64)
+
+
+def max_pool2d_values(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """The first result of :func:`max_pool2d_with_indices` alone, without tracking where each
+    maximum came from: what ``F.max_pool2d`` runs when neither autograd nor the caller needs the
+    indices. Same values, bit for bit: the same comparisons in the same order."""
+    x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
+    is_float = x.dtype.kind == "f"
+    offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
+    vals = np.array(next(offsets)[2])
+    for _, _, window in offsets:
+        _take_larger(vals, window, is_float)
+    return wrap(vals, self.dtype)
 
 
 @aten.max_pool2d_with_indices_backward.default.impl("cpu")
@@ -376,9 +443,12 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
     h, w = self.shape[-2:]
     lead = int(np.prod(self.shape[:-2]))
     idx = as_array(indices).reshape(lead, -1)
-    # each output's gradient goes to the input element it came from (summed where windows overlap)
+    # Each output's gradient is added to the input element it came from. np.add.at adds them one
+    # at a time in output order, in the gradient's own dtype: PyTorch's loop, so where windows
+    # overlap the sums are rounded the same way.
     flat = (np.arange(lead)[:, None] * (h * w) + idx).reshape(-1)
-    out = np.bincount(flat, weights=g.reshape(-1), minlength=lead * h * w)
+    out = np.zeros(lead * h * w, dtype=g.dtype)
+    np.add.at(out, flat, g.reshape(-1))
     return wrap(out.reshape(tuple(self.shape)), d)
 
 
