@@ -12,7 +12,8 @@ Where to read next: ``_ext/_C.pyx`` (the tensor object), ``_tensor.py`` (its met
 from minitorch_nn import _C  # noqa: I001  (the compiled tensor object comes first)
 from minitorch_nn._C import Size
 from minitorch_nn._dtype import (
-    bfloat16, bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
+    bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16, float32, float64,
+    get_default_dtype, half, iinfo,
     int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
     contiguous_format, preserve_format, channels_last, channels_last_3d, strided, layout, memory_format,
 )
@@ -22,6 +23,7 @@ from minitorch_nn._ops import ops
 from minitorch_nn import _dispatch  # noqa: F401  (installs the dispatch chain)
 from minitorch_nn._tensor import Tensor
 from minitorch_nn import _tensor_methods  # noqa: F401  (attaches x.sum(), x + y...: the method table)
+from minitorch_nn._functions import complex as _complex  # noqa: F401  (x.real, x.conj(), x.mH...: before _tensor_subclass)
 from minitorch_nn._legacy import (  # noqa: F401  (PyTorch's legacy typed constructors)
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor,
@@ -41,6 +43,8 @@ from minitorch_nn._functions.reductions import *  # noqa: F403
 from minitorch_nn._functions.reductions import all, any, max, min, sum, return_types  # noqa: A004
 from minitorch_nn._functions.shape import *  # noqa: F403
 from minitorch_nn._functions.linalg import *  # noqa: F403
+from minitorch_nn._functions.complex import *  # noqa: F403
+from minitorch_nn._functions.complex import complex, real  # noqa: A004
 from minitorch_nn._shape import broadcast_shapes_public as broadcast_shapes  # noqa: E402  (not the ops' helper)
 from minitorch_nn._functions.sampling import bernoulli, normal  # noqa: E402
 from minitorch_nn._functions.indexing import gather, index_select, masked_fill, masked_select, scatter, scatter_add, index_add

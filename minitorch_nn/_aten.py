@@ -402,6 +402,16 @@ SCHEMAS = {
         '_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor',
         'upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor',
     ],
+    "Complex numbers (backends/complex_views.py, backends/cpu/complex.py)": [
+        'view_as_real(Tensor(a) self) -> Tensor(a)',
+        'view_as_complex(Tensor(a) self) -> Tensor(a)',
+        '_conj(Tensor self) -> Tensor',  # (PyTorch's is a view with a lazy conjugate bit; here a copy)
+        '_conj_physical(Tensor self) -> Tensor',
+        'angle(Tensor self) -> Tensor',
+        'sgn(Tensor self) -> Tensor',
+        'polar(Tensor abs, Tensor angle) -> Tensor',
+        'complex(Tensor real, Tensor imag) -> Tensor',
+    ],
     "Neural network backward (used by autograd/derivatives_nn.py)": [
         'convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)',
         'max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor',

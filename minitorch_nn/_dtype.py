@@ -1,8 +1,8 @@
 """dtypes and type promotion, mirroring ``torch.dtype`` and ``torch.result_type``.
 
 Each :class:`dtype` wraps the numpy dtype that stores its elements (``bfloat16`` comes from
-``ml_dtypes``). Promotion follows PyTorch, not numpy: categories rank bool < integer < floating,
-and within ``result_type`` a dimensioned tensor outranks a zero-dim tensor, which outranks a
+``ml_dtypes``). Promotion follows PyTorch, not numpy: categories rank bool < integer < floating <
+complex, and within ``result_type`` a dimensioned tensor outranks a zero-dim tensor, which outranks a
 Python number, but only when it is of an equal or higher category. So ``int64_tensor + 2.5`` is
 float32 (the default dtype) and ``float16_tensor + 1000.0`` stays float16, where numpy would say
 float64 and float16.
@@ -17,19 +17,16 @@ import numpy as np
 class dtype:
     """A tensor element type (``torch.dtype``). Prints as ``torch.float32`` like PyTorch."""
 
-    __slots__ = ("name", "numpy_dtype", "itemsize", "is_floating_point", "is_signed", "_rank")
+    __slots__ = ("name", "numpy_dtype", "itemsize", "is_floating_point", "is_complex", "is_signed", "_rank")
 
     def __init__(self, name, numpy_dtype, is_floating_point, is_signed, rank):
         self.name = name
         self.numpy_dtype = np.dtype(numpy_dtype)
         self.itemsize = self.numpy_dtype.itemsize
         self.is_floating_point = is_floating_point
+        self.is_complex = rank == 3
         self.is_signed = is_signed
         self._rank = rank
-
-    @property
-    def is_complex(self):
-        return False
 
     def __repr__(self):
         return "torch." + self.name
@@ -39,10 +36,19 @@ class dtype:
         return (_dtype_from_name, (self.name,))
 
     def to_real(self):
-        return self
+        """The real dtype of a complex dtype's parts (complex64 -> float32); any other dtype itself."""
+        return _COMPLEX_TO_REAL.get(self, self)
 
     def to_complex(self):
-        raise RuntimeError("minitorch_nn has no complex dtypes")
+        """The complex dtype whose parts have this floating dtype (float64 -> complex128)."""
+        if self.is_complex:
+            return self
+        if self is float16:
+            raise _no_complex32()
+        try:
+            return _REAL_TO_COMPLEX[self]
+        except KeyError:
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_NAMES[self.name]}") from None
 
 
 bool = dtype("bool", np.bool_, False, False, 0)  # noqa: A001 - the torch name
@@ -55,6 +61,8 @@ float16 = dtype("float16", np.float16, True, True, 2)
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, True, True, 2)
 float32 = dtype("float32", np.float32, True, True, 2)
 float64 = dtype("float64", np.float64, True, True, 2)
+complex64 = dtype("complex64", np.complex64, False, True, 3)
+complex128 = dtype("complex128", np.complex128, False, True, 3)
 
 # PyTorch's aliases are the same objects.
 half = float16
@@ -63,8 +71,27 @@ double = float64
 short = int16
 int = int32  # noqa: A001
 long = int64
+cfloat = complex64
+cdouble = complex128
 
-ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
+# bfloat16 has no complex twin of its own; PyTorch maps it to complex64.
+_REAL_TO_COMPLEX = {float32: complex64, float64: complex128, bfloat16: complex64}
+_COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
+# c10's ScalarType names, used in a few of PyTorch's messages
+_SCALAR_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+
+
+def _no_complex32() -> TypeError:
+    return TypeError(
+        "complex32 (torch.chalf) is not supported by minitorch_nn: PyTorch would give a complex32 result "
+        "here (a float16 value meeting a complex one). Convert the float16 tensor to float32 first "
+        "(x.float()) to get complex64."
+    )
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.numpy_dtype: d for d in ALL_DTYPES}
 
@@ -80,7 +107,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
@@ -92,6 +119,11 @@ _default_dtype = float32
 def get_default_dtype() -> dtype:
     """The floating dtype factories use when none is given (float32 unless changed)."""
     return _default_dtype
+
+
+def get_default_complex_dtype() -> dtype:
+    """The complex dtype a Python complex number becomes: the default dtype's complex twin."""
+    return _default_dtype.to_complex()
 
 
 def set_default_dtype(d: dtype) -> None:
@@ -110,7 +142,13 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a._rank != b._rank:
-        return a if a._rank > b._rank else b
+        high, low = (a, b) if a._rank > b._rank else (b, a)
+        if high.is_complex and low.is_floating_point:
+            # the complex type wide enough for both parts: float64 with complex64 is complex128
+            return _REAL_TO_COMPLEX.get(promote_types(high.to_real(), low), high) if low is not float16 else high
+        return high
+    if a._rank == 3:
+        return a if a.itemsize > b.itemsize else b
     if a._rank == 2:
         # Among floats the wider wins; float16 with bfloat16 meet at float32.
         if {a, b} == {float16, bfloat16}:
@@ -125,24 +163,29 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     return a
 
 
-_PROMOTE_TABLE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
-
-
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both can be converted to without losing category (``torch.promote_types``)."""
     for position, (name, value) in enumerate((("type1", type1), ("type2", type2)), 1):
         if not isinstance(value, dtype):
             raise TypeError(f"promote_types(): argument '{name}' (position {position}) must be torch.dtype, "
                             f"not {type(value).__name__}")
-    return _PROMOTE_TABLE[(type1, type2)]
+    try:
+        return _PROMOTE_TABLE[(type1, type2)]
+    except NameError:  # while the table itself is being built
+        return _promote_pair(type1, type2)
+
+
+_PROMOTE_TABLE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
 
 
 def _scalar_category(value) -> int:
-    # Python bool, int, float rank like bool, integer, floating dtypes.
+    # Python bool, int, float, complex rank like bool, integer, floating, complex dtypes.
     if isinstance(value, (builtins_bool, np.bool_)):
         return 0
     if isinstance(value, (builtins_int, np.integer)):
         return 1
+    if isinstance(value, (complex, np.complexfloating)):
+        return 3
     return 2
 
 
@@ -158,21 +201,24 @@ def result_type_from(tensor_dtypes_dim, tensor_dtypes_zero_dim, scalars) -> dtyp
 
     ``tensor_dtypes_dim`` are dtypes of tensors with ``dim() > 0``; ``tensor_dtypes_zero_dim``
     those of zero-dim tensors; ``scalars`` are Python numbers. A lower tier only matters when it
-    is of a higher category (bool < int < float) than everything above it.
+    is of a higher category (bool < int < float < complex) than everything above it.
 
     Rules:
 
     1. promote the dimensioned tensors' dtypes together with ``_PROMOTE_TABLE`` (``promote_types``);
     2. promote the zero-dim tensors' dtypes together the same way; this tier changes the result
        only when there are no dimensioned tensors, or when its category (``dtype._rank``: 0 bool,
-       1 integer, 2 floating) is higher than the result's: then the two are promoted together
-       (``int32`` tensor + ``float64`` 0-d tensor is ``float64``, ``float32`` + ``float64`` 0-d is
-       ``float32``);
+       1 integer, 2 floating, 3 complex) is higher than the result's: then the two are promoted
+       together (``int32`` tensor + ``float64`` 0-d tensor is ``float64``, ``float32`` + ``float64``
+       0-d is ``float32``), except that a floating result meeting a complex tier becomes its own
+       complex twin (``float64`` tensor + ``complex64`` 0-d tensor is ``complex128``);
     3. Python numbers (``scalars``) have the category of their type (``bool`` < ``int`` <
-       ``float``); when there is no tensor dtype yet they give ``bool``, ``int64`` or the default
-       dtype (``get_default_dtype()``); otherwise they change the result only when their highest
-       category is above the result's, to ``int64`` (an int) or the default dtype (a float):
-       ``uint8`` tensor + ``1000`` stays ``uint8``, ``int32`` tensor + ``2.5`` is the default dtype.
+       ``float`` < ``complex``); when there is no tensor dtype yet they give ``bool``, ``int64``,
+       the default dtype (``get_default_dtype()``) or its complex twin; otherwise they change the
+       result only when their highest category is above the result's, to ``int64`` (an int), the
+       default dtype (a float) or, for a complex number, the result's complex twin (a floating
+       result) or the default complex dtype: ``uint8`` tensor + ``1000`` stays ``uint8``, ``int32``
+       tensor + ``2.5`` is the default dtype, ``float64`` tensor + ``1j`` is ``complex128``.
 
     >>> result_type_from([int32], [], [2.5]) is get_default_dtype()
     True
@@ -188,13 +234,19 @@ def result_type_from(tensor_dtypes_dim, tensor_dtypes_zero_dim, scalars) -> dtyp
         if result is None:
             result = zero
         elif zero._rank > result._rank:
-            result = _PROMOTE_TABLE[(result, zero)]
+            if zero.is_complex and result.is_floating_point:
+                result = result.to_complex()
+            else:
+                result = _PROMOTE_TABLE[(result, zero)]
     if scalars:
         cat = max(_scalar_category(s) for s in scalars)
         if result is None:
-            result = bool if cat == 0 else int64 if cat == 1 else get_default_dtype()
+            result = (bool, int64, get_default_dtype(), None)[cat] or get_default_complex_dtype()
         elif cat > result._rank:
-            result = int64 if cat == 1 else get_default_dtype()
+            if cat == 3:
+                result = result.to_complex() if result.is_floating_point else get_default_complex_dtype()
+            else:
+                result = int64 if cat == 1 else get_default_dtype()
     return result
     # END SOLUTION
 
@@ -236,10 +288,11 @@ def iinfo_bounds(d: dtype):
 
 
 class finfo:
-    """``torch.finfo`` for our floating dtypes."""
+    """``torch.finfo`` for our floating dtypes (and complex ones: the limits of their parts)."""
 
     def __init__(self, type=None):  # noqa: A002 - torch's argument name
         d = get_default_dtype() if type is None else type
+        d = d.to_real()  # (a complex dtype reports the limits of its parts, as in PyTorch)
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
         info = ml_dtypes.finfo(d.numpy_dtype)
@@ -258,7 +311,7 @@ class iinfo:
     """``torch.iinfo`` for our integer dtypes."""
 
     def __init__(self, type):  # noqa: A002
-        if type.is_floating_point:
+        if type.is_floating_point or type.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         if type is bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")

@@ -109,10 +109,20 @@ class Tensor(TensorBase):
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
+    def __complex__(self):
+        return complex(self._scalar_value("complex"))
+
     def _scalar_value(self, what):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        value = self.item()
+        if what != "complex" and isinstance(value, complex):
+            # PyTorch converts through its C++ scalar, which refuses to drop an imaginary part
+            if value.imag != 0:
+                target = "double" if what == "float" else "int64_t"
+                raise RuntimeError(f"value cannot be converted to type {target} without overflow")
+            value = value.real
+        return value
 
     def __array__(self, dtype=None, copy=None):
         _refuse_python_dispatch(self, "numpy")
@@ -191,6 +201,8 @@ class Tensor(TensorBase):
             return bool(value)
         if self.dtype.is_floating_point:
             return float(value)
+        if self.dtype.is_complex:
+            return complex(value)
         return int(value)
 
     def tolist(self):
@@ -385,18 +397,19 @@ dispatched_item_hook = None  # fn(tensor) -> number: item() of a __torch_dispatc
 _C_TYPE_NAMES = {
     "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
     "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-    "bool": "bool",
+    "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
 _SCALAR_TYPE_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
     "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }
 
 _LEGACY_TYPE_NAMES = {
     dt.float32: "torch.FloatTensor", dt.float64: "torch.DoubleTensor", dt.float16: "torch.HalfTensor",
     dt.bfloat16: "torch.BFloat16Tensor", dt.int64: "torch.LongTensor", dt.int32: "torch.IntTensor",
     dt.int16: "torch.ShortTensor", dt.int8: "torch.CharTensor", dt.uint8: "torch.ByteTensor",
-    dt.bool: "torch.BoolTensor",
+    dt.bool: "torch.BoolTensor", dt.complex64: "torch.ComplexFloatTensor", dt.complex128: "torch.ComplexDoubleTensor",
 }
 
 

@@ -348,7 +348,7 @@ def lerp_(self, end, weight):
 def _check_operand(name, other, arg="other"):
     """PyTorch's argument-parser error for a method whose operand is a Tensor or a number
     (``x.xlogy_("a")``): both method signatures, each refusing the operand's type."""
-    if isinstance(other, (TensorBase, int, float, bool)) or hasattr(other, "__index__") or hasattr(other, "__float__"):
+    if isinstance(other, (TensorBase, int, float, bool, complex)) or hasattr(other, "__index__") or hasattr(other, "__float__"):
         return
     t = type(other).__name__
     raise TypeError(
@@ -530,7 +530,8 @@ def _itruediv(self, other):
 
 def _binary_or_notimpl(fn):
     def op(self, other):
-        if not isinstance(other, (TensorBase, int, float, bool)) and not hasattr(other, "__index__") and not hasattr(other, "__float__"):
+        if not isinstance(other, (TensorBase, int, float, bool, complex)) and not hasattr(other, "__index__") \
+                and not hasattr(other, "__float__"):
             return NotImplemented
         return fn(self, other)
 

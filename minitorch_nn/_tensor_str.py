@@ -1,8 +1,8 @@
 """How a tensor prints: ``repr(t)`` and ``str(t)``.
 
 Mirrors ``torch/_tensor_str.py`` of PyTorch 2.13 and produces the same text
-for strided (dense) real tensors on cpu, meta and cuda, of dtypes bool,
-the integer types, float16, bfloat16, float32 and float64.
+for strided (dense) tensors on cpu, meta and cuda, of dtypes bool,
+the integer types, float16, bfloat16, float32, float64, complex64 and complex128.
 
 How the text is built, step by step:
 
@@ -24,6 +24,10 @@ How the text is built, step by step:
    - other floats: fixed point with ``precision`` decimals, ``1.5000``.
 
    nan, inf and zeros never take part in that choice.
+
+   A complex tensor gets two such formatters, one chosen from the real parts and one from the
+   imaginary parts, and each element prints as ``real`` then ``imag`` with its sign and a ``j``:
+   ``1.+2.j``, ``0.5000-1.2500j`` (:class:`_ComplexFormatter`).
 4. **Layout.** Rows are wrapped so a line stays within ``linewidth``;
    n-d tensors nest brackets, with one blank line fewer between slices at
    each deeper level.
@@ -40,7 +44,7 @@ formatted with Python's own float formatting, as PyTorch does through
 reshapes the tensor, so a logging subclass can recurse there.
 
 Differences from PyTorch, on purpose or because minitorch_nn lacks the
-feature: no complex, sparse, quantized, nested, functorch or fp8 printing;
+feature: no sparse, quantized, nested, functorch or fp8 printing;
 forward-mode AD tangents are not shown; the deprecated
 ``set_default_tensor_type`` (which can make PyTorch leave out
 ``device='cuda:0'``) does not exist here. The entry point keeps PyTorch's name, ``_str``, so
@@ -344,12 +348,38 @@ class _ElementFormatter:
         return text.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Formats complex elements with one :class:`_ElementFormatter` for the real parts and one for
+    the imaginary parts, as PyTorch does.
+
+    The real part is right-aligned to its formatter's width; the imaginary part is formatted to
+    its own width, then left-stripped and joined with its sign (a ``+`` is added when the text has
+    none), so ``-0.`` keeps its minus: ``1.-0.j``. ``width`` is what one element takes on a line
+    (real width + imaginary width + the ``j``) and decides wrapping.
+    """
+
+    # elements reach ``format`` as Python complex numbers, never widened to float
+    is_floating = False
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real = _ElementFormatter(values.real, True)
+        self.imag = _ElementFormatter(values.imag, True)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value: complex) -> str:
+        real_text = self.real.format(value.real)
+        imag_text = (self.imag.format(value.imag) + "j").lstrip()
+        if imag_text[0] in "+-":
+            return real_text + imag_text
+        return real_text + "+" + imag_text
+
+
 # ---------------------------------------------------------------------------
 # 4. Layout
 # ---------------------------------------------------------------------------
 
 
-def _row_str(data: np.ndarray, indent: int, summarize: bool, formatter: _ElementFormatter) -> str:
+def _row_str(data: np.ndarray, indent: int, summarize: bool, formatter: _ElementFormatter | _ComplexFormatter) -> str:
     """A 1-d slice: ``[a, b, c]``, wrapped to fit the line width."""
     if summarize and not PRINT_OPTS.edgeitems:
         cells = ["..."]
@@ -367,7 +397,7 @@ def _row_str(data: np.ndarray, indent: int, summarize: bool, formatter: _Element
 
 
 def _nested_str(
-    data: np.ndarray, indent: int, summarize: bool, formatter: _ElementFormatter
+    data: np.ndarray, indent: int, summarize: bool, formatter: _ElementFormatter | _ComplexFormatter
 ) -> str:
     """Any-rank data as nested brackets; ``indent`` is the column of the first ``[``."""
     if data.ndim == 0:
@@ -391,7 +421,10 @@ def _data_str(data: np.ndarray, indent: int, is_floating: bool) -> str:
         return "[]"
     summarize = data.size > PRINT_OPTS.threshold
     shown = _values_on_screen(data) if summarize else data
-    formatter = _ElementFormatter(shown, is_floating)
+    if np.iscomplexobj(data):
+        formatter = _ComplexFormatter(shown)
+    else:
+        formatter = _ElementFormatter(shown, is_floating)
     return _nested_str(data, indent, summarize, formatter)
 
 
@@ -471,8 +504,10 @@ def _str(self: Any, *, tensor_contents: str | None = None) -> str:
     dtype_name = str(self.dtype)
     default_dtype = _default_dtype_name()
     # dtypes a reader can infer from the printed values: the default float
-    # dtype (values with a "."), int64 (plain integers) and bool.
-    dtype_is_implied = dtype_name in (default_dtype, "torch.int64", "torch.bool")
+    # dtype (values with a "."), its complex twin (values with a "j"), int64
+    # (plain integers) and bool.
+    default_complex = "torch.complex128" if default_dtype == "torch.float64" else "torch.complex64"
+    dtype_is_implied = dtype_name in (default_dtype, default_complex, "torch.int64", "torch.bool")
     size_str = "size=" + str(tuple(self.shape))
 
     if device.type == "meta":

@@ -164,7 +164,7 @@ def householder_product(A, tau, *, out=None):
         v = below[..., :, i : i + 1]  # (..., m, 1)
         t = tau[..., i : i + 1].unsqueeze(-1)  # (..., 1, 1)
         # Q H_i = Q - tau_i (Q v_i) v_i^H
-        Q = Q - t * (Q @ v) @ v.transpose(-2, -1)  # (real dtypes only: no conjugate needed)
+        Q = Q - t * (Q @ v) @ v.mH
     return Q[..., :, :n]
 
 
@@ -237,8 +237,10 @@ def dist(input, other, p=2):
 
 @writes_out("dot")
 def vdot(input, other, *, out=None):
-    """``torch.vdot``: the dot product of two 1-D tensors, the first conjugated (real only here)."""
-    return aten.dot.default(input, other)  # real dtypes: conjugation is the identity
+    """``torch.vdot``: the dot product of two 1-D tensors, the first conjugated."""
+    if input.dtype.is_complex:
+        input = aten._conj.default(input)
+    return aten.dot.default(input, other)  # (for real dtypes conjugation is the identity)
 
 
 def norm_except_dim(v, pow=2, dim=0):

@@ -51,6 +51,7 @@ _CODES = {
     "BF16": dt.bfloat16,
     "F32": dt.float32,
     "F64": dt.float64,
+    "C64": dt.complex64,  # (the format has no complex128 code)
 }
 
 

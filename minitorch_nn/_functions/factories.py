@@ -24,7 +24,7 @@ from minitorch_nn.overrides import public
 
 def _finish(t, requires_grad):
     if requires_grad:
-        if not t.dtype.is_floating_point:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
             # the factories' wording (Tensor.requires_grad_ says "only ... floating point dtype")
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
@@ -47,7 +47,7 @@ def _factory_kwargs(dtype, device):
 # -- from data ------------------------------------------------------------------------------------
 
 def _infer_dtype(data):
-    """The dtype PyTorch infers for nested Python data: bool < int64 < default float."""
+    """The dtype PyTorch infers for nested Python data: bool < int64 < default float < default complex."""
     rank = -1
     stack = [data]
     while stack:
@@ -62,10 +62,14 @@ def _infer_dtype(data):
             rank = max(rank, 1)
         elif isinstance(x, numbers.Real):
             rank = max(rank, 2)
+        elif isinstance(x, numbers.Complex):
+            rank = 3
         elif isinstance(x, str):
             raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
         else:   # (PyTorch's words for an object that is neither a number nor a sequence)
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+    if rank == 3:
+        return dt.get_default_complex_dtype()
     return {-1: dt.get_default_dtype(), 0: dt.bool, 1: dt.int64, 2: dt.get_default_dtype()}[rank]
 
 
@@ -78,8 +82,17 @@ def _to_numpy(data, dtype):
         arr = np.array(data, dtype=np.float64 if dtype.is_floating_point else None)
     except ValueError:
         arr = None
+    except TypeError:
+        arr = np.array(data)  # complex numbers for a floating dtype: refused below
     if arr is None or arr.dtype == object:
         _raise_ragged(data)
+    if arr.dtype.kind == "c" and not dtype.is_complex:
+        if dtype is dt.bool:
+            return arr != 0
+        # PyTorch reads each number with its C++ type's converter, which refuses complex numbers
+        if dtype.is_floating_point:
+            raise TypeError("must be real number, not complex")
+        raise TypeError("'complex' object cannot be interpreted as an integer")
     return arr.astype(dtype.numpy_dtype)
 
 

@@ -257,6 +257,10 @@ def setitem(self, index, value):
         if not isinstance(value, (int, float, bool, complex, np.number, np.bool_)):
             # PyTorch converts only numbers (and tensors): a list must be made a tensor first
             raise TypeError(f"can't assign a {_type_name(value)} to a {self.type()}")
+        if isinstance(value, complex):
+            from minitorch_nn.backends.common import real_scalar
+
+            value = real_scalar(value, self.dtype)  # (PyTorch's error for 1j into a real tensor)
         value = tensor(value, dtype=self.dtype, device=self.device)
     result, advanced = _apply_basic(self, index)
     if not advanced:

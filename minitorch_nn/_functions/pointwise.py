@@ -19,15 +19,15 @@ def _is_tensor(x):
 
 def _scalar_arg(x):
     # numpy scalars and 0-d results of .item() behave as Python numbers
-    if hasattr(x, "item") and not _is_tensor(x) and not isinstance(x, (int, float, bool)):
+    if hasattr(x, "item") and not _is_tensor(x) and not isinstance(x, (int, float, bool, complex)):
         return x.item()
     return x
 
 
 def _check_operand(x, name):
-    if not isinstance(x, (TensorBase, int, float, bool)):
+    if not isinstance(x, (TensorBase, int, float, bool, complex)):
         x = _scalar_arg(x)
-        if not isinstance(x, (TensorBase, int, float, bool)):
+        if not isinstance(x, (TensorBase, int, float, bool, complex)):
             raise TypeError(
                 f"{name}(): argument 'other' (position 2) must be Tensor, not {type(x).__name__}"
             )
@@ -304,11 +304,20 @@ def lcm(input, other, *, out=None):
     return aten.lcm.default(_tensor_only(input, "lcm", "input", 1), _tensor_only(other, "lcm"))
 
 
-def _as_double(x):
-    """``x.to(float64)`` as PyTorch's decomposition does it: an ``_to_copy`` only if the dtype changes."""
+def _as_double(x, wide=None):
+    """``x.to(float64)`` (or ``complex128`` when an operand is complex) as PyTorch's decomposition
+    does it: an ``_to_copy`` only if the dtype changes."""
     from minitorch_nn import _dtype as dt
 
-    return x if x.dtype is dt.float64 else aten._to_copy.default(x, dtype=dt.float64)
+    wide = wide or dt.float64
+    return x if x.dtype is wide else aten._to_copy.default(x, dtype=wide)
+
+
+def _power_dtype(*operands):
+    from minitorch_nn import _dtype as dt
+
+    complex_operand = any(x.dtype.is_complex if _is_tensor(x) else isinstance(x, complex) for x in operands)
+    return dt.complex128 if complex_operand else dt.float64
 
 
 _POWER_FORMS = ("Tensor input, Tensor exponent, *, Tensor out = None",
@@ -318,12 +327,14 @@ _POWER_FORMS = ("Tensor input, Tensor exponent, *, Tensor out = None",
 
 def _float_power(input, exponent):
     input, exponent = _scalar_arg(input), _scalar_arg(exponent)
+    wide = _power_dtype(input, exponent)
+    number = complex if wide.is_complex else float
     if _is_tensor(input) and _is_tensor(exponent):
-        return aten.pow.Tensor_Tensor(_as_double(input), _as_double(exponent))
-    if _is_tensor(input) and isinstance(exponent, _NUMBER):
-        return aten.pow.Tensor_Scalar(_as_double(input), float(exponent))
-    if isinstance(input, _NUMBER) and _is_tensor(exponent):
-        return aten.pow.Scalar(float(input), _as_double(exponent))
+        return aten.pow.Tensor_Tensor(_as_double(input, wide), _as_double(exponent, wide))
+    if _is_tensor(input) and isinstance(exponent, (*_NUMBER, complex)):
+        return aten.pow.Tensor_Scalar(_as_double(input, wide), number(exponent))
+    if isinstance(input, (*_NUMBER, complex)) and _is_tensor(exponent):
+        return aten.pow.Scalar(number(input), _as_double(exponent, wide))
     raise _no_overload("float_power", (input, exponent), _POWER_FORMS)
 
 
@@ -331,8 +342,8 @@ def _float_power(input, exponent):
 def float_power(input, exponent, *, out=None):
     """``input ** exponent`` computed in float64, whatever the operands' dtypes (PyTorch's
     composite: both are converted with ``_to_copy`` and ``pow`` runs; so ``__torch_dispatch__``
-    sees those ops and autograd records ``PowBackward*``). Complex operands, which would give
-    complex128, are not supported (minitorch_nn has no complex dtypes)."""
+    sees those ops and autograd records ``PowBackward*``). With a complex operand the work is done
+    in complex128."""
     if out is None:
         return _float_power(input, exponent)
     from minitorch_nn import _dtype as dt

@@ -77,6 +77,8 @@ STORAGE_CLASS_NAME = {
     dt.bfloat16: "BFloat16Storage",
     dt.float32: "FloatStorage",
     dt.float64: "DoubleStorage",
+    dt.complex64: "ComplexFloatStorage",
+    dt.complex128: "ComplexDoubleStorage",
 }
 _STORAGE_NAMES = {d: TorchName("torch", n) for d, n in STORAGE_CLASS_NAME.items()}
 

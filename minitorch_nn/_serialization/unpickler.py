@@ -29,8 +29,9 @@ refused, as PyTorch's weights-only reader refuses it.
 
 ``load`` wraps a refusal in PyTorch's text (:func:`weights_only_failure`). ``weights_only=False``
 does not use this reader: it uses ``full_unpickler.py``, Python's own unpickling, which runs
-what the file names, as in PyTorch. Quantized, sparse, nested and complex tensors, which
-PyTorch's table allows, are refused with a message saying so.
+what the file names, as in PyTorch. Quantized, sparse and nested tensors, which PyTorch's table
+allows, are refused with a message saying so (complex64 and complex128 storages load, as
+ComplexFloatStorage/ComplexDoubleStorage).
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def rebuild_parameter(data, requires_grad, backward_hooks):
     if type(data) is not Tensor:
         raise UnpicklingError(f"_rebuild_parameter expects a tensor, got {type(data).__name__}")
     _check_requires_grad(requires_grad)
-    if requires_grad and not data.dtype.is_floating_point:
+    if requires_grad and not (data.dtype.is_floating_point or data.dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _parameter_class()(data, requires_grad)
 

@@ -34,6 +34,7 @@ from minitorch_nn.autograd import derivatives as _derivatives  # noqa: F401  (re
 from minitorch_nn.autograd import derivatives_forward as _derivatives_forward  # noqa: F401  (JVP formulas)
 from minitorch_nn.autograd import derivatives_nn as _derivatives_nn  # noqa: F401  (conv, pooling, batch/group norm)
 from minitorch_nn.autograd import derivatives_binary_math as _derivatives_binary_math  # noqa: F401  (xlogy, hypot, ...)
+from minitorch_nn.autograd import derivatives_complex as _derivatives_complex  # noqa: F401  (angle, sgn, polar, views)
 from minitorch_nn.autograd import derivatives_saved as _derivatives_saved  # noqa: F401  (grad_fn._saved_* as PyTorch)
 from minitorch_nn.autograd.engine import backward, grad
 from minitorch_nn.autograd.function import Function, FunctionCtx, once_differentiable

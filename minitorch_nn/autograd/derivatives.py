@@ -17,12 +17,20 @@ shape and casts it to its dtype.
 
 In-place ops (``add_``) reuse the formula and node name of their out-of-place op, as PyTorch
 does; ``self`` in a formula then means the value before the op (it is cloned when needed).
+
+Complex numbers follow PyTorch's convention: the gradient of a real loss L with respect to a
+complex z is the conjugate Wirtinger derivative dL/dz*, so a holomorphic op's formula multiplies
+``grad`` by the *conjugate* of its derivative (``grad * _c(other)`` for ``mul``). ``_c`` returns
+real tensors unchanged, so the real formulas run exactly the ops they always did. The formulas
+of the complex-only ops (``angle``, ``sgn``, ``polar``, ``view_as_real``...) are in
+``derivatives_complex.py``.
 """
 
 from __future__ import annotations
 
 import math
 
+from minitorch_nn._C import TensorBase
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd.engine import nothing_observes
@@ -74,6 +82,18 @@ def nondifferentiable(*names):
 # ---------------------------------------------------------------------------------------------
 # Helpers used by several formulas
 # ---------------------------------------------------------------------------------------------
+
+
+def _c(x):
+    """The complex conjugate of a complex tensor or number; anything else unchanged."""
+    if isinstance(x, TensorBase):
+        return aten._conj.default(x) if x._impl.dtype.is_complex else x
+    return x.conjugate() if isinstance(x, complex) else x
+
+
+def _mH(x):
+    """The conjugate transpose of the last two dims (the plain transpose for real tensors)."""
+    return _c(x.transpose(-2, -1))
 
 
 def _zeros(sizes, like):
@@ -131,7 +151,9 @@ def _pow_backward(grad, self, exponent):
     if isinstance(exponent, (int, float)) and exponent == 0:
         return grad.new_zeros(list(grad.shape)) * 0
     if hasattr(exponent, "shape"):  # a tensor exponent: 0 where it is 0 (not 0 * inf at self == 0), as PyTorch
-        return _where(exponent == 0, grad.new_zeros([]), grad * (exponent * self.pow(exponent - 1)))
+        return _where(exponent == 0, grad.new_zeros([]), grad * _c(exponent * self.pow(exponent - 1)))
+    if self._impl.dtype.is_complex or isinstance(exponent, complex):
+        return grad * _c(exponent * self.pow(exponent - 1))
     return grad * exponent * self.pow(exponent - 1)
 
 
@@ -203,7 +225,7 @@ def _norm_backward(grad, self, ord, dim, keepdim, result):
     if ord == 0:
         return self * 0
     if ord == 1:
-        return g * self.sign()
+        return g * self.sgn()
     if ord == 2:
         return _masked(g * self / norm, norm != 0)
     if ord in (math.inf, -math.inf):
@@ -231,7 +253,7 @@ def _reduction(g, reduction, numel):
 def _matrix_exp_backward(grad, self):
     # d/dA exp(A) applied to G is the top-right block of exp([[A^T, G], [0, A^T]]).
     n = self.shape[-1]
-    at = self.transpose(-2, -1)
+    at = _mH(self)
     top = aten.cat.default([at, grad], -1)
     bottom = aten.cat.default([grad * 0, at], -1)
     big = aten.linalg_matrix_exp.default(aten.cat.default([top, bottom], -2))
@@ -239,11 +261,11 @@ def _matrix_exp_backward(grad, self):
 
 
 def _solve_b(grad, A, left):
-    at = A.transpose(-2, -1)
+    at = _mH(A)
     if left:
         return aten.linalg_solve.default(at, grad)
-    # X A = B  <=>  A^T X^T = B^T
-    return aten.linalg_solve.default(A, grad.transpose(-2, -1)).transpose(-2, -1)
+    # X A = B  <=>  A^H X^H = B^H
+    return _mH(aten.linalg_solve.default(A, _mH(grad)))
 
 
 def _solve_a(grad, A, B, left, result):
@@ -251,10 +273,10 @@ def _solve_a(grad, A, B, left, result):
     x = result
     vector = B.dim() == 1 or (A.dim() - 1 == B.dim() and left)
     if vector:
-        return -(gb.unsqueeze(-1) * x.unsqueeze(-2))
+        return -(gb.unsqueeze(-1) * _c(x).unsqueeze(-2))
     if left:
-        return -(gb @ x.transpose(-2, -1))
-    return -(x.transpose(-2, -1) @ gb)
+        return -(gb @ _mH(x))
+    return -(_mH(x) @ gb)
 
 
 def _qr_backward(grads, A, mode, result0, result1):
@@ -285,13 +307,14 @@ derivative("add.Tensor", "AddBackward0", self=lambda grad: grad, other=lambda gr
 derivative("sub.Tensor", "SubBackward0", self=lambda grad: grad, other=lambda grad, alpha: -_scale(grad, alpha))
 derivative("rsub.Tensor", "RsubBackward0", self=lambda grad, alpha: -_scale(grad, alpha), other=lambda grad: grad)
 derivative("rsub.Scalar", "RsubBackward1", self=lambda grad, alpha: -_scale(grad, alpha))
-derivative("mul.Tensor", "MulBackward0", self=lambda grad, other: grad * other, other=lambda grad, self: grad * self)
+derivative("mul.Tensor", "MulBackward0", self=lambda grad, other: grad * _c(other), other=lambda grad, self: grad * _c(self))
 derivative("div.Tensor", "DivBackward0",
-           self=lambda grad, other: grad / other,
-           other=lambda grad, self, other: -grad * self / (other * other))
+           self=lambda grad, other: grad / _c(other),
+           other=lambda grad, self, other: -grad * _c(self) / _c(other * other))
 derivative("div.Tensor_mode", "DivBackward2",
-           self=lambda grad, other, rounding_mode: grad / other if rounding_mode is None else grad * 0,
-           other=lambda grad, self, other, rounding_mode: (-grad * self / (other * other)) if rounding_mode is None else grad * 0)
+           self=lambda grad, other, rounding_mode: grad / _c(other) if rounding_mode is None else grad * 0,
+           other=lambda grad, self, other, rounding_mode: (-grad * _c(self) / _c(other * other)) if rounding_mode is None
+           else grad * 0)
 derivative("remainder.Tensor", "RemainderBackward1",
            self=lambda grad: grad, other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"))
 derivative("remainder.Scalar", "RemainderBackward0", self=lambda grad: grad)
@@ -302,25 +325,28 @@ _op("pow_.Scalar").derivative = Derivative(_op("pow_.Scalar"), "PowBackward0",
 derivative("pow.Tensor_Tensor", "PowBackward1",
            self=lambda grad, self, exponent: _pow_backward(grad, self, exponent),
            exponent=lambda grad, self, exponent, result: grad * _where(
-               (self == 0).logical_and(exponent >= 0), grad.new_zeros([]), result * self.log()))
+               (self == 0).logical_and(exponent >= 0), grad.new_zeros([]), result * self.log())
+           if not (self._impl.dtype.is_complex or exponent._impl.dtype.is_complex)
+           else grad * _c(_where(self == 0, grad.new_zeros([]), result * self.log())))
 derivative("pow.Scalar", "PowBackward2", exponent=lambda grad, self, result: grad * result * math.log(self) if self > 0 else grad * 0)
 derivative("neg", "NegBackward0", self=lambda grad: -grad)
-derivative("abs", "AbsBackward0", self=lambda grad, self: grad * self.sign())
+derivative("abs", "AbsBackward0", self=lambda grad, self: grad * self.sgn())
 derivative("sign", "SignBackward0", self=lambda grad: grad * 0)
-derivative("reciprocal", "ReciprocalBackward0", self=lambda grad, result: -grad * result * result)
+derivative("reciprocal", "ReciprocalBackward0", self=lambda grad, result: -grad * _c(result * result))
 derivative("maximum", "MaximumBackward0",
            self=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, self > other)),
            other=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, other > self)))
 derivative("minimum", "MinimumBackward0",
            self=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, self < other)),
            other=lambda grad, self, other: _where(self == other, grad / 2, _masked(grad, other < self)))
-derivative("lerp.Scalar", "LerpBackward0", self=lambda grad, weight: grad * (1 - weight), end=lambda grad, weight: grad * weight)
+derivative("lerp.Scalar", "LerpBackward0", self=lambda grad, weight: grad * _c(1 - weight),
+           end=lambda grad, weight: grad * _c(weight))
 derivative("lerp.Tensor", "LerpBackward1",
-           self=lambda grad, weight: grad * (1 - weight), end=lambda grad, weight: grad * weight,
-           weight=lambda grad, self, end: grad * (end - self))
+           self=lambda grad, weight: grad * _c(1 - weight), end=lambda grad, weight: grad * _c(weight),
+           weight=lambda grad, self, end: grad * _c(end - self))
 derivative("addcmul", "AddcmulBackward0",
-           self=lambda grad: grad, tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
-           tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
+           self=lambda grad: grad, tensor1=lambda grad, tensor2, value: grad * _c(tensor2 * value),
+           tensor2=lambda grad, tensor1, value: grad * _c(tensor1 * value))
 derivative("addcdiv", "AddcdivBackward0",
            self=lambda grad: grad, tensor1=lambda grad, tensor2, value: grad * value / tensor2,
            tensor2=lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2))
@@ -346,21 +372,21 @@ derivative("fmod.Tensor", "FmodBackward1",
 # Pointwise math and activations
 # ---------------------------------------------------------------------------------------------
 
-derivative("exp", "ExpBackward0", self=lambda grad, result: grad * result)
-derivative("exp2", "Exp2Backward0", self=lambda grad, result: grad * result * LN2)
-derivative("expm1", "Expm1Backward0", self=lambda grad, result: grad * (result + 1))
-derivative("log", "LogBackward0", self=lambda grad, self: grad / self)
-derivative("log2", "Log2Backward0", self=lambda grad, self: grad / (self * LN2))
-derivative("log10", "Log10Backward0", self=lambda grad, self: grad / (self * LN10))
-derivative("log1p", "Log1PBackward0", self=lambda grad, self: grad / (self + 1))
-derivative("sqrt", "SqrtBackward0", self=lambda grad, result: grad / (2 * result))
-derivative("rsqrt", "RsqrtBackward0", self=lambda grad, result: -0.5 * grad * result.pow(3))
-derivative("sin", "SinBackward0", self=lambda grad, self: grad * self.cos())
-derivative("cos", "CosBackward0", self=lambda grad, self: -grad * self.sin())
-derivative("tan", "TanBackward0", self=lambda grad, result: grad * (1 + result * result))
-derivative("asin", "AsinBackward0", self=lambda grad, self: grad / (1 - self * self).sqrt())
-derivative("acos", "AcosBackward0", self=lambda grad, self: -grad / (1 - self * self).sqrt())
-derivative("atan", "AtanBackward0", self=lambda grad, self: grad / (1 + self * self))
+derivative("exp", "ExpBackward0", self=lambda grad, result: grad * _c(result))
+derivative("exp2", "Exp2Backward0", self=lambda grad, result: grad * _c(result * LN2))
+derivative("expm1", "Expm1Backward0", self=lambda grad, result: grad * _c(result + 1))
+derivative("log", "LogBackward0", self=lambda grad, self: grad / _c(self))
+derivative("log2", "Log2Backward0", self=lambda grad, self: grad / _c(self * LN2))
+derivative("log10", "Log10Backward0", self=lambda grad, self: grad / _c(self * LN10))
+derivative("log1p", "Log1PBackward0", self=lambda grad, self: grad / _c(self + 1))
+derivative("sqrt", "SqrtBackward0", self=lambda grad, result: grad / _c(2 * result))
+derivative("rsqrt", "RsqrtBackward0", self=lambda grad, result: -0.5 * grad * _c(result.pow(3)))
+derivative("sin", "SinBackward0", self=lambda grad, self: grad * _c(self.cos()))
+derivative("cos", "CosBackward0", self=lambda grad, self: -grad * _c(self.sin()))
+derivative("tan", "TanBackward0", self=lambda grad, result: grad * _c(1 + result * result))
+derivative("asin", "AsinBackward0", self=lambda grad, self: grad / _c((1 - self * self).sqrt()))
+derivative("acos", "AcosBackward0", self=lambda grad, self: -grad / _c((1 - self * self).sqrt()))
+derivative("atan", "AtanBackward0", self=lambda grad, self: grad / _c(1 + self * self))
 def _atan2_recip(self, other):
     # 1 / (self² + other²), taken as 0 where both are 0 (PyTorch's gradient there is 0, not NaN)
     denom = self * self + other * other
@@ -370,8 +396,8 @@ def _atan2_recip(self, other):
 derivative("atan2", "Atan2Backward0",
            self=lambda grad, self, other: grad * other * _atan2_recip(self, other),
            other=lambda grad, self, other: grad * -self * _atan2_recip(self, other))
-derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * self.cosh())
-derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * self.sinh())
+derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * _c(self.cosh()))
+derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * _c(self.sinh()))
 # tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),
 # which is also what a TorchDispatchMode sees; those kernels have derivatives of their own.
 # Their compiled twins (_ext/_grad_kernels.pyx, twins of the cpu kernels in
@@ -460,9 +486,10 @@ derivative("mean", "MeanBackward0",
            self=lambda grad, self_sizes: aten.expand.default(grad, list(self_sizes)) / max(_reduce_count(self_sizes, None), 1))
 derivative("mean.dim", "MeanBackward1",
            self=lambda grad, self_sizes, dim, keepdim: _expand_back(grad, self_sizes, dim, keepdim) / _reduce_count(self_sizes, dim))
-derivative("prod", "ProdBackward0", self=lambda grad, self, result: grad * result / self)
+derivative("prod", "ProdBackward0", self=lambda grad, self, result: grad * _c(result / self))
 derivative("prod.dim_int", "ProdBackward1",
-           self=lambda grad, self, dim, keepdim, result: _unsqueeze_dims(grad * result, dim, tuple(self.shape), keepdim) / self)
+           self=lambda grad, self, dim, keepdim, result: _unsqueeze_dims(grad, dim, tuple(self.shape), keepdim)
+           * _c(_unsqueeze_dims(result, dim, tuple(self.shape), keepdim) / self))
 derivative("max", "MaxBackward1", self=lambda grad, self, result: _evenly_distribute(grad, self, result))
 derivative("min", "MinBackward1", self=lambda grad, self, result: _evenly_distribute(grad, self, result))
 derivative("max.dim", "MaxBackward0",
@@ -485,12 +512,12 @@ derivative("std_mean.correction", "StdMeanBackward0",
            + _expand_back(grads[1], tuple(self.shape), dim, keepdim) / _reduce_count(tuple(self.shape), dim))
 derivative("logsumexp", "LogsumexpBackward0",
            self=lambda grad, self, dim, keepdim, result: _unsqueeze_dims(grad, dim, tuple(self.shape), keepdim)
-           * (self - _unsqueeze_dims(result, dim, tuple(self.shape), keepdim)).exp())
+           * _c((self - _unsqueeze_dims(result, dim, tuple(self.shape), keepdim)).exp()))
 derivative("linalg_vector_norm", "LinalgVectorNormBackward0",
            self=lambda grad, self, ord, dim, keepdim, result: _norm_backward(grad, self, ord, dim, keepdim, result))
 derivative("cumsum", "CumsumBackward0", self=lambda grad, dim: grad.flip([dim]).cumsum(dim).flip([dim]))
 derivative("cumprod", "CumprodBackward0",
-           self=lambda grad, self, dim, result: (grad * result).flip([dim]).cumsum(dim).flip([dim]) / self)
+           self=lambda grad, self, dim, result: (grad * _c(result)).flip([dim]).cumsum(dim).flip([dim]) / _c(self))
 derivative("sort", "SortBackward0",
            self=lambda grads, self_sizes, dim, result1: _select_backward(grads[0], self_sizes, dim, result1, True))
 derivative("topk", "TopkBackward0",
@@ -528,35 +555,36 @@ def _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides):
 
 
 derivative("mm", "MmBackward0",
-           self=lambda grad, mat2: _mm_mat1_backward(grad, mat2),
-           mat2=lambda grad, self, mat2_sizes, mat2_strides: _mm_mat2_backward(grad, self, mat2_sizes, mat2_strides))
+           self=lambda grad, mat2: _mm_mat1_backward(grad, _c(mat2)),
+           mat2=lambda grad, self, mat2_sizes, mat2_strides: _mm_mat2_backward(grad, _c(self), mat2_sizes, mat2_strides))
 derivative("bmm", "BmmBackward0",
-           self=lambda grad, mat2: aten.bmm.default(grad, mat2.transpose(1, 2)),
-           mat2=lambda grad, self: aten.bmm.default(self.transpose(1, 2), grad))
+           self=lambda grad, mat2: aten.bmm.default(grad, _c(mat2).transpose(1, 2)),
+           mat2=lambda grad, self: aten.bmm.default(_c(self).transpose(1, 2), grad))
 derivative("addmm", "AddmmBackward0",
-           self=lambda grad, beta: _scale(grad, beta),
-           mat1=lambda grad, mat2, alpha: _scale(_mm_mat1_backward(grad, mat2), alpha),
+           self=lambda grad, beta: _scale(grad, _c(beta)),
+           mat1=lambda grad, mat2, alpha: _scale(_mm_mat1_backward(grad, _c(mat2)), _c(alpha)),
            mat2=lambda grad, mat1, mat2_sizes, mat2_strides, alpha: _scale(
-               _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides), alpha))
+               _mm_mat2_backward(grad, _c(mat1), mat2_sizes, mat2_strides), _c(alpha)))
 derivative("baddbmm", "BaddbmmBackward0",
            self=lambda grad, beta: _scale(grad, beta),
-           batch1=lambda grad, batch2, alpha: _scale(aten.bmm.default(grad, batch2.transpose(1, 2)), alpha),
-           batch2=lambda grad, batch1, alpha: _scale(aten.bmm.default(batch1.transpose(1, 2), grad), alpha))
-derivative("dot", "DotBackward0", self=lambda grad, tensor: grad * tensor, tensor=lambda grad, self: grad * self)
+           batch1=lambda grad, batch2, alpha: _scale(aten.bmm.default(grad, _c(batch2).transpose(1, 2)), _c(alpha)),
+           batch2=lambda grad, batch1, alpha: _scale(aten.bmm.default(_c(batch1).transpose(1, 2), grad), _c(alpha)))
+derivative("dot", "DotBackward0", self=lambda grad, tensor: grad * _c(tensor), tensor=lambda grad, self: grad * _c(self))
 derivative("mv", "MvBackward0",
-           self=lambda grad, vec: grad.unsqueeze(1) * vec.unsqueeze(0),
-           vec=lambda grad, self: aten.mv.default(aten.t.default(self), grad))
+           self=lambda grad, vec: grad.unsqueeze(1) * _c(vec).unsqueeze(0),
+           vec=lambda grad, self: aten.mv.default(aten.t.default(_c(self)), grad))
 derivative("outer", "OuterBackward0",
-           self=lambda grad, vec2: aten.mv.default(grad, vec2), vec2=lambda grad, self: aten.mv.default(aten.t.default(grad), self))
+           self=lambda grad, vec2: aten.mv.default(grad, _c(vec2)),
+           vec2=lambda grad, self: aten.mv.default(aten.t.default(grad), _c(self)))
 derivative("linalg_solve", "LinalgSolveExBackward0",
            A=lambda grad, A, B, left, result: _solve_a(grad, A, B, left, result),
            B=lambda grad, A, left: _solve_b(grad, A, left))
 derivative("linalg_matrix_exp", "LinalgMatrixExpBackward0", self=lambda grad, self: _matrix_exp_backward(grad, self))
 derivative("linalg_inv", "LinalgInvExBackward0",
-           A=lambda grad, result: -(result.transpose(-2, -1) @ grad @ result.transpose(-2, -1)))
+           A=lambda grad, result: -(_mH(result) @ grad @ _mH(result)))
 derivative("linalg_det", "LinalgDetBackward0",
-           A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1)
-           * aten.linalg_inv.default(A).transpose(-2, -1))
+           A=lambda grad, A, result: (grad * _c(result)).unsqueeze(-1).unsqueeze(-1)
+           * _mH(aten.linalg_inv.default(A)))
 derivative("linalg_qr", "LinalgQrBackward0", A=lambda grads, A, mode, result0, result1: _qr_backward(grads, A, mode, result0, result1))
 derivative("diagonal", "DiagonalBackward0",
            self=lambda grad, self_sizes, offset, dim1, dim2: _diagonal_backward(grad, self_sizes, offset, dim1, dim2))

@@ -133,7 +133,7 @@ class _Call:
         return self._tangent_of(v, zeros)
 
     def _tangent_of(self, x, zeros):
-        if isinstance(x, (int, float)) and not isinstance(x, bool) and zeros:
+        if isinstance(x, (int, float, complex)) and not isinstance(x, bool) and zeros:
             return 0.0    # a Python number passed where the schema says Tensor: a constant
         if not isinstance(x, TensorBase) or not (x.dtype.is_floating_point or x.dtype.is_complex):
             return None
@@ -367,7 +367,7 @@ forward("div.Tensor", lambda self_t, other_t, other, result: (self_t - other_t *
 forward("div.Tensor_mode", lambda self_t, other_t, other, rounding_mode, result:
         (self_t - other_t * result) / other if rounding_mode is None else _zero(result))
 forward("neg", lambda self_t: -self_t)
-forward("abs", lambda self_t, self: self_t * self.sign())
+forward("abs", lambda self_t, self: _abs_jvp(self_t, self))
 forward("sign", lambda result: _zero(result))
 forward("reciprocal", lambda self_t, result: -self_t * result * result)
 forward("pow.Tensor_Scalar", lambda self_t, self, exponent: _pow_jvp(self_t, self, exponent))
@@ -562,3 +562,49 @@ forward("native_dropout", lambda input_t, p, result1: (
     input_t * result1.to(input_t.dtype) * (1.0 / (1 - p) if p < 1 else 0.0), None))
 forward("nll_loss_forward", lambda self_t, target, weight, reduction, ignore_index: (
     aten.nll_loss_forward.default(self_t, target, weight, reduction, ignore_index)[0], None))
+
+
+# ---------------------------------------------------------------------------------------------
+# Complex numbers (reverse formulas: derivatives_complex.py). A JVP is the ordinary directional
+# derivative, so holomorphic ops need no conjugate here; the others split into real parts.
+# ---------------------------------------------------------------------------------------------
+
+
+def _real(t):
+    return aten.select.int(aten.view_as_real.default(t), -1, 0)
+
+
+def _abs_jvp(self_t, self):
+    if not self._impl.dtype.is_complex:
+        return self_t * self.sign()
+    # d|z| = Re(conj(sgn z) dz)
+    return _real(aten._conj.default(aten.sgn.default(self)) * self_t)
+
+
+def _angle_jvp(self_t, self):
+    if not self._impl.dtype.is_complex:
+        return aten.zeros_like.default(self_t)
+    # d arg z = Im(dz / z) = Re(conj(z) (-i dz)) / |z|^2
+    scaled = _real(aten._conj.default(self) * self_t * -1j) / self.abs().pow(2)
+    return aten.where.self(self == 0, scaled.new_zeros([]), scaled)
+
+
+def _sgn_jvp(self_t, self, result):
+    if not self._impl.dtype.is_complex:
+        return aten.zeros_like.default(result)
+    # d(z/|z|) = (dz - sgn * Re(conj(sgn) dz)) / |z|
+    size = self.abs()
+    out = (self_t - result * _real(aten._conj.default(result) * self_t)) / size
+    return aten.where.self(size == 0, out.new_zeros([]), out)
+
+
+linear("view_as_real")
+linear("view_as_complex")
+linear("_conj")
+linear("_conj_physical")
+forward("angle", _angle_jvp)
+forward("sgn", _sgn_jvp)
+# d(r e^{i theta}) = e^{i theta} (dr + i r dtheta), with e^{i theta} read off the result as sgn(result)
+forward("polar", lambda abs_t, angle_t, abs, result:
+        aten.complex.default(abs_t, angle_t * abs) * aten.sgn.default(result))
+forward("complex", lambda real_t, imag_t: aten.complex.default(real_t, imag_t))

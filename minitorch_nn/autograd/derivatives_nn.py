@@ -34,7 +34,7 @@ import weakref
 
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import grad_mode
-from minitorch_nn.autograd.derivatives import derivative
+from minitorch_nn.autograd.derivatives import _c, derivative
 
 
 def _channel_sum(g):
@@ -46,8 +46,9 @@ def _channel_sum(g):
 
 def _conv_grad(which, grad, input, weight, stride, padding, dilation, transposed, output_padding, groups):
     mask = [which == 0, which == 1, False]
+    # (complex tensors: the conjugate of the other factor, as for any product; see derivatives.py)
     return aten.convolution_backward.default(
-        grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, mask
+        grad, _c(input), _c(weight), None, stride, padding, dilation, transposed, output_padding, groups, mask
     )[which]
 
 

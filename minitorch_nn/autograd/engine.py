@@ -299,8 +299,16 @@ def _validate(node, i, grad, meta):
             )
         grad = sum_to_size(grad, sizes)
     if grad.dtype is not dtype:
+        if grad.dtype.is_complex and not dtype.is_complex:
+            # a real input reached through complex ops: its gradient is the real part (PyTorch's
+            # handle_r_to_c), not a lossy cast with a warning
+            grad = _real_part(grad)
         grad = grad.to(dtype)
     return grad
+
+
+def _real_part(grad):
+    return aten.select.int(aten.view_as_real.default(grad), -1, 0)  # (grad.real)
 
 
 def _run_tensor_hooks(node, nr, grad):

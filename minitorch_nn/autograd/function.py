@@ -253,7 +253,7 @@ def _wire(node, args, outputs):
             o = outs[i] = _view_of(o)
         impl = o._impl
         metas.append((impl.sizes, impl.dtype, impl.device))
-        if id(o) in non_diff or not o.dtype.is_floating_point:
+        if id(o) in non_diff or not (o.dtype.is_floating_point or o.dtype.is_complex):
             impl.requires_grad = False
             continue
         if id(o) in dirty and impl.base is not None and i == 0 and tensors_in and tensors_in[0] is o:

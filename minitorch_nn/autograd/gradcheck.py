@@ -15,8 +15,16 @@ With ``check_forward_ad=True`` the Jacobian is also computed by forward-mode AD
 (``forward_ad.py``: one dual pass per input element, its tangent one-hot) and checked the same way;
 ``check_backward_ad=False`` skips the reverse-mode check.
 
+Complex inputs and outputs are checked as PyTorch checks them: as pairs of real numbers. A complex
+input element is perturbed along 1 and along i (two Jacobian rows), a complex output contributes
+its real and its imaginary parts (two columns), and the analytical rows come from backward passes
+with grad_output 1 and i at that output element: with PyTorch's convention (the gradient is the
+conjugate Wirtinger derivative), the real and imaginary parts of the gradient they give are the
+derivatives along the input's real and imaginary directions.
+
 Where we differ from PyTorch: only the slow (full Jacobian) mode; no batched or sparse checks
-(their flags are accepted and ignored when False).
+(their flags are accepted and ignored when False); a complex mismatch is reported with the same real Jacobians, not with PyTorch's
+separate messages per grad_output.
 """
 
 from __future__ import annotations
@@ -35,23 +43,34 @@ def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,) if not isinstance(x, list) else tuple(x)
 
 
+def _real_coordinates(t):
+    """A tensor's values as float64 numbers: complex values as all real parts, then all imaginary parts."""
+    values = np.asarray(t.detach()._array).reshape(-1)
+    if np.iscomplexobj(values):
+        return np.concatenate([values.real, values.imag]).astype(np.float64)
+    return np.array(values, dtype=np.float64)
+
+
 def _numerical_jacobian(fn, inputs, index, eps):
-    """Columns of d(outputs)/d(inputs[index]) by central differences, one per input element."""
+    """Columns of d(outputs)/d(inputs[index]) by central differences, one per input element (two,
+    along 1 and along i, for a complex element)."""
     from minitorch_nn.autograd.grad_mode import no_grad
 
     x = inputs[index]
     arr = x._array
     flat_idx = list(np.ndindex(arr.shape)) if arr.ndim else [()]
+    directions = (1, 1j) if x.dtype.is_complex else (1,)
     columns = []
     with no_grad():
         for idx in flat_idx:
-            orig = arr[idx].copy()
-            arr[idx] = orig + eps
-            plus = [np.array(o.detach()._array, dtype=np.float64).reshape(-1) for o in _outputs(fn, inputs)]
-            arr[idx] = orig - eps
-            minus = [np.array(o.detach()._array, dtype=np.float64).reshape(-1) for o in _outputs(fn, inputs)]
-            arr[idx] = orig
-            columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+            for direction in directions:
+                orig = arr[idx].copy()
+                arr[idx] = orig + eps * direction
+                plus = [_real_coordinates(o) for o in _outputs(fn, inputs)]
+                arr[idx] = orig - eps * direction
+                minus = [_real_coordinates(o) for o in _outputs(fn, inputs)]
+                arr[idx] = orig
+                columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
     # jac[out][in_elem, out_elem]
     return [np.stack([c[k] for c in columns]) if columns else np.zeros((0, 0)) for k in range(len(columns[0]) if columns else 0)]
 
@@ -68,16 +87,26 @@ def _analytical_jacobian(outputs, inputs, index):
     result = []
     for out in outputs:
         n_out, n_in = out.numel(), x.numel()
-        jac = np.zeros((n_in, n_out))
+        # (rows and columns in the numerical Jacobian's order: see _real_coordinates)
+        in_parts = 2 if x.dtype.is_complex else 1
+        out_directions = (1, 1j) if out.dtype.is_complex else (1,)
+        jac = np.zeros((n_in * in_parts, n_out * len(out_directions)))
         if not out.requires_grad:
             result.append(jac)
             continue
-        for k in range(n_out):
-            onehot = zeros_like(out)
-            onehot._array[np.unravel_index(k, onehot._array.shape)] = 1  # (any memory layout)
-            (g,) = grad(out, x, onehot, retain_graph=True, allow_unused=True)
-            if g is not None:
-                jac[:, k] = np.array(g.detach()._array, dtype=np.float64).reshape(-1)
+        for p, direction in enumerate(out_directions):
+            for k in range(n_out):
+                onehot = zeros_like(out)
+                onehot._array[np.unravel_index(k, onehot._array.shape)] = direction  # (any memory layout)
+                (g,) = grad(out, x, onehot, retain_graph=True, allow_unused=True)
+                if g is None:
+                    continue
+                values = np.asarray(g.detach()._array).reshape(-1)
+                if in_parts == 2:
+                    jac[0::2, p * n_out + k] = values.real
+                    jac[1::2, p * n_out + k] = values.imag
+                else:
+                    jac[:, p * n_out + k] = np.real(values)
         result.append(jac)
     return result
 
@@ -89,17 +118,19 @@ def _forward_ad_jacobian(fn, inputs, index, n_outputs):
 
     x = inputs[index]
     rows = [[] for _ in range(n_outputs)]
+    directions = (1, 1j) if x.dtype.is_complex else (1,)
     for k in range(x.numel()):
-        tangent = zeros_like(x)
-        tangent._array[np.unravel_index(k, tangent._array.shape)] = 1
-        with forward_ad.dual_level():
-            args = list(inputs)
-            args[index] = forward_ad.make_dual(x.detach(), tangent)
-            outs = [o for o in _outputs(fn, args) if o.dtype.is_floating_point]
-            for j, o in enumerate(outs):
-                t = forward_ad.unpack_dual(o).tangent
-                rows[j].append(np.zeros(o.numel()) if t is None else
-                               np.array(t.detach()._array, dtype=np.float64).reshape(-1))
+        for direction in directions:
+            tangent = zeros_like(x)
+            tangent._array[np.unravel_index(k, tangent._array.shape)] = direction
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[index] = forward_ad.make_dual(x.detach(), tangent)
+                outs = [o for o in _outputs(fn, args) if o.dtype.is_floating_point or o.dtype.is_complex]
+                for j, o in enumerate(outs):
+                    t = forward_ad.unpack_dual(o).tangent
+                    size = o.numel() * (2 if o.dtype.is_complex else 1)
+                    rows[j].append(np.zeros(size) if t is None else _real_coordinates(t))
     return [np.stack(r) if r else np.zeros((0, 0)) for r in rows]
 
 
@@ -116,7 +147,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """True when autograd's gradients of ``func`` at ``inputs`` match finite differences."""
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
-        if isinstance(x, TensorBase) and x.requires_grad and x.dtype.name != "float64":
+        if isinstance(x, TensorBase) and x.requires_grad and x.dtype.name not in ("float64", "complex128"):
             warn_user(
                 f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                 "This check will likely fail if all the inputs are not of double precision floating point or complex. ",
@@ -127,7 +158,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
                          "requires_grad=True.")
     outputs = _outputs(func, inputs)
-    diff_outputs = [o for o in outputs if o.dtype.is_floating_point]
+    diff_outputs = [o for o in outputs if o.dtype.is_floating_point or o.dtype.is_complex]
     for i in tensor_indices:
         numerical = _numerical_jacobian(func, inputs, i, eps)
         checks = []
@@ -142,7 +173,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                     if not raise_exception:
                         return False
                     # printed as tensors of the input's dtype, (input numel, output numel), as torch
-                    d = inputs[i].dtype
+                    d = inputs[i].dtype.to_real()  # (complex numbers are compared as real pairs)
                     raise GradcheckError(
                         f"{what} for output {j} with respect to input {i},\n"
                         f"numerical:{_as_tensor(n, d)}\nanalytical:{_as_tensor(a, d)}\n"

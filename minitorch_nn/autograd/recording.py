@@ -801,7 +801,7 @@ def _record_without_formula(op, args, kwargs):
     outs = out if type(out) in (tuple, list) else (out,)
     node = None
     for i, o in enumerate(outs):
-        if isinstance(o, TensorBase) and o.dtype.is_floating_point and not any(o is a for a in args):
+        if isinstance(o, TensorBase) and (o.dtype.is_floating_point or o.dtype.is_complex) and not any(o is a for a in args):
             if node is None:
                 node = NotImplementedNode(op)
                 tensors = [a for a in args if isinstance(a, TensorBase)]

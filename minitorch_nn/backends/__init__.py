@@ -7,5 +7,6 @@
 """
 
 from minitorch_nn.backends import cpu, meta, views  # noqa: F401  (registering kernels)
+from minitorch_nn.backends import complex_views  # noqa: F401  (view_as_real, view_as_complex)
 from minitorch_nn.backends import meta_nn  # noqa: F401,E402  (nn ops: cpu/nn_ops.py kernels and their meta kernels)
 from minitorch_nn.backends import compiled  # noqa: F401,E402  (the one switch for the compiled twins)

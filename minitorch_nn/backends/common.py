@@ -42,7 +42,7 @@ def result_type(*operands) -> dt.dtype:
 
 
 # the categories dt.result_type_from gives Python numbers (bool < int < float), by exact type
-_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
 
 
 def compute_dtype(d: dt.dtype) -> dt.dtype:
@@ -54,8 +54,11 @@ _COMPUTE = {dt.float16: dt.float32, dt.bfloat16: dt.float32}
 
 
 def can_cast(src: dt.dtype, dst: dt.dtype) -> bool:
-    """PyTorch's ``canCast``: no float -> integer and no non-bool -> bool in in-place ops."""
-    if src.is_floating_point and not dst.is_floating_point:
+    """PyTorch's ``canCast``: no complex -> non-complex, no float -> integer and no non-bool -> bool
+    in in-place ops."""
+    if src.is_complex and not dst.is_complex:
+        return False
+    if src.is_floating_point and not (dst.is_floating_point or dst.is_complex):
         return False
     if src is not dt.bool and dst is dt.bool:
         return False
@@ -65,7 +68,7 @@ def can_cast(src: dt.dtype, dst: dt.dtype) -> bool:
 _TYPE_NAMES = {
     dt.float32: "Float", dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16",
     dt.int64: "Long", dt.int32: "Int", dt.int16: "Short", dt.int8: "Char", dt.uint8: "Byte",
-    dt.bool: "Bool",
+    dt.bool: "Bool", dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble",
 }
 
 
@@ -91,9 +94,48 @@ def check_inplace_cast(result: dt.dtype, out: dt.dtype) -> None:
 def mean_dtype(self, dtype, name="mean"):
     """The output dtype of mean/var/std: the input's (or ``dtype=``), which must be floating."""
     d = dtype if dtype is not None else self.dtype
-    if not d.is_floating_point:
+    if not (d.is_floating_point or d.is_complex):
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {type_name(d)}"
         )
     return d
+
+
+# the C++ type c10's Scalar conversion names when a complex number does not fit a real dtype
+_SCALAR_CONVERSION_NAMES = {
+    dt.float32: "float", dt.float64: "double", dt.float16: "double", dt.bfloat16: "double",
+    dt.int64: "int64_t", dt.int32: "int", dt.int16: "int16_t", dt.int8: "int8_t", dt.uint8: "uint8_t",
+}
+
+
+def real_scalar(value, d: dt.dtype):
+    """A Python number made ready for a tensor of dtype ``d``: a complex number meeting a real dtype
+    must have no imaginary part (PyTorch's "value cannot be converted" error otherwise), and then
+    counts as its real part. Other numbers pass through unchanged."""
+    if not isinstance(value, complex) or d.is_complex:
+        return value
+    if d is dt.bool:
+        return value != 0
+    if value.imag != 0:
+        raise RuntimeError(
+            f"value cannot be converted to type {_SCALAR_CONVERSION_NAMES[d]} without overflow\n"
+            "A complex number with a non-zero imaginary part only fits a complex tensor: use a complex dtype "
+            "(torch.complex64) or pass value.real."
+        )
+    return value.real
+
+
+_warned_complex_to_real = False
+
+
+def complex_to_real_warning():
+    """PyTorch's warning when a copy drops imaginary parts (``x.to(torch.float32)`` of a complex x),
+    given once per process as PyTorch's ``TORCH_WARN_ONCE`` does."""
+    global _warned_complex_to_real
+    if _warned_complex_to_real:
+        return
+    _warned_complex_to_real = True
+    from minitorch_nn._warnings import warn_user
+
+    warn_user("Casting complex values to real discards the imaginary part", UserWarning)

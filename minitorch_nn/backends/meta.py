@@ -31,7 +31,7 @@ def _shape(x):
 
 
 def _float(d):
-    return d if d.is_floating_point else dt.get_default_dtype()
+    return d if (d.is_floating_point or d.is_complex) else dt.get_default_dtype()
 
 
 # -- pointwise ------------------------------------------------------------------------------------
@@ -40,7 +40,7 @@ def _pointwise(kind, scalar_operands=True):
     # scalar_operands: whether a number argument is an operand of PyTorch's TensorIterator (the
     # ``2`` of ``x + 2``) or a parameter of the op (``clamp``'s bounds), which matters for layout
     def kernel(*args, **kwargs):
-        operands = [a for a in args if isinstance(a, (TensorBase, int, float, bool))]
+        operands = [a for a in args if isinstance(a, (TensorBase, int, float, bool, complex))]
         tensors = [a for a in operands if isinstance(a, TensorBase)]
         shape = broadcast_shapes(*[_shape(t) for t in tensors])
         d = result_type(*operands)
@@ -349,7 +349,9 @@ def _reduced(self, dim, keepdim):
 
 
 def _sum_dtype(self, dtype):
-    return dtype if dtype is not None else (self.dtype if self.dtype.is_floating_point else dt.int64)
+    if dtype is not None:
+        return dtype
+    return self.dtype if (self.dtype.is_floating_point or self.dtype.is_complex) else dt.int64
 
 
 @aten.sum.default.impl("meta")
@@ -385,9 +387,9 @@ def mean_dim(self, dim, keepdim=False, *, dtype=None):
 @aten.var.correction.impl("meta")
 @aten.std.correction.impl("meta")
 def var(self, dim=None, *, correction=None, keepdim=False):
-    if not self.dtype.is_floating_point:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return _new_meta(_reduced(self, dim, keepdim), self.dtype)
+    return _new_meta(_reduced(self, dim, keepdim), self.dtype.to_real())  # (real for complex input)
 
 
 @aten.max.default.impl("meta")
@@ -436,7 +438,7 @@ def all_dim(self, dim, keepdim=False):
 
 @aten.linalg_vector_norm.default.impl("meta")
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
-    return _new_meta(_reduced(self, dim, keepdim), dtype or self.dtype)
+    return _new_meta(_reduced(self, dim, keepdim), (dtype or self.dtype).to_real())
 
 
 @aten.cumsum.default.impl("meta")
@@ -620,7 +622,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
 # -- linear algebra: shapes of the factors ------------------------------------------------------------
 
 def _matrix_shapes(A, name):
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {type_name(A.dtype)}")
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
@@ -809,3 +811,34 @@ def einsum(equation, tensors, *, path=None):
     # numpy works the shape out on zero-strided stand-ins, which hold no memory
     stand_ins = [np.broadcast_to(np.zeros((), np.int8), _shape(t)) for t in tensors]
     return _new_meta(np.einsum(equation, *stand_ins).shape, d)
+
+
+# -- complex numbers (values: backends/cpu/complex.py) ------------------------------------------------
+
+@aten._conj.default.impl("meta")
+@aten._conj_physical.default.impl("meta")
+@aten.sgn.default.impl("meta")
+def _same_as_input(self):
+    return _new_meta(_shape(self), self.dtype)
+
+
+@aten.angle.default.impl("meta")
+def _angle(self):
+    d = self.dtype
+    return _new_meta(_shape(self), d.to_real() if d.is_complex else _float(d))
+
+
+@aten.abs.default.impl("meta")
+def _abs(self):
+    # |z| of a complex tensor is real; otherwise abs keeps the dtype (and the layout rule is pointwise)
+    out = _pointwise("promote")(self)
+    out._impl.dtype = self.dtype.to_real()
+    return out
+
+
+@aten.polar.default.impl("meta")
+@aten.complex.default.impl("meta")
+def _complex_pair(a, b):
+    from minitorch_nn.backends.cpu.complex import _check_pair
+
+    return _new_meta(broadcast_shapes(_shape(a), _shape(b)), _check_pair(a, b))

@@ -65,7 +65,7 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
         if type(data) is Tensor or type(data) is Parameter:
             # The plain case: a new Parameter handle sharing data's storage.
             # (``_C._wrap`` wants a plain ``type``; our metaclass makes cls a subclass of it.)
-            if requires_grad and not data.dtype.is_floating_point:
+            if requires_grad and not (data.dtype.is_floating_point or data.dtype.is_complex):
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             if requires_grad and _grad_mode.is_inference_counter(data._impl.version) \
                     and not _grad_mode.is_inference_mode_enabled():

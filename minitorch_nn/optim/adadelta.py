@@ -66,6 +66,9 @@ class Adadelta(Optimizer):
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                 state["step"] += 1
                 grad = p.grad if not group["maximize"] else -p.grad
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, square_avg, acc_delta = (_t.view_as_real(x) for x in (p, grad, square_avg, acc_delta))
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)

@@ -76,6 +76,9 @@ class Adagrad(Optimizer):
                 step_t += 1
                 step = step_t.item()
                 grad = p.grad if not group["maximize"] else -p.grad
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, state_sum = (_t.view_as_real(x) for x in (p, grad, state_sum))
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)

@@ -105,6 +105,12 @@ class Adam(Optimizer):
                 # The tensor-op path, op for op PyTorch's single-tensor Adam.
                 grad = p.grad if not maximize else -p.grad
                 exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+                max_exp_avg_sq = state.get("max_exp_avg_sq")
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, exp_avg, exp_avg_sq = (_t.view_as_real(x) for x in (p, grad, exp_avg, exp_avg_sq))
+                    if amsgrad:
+                        max_exp_avg_sq = _t.view_as_real(max_exp_avg_sq)
                 step_t += 1
                 if weight_decay != 0:
                     if decoupled:
@@ -119,8 +125,8 @@ class Adam(Optimizer):
                 step_size = lr / bias_correction1
                 bias_correction2_sqrt = bias_correction2**0.5
                 if amsgrad:
-                    state["max_exp_avg_sq"].copy_(_t.maximum(state["max_exp_avg_sq"], exp_avg_sq))
-                    denom = (state["max_exp_avg_sq"].sqrt() / bias_correction2_sqrt).add_(eps)
+                    max_exp_avg_sq.copy_(_t.maximum(max_exp_avg_sq, exp_avg_sq))
+                    denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 else:
                     denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                 p.addcdiv_(exp_avg, denom, value=-step_size)

@@ -62,6 +62,9 @@ class Adamax(Optimizer):
                 state = self._state_for(p)
                 exp_avg, exp_inf, step_t = state["exp_avg"], state["exp_inf"], state["step"]
                 grad = p.grad if not group["maximize"] else -p.grad
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, exp_avg, exp_inf = (_t.view_as_real(x) for x in (p, grad, exp_avg, exp_inf))
                 step_t += 1
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)

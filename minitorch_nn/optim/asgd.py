@@ -64,6 +64,9 @@ class ASGD(Optimizer):
                 state = self._state_for(p, group)
                 eta, mu, ax, step_t = state["eta"], state["mu"], state["ax"], state["step"]
                 grad = p.grad if not group["maximize"] else -p.grad
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, ax = (_t.view_as_real(x) for x in (p, grad, ax))
                 step_t += 1
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)

@@ -77,6 +77,9 @@ class NAdam(Optimizer):
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 mu_product, step_t = state["mu_product"], state["step"]
                 grad = p.grad if not group["maximize"] else -p.grad
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, exp_avg, exp_avg_sq = (_t.view_as_real(x) for x in (p, grad, exp_avg, exp_avg_sq))
                 step_t += 1
                 step = step_t.item()
                 bias_correction2 = 1 - beta2**step

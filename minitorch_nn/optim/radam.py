@@ -71,6 +71,9 @@ class RAdam(Optimizer):
                 state = self._state_for(p)
                 exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
                 grad = p.grad if not group["maximize"] else -p.grad
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, exp_avg, exp_avg_sq = (_t.view_as_real(x) for x in (p, grad, exp_avg, exp_avg_sq))
                 step_t += 1
                 step = step_t.item()
                 if weight_decay != 0:

@@ -82,19 +82,22 @@ class RMSprop(Optimizer):
                 state = self._state_for(p, group)
                 grad = p.grad if not group["maximize"] else -p.grad
                 square_avg = state["square_avg"]
+                buf, grad_avg = state.get("momentum_buffer"), state.get("grad_avg")
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, square_avg = (_t.view_as_real(x) for x in (p, grad, square_avg))
+                    buf, grad_avg = (None if x is None else _t.view_as_real(x) for x in (buf, grad_avg))
                 state["step"] += 1
                 if weight_decay != 0:
                     grad = grad.add(p, alpha=weight_decay)
                 square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
                 if centered:
-                    grad_avg = state["grad_avg"]
                     grad_avg.lerp_(grad, 1 - alpha)
                     avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
                 else:
                     avg = square_avg.sqrt()
                 avg = avg.add(eps) if group["differentiable"] else avg.add_(eps)
                 if momentum > 0:
-                    buf = state["momentum_buffer"]
                     buf.mul_(momentum).addcdiv_(grad, avg)
                     p.add_(buf, alpha=-lr)
                 else:

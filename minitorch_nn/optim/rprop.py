@@ -45,7 +45,9 @@ class Rprop(Optimizer):
         if len(state) == 0:
             state["step"] = _t.zeros((), dtype=_st.scalar_dtype())
             state["prev"] = _t.zeros_like(p)
-            state["step_size"] = _t.full_like(p.grad, _st.as_float(group["lr"]))
+            lr = _st.as_float(group["lr"])
+            # (a complex parameter's real and imaginary parts each get their own step size, lr)
+            state["step_size"] = _t.full_like(p.grad, complex(lr, lr) if p.grad.is_complex() else lr)
         return state
 
     @_use_grad_for_differentiable
@@ -62,6 +64,9 @@ class Rprop(Optimizer):
                 state = self._state_for(p, group)
                 prev, step_size = state["prev"], state["step_size"]
                 grad = p.grad if not group["maximize"] else -p.grad
+                if p.is_complex():
+                    # as PyTorch: a complex parameter is updated as the pairs of reals it is made of
+                    p, grad, prev, step_size = (_t.view_as_real(x) for x in (p, grad, prev, step_size))
                 state["step"] += 1
                 sign = grad.mul(prev.clone() if group["differentiable"] else prev).sign()
                 sign[sign.gt(0)] = etaplus

@@ -11,7 +11,8 @@ index, so a student sees *where* their result first goes wrong.
 Where we differ from PyTorch: the comparison works through numpy and duck typing, so it accepts
 minitorch_nn tensors, torch tensors, numpy arrays, Python scalars and (nested) sequences of
 them, and this file imports nothing from minitorch_nn (a grader can load it on its own, out of
-reach of a student's copy). No complex, sparse or quantized tensors; ``make_tensor`` draws from
+reach of a student's copy). Complex values compare as PyTorch compares them, by the size of the
+difference ``|actual - expected|``. No sparse or quantized tensors; ``make_tensor`` draws from
 numpy's generator, not PyTorch's, so its values differ from ``torch.testing.make_tensor``'s.
 """
 
@@ -35,6 +36,8 @@ DTYPE_PRECISIONS = {
     "bfloat16": (0.016, 1e-5),
     "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
 }
 
 
@@ -104,7 +107,8 @@ def _mismatch_msg(identifier, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx,
 def _isclose(a, b, rtol, atol, equal_nan):
     if a.dtype.kind in "biu" and b.dtype.kind in "biu":
         return a.astype(np.int64) == b.astype(np.int64)
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    wide = np.complex128 if a.dtype.kind == "c" or b.dtype.kind == "c" else np.float64
+    a64, b64 = a.astype(wide), b.astype(wide)
     with np.errstate(invalid="ignore", over="ignore"):
         close = (a64 == b64) | (np.abs(a64 - b64) <= atol + rtol * np.abs(b64))
     close &= np.isfinite(a64) | (a64 == b64)
@@ -129,7 +133,7 @@ def _compare_values(actual, expected, rtol, atol, equal_nan, msg):
     bad = n - int(matches.sum())
     extra = f"Mismatched elements: {bad} / {n} ({bad / n:.1%})"
     af, bf, mf = a.reshape(-1), b.reshape(-1), matches.reshape(-1)
-    floating = a.dtype.kind == "f" or a.dtype == _BF16
+    floating = a.dtype.kind in "fc" or a.dtype == _BF16
     if not floating:  # integers and bools: differences in int64, relative ones in float32 (as PyTorch)
         af, bf = af.astype(np.int64), bf.astype(np.int64)
     with np.errstate(all="ignore"):
@@ -266,6 +270,8 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         lo = -9.0 if low is None else float(low)
         hi = 9.0 if high is None else float(high)
         arr = _rng.uniform(lo, hi, n) if hi > lo else np.full(n, lo)
+        if name.startswith("complex"):  # real and imaginary parts each from [low, high)
+            arr = arr + 1j * (_rng.uniform(lo, hi, n) if hi > lo else np.full(n, lo))
         if exclude_zero:
             tiny = {"float16": 2**-10, "bfloat16": 2**-7}.get(name, float(np.finfo(name).eps))
             arr[arr == 0] = tiny

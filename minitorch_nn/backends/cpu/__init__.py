@@ -6,3 +6,4 @@ from minitorch_nn.backends.cpu import activations_more  # noqa: F401  (hardswish
 from minitorch_nn.backends.cpu import storage_ops  # noqa: F401  (Tensor.set_)
 from minitorch_nn.backends.cpu import binary_math, bit_shifts  # noqa: F401  (xlogy, hypot, ...; << >>)
 from minitorch_nn.backends.cpu import augmented_ops  # noqa: F401  (%= //= &= |= ^=; 2 & x)
+from minitorch_nn.backends.cpu import complex  # noqa: F401,A004  (conj, angle, polar, complex; the complex refusals)

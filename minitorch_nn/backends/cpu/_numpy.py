@@ -123,6 +123,8 @@ def wrap_strided(result, dtype: dt.dtype, strides, *, copy=False):
 
 def cast(arr, dtype: dt.dtype):
     """``arr`` converted to ``dtype``'s numpy type, silently (overflow to inf, nan to int), as PyTorch casts."""
+    if arr.dtype.kind == "c" and not dtype.is_complex:
+        arr = arr.real  # (what numpy would keep, without its ComplexWarning)
     token = fp_errors_off()
     try:
         return arr.astype(dtype.numpy_dtype)

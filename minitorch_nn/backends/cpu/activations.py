@@ -17,6 +17,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype
 from minitorch_nn.backends.cpu._numpy import as_array
+from minitorch_nn.backends.cpu.complex import refuse_complex
 from minitorch_nn.backends.cpu.pointwise import (
     _erf,
     _float_only,
@@ -41,6 +42,8 @@ def _relu(x):
 def _check_relu(self):
     if self._impl.dtype is dt.bool:
         raise RuntimeError("Boolean inputs not supported for relu")
+    if self._impl.dtype.is_complex:
+        refuse_complex("clamp", self)  # (PyTorch's relu is a clamp, and says so)
 
 
 @aten.relu.default.impl("cpu")
@@ -106,6 +109,7 @@ def _leaky_relu_values(x, negative_slope):
 def hardtanh(self, min_val=-1, max_val=1):
     if self.dtype is dt.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    refuse_complex("clamp", self)
     if self.dtype is dt.uint8 and (int(min_val) < 0 or int(max_val) < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return _out(unary(lambda x: np.minimum(np.maximum(x, as_array(min_val, compute_dtype(self.dtype))),
@@ -128,10 +132,14 @@ def _tanh_grad(g, y):
         np.multiply(t, t, out=t)   # exact
         np.subtract(1.0, t, out=t)
         return g * t.astype(np.float32)
+    if np.iscomplexobj(y):
+        return g * np.conj(1 - y * y)  # (the conjugate derivative: PyTorch's complex convention)
     return g * (1 - y * y)
 
 
 def _sigmoid_grad(g, y):
+    if np.iscomplexobj(y):
+        return g * np.conj((1 - y) * y)
     return g * (1 - y) * y
 
 

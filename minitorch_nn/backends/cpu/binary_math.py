@@ -33,6 +33,7 @@ from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import can_cast, not_implemented, result_type, type_name
 from minitorch_nn.backends.cpu import libm
+from minitorch_nn.backends.cpu.complex import refuse_complex
 from minitorch_nn.backends.cpu.pointwise import _inplace, _out, binary, fmod, pow_, remainder
 from minitorch_nn.backends.layout import check_inplace_overlap
 
@@ -93,11 +94,13 @@ def hypot_(self, other):
 
 @aten.fmax.default.impl("cpu")
 def fmax(self, other):
+    refuse_complex("fmax", self, other)
     return _out(binary(np.fmax, self, other))
 
 
 @aten.fmin.default.impl("cpu")
 def fmin(self, other):
+    refuse_complex("fmin", self, other)
     return _out(binary(np.fmin, self, other))
 
 
@@ -187,6 +190,7 @@ def _heaviside(x, v):
 
 
 def _check_heaviside(self, values):
+    refuse_complex("heaviside", self, values)
     if self.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
 

@@ -9,13 +9,18 @@ from __future__ import annotations
 import numpy as np
 
 from minitorch_nn import _dtype as dt
-from minitorch_nn._C import TensorBase
+from minitorch_nn._C import TensorBase, checked_numel
 from minitorch_nn._device import canonical
 from minitorch_nn._ops import aten
-from minitorch_nn._C import checked_numel
 from minitorch_nn._shape import check_size_nonnegative, wrap_dim
 from minitorch_nn._tensor import _from_array, contiguous_strides
-from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
+from minitorch_nn.backends.common import (
+    complex_to_real_warning,
+    compute_dtype,
+    not_implemented,
+    real_scalar,
+    result_type,
+)
 from minitorch_nn.backends.cpu import libm
 from minitorch_nn.backends.cpu._numpy import as_array, wrap, wrap_strided, write_into
 from minitorch_nn.backends.layout import check_inplace_overlap, format_strides, like_strides
@@ -72,13 +77,13 @@ def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     check_size_nonnegative(size)
     d = dtype if dtype is not None else result_type(fill_value)
-    return _from_array(np.full(tuple(size), fill_value, dtype=d.numpy_dtype), d)
+    return _from_array(np.full(tuple(size), real_scalar(fill_value, d), dtype=d.numpy_dtype), d)
 
 
 @aten.scalar_tensor.default.impl("cpu")
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
     d = _dtype_or_default(dtype)
-    return _from_array(np.asarray(s, dtype=d.numpy_dtype), d)
+    return _from_array(np.asarray(real_scalar(s, d), dtype=d.numpy_dtype), d)
 
 
 def _like(self, dtype):
@@ -127,7 +132,7 @@ def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, me
 @aten.full_like.default.impl("cpu")
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     d = _like(self, dtype)
-    return filled_like(self, np.full((), fill_value, dtype=d.numpy_dtype), d, memory_format)
+    return filled_like(self, np.full((), real_scalar(fill_value, d), dtype=d.numpy_dtype), d, memory_format)
 
 
 def _arange_dtype(start, end, step, dtype):
@@ -175,6 +180,7 @@ def _wide(st):
 
 def _to_dtype_scalar(value, dtype):
     # Scalar.to<T>(): 16-bit floats are built from a float, so a double is rounded twice
+    value = real_scalar(value, dtype)
     if dtype in (dt.float16, dt.bfloat16):
         return np.asarray(np.float32(value)).astype(dtype.numpy_dtype)
     return np.asarray(value).astype(dtype.numpy_dtype)
@@ -208,12 +214,13 @@ def linspace_values(start, end, steps, dtype):
     if steps == 1:
         return np.full(1, s, dtype=dtype.numpy_dtype)
     # the step is held in the tensor's dtype for floats and in double for integers
-    st = dtype.numpy_dtype if dtype.is_floating_point else np.dtype(np.float64)
+    st = dtype.numpy_dtype if (dtype.is_floating_point or dtype.is_complex) else np.dtype(np.float64)
     s, e = s.astype(st), e.astype(st)
     step = (e - s) / np.asarray(steps - 1).astype(st)
     i = np.arange(steps)
-    if dtype in (dt.float16, dt.bfloat16):
-        # 16-bit arithmetic rounds after every operation (c10::Half/BFloat16 operators)
+    if dtype in (dt.float16, dt.bfloat16) or dtype.is_complex:
+        # 16-bit arithmetic rounds after every operation (c10::Half/BFloat16 operators); complex
+        # arithmetic has no fused multiply-add
         up = s + step * i.astype(st)
         down = e - step * (steps - 1 - i).astype(st)
     else:
@@ -254,6 +261,8 @@ def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory
 @aten.arange.start_step.impl("cpu")
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
     d = _arange_dtype(start, end, step, dtype)
+    if d.is_complex:
+        raise not_implemented("arange_cpu", d)  # PyTorch has no complex arange
     return _from_array(arange_values(start, end, step, d), d)
 
 
@@ -261,7 +270,10 @@ def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=Non
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    d = _dtype_or_default(dtype)
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+        d = dt.get_default_complex_dtype()
+    else:
+        d = _dtype_or_default(dtype)
     if d is dt.bool:
         raise not_implemented("linspace_cpu", d)
     return _from_array(linspace_values(start, end, steps, d), d)
@@ -316,8 +328,12 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
         if memory_format is not None and memory_format is not dt.preserve_format:
             src = wrap_strided(as_array(src), src.dtype, like_strides(src, memory_format), copy=True)
         return transfer.to_device(src, dev, target)
+    values = as_array(src)
+    if src.dtype.is_complex and not target.is_complex:
+        complex_to_real_warning()
+        values = values.real
     # the copy is laid out like empty_like(self, memory_format=...) (wrap_strided casts as it copies)
-    return wrap_strided(as_array(src), target, like_strides(src, memory_format), copy=True)
+    return wrap_strided(values, target, like_strides(src, memory_format), copy=True)
 
 
 @aten.copy_.default.impl("cpu")
@@ -329,6 +345,9 @@ def copy_(self, src, non_blocking=False):
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         src = src.cpu()
     r = as_array(src)
+    if np.iscomplexobj(r) and not self.dtype.is_complex:
+        complex_to_real_warning()
+        r = np.real(r)
     if np.shape(r) != tuple(self.shape):
         from minitorch_nn._shape import broadcast_shapes
 
@@ -371,6 +390,8 @@ def _local_scalar_dense(self):
     v = as_array(self).reshape(-1)[0]
     if self.dtype is dt.bool:
         return bool(v)
+    if self.dtype.is_complex:
+        return complex(v)
     return float(v) if self.dtype.is_floating_point else int(v)
 
 
@@ -381,6 +402,7 @@ def zero_(self):
 
 @aten.fill_.Scalar.impl("cpu")
 def fill_scalar_(self, value):
+    value = real_scalar(value, self.dtype)
     return write_into(self, np.asarray(value).astype(compute_dtype(self.dtype).numpy_dtype))
 
 

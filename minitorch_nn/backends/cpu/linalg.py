@@ -91,7 +91,7 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
             )
     prod = mm(mat1, mat2)
     d = prod.dtype
-    if not d.is_floating_point:
+    if not (d.is_floating_point or d.is_complex):
         if mat1.shape[1] == 0 and (isinstance(alpha, float) or isinstance(beta, float)):
             raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(d)}")
         # integer addmm casts alpha and beta to the integer type (0.5 becomes 0), as PyTorch's BLAS path does
@@ -221,7 +221,7 @@ def _column_major(arr, dtype):
 
 
 def _float_input(A, name):
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {type_name(A.dtype)}")
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
@@ -293,20 +293,20 @@ def linalg_matrix_exp(self):
 def linalg_svd(A, full_matrices=True, *, driver=None):
     a = _float_input(A, "linalg.svd")
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return _column_major(u, A.dtype), wrap(s, A.dtype), _column_major(vh, A.dtype)
+    return _column_major(u, A.dtype), wrap(s, A.dtype.to_real()), _column_major(vh, A.dtype)  # (real singular values)
 
 
 @aten.linalg_svdvals.default.impl("cpu")
 def linalg_svdvals(A, *, driver=None):
     a = _float_input(A, "linalg.svdvals")
-    return wrap(np.linalg.svd(a, compute_uv=False), A.dtype)
+    return wrap(np.linalg.svd(a, compute_uv=False), A.dtype.to_real())
 
 
 @aten.linalg_eigh.default.impl("cpu")
 def linalg_eigh(self, UPLO="L"):
     a = _float_input(self, "linalg.eigh")
     w, v = np.linalg.eigh(a, UPLO=UPLO)
-    return wrap(w, self.dtype), _column_major(v, self.dtype)
+    return wrap(w, self.dtype.to_real()), _column_major(v, self.dtype)  # (a Hermitian matrix has real eigenvalues)
 
 
 @aten.linalg_inv.default.impl("cpu")

@@ -30,7 +30,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends import compiled as _compiled_switch
-from minitorch_nn.backends.common import compute_dtype, type_name
+from minitorch_nn.backends.common import compute_dtype, not_implemented, type_name
 from minitorch_nn.backends.cpu._numpy import (
     as_array,
     fp_errors_off,
@@ -354,6 +354,8 @@ def _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode):
     k, s, p, d = _pool_args(kernel_size, stride, padding if isinstance(padding, (list, tuple)) else [padding],
                             dilation if isinstance(dilation, (list, tuple)) else [dilation])
     _check_pool(self, k, s, p, "max")
+    if self.dtype.is_complex:
+        raise not_implemented("max_pool2d", self.dtype)  # (complex numbers have no order)
     x = _arr(self)
     h, w = x.shape[-2:]
     out_sizes = [_pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip((h, w), k, s, p, d)]
@@ -469,6 +471,8 @@ def _avg_divisors(h, w, k, s, p, out_sizes, count_include_pad, divisor_override)
 def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
     k, s, p, dl = _pool_args(kernel_size, stride, padding if isinstance(padding, (list, tuple)) else [padding])
     _check_pool(self, k, s, p, "avg")
+    if self.dtype.is_complex:
+        raise not_implemented("avg_pool2d", self.dtype)  # (PyTorch has no complex pooling loop)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x = _arr(self)

@@ -36,6 +36,7 @@ from minitorch_nn.backends.common import (
     check_inplace_cast,
     compute_dtype,
     not_implemented,
+    real_scalar,
     result_type,
 )
 from minitorch_nn.backends.cpu import libm
@@ -49,6 +50,7 @@ from minitorch_nn.backends.cpu._numpy import (
     wrap_strided,
     write_into,
 )
+from minitorch_nn.backends.cpu.complex import COMPLEX_REFUSALS, refuse_complex
 from minitorch_nn.backends.layout import (
     check_inplace_overlap,
     converted_geometry,
@@ -71,7 +73,8 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
         ia, ib = a._impl, b._impl
         dtype, sizes = ia.dtype, ia.sizes
         if (dtype is ib.dtype and sizes == ib.sizes and sizes and 0 not in sizes and dtype not in _COMPUTE
-                and ia.strides == ib.strides == _ROW_MAJOR.get(sizes) and (kind != "float" or dtype.is_floating_point)):
+                and ia.strides == ib.strides == _ROW_MAJOR.get(sizes)
+                and (kind != "float" or dtype.is_floating_point or dtype.is_complex)):
             # The common case, with the rules below already worked out: two row-major tensors of one
             # dtype and shape have that dtype (result_type), are computed as they are (no 16-bit
             # float) and give a row-major result (elementwise_strides).
@@ -82,7 +85,7 @@ def binary(fn, a, b, kind="promote", *, exact_scalar=False):
                 fp_errors_restore(token)
             return r, (dt.bool if kind == "bool" else dtype), None
     dtype = result_type(a, b)
-    if kind == "float" and not dtype.is_floating_point:
+    if kind == "float" and not (dtype.is_floating_point or dtype.is_complex):
         dtype = dt.get_default_dtype()
     cdt = compute_dtype(dtype)
     if cdt is not dtype:
@@ -115,7 +118,7 @@ def _to_result_dtype(x, dtype, exact_scalar):
 def unary(fn, a, kind="promote"):
     impl = a._impl
     dtype = impl.dtype
-    if kind == "float" and not dtype.is_floating_point:
+    if kind == "float" and not (dtype.is_floating_point or dtype.is_complex):
         dtype = dt.get_default_dtype()
     x = impl.numpy_view()
     cdt = _COMPUTE.get(dtype, dtype)  # (compute_dtype, read without a call)
@@ -204,7 +207,7 @@ def _check_alpha(a, b, alpha):
     d = result_type(a, b)
     if isinstance(alpha, bool) and d is not dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if not d.is_floating_point and isinstance(alpha, float):
+    if not (d.is_floating_point or d.is_complex) and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -373,9 +376,11 @@ def _div(a, b, rounding_mode=None):
     if rounding_mode is None:
         return binary(np.true_divide, a, b, "float", exact_scalar=True)
     if rounding_mode == "trunc":
+        refuse_complex("div_trunc", a, b)
         _reject_bool(a, b, "div_trunc_cpu")
         return binary(_check_int_divisor(_trunc_divide), a, b, exact_scalar=True)
     if rounding_mode == "floor":
+        refuse_complex("div_floor", a, b)
         _reject_bool(a, b, "div_floor_cpu")
         return binary(_check_int_divisor(_floor_divide), a, b, exact_scalar=True)
     raise RuntimeError(
@@ -416,18 +421,21 @@ def _remainder(x, y):
 @aten.remainder.Tensor.impl("cpu")
 @aten.remainder.Scalar.impl("cpu")
 def remainder(self, other):
+    refuse_complex("remainder", self, other)
     _reject_bool(self, other, "remainder_cpu")
     return _out(binary(_check_int_divisor(_remainder), self, other))
 
 
 @aten.fmod.Scalar.impl("cpu")
 def fmod(self, other):
+    refuse_complex("fmod", self, other)
     _reject_bool(self, other, "fmod_cpu")
     return _out(binary(_check_int_divisor(np.fmod), self, other))
 
 
 @aten.floor_divide.default.impl("cpu")
 def floor_divide(self, other):
+    refuse_complex("div_floor", self, other)
     _reject_bool(self, other, "div_floor_cpu")
     return _out(binary(_check_int_divisor(_floor_divide), self, other, exact_scalar=True))
 
@@ -444,7 +452,26 @@ def _int_power(x, y):
     return np.where(negative, special, r)
 
 
+def _reciprocal(x):
+    # (numpy's reciprocal of complex 0 is nan+nanj; PyTorch divides, 1 / 0j = inf+nanj)
+    return np.divide(1, x) if x.dtype.kind == "c" else np.reciprocal(x)
+
+
+# PyTorch's pow(tensor, number) hands these exponents to other kernels (PowKernel.cpp), which for
+# complex numbers gives other roundings than exp(b log a): sqrt(-4) is exactly 2j
+_COMPLEX_POW_SHORTCUTS = {0.5: np.sqrt, -0.5: lambda x: 1 / np.sqrt(x), -1: lambda x: np.divide(1, x)}
+
+
 def _pow(a, b):
+    if (isinstance(a, TensorBase) and a._impl.dtype.is_complex and not isinstance(b, (TensorBase, bool))
+            and b in _COMPLEX_POW_SHORTCUTS):
+        x = as_array(a)
+        token = fp_errors_off()
+        try:
+            r = _COMPLEX_POW_SHORTCUTS[b](x)
+        finally:
+            fp_errors_restore(token)
+        return r, a._impl.dtype, elementwise_strides(x.shape, (a,), a._impl.dtype)
     if isinstance(a, TensorBase) and not isinstance(b, TensorBase) and b in (0, 1):
         # x ** 0 is all ones and x ** 1 a copy, for every dtype (bool included), as in PyTorch
         d = result_type(a, b)
@@ -492,16 +519,19 @@ def pow_(self, exponent):
 
 @aten.maximum.default.impl("cpu")
 def maximum(self, other):
+    refuse_complex("maximum", self, other)
     return _out(binary(np.maximum, self, other))
 
 
 @aten.minimum.default.impl("cpu")
 def minimum(self, other):
+    refuse_complex("minimum", self, other)
     return _out(binary(np.minimum, self, other))
 
 
 @aten.atan2.default.impl("cpu")
 def atan2(self, other):
+    refuse_complex("atan2", self, other)
     return _out(binary(np.arctan2, self, other, "float"))
 
 
@@ -509,7 +539,7 @@ def _lerp(start, end, weight):
     kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
     if start.dtype is not end.dtype:
         raise RuntimeError(f"expected dtype {_c_name(start.dtype)} for `end` but got dtype {_c_name(end.dtype)}")
-    if not start.dtype.is_floating_point:
+    if not (start.dtype.is_floating_point or start.dtype.is_complex):
         raise not_implemented(kernel, start.dtype)
 
     def fn(s, e):
@@ -534,7 +564,8 @@ def _c_name(d):
     # the C type names PyTorch uses in some messages ("expected dtype float ... got dtype double")
     return {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
             dt.int64: "long int", dt.int32: "int", dt.int16: "short int", dt.int8: "signed char",
-            dt.uint8: "unsigned char", dt.bool: "bool"}[d]
+            dt.uint8: "unsigned char", dt.bool: "bool", dt.complex64: "c10::complex<float>",
+            dt.complex128: "c10::complex<double>"}[d]
 
 
 @aten.lerp.Scalar.impl("cpu")
@@ -667,7 +698,7 @@ _FLOAT_UNARY = {
     "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "sigmoid": _sigmoid,
-    "erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "reciprocal": np.reciprocal,
+    "erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "reciprocal": _reciprocal,
 }
 try:
     # float32 exp, log, tanh... rounded as PyTorch rounds them (numpy's fast float32 routines are
@@ -689,17 +720,27 @@ _SAME_UNARY = {
 
 
 def _register_unary(name, fn, kind, bool_kernel=None):
+    refused_for_complex = name in COMPLEX_REFUSALS
+
     def check(self):
-        if bool_kernel is not None and self._impl.dtype is dt.bool:
+        d = self._impl.dtype
+        if bool_kernel is not None and d is dt.bool:
             raise not_implemented(bool_kernel, dt.bool)
+        if refused_for_complex and d.is_complex:
+            refuse_complex(name, self)
 
     def kernel(self):
         check(self)
-        return _out(unary(fn, self, kind))
+        r, dtype, strides = unary(fn, self, kind)
+        if name == "abs" and dtype.is_complex:
+            dtype = dtype.to_real()  # |z| is real
+        return _out((r, dtype, strides))
 
     def kernel_(self):
         check_inplace_overlap(self)
         check(self)
+        if name == "abs" and self._impl.dtype.is_complex:
+            refuse_complex("abs_", self)
         return _inplace(self, unary(fn, self, kind))
 
     kernel.__name__ = name
@@ -790,6 +831,7 @@ def nan_to_num(self, nan=None, posinf=None, neginf=None):
 def _clamp(self, min=None, max=None, kernel="clamp_scalar_cpu"):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    refuse_complex("clamp", self)
     dtype = result_type(self, min, max)
     if dtype is dt.bool and not isinstance(min, TensorBase) and not isinstance(max, TensorBase):
         raise not_implemented(kernel, dtype)
@@ -835,7 +877,11 @@ _COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equ
 
 
 def _register_compare(name, fn):
+    ordering = name in COMPLEX_REFUSALS  # (lt, le, gt, ge: complex numbers have no order)
+
     def kernel(self, other):
+        if ordering:
+            refuse_complex(name, self, other)
         return _out(binary(fn, self, other, "bool"))
 
     kernel.__name__ = name
@@ -864,7 +910,7 @@ def logical_not(self):
 def _bitwise(fn, name):
     def kernel(self, other):
         d = result_type(self, other)
-        if d.is_floating_point:
+        if d.is_floating_point or d.is_complex:
             raise not_implemented(f"{name}_cpu", d)
         return _out(binary(fn, self, other))
 
@@ -909,6 +955,7 @@ def _masked_fill(self, mask, value):
                 f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.dim()} dimension(s)."
             )
         value = value.item()
+    value = real_scalar(value, self.dtype)
     cdt = compute_dtype(self.dtype)
     # (PyTorch clones ``self`` contiguously and fills it: the result is contiguous, strides None)
     return np.where(as_array(mask), np.asarray(value).astype(cdt.numpy_dtype), as_array(self, cdt)), self.dtype, None

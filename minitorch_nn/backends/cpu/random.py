@@ -3,6 +3,10 @@
 The generator reproduces PyTorch's cpu stream (Mersenne Twister plus PyTorch's transforms), so
 ``manual_seed(0); randn(3)`` gives PyTorch's numbers. In-place fills (``uniform_``) draw a
 contiguous block and write it into the tensor, which is how PyTorch fills contiguous tensors.
+
+Complex tensors are filled as PyTorch fills them: through their real view (``view_as_real``), so
+each element takes two consecutive draws, real part first. ``normal_`` divides ``std`` by
+``sqrt(2)`` there, so that ``randn(dtype=torch.complex64)`` has unit variance (half in each part).
 """
 
 from __future__ import annotations
@@ -28,8 +32,20 @@ def _gen(generator):
 
 
 def _check_float(d, name):
-    if not d.is_floating_point:
+    if not (d.is_floating_point or d.is_complex):
         raise not_implemented(name, d)  # PyTorch's NotImplementedError and words
+
+
+def _draw(sample, shape, d):
+    """``sample(shape, numpy_dtype)`` for a real ``d``; for a complex ``d``, the draws for its real
+    view (shape + (2,)) read back as complex numbers."""
+    if not d.is_complex:
+        return sample(tuple(shape), d.numpy_dtype)
+    parts = sample(tuple(shape) + (2,), d.to_real().numpy_dtype)
+    return np.ascontiguousarray(parts).view(d.numpy_dtype).reshape(tuple(shape))
+
+
+_SQRT2 = float(np.sqrt(2.0))
 
 
 @aten.rand.default.impl("cpu")
@@ -38,7 +54,7 @@ def rand(size, *, generator=None, dtype=None, layout=None, device=None, pin_memo
     check_size_nonnegative(size)  # at::empty's check comes first, as in PyTorch
     d = dtype or dt.get_default_dtype()
     _check_float(d, "check_uniform_bounds")
-    return _from_array(_gen(generator)._uniform(tuple(size), d.numpy_dtype, 0.0, 1.0), d)
+    return _from_array(_draw(lambda shape, nd: _gen(generator)._uniform(shape, nd, 0.0, 1.0), size, d), d)
 
 
 @aten.randn.default.impl("cpu")
@@ -47,7 +63,8 @@ def randn(size, *, generator=None, dtype=None, layout=None, device=None, pin_mem
     check_size_nonnegative(size)
     d = dtype or dt.get_default_dtype()
     _check_float(d, "normal_kernel_cpu")
-    return _from_array(_gen(generator)._normal(tuple(size), d.numpy_dtype, 0.0, 1.0), d)
+    std = 1.0 / _SQRT2 if d.is_complex else 1.0
+    return _from_array(_draw(lambda shape, nd: _gen(generator)._normal(shape, nd, 0.0, std), size, d), d)
 
 
 def _empty_like(self, dtype, memory_format):
@@ -72,6 +89,8 @@ def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, m
 def randint_low(low, high, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     check_size_nonnegative(size)
     d = dtype or dt.int64
+    if d.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     return _from_array(_gen(generator)._randint(tuple(size), d.numpy_dtype, low, high), d)
 
 
@@ -85,6 +104,8 @@ def randint(high, size, *, generator=None, dtype=None, layout=None, device=None,
 @aten.randperm.generator.impl("cpu")
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     d = dtype or dt.int64
+    if d.is_complex:
+        raise not_implemented("randperm", d)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     return _from_array(_gen(generator)._randperm(n, d.numpy_dtype), d)
@@ -100,11 +121,11 @@ def _memory_order(t):
 
 
 def _fill(self, sample):
-    """Draw with ``sample(shape)`` in memory order and write the values into ``self``."""
+    """Draw with ``sample(shape, numpy_dtype)`` in memory order and write the values into ``self``."""
     check_inplace_overlap(self)
     order = _memory_order(self)
     target = self._array.transpose(order)
-    np.copyto(target, sample(target.shape), casting="unsafe")
+    np.copyto(target, _draw(sample, target.shape, self.dtype), casting="unsafe")
     self._impl.version.value += 1
     return self
 
@@ -114,7 +135,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     if "from" in kwargs:
         from_ = kwargs.pop("from")
     _check_float(self.dtype, "check_uniform_bounds")
-    return _fill(self, lambda shape: _gen(generator)._uniform(shape, self.dtype.numpy_dtype, from_, to))
+    return _fill(self, lambda shape, nd: _gen(generator)._uniform(shape, nd, from_, to))
 
 
 @aten.normal_.default.impl("cpu")
@@ -122,19 +143,31 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_float(self.dtype, "normal_kernel_cpu")
     # PyTorch fills non-contiguous tensors element by element, which draws differently.
     contiguous = self.is_contiguous()
-    return _fill(self, lambda shape: _gen(generator)._normal(shape, self.dtype.numpy_dtype, mean, std, contiguous=contiguous))
+    if self.dtype.is_complex:
+        std = std / _SQRT2
+    return _fill(self, lambda shape, nd: _gen(generator)._normal(shape, nd, mean, std, contiguous=contiguous))
+
+
+def _refuse_complex(self, message):
+    """PyTorch has only uniform and normal draws for complex tensors; the others refuse them."""
+    if self.dtype.is_complex:
+        if message.startswith('"'):
+            raise NotImplementedError(f"{message} not implemented for '{_type_name(self.dtype)}'")
+        raise RuntimeError(message)
 
 
 @aten.bernoulli_.float.impl("cpu")
 def bernoulli_float_(self, p=0.5, *, generator=None):
-    return _fill(self, lambda shape: _gen(generator)._bernoulli(shape, self.dtype.numpy_dtype, p))
+    _refuse_complex(self, '"bernoulli_scalar_cpu_"')
+    return _fill(self, lambda shape, nd: _gen(generator)._bernoulli(shape, nd, p))
 
 
 @aten.bernoulli_.Tensor.impl("cpu")
 def bernoulli_tensor_(self, p, *, generator=None):
+    _refuse_complex(self, '"bernoulli_tensor_cpu_self_"')
     # p is read in the same memory order as self is written; its own dtype picks the precision
     p_in_order = np.broadcast_to(as_array(p), tuple(self.shape)).transpose(_memory_order(self))
-    return _fill(self, lambda shape: _gen(generator)._bernoulli(shape, self.dtype.numpy_dtype, p_in_order))
+    return _fill(self, lambda shape, nd: _gen(generator)._bernoulli(shape, nd, p_in_order))
 
 
 @aten.bernoulli.default.impl("cpu")
@@ -150,8 +183,9 @@ def bernoulli_p(self, p, *, generator=None):
 
 
 def random_from(self, from_, to, *, generator=None):
+    _refuse_complex(self, "check_random_bounds handles only integral, floating-point and boolean types")
     # to=None means "up to the largest value the dtype holds", which the sampler handles.
-    return _fill(self, lambda shape: _gen(generator)._randint(shape, self.dtype.numpy_dtype, from_, to))
+    return _fill(self, lambda shape, nd: _gen(generator)._randint(shape, nd, from_, to))
 
 
 # "from" is a Python keyword, so this overload is reached with getattr and positional args.
@@ -165,12 +199,18 @@ def random_to(self, to, *, generator=None):
 
 @aten.random_.default.impl("cpu")
 def random_(self, *, generator=None):
-    return _fill(self, lambda shape: _gen(generator)._random(shape, self.dtype.numpy_dtype))
+    _refuse_complex(self, '"random_kernel_cpu"')
+    return _fill(self, lambda shape, nd: _gen(generator)._random(shape, nd))
 
 
 @aten.exponential_.default.impl("cpu")
 def exponential_(self, lambd=1.0, *, generator=None):
-    return _fill(self, lambda shape: _gen(generator)._exponential(shape, self.dtype.numpy_dtype, lambd))
+    _refuse_complex(
+        self,
+        "Exponential distribution is a continuous probability distribution. dtype must be a floating point "
+        f"but you specified {_type_name(self.dtype)}",
+    )
+    return _fill(self, lambda shape, nd: _gen(generator)._exponential(shape, nd, lambd))
 
 
 # -- multinomial --------------------------------------------------------------------------------------

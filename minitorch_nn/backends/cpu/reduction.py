@@ -22,6 +22,7 @@ from minitorch_nn._shape import wrap_dim, wrap_dims
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends.common import compute_dtype, mean_dtype, not_implemented, type_name
 from minitorch_nn.backends.cpu._numpy import as_array, fp_errors_off, fp_errors_restore, wrap
+from minitorch_nn.backends.cpu.complex import refuse_complex
 
 # np.max(x, ...) is np.maximum.reduce(x, ...) behind a Python-level argument check that costs more
 # than the reduction itself on a small tensor: the kernels call the ufunc's reduce directly.
@@ -49,7 +50,7 @@ def _axes(self, dim):
 def _sum_dtype(self, dtype):
     if dtype is not None:
         return dtype
-    return self.dtype if self.dtype.is_floating_point else dt.int64
+    return self.dtype if (self.dtype.is_floating_point or self.dtype.is_complex) else dt.int64
 
 
 @aten.sum.default.impl("cpu")
@@ -127,6 +128,7 @@ def _check_nonempty(self, name, dim=None):
 
 @aten.max.default.impl("cpu")
 def max_all(self):
+    refuse_complex("max_all", self)
     if self.numel() == 0:
         raise RuntimeError(
             "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
@@ -136,6 +138,7 @@ def max_all(self):
 
 @aten.min.default.impl("cpu")
 def min_all(self):
+    refuse_complex("min_all", self)
     if self.numel() == 0:
         raise RuntimeError(
             "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
@@ -144,6 +147,7 @@ def min_all(self):
 
 
 def _max_min_dim(self, dim, keepdim, argpick, name):
+    refuse_complex(name + "_dim", self)
     _check_nonempty(self, name, dim)
     ndim = self.dim()
     d = wrap_dim(dim, ndim)
@@ -195,15 +199,18 @@ def _amax_amin_axes(self, dim, name):
 
 @aten.amax.default.impl("cpu")
 def amax(self, dim=(), keepdim=False):
+    refuse_complex("amax", self)
     return wrap(_max(as_array(self), axis=_amax_amin_axes(self, dim, "amax"), keepdims=keepdim), self.dtype)
 
 
 @aten.amin.default.impl("cpu")
 def amin(self, dim=(), keepdim=False):
+    refuse_complex("amin", self)
     return wrap(_min(as_array(self), axis=_amax_amin_axes(self, dim, "amin"), keepdims=keepdim), self.dtype)
 
 
 def _arg(self, dim, keepdim, fn, name):
+    refuse_complex(name, self)
     if self.dtype is dt.bool:
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
@@ -234,6 +241,18 @@ def argmin(self, dim=None, keepdim=False):
 
 def _var(self, dim, correction, keepdim, name):
     d = self.dtype
+    if d.is_complex:
+        # the variance of complex numbers is that of the real parts plus that of the imaginary
+        # parts: a real result, computed on the real view
+        from minitorch_nn.backends.complex_views import view_as_real
+
+        parts = view_as_real(self)
+        if dim is None or (isinstance(dim, (list, tuple)) and not dim):
+            dims = list(range(self.dim()))
+        else:
+            dims = wrap_dims([dim] if isinstance(dim, int) else list(dim), self.dim())
+        r, real = _var(parts, dims, correction, keepdim, name)
+        return np.add.reduce(r, axis=-1), real
     if not d.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ddof = 1 if correction is None else correction
@@ -319,13 +338,14 @@ def std_mean(self, dim=None, *, correction=None, keepdim=False):
 
 @aten.logsumexp.default.impl("cpu")
 def logsumexp(self, dim, keepdim=False):
-    d = self.dtype if self.dtype.is_floating_point else dt.get_default_dtype()
+    d = self.dtype if (self.dtype.is_floating_point or self.dtype.is_complex) else dt.get_default_dtype()
     cdt = compute_dtype(d)
     x = as_array(self, cdt)
     axes = _axes(self, dim)
     if x.size == 0:
         return wrap(np.log(np.sum(np.exp(x), axis=axes, keepdims=keepdim)), d)
-    m = _max(x, axis=axes, keepdims=True)
+    # (complex numbers: the shift is the largest real part, which is what scales exp)
+    m = _max(x.real if d.is_complex else x, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
     token = fp_errors_off()
     try:
@@ -364,13 +384,14 @@ def any_dim(self, dim, keepdim=False):
 
 @aten.linalg_vector_norm.default.impl("cpu")
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
-    if not self.dtype.is_floating_point:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {type_name(self.dtype)}"
         )
     d = dtype if dtype is not None else self.dtype
     cdt = compute_dtype(d)
     x = np.abs(as_array(self, cdt))
+    d = d.to_real()  # (the norm of complex numbers is real)
     axes = _axes(self, dim)
     token = fp_errors_off()
     try:
@@ -413,6 +434,7 @@ def cumprod(self, dim, *, dtype=None):
 
 @aten.sort.default.impl("cpu")
 def sort(self, dim=-1, descending=False):
+    refuse_complex("sort", self)
     d = wrap_dim(dim, self.dim())
     arr = as_array(self)
     if self.dim() == 0:
@@ -436,6 +458,7 @@ def _stable_argsort(arr, axis, descending):
 
 @aten.topk.default.impl("cpu")
 def topk(self, k, dim=-1, largest=True, sorted=True):
+    refuse_complex("topk", self)
     d = wrap_dim(dim, self.dim())
     arr = as_array(self)
     if k > (arr.shape[d] if arr.ndim else 1) or k < 0:

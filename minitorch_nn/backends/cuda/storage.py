@@ -11,7 +11,8 @@ Differences from PyTorch:
   when the last reference goes; :func:`memory_allocated` counts live bytes we allocated;
 * ``bfloat16`` is stored as its raw 16-bit words (``uint16``), because numba's GPU target has no
   bfloat16 type; ``copy.py`` converts words to/from float32 with bit operations;
-* a cuda tensor has no numpy view (``t._array`` fails, as ``t.numpy()`` does in PyTorch).
+* a cuda tensor has no numpy view (``t._array`` fails, as ``t.numpy()`` does in PyTorch);
+* complex dtypes are refused (:func:`refuse_complex`): the kernels are written for real numbers.
 """
 
 from __future__ import annotations
@@ -41,7 +42,18 @@ def memory_allocated() -> int:
 
 def storage_dtype(d: dt.dtype):
     """The numpy dtype of the device array that stores ``d`` (bfloat16 as uint16 words)."""
+    if d.is_complex:
+        refuse_complex(d)
     return np.dtype(np.uint16) if d is dt.bfloat16 else d.numpy_dtype
+
+
+def refuse_complex(d: dt.dtype):
+    """The cuda kernels here are written for real numbers only: refuse complex tensors up front
+    rather than compute on their parts as if they were reals."""
+    raise RuntimeError(
+        f"minitorch_nn's cuda backend does not support complex tensors (got {d}); "
+        "keep complex tensors on the cpu (PyTorch supports them on cuda)."
+    )
 
 
 def _track(arr):
@@ -57,6 +69,8 @@ def device_array(n: int, np_dtype):
 
 def wrap(storage, sizes, dtype, strides=None, offset=0) -> Tensor:
     """A cuda tensor reading the flat device array ``storage``."""
+    if dtype.is_complex:
+        refuse_complex(dtype)
     sizes = tuple(int(s) for s in sizes)
     strides = contiguous_strides(sizes) if strides is None else tuple(strides)
     return _C._wrap(Tensor, TensorImpl(storage, sizes, strides, offset, dtype, CUDA0))

@@ -14,8 +14,9 @@ Each is a small ``nn.Module`` registered with :func:`~minitorch_nn.nn.utils.para
   in training mode; in eval mode the buffers are left alone, so the weight is fixed.
 
 The formulas and random draws follow PyTorch's, so with the same seed the values agree within
-float tolerance. Differences: complex tensors are not supported (our linalg kernels are real
-only); ``torch.geqrf`` runs through numpy's LAPACK, one matrix of a batch at a time.
+float tolerance, complex weights included (``orthogonal`` with ``matrix_exp`` or ``cayley`` gives a
+unitary weight, ``spectral_norm`` runs its power iteration with conjugate transposes). Difference:
+``torch.geqrf`` runs through numpy's LAPACK, one matrix of a batch at a time.
 """
 
 from __future__ import annotations
@@ -40,17 +41,17 @@ __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 def _is_orthogonal(Q) -> bool:
-    """Whether ``Q^T Q`` is the identity up to ``10 * n * eps`` (the test PyTorch uses)."""
+    """Whether ``Q^H Q`` is the identity up to ``10 * n * eps`` (the test PyTorch uses)."""
     n, k = Q.size(-2), Q.size(-1)
     Id = torch.eye(k, dtype=Q.dtype)
     eps = 10.0 * n * finfo(Q.dtype).eps
-    return torch.allclose(Q.mT @ Q, Id, atol=eps)
+    return torch.allclose(Q.mH @ Q, Id, atol=eps)
 
 
 def _make_orthogonal(A):
-    """The Q of ``A = QR`` with the signs chosen so that ``diag(R) >= 0`` (a unique choice)."""
+    """The Q of ``A = QR`` with the phases chosen so that ``diag(R)`` is real and >= 0 (a unique choice)."""
     Q, R = linalg.qr(A)
-    return Q * R.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+    return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
 class _OrthMaps(Enum):
@@ -79,11 +80,12 @@ class _Orthogonal(Module):
             X = X.mT
             n, k = k, n
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
-            # The lower triangle of X (padded to n x n) defines a skew-symmetric A.
+            # The lower triangle of X (padded to n x n) defines a skew-Hermitian A (skew-symmetric
+            # when real), whose exponential or Cayley transform is unitary (orthogonal).
             X = X.tril()
             if n != k:
                 X = torch.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
-            A = X - X.mT
+            A = X - X.mH
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = linalg.matrix_exp(A)
             else:
@@ -267,7 +269,7 @@ class _SpectralNorm(Module):
         with no_grad():
             for _ in range(n_power_iterations):
                 self._u.copy_(F.normalize(torch.mv(weight_mat, self._v), dim=0, eps=self.eps))
-                self._v.copy_(F.normalize(torch.mv(weight_mat.mT, self._u), dim=0, eps=self.eps))
+                self._v.copy_(F.normalize(torch.mv(weight_mat.mH, self._u), dim=0, eps=self.eps))
 
     def forward(self, weight):
         if weight.ndim == 1:
