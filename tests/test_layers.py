@@ -54,6 +54,7 @@ LAYER_OF_PREFIX = {
     "minitorch_nn.__future__": "core",
     "minitorch_nn.backends.layout": "core",
     "minitorch_nn.backends.compiled": "core",
+    "minitorch_nn.backends._fingerprint": "core",  # hashes code objects; imports nothing of ours
     "minitorch_nn.autograd.grad_mode": "core",
     # registry and dispatch
     "minitorch_nn._ops": "dispatch",
@@ -105,6 +106,12 @@ LAYER_OF_PREFIX = {
 
 # (importer, imported) -> why this upward import stays. Keep it short; every entry is a debt.
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {
+    ("minitorch_nn.backends.compiled", "minitorch_nn._ops"): (
+        "compiled._remember_originals runs once, as the last line of `import minitorch_nn`, when "
+        "every layer is loaded: it hands ops.aten to _C so the per-op guards record the kernels "
+        "and derivatives registered then. The switch itself must sit in core (_C reads it), and a "
+        "hook would be one more registration that exists only to deliver the same object"
+    ),
     ("minitorch_nn._C", "minitorch_nn._ops"): (
         "the compiled fast paths (_ext/_fastpath*.pxi) are still built into _C, the tensor "
         "object's module, and look up ops.aten on first call; they move into twin modules of "

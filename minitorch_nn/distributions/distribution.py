@@ -14,9 +14,8 @@ value against ``support``, with PyTorch's ``ValueError`` messages. Switch it off
 
 from __future__ import annotations
 
-import warnings
-
 import minitorch_nn as _t
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.distributions import constraints
 from minitorch_nn.distributions.utils import lazy_property
 
@@ -47,11 +46,10 @@ class Distribution:
                 arg_constraints = self.arg_constraints
             except NotImplementedError:
                 arg_constraints = {}
-                warnings.warn(
+                warn_user(
                     f"{self.__class__} does not define `arg_constraints`. Please set "
                     "`arg_constraints = {}` or initialize the distribution with `validate_args=False` "
                     "to turn off validation.",
-                    stacklevel=2,
                 )
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
@@ -123,7 +121,7 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n):
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning, stacklevel=2)
+        warn_user("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample(_t.Size((n,)))
 
     def log_prob(self, value):

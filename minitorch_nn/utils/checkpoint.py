@@ -25,9 +25,8 @@ function is recomputed), no debug mode; ``checkpoint_sequential`` is provided.
 
 from __future__ import annotations
 
-import warnings
-
 import minitorch_nn as _t
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.autograd.function import Function
 from minitorch_nn.autograd.graph import saved_tensors_hooks
 
@@ -170,13 +169,12 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
         >>> y.backward()
     """
     if use_reentrant is None:
-        warnings.warn(
+        warn_user(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting "
             "in PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. "
             "use_reentrant=False is recommended, but if you need to preserve the current default "
             "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
             "differences between the two variants.",
-            stacklevel=2,
         )
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
@@ -186,7 +184,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if _t.is_grad_enabled() and not any(isinstance(a, _t.Tensor) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+            warn_user("None of the inputs have requires_grad=True. Gradients will be None")
         return CheckpointFunction.apply(function, preserve, *args)
     if context_fn is not noop_context_fn:
         raise NotImplementedError("checkpoint: context_fn (selective checkpointing) is not supported in minitorch_nn")
@@ -202,13 +200,12 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
     """Checkpoint a ``Sequential`` (or list of modules) in ``segments`` chunks; the last runs normally."""
     if use_reentrant is None:
-        warnings.warn(
+        warn_user(
             "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
             "explicitly. In version 2.9 we will raise an exception if use_reentrant is not passed. "
             "use_reentrant=False is recommended, but if you need to preserve the current default "
             "behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
             "differences between the two variants.",
-            stacklevel=2,
         )
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import NamedTuple
 
 import minitorch_nn as _t
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.nn import functional as F
 from minitorch_nn.nn import init
 from minitorch_nn.nn.modules.module import Module
@@ -160,10 +160,9 @@ class RNNBase(Module):
                 "dropout should be a number in range [0, 1] representing the probability of an element being zeroed"
             )
         if dropout > 0 and num_layers == 1:
-            warnings.warn(
+            warn_user(
                 "dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                 f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
-                stacklevel=2,
             )
         if not isinstance(bias, bool):
             raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")

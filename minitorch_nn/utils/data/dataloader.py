@@ -27,9 +27,9 @@ import multiprocessing as python_multiprocessing
 import os
 import queue
 import threading
-import warnings
 
 import minitorch_nn as _t
+from minitorch_nn._warnings import warn_user
 from minitorch_nn.utils.data import worker as _worker
 from minitorch_nn.utils.data.collate import default_collate, default_convert
 from minitorch_nn.utils.data.dataset import IterableDataset
@@ -214,11 +214,10 @@ class DataLoader:
                     f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, which is smaller "
                     "than what this DataLoader is going to create."
                 )
-            warnings.warn(
+            warn_user(
                 f"This DataLoader will create {self.num_workers} worker processes in total. {advice} "
                 "Please be aware that excessive worker creation might get DataLoader running slow or "
                 "even freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
-                stacklevel=3,
             )
 
     @property
@@ -302,10 +301,9 @@ class _BaseDataLoaderIter:
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
         if loader.pin_memory:
-            warnings.warn(
+            warn_user(
                 "'pin_memory' argument is set as true but no accelerator is found, "
                 "then device pinned memory won't be used.",
-                stacklevel=3,
             )
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
@@ -342,7 +340,7 @@ class _BaseDataLoaderIter:
                     "For multiprocessing data-loading, this could be caused by not properly "
                     "configuring the IterableDataset replica at each worker."
                 )
-            warnings.warn(message, stacklevel=2)
+            warn_user(message)
         return data
 
     def __len__(self) -> int:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import bisect
 import math
-import warnings
 from collections.abc import Sequence
 
 import minitorch_nn as _t
+from minitorch_nn._warnings import warn_user
 
 __all__ = [
     "Dataset",
@@ -169,9 +169,8 @@ def _fractions_to_lengths(n: int, fractions) -> list[int]:
         lengths[i % len(lengths)] += 1
     for i, length in enumerate(lengths):
         if length == 0:
-            warnings.warn(
+            warn_user(
                 f"Length of split at index {i} is 0. This might result in an empty dataset.",
-                stacklevel=3,
             )
     return lengths
 
