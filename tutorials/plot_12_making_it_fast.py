@@ -219,9 +219,39 @@ print("moved, local renamed:", fingerprint(one_version.__code__) == fingerprint(
 print("an edit is seen:     ", fingerprint(one_version.__code__) != fingerprint(edited.__code__))
 
 # %%
+# Compare with PyTorch
+# --------------------
 # PyTorch has no such switch: its C++ is not meant to be edited by its users. Here it exists so that
-# the fast path and the reading path can be compared, timed and taught.
-#
+# the fast path and the reading path can be compared, timed and taught, and either way the numbers
+# are PyTorch's. The story below runs one small forward and backward pass with the switch on and
+# again with it off; ``compare_with_pytorch`` (``minitorch_nn/testing/pytorch_side.py``) prints our
+# lines and PyTorch's one under the other (PyTorch runs now when installed, else its lines come
+# from a recording made with torch 2.13).
+
+from minitorch_nn.testing.pytorch_side import compare_with_pytorch
+
+
+def story(lib):
+    lines = []
+    switch = getattr(getattr(lib, "backends", None), "compiled", None)
+    for enabled in (True, False):
+        lib.manual_seed(0)
+        x = lib.randn(3, 4, requires_grad=True)
+        w = lib.randn(4, 2, requires_grad=True)
+        if switch is not None:   # minitorch_nn: this pass with the switch set; PyTorch: as it is
+            with switch.flags(enabled=enabled):
+                loss = (x @ w).tanh().sum()
+                loss.backward()
+        else:
+            loss = (x @ w).tanh().sum()
+            loss.backward()
+        lines.append(f"loss {loss.item():.6f}, w.grad[0] {[round(v, 6) for v in w.grad[0].tolist()]}")
+    return lines
+
+
+compare_with_pytorch(story, "plot_12_making_it_fast")
+
+# %%
 # Exercises
 # ---------
 # 1. Time ``loss.backward()`` alone (build the graph outside the timer) with the switch on and off.
