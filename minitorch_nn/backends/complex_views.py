@@ -47,9 +47,10 @@ def view_as_real(self):
     impl = self._impl
     sizes = tuple(impl.sizes) + (2,)
     strides = tuple(2 * s for s in impl.strides) + (1,)
-    view = _alias(self)
+    view = _retyped(_alias(self), self.dtype.to_real(), 1)
+    # the geometry is checked against the storage in the new element type, so retype first
     view._impl.set_metadata(sizes, strides, 2 * impl.offset)
-    return _retyped(view, self.dtype.to_real(), 1)
+    return view
 
 
 @aten.view_as_complex.default.impl("any")
@@ -77,9 +78,9 @@ def view_as_complex(self):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if impl.offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    view = _alias(self)
+    view = _retyped(_alias(self), d.to_complex(), 2)
     view._impl.set_metadata(sizes[:-1], tuple(s // 2 for s in strides[:-1]), impl.offset // 2)
-    return _retyped(view, d.to_complex(), 2)
+    return view
 
 
 def _alias(self):
