@@ -195,8 +195,18 @@ def attach_tensor_methods(tensor_cls):
                      ("resolve_conj", resolve_conj), ("is_conj", is_conj), ("angle", angle), ("sgn", sgn),
                      ("conj_physical_", _conj_physical_)):
         setattr(tensor_cls, name, fn)
-    tensor_cls.cfloat = lambda self, memory_format=None: self.to(dt.complex64)
-    tensor_cls.cdouble = lambda self, memory_format=None: self.to(dt.complex128)
+    tensor_cls.cfloat = _cfloat
+    tensor_cls.cdouble = _cdouble
+
+
+def _cfloat(self, *, memory_format=None):
+    """``self.to(torch.complex64)`` (``Tensor.cfloat``; like PyTorch, no positional argument)."""
+    return self.to(dt.complex64)
+
+
+def _cdouble(self, *, memory_format=None):
+    """``self.to(torch.complex128)`` (``Tensor.cdouble``; like PyTorch, no positional argument)."""
+    return self.to(dt.complex128)
 
 
 adjoint = public(adjoint)

@@ -12,7 +12,11 @@ the list, so that it only changes on purpose):
   small, so numpy's LAPACK on the host is both more accurate and not slower than a naive kernel;
 * **an explicit** ``generator=`` -- ``rand``, ``randn``, ``randint``, ``randperm`` with a
   ``Generator`` object: it is a cpu generator, and its stream is kept (``random.py`` serves the
-  calls without one from the cuda Philox generator).
+  calls without one from the cuda Philox generator);
+* **complex-number ops** -- ``_conj``, ``_conj_physical``, ``angle``, ``sgn``, ``complex``,
+  ``polar``: complex tensors themselves have no cuda storage here (making one raises a clear
+  error), so on cuda these ops only ever see real tensors, for which the cpu kernel's answer or
+  error is the one to give.
 
 Kernels also call this path themselves for rare argument combinations whose rules and errors
 are intricate (an integer convolution, an out-of-range index, a bad probability...), so that the
