@@ -18,14 +18,15 @@ places where you can step in: a custom ``autograd.Function``, hooks and ``create
 * ``minitorch_nn/autograd/derivatives.py``: the backward formula of each op (``MulBackward0``...).
 * ``minitorch_nn/autograd/engine.py``: ``topological_order`` and ``run_backward``, the engine.
 
+* ``minitorch_nn/autograd/function.py``: ``autograd.Function`` and its ``ctx``
+  (``save_for_backward``, ``saved_tensors`` with the version check).
+
 Both the recorder and the engine have compiled *twins* that run by default:
 ``_ext/_autograd_fast.pxi`` (the twin of ``recording.py``'s autograd layer) and
 ``_ext/_engine_fast.pyx`` (the twin of ``run_backward``). They make the same nodes and run the same
 steps, faster. The walk-throughs below that follow ``recording.py`` and ``run_backward`` line by
 line run inside ``with torch.backends.compiled.flags(enabled=False):``, which switches every twin
 off, so that what you read is what runs (tutorial 12, "Making it fast", is about the twins).
-* ``minitorch_nn/autograd/function.py``: ``autograd.Function`` and its ``ctx``
-  (``save_for_backward``, ``saved_tensors`` with the version check).
 """
 
 import minitorch_nn as torch
