@@ -17,7 +17,6 @@ places where you can step in: a custom ``autograd.Function``, hooks and ``create
   ``AccumulateGrad``, the node at each leaf.
 * ``minitorch_nn/autograd/derivatives.py``: the backward formula of each op (``MulBackward0``...).
 * ``minitorch_nn/autograd/engine.py``: ``topological_order`` and ``run_backward``, the engine.
-
 * ``minitorch_nn/autograd/function.py``: ``autograd.Function`` and its ``ctx``
   (``save_for_backward``, ``saved_tensors`` with the version check).
 
