@@ -34,6 +34,12 @@ def pow_float64(base, exponents) -> np.ndarray:
 
 
 def exp2(exponents, dtype) -> np.ndarray:
-    """``2 ** exponents`` rounded once to ``dtype`` (a float32 result is the float64 one rounded:
-    exact, since the float64 value is correctly rounded)."""
+    """``2 ** exponents`` correctly rounded to ``dtype``.
+
+    A float32 (or narrower) result is numpy's float64 ``exp2`` rounded once: even the SIMD routine
+    is far closer than half a float32 ulp, so the rounding lands where the C library's does, at
+    numpy's speed. A float64 result needs the C library itself, one Python call per element."""
+    exponents = np.asarray(exponents)
+    if np.dtype(dtype).itemsize < 8:
+        return np.exp2(exponents.astype(np.float64)).astype(dtype)
     return pow_float64(2.0, exponents).astype(dtype)
