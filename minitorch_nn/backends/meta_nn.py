@@ -19,13 +19,11 @@ from minitorch_nn.backends.cpu.nn_ops import (
     MEAN,
     NONE,
     _check_conv,
-    _check_pool,
     _check_transposed_out_size,
     _conv_out_size,
     _expand,
-    _pool_args,
-    _pool_out,
 )
+from minitorch_nn.backends.cpu.pooling import _check_pool, _pool_args, _pool_out
 from minitorch_nn.backends.cpu.upsample import check_upsample_nearest2d
 
 

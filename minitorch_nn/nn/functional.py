@@ -27,7 +27,7 @@ from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends import compiled as _compiled_switch
-from minitorch_nn.backends.cpu import nn_ops as _cpu_nn_ops
+from minitorch_nn.backends.cpu import pooling as _cpu_pooling
 from minitorch_nn.overrides import public
 
 # =================================================================================================
@@ -236,7 +236,7 @@ def _only_values_observable(input):
         and not (input.requires_grad and _t.is_grad_enabled())
         and _dispatch.python_layer is None
         and _dispatch.forward_ad_layer is None
-        and aten.max_pool2d_with_indices.default._kernels.get("cpu") is _cpu_nn_ops.max_pool2d_with_indices
+        and aten.max_pool2d_with_indices.default._kernels.get("cpu") is _cpu_pooling.max_pool2d_with_indices
     )
 
 
@@ -248,7 +248,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     args = (list(_tuple(kernel_size, 2)), list(_tuple(stride, 2)) if stride is not None else [],
             list(_tuple(padding, 2)), list(_tuple(dilation, 2)), ceil_mode)
     if not return_indices and _only_values_observable(input):
-        return _cpu_nn_ops.max_pool2d_values(input, *args)
+        return _cpu_pooling.max_pool2d_values(input, *args)
     out, idx = aten.max_pool2d_with_indices.default(input, *args)
     return (out, idx) if return_indices else out
 

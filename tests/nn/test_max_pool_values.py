@@ -1,5 +1,5 @@
 """``F.max_pool2d`` without indices: when nothing can observe them it runs
-``backends/cpu/nn_ops.max_pool2d_values``, which must give the values of
+``backends/cpu/pooling.max_pool2d_values``, which must give the values of
 ``max_pool2d_with_indices`` bit for bit, and step aside whenever the indices (or the op) can be seen.
 """
 
@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _dispatch
 import minitorch_nn.nn.functional as F
+from minitorch_nn import _dispatch
 from minitorch_nn._ops import aten
-from minitorch_nn.backends.cpu import nn_ops
+from minitorch_nn.backends.cpu import pooling as nn_ops
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 
 DTYPES = [np.float32, np.float64, np.float16, np.int32, np.int64]

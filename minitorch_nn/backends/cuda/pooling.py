@@ -28,7 +28,7 @@ import numpy as np
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.common import compute_dtype
-from minitorch_nn.backends.cpu.nn_ops import _check_pool, _pool_args, _pool_out
+from minitorch_nn.backends.cpu.pooling import _check_pool, _pool_args, _pool_out
 from minitorch_nn.backends.cuda import storage
 from minitorch_nn.backends.cuda._numba import cuda
 from minitorch_nn.backends.cuda.copy import cast_contiguous, contiguous
