@@ -124,6 +124,16 @@ cdef object _float_array(object x):
     return x
 
 
+cdef bint _same_shape(cnp.ndarray a, cnp.ndarray b):
+    cdef int d, ndim = cnp.PyArray_NDIM(a)
+    if cnp.PyArray_NDIM(b) != ndim:
+        return False
+    for d in range(ndim):
+        if cnp.PyArray_DIMS(a)[d] != cnp.PyArray_DIMS(b)[d]:
+            return False
+    return True
+
+
 cdef object _approximate_tanh(object approximate):
     if approximate == "tanh":
         return True
@@ -163,7 +173,7 @@ def gelu_backward_values(grad, x, approximate):
     cdef cnp.ndarray a = <cnp.ndarray>xs
     cdef cnp.ndarray g = <cnp.ndarray>gs
     cdef int typenum = cnp.PyArray_TYPE(a)
-    if cnp.PyArray_TYPE(g) != typenum or a.shape != g.shape:
+    if cnp.PyArray_TYPE(g) != typenum or not _same_shape(a, g):
         return None
     cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum, 0)
     cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
