@@ -26,8 +26,8 @@ import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
-from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
 from minitorch_nn.backends import compiled
+from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
 from minitorch_nn.backends.cpu import libm
 from minitorch_nn.backends.cpu._numpy import as_array
 from minitorch_nn.backends.cpu.complex import refuse_complex
