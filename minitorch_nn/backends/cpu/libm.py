@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import math
 
 import numpy as np
@@ -64,6 +65,7 @@ def exp2(exponents, dtype) -> np.ndarray:
     return pow_float64(2.0, exponents).astype(dtype)
 
 
+@functools.cache
 def _float_function(name):
     """The C library's float32 function ``name`` (``erff``...) as a Python callable."""
     library = ctypes.CDLL(ctypes.util.find_library("m") or None)
