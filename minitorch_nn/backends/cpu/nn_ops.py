@@ -181,6 +181,8 @@ def conv_forward_np(x, w, stride, padding, dilation, groups):
     (G, Og, Cg*K) @ (N, G, Cg*K, P) -> (N, G, Og, P) gives the output in its final layout,
     with no transposed copies.
     """
+    if _twin_holds() and (out := _twin.conv_forward_np(x, w, stride, padding, dilation, groups)) is not None:
+        return out   # the compiled twin (see "Compiled twins" below)
     n, c = x.shape[:2]
     ksize = w.shape[2:]
     out_sizes = [_conv_out_size(s, k, st, p, d) for s, k, st, p, d in zip(x.shape[2:], ksize, stride, padding, dilation)]
@@ -199,6 +201,9 @@ def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
     One broadcast matmul (G, Og*K, Cg) @ (N, G, Cg, P) -> (N, G, Og*K, P) makes the columns;
     col2im adds each kernel offset's column into its strided slice of the output.
     """
+    if (_twin_holds()
+            and (out := _twin.conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding)) is not None):
+        return out   # the compiled twin (see "Compiled twins" below)
     n, c = x.shape[:2]
     in_sizes = x.shape[2:]
     ksize = w.shape[2:]
@@ -249,6 +254,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 def _conv_weight_grad(x, gy, wshape, stride, padding, dilation, groups):
     """d(loss)/d(weight) of a plain convolution: grad_output times the columns of x, summed over N."""
+    if _twin_holds() and (gw := _twin.conv_weight_grad(x, gy, wshape, stride, padding, dilation, groups)) is not None:
+        return gw   # the compiled twin (see "Compiled twins" below)
     n, c = x.shape[:2]
     ksize = wshape[2:]
     out_sizes = gy.shape[2:]
@@ -300,6 +307,36 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         wrap(gw, weight.dtype) if gw is not None else None,
         wrap(gb, d) if gb is not None else None,
     )
+
+
+# -- Compiled twins ------------------------------------------------------------------------------
+# conv_forward_np, conv_transpose_np and _conv_weight_grad each have a compiled twin
+# (``_ext/twins/backends/cpu/nn_ops.pyx``) that gives the same arrays, bit for bit, faster: it
+# fuses the padding and im2col into one loop over a few samples at a time, calls the same
+# ``np.matmul`` on them, and adds col2im's columns straight into the cropped result. It runs while
+# the switch ``backends.compiled`` is on, these three functions and the helpers they call are
+# unchanged since it was written (their fingerprints, checked at import) and the helpers are still
+# this module's (an identity check per call, ``_twin.guards_hold``). Each hand-over is the first
+# line of its function; a case the twin does not take (3-d, integer or complex dtypes) returns
+# None from it and runs the code below the hand-over.
+
+def _load_twin():
+    try:
+        from minitorch_nn._twins.backends.cpu import nn_ops as twin
+    except ImportError:
+        return None
+    if not _compiled_switch.check_original("backends.cpu.nn_ops convolution",
+                                           conv_forward_np, conv_transpose_np, _conv_weight_grad):
+        return None
+    twin.setup(globals())
+    return twin
+
+
+def _twin_holds():
+    return _twin is not None and _compiled_switch._enabled and _twin.guards_hold()
+
+
+_twin = _load_twin()
 
 
 # =================================================================================================
