@@ -21,7 +21,7 @@ starts at the window's first element inside the input, as there). The backward a
 original's order (outputs in row-major order, each into a zero-initialised result) in the
 gradient's dtype, as ``np.add.at`` does.
 
-What it takes: float32 and float64 inputs with at least one element (``max_pool2d_scatter_np``
+What it takes: row-major float32 and float64 inputs with at least one element (``max_pool2d_scatter_np``
 also needs int64 indices of the gradient's shape, all inside their plane); anything else returns
 ``None`` and the original's code runs. It runs only while ``backends.compiled`` is on and
 :func:`guards_hold` (pooling.py checks both); source edits to the originals or their helpers turn
@@ -202,9 +202,15 @@ cdef bint _takes(object x):
             and (x.dtype == np.float32 or x.dtype == np.float64))
 
 
+cdef bint _takes_input(object x):
+    # row-major only: the original's maxima keep the memory order of its input (``np.array`` of a
+    # strided view), which for a row-major input is row-major, as here
+    return _takes(x) and x.flags.c_contiguous
+
+
 @cython.wraparound(True)
 cdef object _run(object x, k, s, p, d, out_sizes, bint with_index):
-    if not _takes(x) or min(out_sizes) <= 0:
+    if not _takes_input(x) or min(out_sizes) <= 0:
         return None
     lead = x.shape[:-2]
     x3 = x.reshape(-1, x.shape[-2], x.shape[-1])
