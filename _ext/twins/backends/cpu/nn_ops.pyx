@@ -85,75 +85,134 @@ cdef inline void _valid_range(Py_ssize_t offset, Py_ssize_t step, Py_ssize_t siz
     hi[0] = b
 
 
+cdef struct Geometry:
+    # a 2-d convolution's window: kernel size, stride, padding, dilation, and the size of the
+    # smaller side (the output of a forward convolution, the input of a transposed one)
+    Py_ssize_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow
+
+
 cdef void _im2col(const real[:, :, :, :] x, real[:, :, :, ::1] cols, Py_ssize_t n0, Py_ssize_t m,
-                  Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t ph, Py_ssize_t pw,
-                  Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t oh, Py_ssize_t ow) noexcept nogil:
+                  Geometry g, const Py_ssize_t[:, ::1] rows, const Py_ssize_t[:, ::1] cols_in) noexcept nogil:
     """Columns of samples n0..n0+m-1 of the unpadded ``x`` (N, C, H, W) into ``cols``
     (m, C, kh*kw, oh*ow): column (a, b) at output (r, q) reads input (r*sh - ph + a*dh,
-    q*sw - pw + b*dw), or the zero padding."""
-    cdef Py_ssize_t C = x.shape[1], H = x.shape[2], W = x.shape[3]
-    cdef Py_ssize_t i, c, a, b, r, q, ih, off_w, q_lo = 0, q_hi = 0
+    q*sw - pw + b*dw), or the zero padding. ``rows[a]``/``cols_in[b]``: the output rows/columns
+    [lo, hi) whose input lies inside, for kernel row a / column b (see _ranges)."""
+    cdef Py_ssize_t C = x.shape[1]
+    cdef Py_ssize_t i, c, a, b, r, q, r_lo, r_hi, q_lo, q_hi, n_copy
     # element steps of x along H and W (a memoryview's strides are in bytes)
     cdef Py_ssize_t step_h = x.strides[2] // sizeof(real), step_w = x.strides[3] // sizeof(real)
-    cdef Py_ssize_t read_step = sw * step_w
+    cdef Py_ssize_t read_step = g.sw * step_w, row_step = g.sh * step_h, ow = g.ow
     cdef real* dst
-    cdef const real* plane
     cdef const real* src
     for i in range(m):
         for c in range(C):
-            plane = &x[n0 + i, c, 0, 0]
-            for a in range(kh):
-                for b in range(kw):
-                    off_w = b * dw - pw
-                    _valid_range(off_w, sw, W, ow, &q_lo, &q_hi)
-                    dst = &cols[i, c, a * kw + b, 0]
-                    for r in range(oh):
-                        ih = r * sh - ph + a * dh
-                        if ih < 0 or ih >= H:
-                            memset(dst, 0, ow * sizeof(real))
+            for a in range(g.kh):
+                r_lo = rows[a, 0]
+                r_hi = rows[a, 1]
+                for b in range(g.kw):
+                    q_lo = cols_in[b, 0]
+                    q_hi = cols_in[b, 1]
+                    n_copy = q_hi - q_lo
+                    dst = &cols[i, c, a * g.kw + b, 0]
+                    memset(dst, 0, r_lo * ow * sizeof(real))
+                    dst += r_lo * ow
+                    if r_hi > r_lo:
+                        src = (&x[n0 + i, c, 0, 0] + (r_lo * g.sh - g.ph + a * g.dh) * step_h
+                               + (q_lo * g.sw + b * g.dw - g.pw) * step_w)
+                    for r in range(r_lo, r_hi):
+                        for q in range(q_lo):
+                            dst[q] = 0
+                        if read_step == 1:
+                            memcpy(dst + q_lo, src, n_copy * sizeof(real))
                         else:
-                            if q_lo > 0:
-                                memset(dst, 0, q_lo * sizeof(real))
-                            src = plane + ih * step_h + (q_lo * sw + off_w) * step_w
-                            if read_step == 1:
-                                memcpy(dst + q_lo, src, (q_hi - q_lo) * sizeof(real))
-                            else:
-                                for q in range(q_hi - q_lo):
-                                    dst[q_lo + q] = src[q * read_step]
-                            if q_hi < ow:
-                                memset(dst + q_hi, 0, (ow - q_hi) * sizeof(real))
+                            for q in range(n_copy):
+                                dst[q_lo + q] = src[q * read_step]
+                        for q in range(q_hi, ow):
+                            dst[q] = 0
                         dst += ow
+                        src += row_step
+                    memset(dst, 0, (g.oh - r_hi) * ow * sizeof(real))
+
+
+cdef object _ranges(Py_ssize_t k, Py_ssize_t d, Py_ssize_t p, Py_ssize_t s, Py_ssize_t size, Py_ssize_t count):
+    """For each kernel offset a < k along one axis: the positions q in [0, count) with
+    0 <= q*s - p + a*d < size, as [lo, hi) (an array (k, 2))."""
+    out = np.empty((k, 2), dtype=np.intp)
+    cdef Py_ssize_t[:, ::1] view = out
+    cdef Py_ssize_t a, lo = 0, hi = 0
+    for a in range(k):
+        _valid_range(a * d - p, s, size, count, &lo, &hi)
+        view[a, 0] = lo
+        view[a, 1] = hi
+    return out
 
 
 cdef void _col2im_add(const real[:, :, :, ::1] cols, real[:, :, :, ::1] out, Py_ssize_t n0, Py_ssize_t m,
-                      Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t ph, Py_ssize_t pw,
-                      Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t ih_n, Py_ssize_t iw_n) noexcept nogil:
+                      Geometry g) noexcept nogil:
     """The adjoint of _im2col, into the cropped result: column (a, b) of ``cols``
-    (m, C, kh*kw, ih_n*iw_n) at input position (r, q) is added to ``out`` (N, C, OH, OW) at
-    (r*sh + a*dh - ph, q*sw + b*dw - pw) when that lies inside; offsets in row-major order, so
-    each element receives its terms in the original's order."""
+    (m, C, kh*kw, oh*ow), here the transposed convolution's input positions (r, q), is added to
+    ``out`` (N, C, OH, OW) at (r*sh + a*dh - ph, q*sw + b*dw - pw) when that lies inside; offsets
+    in row-major order, so each element receives its terms in the original's order."""
     cdef Py_ssize_t C = out.shape[1], OH = out.shape[2], OW = out.shape[3]
-    cdef Py_ssize_t i, c, a, b, r, q, o_h, off_w, q_lo = 0, q_hi = 0
+    cdef Py_ssize_t i, c, a, b, r, q, off_h, off_w, r_lo = 0, r_hi = 0, q_lo = 0, q_hi = 0
+    cdef Py_ssize_t sw = g.sw, row_step = g.sh * OW, iw_n = g.ow
     cdef const real* src
     cdef real* dst
     for i in range(m):
         for c in range(C):
-            for a in range(kh):
-                for b in range(kw):
-                    off_w = b * dw - pw
+            for a in range(g.kh):
+                off_h = a * g.dh - g.ph
+                _valid_range(off_h, g.sh, OH, g.oh, &r_lo, &r_hi)
+                for b in range(g.kw):
+                    off_w = b * g.dw - g.pw
                     _valid_range(off_w, sw, OW, iw_n, &q_lo, &q_hi)
-                    src = &cols[i, c, a * kw + b, 0]
-                    for r in range(ih_n):
-                        o_h = r * sh + a * dh - ph
-                        if 0 <= o_h < OH:
-                            dst = &out[n0 + i, c, o_h, 0] + off_w
-                            if sw == 1:
-                                for q in range(q_lo, q_hi):
-                                    dst[q] = dst[q] + src[q]
-                            else:
-                                for q in range(q_lo, q_hi):
-                                    dst[q * sw] = dst[q * sw] + src[q]
+                    if r_hi <= r_lo or q_hi <= q_lo:
+                        continue
+                    src = &cols[i, c, a * g.kw + b, r_lo * iw_n] + q_lo
+                    dst = &out[n0 + i, c, r_lo * g.sh + off_h, 0] + q_lo * sw + off_w
+                    for r in range(r_lo, r_hi):
+                        if sw == 1:
+                            for q in range(q_hi - q_lo):
+                                dst[q] = dst[q] + src[q]
+                        else:
+                            for q in range(q_hi - q_lo):
+                                dst[q * sw] = dst[q * sw] + src[q]
                         src += iw_n
+                        dst += row_step
+
+
+cdef void _forward_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4, object cols, object wr,
+                          object out, Py_ssize_t n, Py_ssize_t m, Geometry g):
+    """conv_forward_np's loop: the columns of m samples at a time, then the same np.matmul."""
+    cdef Py_ssize_t n0, mm
+    cdef Py_ssize_t[:, ::1] rows = _ranges(g.kh, g.dh, g.ph, g.sh, x.shape[2], g.oh)
+    cdef Py_ssize_t[:, ::1] cols_in = _ranges(g.kw, g.dw, g.pw, g.sw, x.shape[3], g.ow)
+    for n0 in range(0, n, m):
+        mm = min(m, n - n0)
+        _im2col(x, cols4, n0, mm, g, rows, cols_in)
+        np.matmul(wr, cols if mm == m else cols[:mm], out=out[n0:n0 + mm])
+
+
+cdef void _weight_grad_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4, object cols, object gyr,
+                              object per_sample, Py_ssize_t n, Py_ssize_t m, Geometry g):
+    """_conv_weight_grad's loop: the columns of m samples at a time, then the same np.matmul."""
+    cdef Py_ssize_t n0, mm
+    cdef Py_ssize_t[:, ::1] rows = _ranges(g.kh, g.dh, g.ph, g.sh, x.shape[2], g.oh)
+    cdef Py_ssize_t[:, ::1] cols_in = _ranges(g.kw, g.dw, g.pw, g.sw, x.shape[3], g.ow)
+    for n0 in range(0, n, m):
+        mm = min(m, n - n0)
+        _im2col(x, cols4, n0, mm, g, rows, cols_in)
+        np.matmul(cols if mm == m else cols[:mm], gyr[n0:n0 + mm].transpose(0, 1, 3, 2), out=per_sample[n0:n0 + mm])
+
+
+cdef void _transpose_chunks(real[:, :, :, ::1] cols4, object cols, object wt, object xr, real[:, :, :, ::1] out4,
+                            Py_ssize_t n, Py_ssize_t m, Geometry g):
+    """conv_transpose_np's loop: the same np.matmul for m samples at a time, then col2im."""
+    cdef Py_ssize_t n0, mm
+    for n0 in range(0, n, m):
+        mm = min(m, n - n0)
+        np.matmul(wt, xr[n0:n0 + mm], out=cols if mm == m else cols[:mm])
+        _col2im_add(cols4, out4, n0, mm, g)
 
 
 cdef object _as_4d(object a, int nd):
@@ -180,6 +239,23 @@ cdef Py_ssize_t _chunk(Py_ssize_t per_sample_bytes, Py_ssize_t n):
     return max(1, min(m, n))
 
 
+cdef Geometry _geometry(int nd, ksize, stride, padding, dilation, small_sizes):
+    cdef Geometry g
+    g.kh, g.kw = _pair(ksize, nd, 1)
+    g.sh, g.sw = _pair(stride, nd, 1)
+    g.ph, g.pw = _pair(padding, nd, 0)
+    g.dh, g.dw = _pair(dilation, nd, 1)
+    g.oh, g.ow = _pair(small_sizes, nd, 1)
+    return g
+
+
+cdef Py_ssize_t _prod(sizes):
+    cdef Py_ssize_t p = 1
+    for s in sizes:
+        p *= s
+    return p
+
+
 def conv_forward_np(x, w, stride, padding, dilation, groups):
     """``nn_ops.conv_forward_np``: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out); None for a
     case it does not take."""
@@ -190,32 +266,20 @@ def conv_forward_np(x, w, stride, padding, dilation, groups):
     ksize = w.shape[2:]
     out_sizes = [(s + 2 * p - d * (k - 1) - 1) // st + 1
                  for s, k, st, p, d in zip(x.shape[2:], ksize, stride, padding, dilation)]
-    cdef Py_ssize_t kk = 1, npos = 1
-    for k in ksize:
-        kk *= k
-    for o in out_sizes:
-        npos *= o
+    cdef Py_ssize_t kk = _prod(ksize), npos = _prod(out_sizes)
     cdef Py_ssize_t cg = c // groups, og = w.shape[0] // groups
     if npos <= 0:
         return None
-    kh, kw = _pair(ksize, nd, 1)
-    sh, sw = _pair(stride, nd, 1)
-    ph, pw = _pair(padding, nd, 0)
-    dh, dw = _pair(dilation, nd, 1)
-    oh, ow = _pair(out_sizes, nd, 1)
+    cdef Geometry g = _geometry(nd, ksize, stride, padding, dilation, out_sizes)
     wr = w.reshape(groups, og, cg * kk)
     out = np.empty((n, groups, og, npos), dtype=x.dtype)
     cdef Py_ssize_t m = _chunk(c * kk * npos * x.itemsize, n)
-    cols = np.empty((m, c, kk, npos), dtype=x.dtype)
-    x4 = _as_4d(x, nd)
-    cdef Py_ssize_t n0, mm
-    for n0 in range(0, n, m):
-        mm = min(m, n - n0)
-        if x.dtype == np.float32:
-            _im2col[float](x4, cols, n0, mm, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)
-        else:
-            _im2col[double](x4, cols, n0, mm, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)
-        np.matmul(wr, cols[:mm].reshape(mm, groups, cg * kk, npos), out=out[n0:n0 + mm])
+    cols4 = np.empty((m, c, kk, npos), dtype=x.dtype)
+    cols = cols4.reshape(m, groups, cg * kk, npos)   # (the original's matmul operand, m samples)
+    if x.dtype == np.float32:
+        _forward_chunks[float](_as_4d(x, nd), cols4, cols, wr, out, n, m, g)
+    else:
+        _forward_chunks[double](_as_4d(x, nd), cols4, cols, wr, out, n, m, g)
     return out.reshape(n, groups * og, *out_sizes)
 
 
@@ -228,34 +292,21 @@ def conv_weight_grad(x, gy, wshape, stride, padding, dilation, groups):
     cdef Py_ssize_t n = x.shape[0], c = x.shape[1]
     ksize = tuple(wshape[2:])
     out_sizes = gy.shape[2:]
-    cdef Py_ssize_t kk = 1, npos = 1
-    for k in ksize:
-        kk *= k
-    for o in out_sizes:
-        npos *= o
-    if kk <= 0:
+    cdef Py_ssize_t kk = _prod(ksize), npos = _prod(out_sizes)
+    if kk <= 0 or npos <= 0:
         return None
     cdef Py_ssize_t cg = c // groups, og = wshape[0] // groups
-    kh, kw = _pair(ksize, nd, 1)
-    sh, sw = _pair(stride, nd, 1)
-    ph, pw = _pair(padding, nd, 0)
-    dh, dw = _pair(dilation, nd, 1)
-    oh, ow = _pair(out_sizes, nd, 1)
+    cdef Geometry g = _geometry(nd, ksize, stride, padding, dilation, out_sizes)
     gyr = gy.reshape(n, groups, og, npos)
-    per_sample = np.empty((n, groups, og, cg * kk), dtype=x.dtype)
+    per_sample = np.empty((n, groups, cg * kk, og), dtype=x.dtype)
     cdef Py_ssize_t m = _chunk(c * kk * npos * x.itemsize, n)
-    cols = np.empty((m, c, kk, npos), dtype=x.dtype)
-    x4 = _as_4d(x, nd)
-    cdef Py_ssize_t n0, mm
-    for n0 in range(0, n, m):
-        mm = min(m, n - n0)
-        if x.dtype == np.float32:
-            _im2col[float](x4, cols, n0, mm, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)
-        else:
-            _im2col[double](x4, cols, n0, mm, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)
-        np.matmul(gyr[n0:n0 + mm], cols[:mm].reshape(mm, groups, cg * kk, npos).transpose(0, 1, 3, 2),
-                  out=per_sample[n0:n0 + mm])
-    return per_sample.sum(axis=0).reshape(wshape)
+    cols4 = np.empty((m, c, kk, npos), dtype=x.dtype)
+    cols = cols4.reshape(m, groups, cg * kk, npos)
+    if x.dtype == np.float32:
+        _weight_grad_chunks[float](_as_4d(x, nd), cols4, cols, gyr, per_sample, n, m, g)
+    else:
+        _weight_grad_chunks[double](_as_4d(x, nd), cols4, cols, gyr, per_sample, n, m, g)
+    return per_sample.sum(axis=0).transpose(0, 2, 1).reshape(wshape)
 
 
 def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
@@ -268,32 +319,20 @@ def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
     in_sizes = x.shape[2:]
     ksize = w.shape[2:]
     cdef Py_ssize_t cg = c // groups, og = w.shape[1]
-    cdef Py_ssize_t kk = 1, npos = 1
-    for k in ksize:
-        kk *= k
-    for s in in_sizes:
-        npos *= s
+    cdef Py_ssize_t kk = _prod(ksize), npos = _prod(in_sizes)
     full = [(s - 1) * st + d * (k - 1) + 1 + op for s, st, d, k, op in zip(in_sizes, stride, dilation, ksize, output_padding)]
     cropped = [f - 2 * p for f, p in zip(full, padding)]
     if min(cropped) <= 0:
         return None
-    kh, kw = _pair(ksize, nd, 1)
-    sh, sw = _pair(stride, nd, 1)
-    ph, pw = _pair(padding, nd, 0)
-    dh, dw = _pair(dilation, nd, 1)
-    ih_n, iw_n = _pair(in_sizes, nd, 1)
+    cdef Geometry g = _geometry(nd, ksize, stride, padding, dilation, in_sizes)
     wt = w.reshape(groups, cg, og * kk).transpose(0, 2, 1)
     xr = x.reshape(n, groups, cg, npos)
     out = np.zeros((n, groups * og, *cropped), dtype=x.dtype)
     cdef Py_ssize_t m = _chunk(groups * og * kk * npos * x.itemsize, n)
-    cols = np.empty((m, groups * og, kk, npos), dtype=x.dtype)
-    out4 = _as_4d(out, nd)
-    cdef Py_ssize_t n0, mm
-    for n0 in range(0, n, m):
-        mm = min(m, n - n0)
-        np.matmul(wt, xr[n0:n0 + mm], out=cols[:mm].reshape(mm, groups, og * kk, npos))
-        if x.dtype == np.float32:
-            _col2im_add[float](cols, out4, n0, mm, kh, kw, sh, sw, ph, pw, dh, dw, ih_n, iw_n)
-        else:
-            _col2im_add[double](cols, out4, n0, mm, kh, kw, sh, sw, ph, pw, dh, dw, ih_n, iw_n)
+    cols4 = np.empty((m, groups * og, kk, npos), dtype=x.dtype)
+    cols = cols4.reshape(m, groups, og * kk, npos)
+    if x.dtype == np.float32:
+        _transpose_chunks[float](cols4, cols, wt, xr, _as_4d(out, nd), n, m, g)
+    else:
+        _transpose_chunks[double](cols4, cols, wt, xr, _as_4d(out, nd), n, m, g)
     return out
