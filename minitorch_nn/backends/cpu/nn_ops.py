@@ -245,7 +245,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     else:
         out = conv_forward_np(x, w, stride, padding, dilation, groups)
     if bias is not None:
-        out = out + _arr(bias, d).reshape(1, -1, *([1] * nd))
+        out += _arr(bias, d).reshape(1, -1, *([1] * nd))   # (in place: out is a fresh array of this kernel's)
     if nd == 2 and dt.channels_last in (suggest_memory_format(input), suggest_memory_format(weight)):
         # PyTorch's cpu 2-d convolution writes a channels_last result when either operand is
         return wrap_strided(out, d, format_strides(out.shape, dt.channels_last))

@@ -85,53 +85,91 @@ cdef inline void _valid_range(Py_ssize_t offset, Py_ssize_t step, Py_ssize_t siz
     hi[0] = b
 
 
+cdef extern from *:
+    """
+    /* A short row copy, inlined: for rows of a few elements a call of memcpy costs more than the
+       copy (gcc would turn the loop into one: hence the attribute). */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #define MT_NO_MEMCPY_CALL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+    #else
+    #define MT_NO_MEMCPY_CALL
+    #endif
+    #define MT_COPY_ROW(NAME, T)                                                                   \\
+    static inline MT_NO_MEMCPY_CALL void NAME(T* __restrict dst, const T* __restrict src,        \\
+                                              Py_ssize_t n) {                                      \\
+        for (Py_ssize_t q = 0; q < n; q++) dst[q] = src[q];                                        \\
+    }
+    MT_COPY_ROW(mt_copy_row_f, float)
+    MT_COPY_ROW(mt_copy_row_d, double)
+    """
+    void mt_copy_row_f(float* dst, const float* src, Py_ssize_t n) noexcept nogil
+    void mt_copy_row_d(double* dst, const double* src, Py_ssize_t n) noexcept nogil
+
+
 cdef struct Geometry:
     # a 2-d convolution's window: kernel size, stride, padding, dilation, and the size of the
     # smaller side (the output of a forward convolution, the input of a transposed one)
     Py_ssize_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow
 
 
+cdef inline void _copy_row(real* dst, const real* src, Py_ssize_t n, Py_ssize_t step) noexcept nogil:
+    cdef Py_ssize_t q
+    if step != 1:
+        for q in range(n):
+            dst[q] = src[q * step]
+    elif n >= 16:
+        memcpy(dst, src, n * sizeof(real))
+    elif real is float:
+        mt_copy_row_f(dst, src, n)
+    else:
+        mt_copy_row_d(dst, src, n)
+
+
 cdef void _im2col(const real[:, :, :, :] x, real[:, :, :, ::1] cols, Py_ssize_t n0, Py_ssize_t m,
-                  Geometry g, const Py_ssize_t[:, ::1] rows, const Py_ssize_t[:, ::1] cols_in) noexcept nogil:
+                  Geometry g, const Py_ssize_t[:, ::1] rows, const Py_ssize_t[:, ::1] cols_in,
+                  real[:, ::1] shifted) noexcept nogil:
     """Columns of samples n0..n0+m-1 of the unpadded ``x`` (N, C, H, W) into ``cols``
     (m, C, kh*kw, oh*ow): column (a, b) at output (r, q) reads input (r*sh - ph + a*dh,
     q*sw - pw + b*dw), or the zero padding. ``rows[a]``/``cols_in[b]``: the output rows/columns
-    [lo, hi) whose input lies inside, for kernel row a / column b (see _ranges)."""
-    cdef Py_ssize_t C = x.shape[1]
-    cdef Py_ssize_t i, c, a, b, r, q, r_lo, r_hi, q_lo, q_hi, n_copy
+    [lo, hi) whose input lies inside, for kernel row a / column b (see _ranges).
+
+    How: for each kernel column b, every input row is first read as that column reads it, into
+    ``shifted`` (H, ow): shifted[h, q] = x[h, q*sw - pw + b*dw], or 0. Column (a, b)'s output
+    rows are then rows r*sh - ph + a*dh of ``shifted`` -- with stride 1 one contiguous block, a
+    single copy. (Copying each short output row straight from x costs a call per row.)"""
+    cdef Py_ssize_t C = x.shape[1], H = x.shape[2]
+    cdef Py_ssize_t i, c, a, b, h, r, q_lo, q_hi, r_lo, r_hi, h0
     # element steps of x along H and W (a memoryview's strides are in bytes)
     cdef Py_ssize_t step_h = x.strides[2] // sizeof(real), step_w = x.strides[3] // sizeof(real)
-    cdef Py_ssize_t read_step = g.sw * step_w, row_step = g.sh * step_h, ow = g.ow
+    cdef Py_ssize_t read_step = g.sw * step_w, ow = g.ow, oh = g.oh
     cdef real* dst
+    cdef real* row
     cdef const real* src
     for i in range(m):
         for c in range(C):
-            for a in range(g.kh):
-                r_lo = rows[a, 0]
-                r_hi = rows[a, 1]
-                for b in range(g.kw):
-                    q_lo = cols_in[b, 0]
-                    q_hi = cols_in[b, 1]
-                    n_copy = q_hi - q_lo
+            for b in range(g.kw):
+                q_lo = cols_in[b, 0]
+                q_hi = cols_in[b, 1]
+                src = &x[n0 + i, c, 0, 0] + (q_lo * g.sw + b * g.dw - g.pw) * step_w
+                for h in range(H):
+                    row = &shifted[h, 0]
+                    memset(row, 0, q_lo * sizeof(real))
+                    _copy_row(row + q_lo, src, q_hi - q_lo, read_step)
+                    memset(row + q_hi, 0, (ow - q_hi) * sizeof(real))
+                    src += step_h
+                for a in range(g.kh):
+                    r_lo = rows[a, 0]
+                    r_hi = rows[a, 1]
                     dst = &cols[i, c, a * g.kw + b, 0]
                     memset(dst, 0, r_lo * ow * sizeof(real))
-                    dst += r_lo * ow
                     if r_hi > r_lo:
-                        src = (&x[n0 + i, c, 0, 0] + (r_lo * g.sh - g.ph + a * g.dh) * step_h
-                               + (q_lo * g.sw + b * g.dw - g.pw) * step_w)
-                    for r in range(r_lo, r_hi):
-                        for q in range(q_lo):
-                            dst[q] = 0
-                        if read_step == 1:
-                            memcpy(dst + q_lo, src, n_copy * sizeof(real))
+                        h0 = r_lo * g.sh - g.ph + a * g.dh
+                        if g.sh == 1:
+                            memcpy(dst + r_lo * ow, &shifted[h0, 0], (r_hi - r_lo) * ow * sizeof(real))
                         else:
-                            for q in range(n_copy):
-                                dst[q_lo + q] = src[q * read_step]
-                        for q in range(q_hi, ow):
-                            dst[q] = 0
-                        dst += ow
-                        src += row_step
-                    memset(dst, 0, (g.oh - r_hi) * ow * sizeof(real))
+                            for r in range(r_hi - r_lo):
+                                memcpy(dst + (r_lo + r) * ow, &shifted[h0 + r * g.sh, 0], ow * sizeof(real))
+                    memset(dst + r_hi * ow, 0, (oh - r_hi) * ow * sizeof(real))
 
 
 cdef object _ranges(Py_ssize_t k, Py_ssize_t d, Py_ssize_t p, Py_ssize_t s, Py_ssize_t size, Py_ssize_t count):
@@ -187,9 +225,10 @@ cdef void _forward_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4, ob
     cdef Py_ssize_t n0, mm
     cdef Py_ssize_t[:, ::1] rows = _ranges(g.kh, g.dh, g.ph, g.sh, x.shape[2], g.oh)
     cdef Py_ssize_t[:, ::1] cols_in = _ranges(g.kw, g.dw, g.pw, g.sw, x.shape[3], g.ow)
+    cdef real[:, ::1] shifted = np.empty((x.shape[2], g.ow), dtype=cols.dtype)
     for n0 in range(0, n, m):
         mm = min(m, n - n0)
-        _im2col(x, cols4, n0, mm, g, rows, cols_in)
+        _im2col(x, cols4, n0, mm, g, rows, cols_in, shifted)
         np.matmul(wr, cols if mm == m else cols[:mm], out=out[n0:n0 + mm])
 
 
@@ -199,9 +238,10 @@ cdef void _weight_grad_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4
     cdef Py_ssize_t n0, mm
     cdef Py_ssize_t[:, ::1] rows = _ranges(g.kh, g.dh, g.ph, g.sh, x.shape[2], g.oh)
     cdef Py_ssize_t[:, ::1] cols_in = _ranges(g.kw, g.dw, g.pw, g.sw, x.shape[3], g.ow)
+    cdef real[:, ::1] shifted = np.empty((x.shape[2], g.ow), dtype=cols.dtype)
     for n0 in range(0, n, m):
         mm = min(m, n - n0)
-        _im2col(x, cols4, n0, mm, g, rows, cols_in)
+        _im2col(x, cols4, n0, mm, g, rows, cols_in, shifted)
         np.matmul(cols if mm == m else cols[:mm], gyr[n0:n0 + mm].transpose(0, 1, 3, 2), out=per_sample[n0:n0 + mm])
 
 
