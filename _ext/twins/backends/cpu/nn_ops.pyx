@@ -101,9 +101,26 @@ cdef extern from *:
     }
     MT_COPY_ROW(mt_copy_row_f, float)
     MT_COPY_ROW(mt_copy_row_d, double)
+    /* col2im's inner loops: add ``rows`` rows of n elements of src (rows src_row apart) into dst
+       (rows dst_row apart, elements sw apart); restrict, so the adds vectorize without overlap
+       checks (each is one IEEE addition either way). */
+    #define MT_ADD_ROWS(NAME, T)                                                                   \\
+    static inline void NAME(T* __restrict dst, const T* __restrict src, Py_ssize_t rows,         \\
+                            Py_ssize_t n, Py_ssize_t dst_row, Py_ssize_t src_row, Py_ssize_t sw) { \\
+        for (Py_ssize_t r = 0; r < rows; r++, dst += dst_row, src += src_row) {                    \\
+            if (sw == 1) { for (Py_ssize_t q = 0; q < n; q++) dst[q] = dst[q] + src[q]; }          \\
+            else { for (Py_ssize_t q = 0; q < n; q++) dst[q * sw] = dst[q * sw] + src[q]; }        \\
+        }                                                                                          \\
+    }
+    MT_ADD_ROWS(mt_add_rows_f, float)
+    MT_ADD_ROWS(mt_add_rows_d, double)
     """
     void mt_copy_row_f(float* dst, const float* src, Py_ssize_t n) noexcept nogil
     void mt_copy_row_d(double* dst, const double* src, Py_ssize_t n) noexcept nogil
+    void mt_add_rows_f(float* dst, const float* src, Py_ssize_t rows, Py_ssize_t n, Py_ssize_t dst_row,
+                       Py_ssize_t src_row, Py_ssize_t sw) noexcept nogil
+    void mt_add_rows_d(double* dst, const double* src, Py_ssize_t rows, Py_ssize_t n, Py_ssize_t dst_row,
+                       Py_ssize_t src_row, Py_ssize_t sw) noexcept nogil
 
 
 cdef struct Geometry:
@@ -186,37 +203,33 @@ cdef object _ranges(Py_ssize_t k, Py_ssize_t d, Py_ssize_t p, Py_ssize_t s, Py_s
 
 
 cdef void _col2im_add(const real[:, :, :, ::1] cols, real[:, :, :, ::1] out, Py_ssize_t n0, Py_ssize_t m,
-                      Geometry g) noexcept nogil:
+                      Geometry g, const Py_ssize_t[:, ::1] rows, const Py_ssize_t[:, ::1] cols_in) noexcept nogil:
     """The adjoint of _im2col, into the cropped result: column (a, b) of ``cols``
     (m, C, kh*kw, oh*ow), here the transposed convolution's input positions (r, q), is added to
     ``out`` (N, C, OH, OW) at (r*sh + a*dh - ph, q*sw + b*dw - pw) when that lies inside; offsets
-    in row-major order, so each element receives its terms in the original's order."""
-    cdef Py_ssize_t C = out.shape[1], OH = out.shape[2], OW = out.shape[3]
-    cdef Py_ssize_t i, c, a, b, r, q, off_h, off_w, r_lo = 0, r_hi = 0, q_lo = 0, q_hi = 0
+    in row-major order, so each element receives its terms in the original's order.
+    ``rows[a]``/``cols_in[b]``: the input rows/columns [lo, hi) that land inside (see _ranges)."""
+    cdef Py_ssize_t C = out.shape[1], OW = out.shape[3]
+    cdef Py_ssize_t i, c, a, b, r_lo, r_hi, q_lo, q_hi
     cdef Py_ssize_t sw = g.sw, row_step = g.sh * OW, iw_n = g.ow
     cdef const real* src
     cdef real* dst
     for i in range(m):
         for c in range(C):
             for a in range(g.kh):
-                off_h = a * g.dh - g.ph
-                _valid_range(off_h, g.sh, OH, g.oh, &r_lo, &r_hi)
+                r_lo = rows[a, 0]
+                r_hi = rows[a, 1]
                 for b in range(g.kw):
-                    off_w = b * g.dw - g.pw
-                    _valid_range(off_w, sw, OW, iw_n, &q_lo, &q_hi)
+                    q_lo = cols_in[b, 0]
+                    q_hi = cols_in[b, 1]
                     if r_hi <= r_lo or q_hi <= q_lo:
                         continue
                     src = &cols[i, c, a * g.kw + b, r_lo * iw_n] + q_lo
-                    dst = &out[n0 + i, c, r_lo * g.sh + off_h, 0] + q_lo * sw + off_w
-                    for r in range(r_lo, r_hi):
-                        if sw == 1:
-                            for q in range(q_hi - q_lo):
-                                dst[q] = dst[q] + src[q]
-                        else:
-                            for q in range(q_hi - q_lo):
-                                dst[q * sw] = dst[q * sw] + src[q]
-                        src += iw_n
-                        dst += row_step
+                    dst = &out[n0 + i, c, r_lo * g.sh + a * g.dh - g.ph, 0] + q_lo * sw + b * g.dw - g.pw
+                    if real is float:
+                        mt_add_rows_f(dst, src, r_hi - r_lo, q_hi - q_lo, row_step, iw_n, sw)
+                    else:
+                        mt_add_rows_d(dst, src, r_hi - r_lo, q_hi - q_lo, row_step, iw_n, sw)
 
 
 cdef void _forward_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4, object cols, object wr,
@@ -249,10 +262,13 @@ cdef void _transpose_chunks(real[:, :, :, ::1] cols4, object cols, object wt, ob
                             Py_ssize_t n, Py_ssize_t m, Geometry g):
     """conv_transpose_np's loop: the same np.matmul for m samples at a time, then col2im."""
     cdef Py_ssize_t n0, mm
+    # (the input positions that land inside the cropped result: _ranges over the output's sizes)
+    cdef Py_ssize_t[:, ::1] rows = _ranges(g.kh, g.dh, g.ph, g.sh, out4.shape[2], g.oh)
+    cdef Py_ssize_t[:, ::1] cols_in = _ranges(g.kw, g.dw, g.pw, g.sw, out4.shape[3], g.ow)
     for n0 in range(0, n, m):
         mm = min(m, n - n0)
         np.matmul(wt, xr[n0:n0 + mm], out=cols if mm == m else cols[:mm])
-        _col2im_add(cols4, out4, n0, mm, g)
+        _col2im_add(cols4, out4, n0, mm, g, rows, cols_in)
 
 
 cdef object _as_4d(object a, int nd):
