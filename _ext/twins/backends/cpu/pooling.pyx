@@ -70,6 +70,22 @@ cdef extern from *:
        at first + q*q_step; kernel offset j is off[j] elements from a window's start and pos[j] in
        the flat index. Offsets outer, windows inner, and selects made with bit masks: the
        comparison is a coin toss on real data, and a mispredicted branch costs more than a window. */
+    #define MT_POOL_PASS(T, BITS, STEP, WITH_BEST)                                                 \\
+        for (q = 0; q < n; q++) {                                                                   \\
+            T v = p[q * (STEP)], c = vals[q];                                                       \\
+            BITS vb, cb, m;                                                                         \\
+            int take = (v > c) | (v != v);                                                          \\
+            m = (BITS)0 - (BITS)take;                                                               \\
+            memcpy(&vb, &v, sizeof(T)); memcpy(&cb, &c, sizeof(T));                                 \\
+            cb = (vb & m) | (cb & ~m);                                                              \\
+            memcpy(&vals[q], &cb, sizeof(T));                                                       \\
+            if (WITH_BEST) {                                                                        \\
+                int64_t mi = -(int64_t)take;                                                        \\
+                best[q] = (pj & mi) | (best[q] & ~mi);                                              \\
+            }                                                                                       \\
+        }
+    /* (the same pass written four times -- with and without the indices, for stride 2 and any
+       stride -- so that the compiler sees constants and can vectorise the common case) */
     #define MT_POOL_ROW(NAME, T, BITS)                                                              \\
     static void NAME(const T* first, Py_ssize_t n, Py_ssize_t q_step, const Py_ssize_t* off,        \\
                      const Py_ssize_t* pos, Py_ssize_t K, T* vals, int64_t* best) {                 \\
@@ -79,17 +95,10 @@ cdef extern from *:
         for (j = 1; j < K; j++) {                                                                   \\
             const T* p = first + off[j];                                                            \\
             int64_t pj = pos[j];                                                                    \\
-            for (q = 0; q < n; q++) {                                                               \\
-                T v = p[q * q_step], c = vals[q];                                                   \\
-                BITS vb, cb, m;                                                                     \\
-                int take = (v > c) | (v != v);                                                      \\
-                int64_t mi = -(int64_t)take;                                                        \\
-                m = (BITS)0 - (BITS)take;                                                           \\
-                memcpy(&vb, &v, sizeof(T)); memcpy(&cb, &c, sizeof(T));                             \\
-                cb = (vb & m) | (cb & ~m);                                                          \\
-                memcpy(&vals[q], &cb, sizeof(T));                                                   \\
-                if (best) best[q] = (pj & mi) | (best[q] & ~mi);                                    \\
-            }                                                                                       \\
+            if (best && q_step == 2) { MT_POOL_PASS(T, BITS, 2, 1) }                                \\
+            else if (best) { MT_POOL_PASS(T, BITS, q_step, 1) }                                     \\
+            else if (q_step == 2) { MT_POOL_PASS(T, BITS, 2, 0) }                                   \\
+            else { MT_POOL_PASS(T, BITS, q_step, 0) }                                               \\
         }                                                                                           \\
     }
     MT_POOL_ROW(mt_pool_row_f, float, uint32_t)
