@@ -10,6 +10,9 @@ Everything is numpy:
   are multiplied by the weight matrix. A transposed
   convolution runs the same picture backwards (**col2im**): a matmul, then each kernel offset's
   column is added into a strided slice of the output. Both work for 1, 2 and 3 spatial dims.
+* ``conv_forward_np``, ``conv_transpose_np`` and ``_conv_weight_grad`` have a compiled twin,
+  ``_ext/twins/backends/cpu/nn_ops.pyx``: the same arrays, bit for bit, while the switch
+  ``backends.compiled`` is on (see "Compiled twins" after the convolution kernels).
 * normalizations compute mean and ``rstd = 1/sqrt(var + eps)`` per group and return them, since
   the backward kernels reuse them (that is why PyTorch's ``native_*_norm`` ops return three
   tensors).

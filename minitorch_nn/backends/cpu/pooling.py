@@ -8,6 +8,11 @@ and their ``*_backward`` kernels, in numpy:
   the same pass without the indices, for ``F.max_pool2d`` when nothing can see them);
 * average pooling views the padded input as windows (``as_strided``) and reduces each window.
 
+The max pooling kernels do their work on numpy arrays in ``max_pool2d_np``,
+``max_pool2d_values_np`` and ``max_pool2d_scatter_np`` (the backward), which have a compiled twin,
+``_ext/twins/backends/cpu/pooling.pyx``: the same arrays, bit for bit, while the switch
+``backends.compiled`` is on (see "Compiled twin" at the end of this file).
+
 The argument helpers (``_pool_args``, ``_pool_out``, ``_check_pool``) are shared with the meta and
 cuda kernels. Differences from PyTorch: float16/bfloat16 are computed in float32 and rounded at
 the end.
