@@ -64,10 +64,13 @@ def _both(fn):
 
 def _layout(draw, array):
     """``array``'s values in a memory layout drawn by hypothesis: row-major, a transposed copy
-    seen through its transpose, or every other element of a larger array."""
-    kind = draw(st.sampled_from(["contiguous", "transposed", "strided"]))
+    seen through its transpose, every other element of a larger array, or a reversed copy seen
+    reversed (negative strides)."""
+    kind = draw(st.sampled_from(["contiguous", "transposed", "strided", "reversed"]))
     if kind == "transposed":
         return np.ascontiguousarray(array.T).T
+    if kind == "reversed":   # negative strides along the last two dims
+        return np.ascontiguousarray(array[..., ::-1, ::-1])[..., ::-1, ::-1]
     if kind == "strided":
         big = np.zeros(tuple(2 * s for s in array.shape), dtype=array.dtype)
         view = big[tuple(slice(None, None, 2) for _ in array.shape)]
