@@ -104,8 +104,9 @@ def conv_cases(draw):
 @given(case=conv_cases(), data=st.data())
 def test_convolution_forward_weight_and_input_gradients_are_bit_equal(case, data):
     x, w, stride, padding, dilation, groups = case
-    out = _both(lambda: nn_ops.conv_forward_np(x, w, stride, padding, dilation, groups))
     rng = np.random.default_rng(0)
+    bias = data.draw(st.sampled_from([None, rng.standard_normal(w.shape[0]).astype(x.dtype)]))
+    out = _both(lambda: nn_ops.conv_forward_np(x, w, stride, padding, dilation, groups, bias))
     gy = _layout(data.draw, rng.standard_normal(out.shape).astype(x.dtype))
     _both(lambda: nn_ops._conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups))
     # the input gradient: a transposed convolution, with the output padding that recovers the
@@ -117,8 +118,8 @@ def test_convolution_forward_weight_and_input_gradients_are_bit_equal(case, data
 
 
 @SETTINGS
-@given(case=conv_cases(), output_padding=st.integers(0, 2))
-def test_transposed_convolution_is_bit_equal(case, output_padding):
+@given(case=conv_cases(), output_padding=st.integers(0, 2), with_bias=st.booleans())
+def test_transposed_convolution_is_bit_equal(case, output_padding, with_bias):
     x, w, stride, padding, dilation, groups = case
     # read x as a transposed convolution's input: its weight is (C_in, C_out/groups, *k)
     c_in = x.shape[1]
@@ -128,7 +129,8 @@ def test_transposed_convolution_is_bit_equal(case, output_padding):
              for s, st_, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, w.shape[2:], out_padding)]
     if min(sizes) < 1:
         return   # refused by the kernel's checks before either path runs
-    _both(lambda: nn_ops.conv_transpose_np(x, w, stride, padding, dilation, groups, out_padding))
+    bias = np.linspace(-1, 1, w.shape[1] * groups).astype(x.dtype) if with_bias else None
+    _both(lambda: nn_ops.conv_transpose_np(x, w, stride, padding, dilation, groups, out_padding, bias))
 
 
 @pytest.mark.parametrize("dtype", [mt.float32, mt.float64, mt.bfloat16])
@@ -219,6 +221,8 @@ def test_the_twins_run_only_with_the_switch_on():
     # and they take the everyday cases (None would send them to the readable code)
     x, w = np.ones((2, 3, 8, 8), np.float32), np.ones((4, 3, 3, 3), np.float32)
     assert nn_ops._twin.conv_forward_np(x, w, [1, 1], [1, 1], [1, 1], 1) is not None
+    assert nn_ops._twin.conv_forward_np(x, w, [1, 1], [1, 1], [1, 1], 1, np.ones(4, np.float32)) is not None
+    assert nn_ops._twin.conv_forward_np(x, w, [1, 1], [1, 1], [1, 1], 1, np.ones(4, np.float64)) is None
     assert nn_ops._twin.conv_weight_grad(x, x, (3, 3, 3, 3), [1, 1], [1, 1], [1, 1], 1) is not None
     assert nn_ops._twin.conv_transpose_np(x, np.ones((3, 2, 3, 3), np.float32), [2, 2], [1, 1], [1, 1], 1, [1, 1]) is not None
     assert pooling._twin.max_pool2d_np(x, [2, 2], [2, 2], [0, 0], [1, 1], [4, 4]) is not None

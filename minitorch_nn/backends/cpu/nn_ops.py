@@ -177,14 +177,15 @@ def _expand(v, nd):
     return v * nd if len(v) == 1 else v
 
 
-def conv_forward_np(x, w, stride, padding, dilation, groups):
-    """Plain convolution on numpy arrays: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out).
+def conv_forward_np(x, w, stride, padding, dilation, groups, bias=None):
+    """Plain convolution on numpy arrays: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out), plus
+    ``bias`` (O,) at every output position when given.
 
     The column array is laid out (N, G, Cg*K, P) so that one broadcast matmul
     (G, Og, Cg*K) @ (N, G, Cg*K, P) -> (N, G, Og, P) gives the output in its final layout,
     with no transposed copies.
     """
-    if _twin_holds() and (out := _twin.conv_forward_np(x, w, stride, padding, dilation, groups)) is not None:
+    if _twin_holds() and (out := _twin.conv_forward_np(x, w, stride, padding, dilation, groups, bias)) is not None:
         return out   # the compiled twin (see "Compiled twins" below)
     n, c = x.shape[:2]
     ksize = w.shape[2:]
@@ -195,17 +196,21 @@ def conv_forward_np(x, w, stride, padding, dilation, groups):
     cg, og = c // groups, w.shape[0] // groups
     npos = int(np.prod(out_sizes))
     out = np.matmul(w.reshape(groups, og, cg * kk), cols.reshape(n, groups, cg * kk, npos))
+    if bias is not None:
+        out += bias.reshape(groups, og, 1)
     return out.reshape(n, groups * og, *out_sizes)
 
 
-def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
-    """Transposed convolution: x (N, C, *S), w (C, O/groups, *k) -> (N, O, *out) (col2im).
+def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding, bias=None):
+    """Transposed convolution: x (N, C, *S), w (C, O/groups, *k) -> (N, O, *out) (col2im), plus
+    ``bias`` (O,) at every output position when given.
 
     One broadcast matmul (G, Og*K, Cg) @ (N, G, Cg, P) -> (N, G, Og*K, P) makes the columns;
     col2im adds each kernel offset's column into its strided slice of the output.
     """
     if (_twin_holds()
-            and (out := _twin.conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding)) is not None):
+            and (out := _twin.conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding, bias))
+            is not None):
         return out   # the compiled twin (see "Compiled twins" below)
     n, c = x.shape[:2]
     in_sizes = x.shape[2:]
@@ -218,7 +223,10 @@ def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
     cols = np.matmul(wt, x.reshape(n, groups, cg, npos)).reshape(n, groups * og, kk, *in_sizes)
     out = _col2im(cols, (n, groups * og, *full), ksize, stride, dilation, in_sizes)
     crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
-    return np.ascontiguousarray(out[(Ellipsis, *crop)])
+    out = np.ascontiguousarray(out[(Ellipsis, *crop)])
+    if bias is not None:
+        out += bias.reshape(1, -1, *([1] * len(in_sizes)))
+    return out
 
 
 def _check_transposed_out_size(input_sizes, sizes):
@@ -243,12 +251,11 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         )
     d = input.dtype
     x, w = _arr(input), _arr(weight, d)
+    b = _arr(bias, d) if bias is not None else None
     if transposed:
-        out = conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding)
+        out = conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding, b)
     else:
-        out = conv_forward_np(x, w, stride, padding, dilation, groups)
-    if bias is not None:
-        out += _arr(bias, d).reshape(1, -1, *([1] * nd))   # (in place: out is a fresh array of this kernel's)
+        out = conv_forward_np(x, w, stride, padding, dilation, groups, b)
     if nd == 2 and dt.channels_last in (suggest_memory_format(input), suggest_memory_format(weight)):
         # PyTorch's cpu 2-d convolution writes a channels_last result when either operand is
         return wrap_strided(out, d, format_strides(out.shape, dt.channels_last))

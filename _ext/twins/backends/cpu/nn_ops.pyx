@@ -3,8 +3,10 @@
 
 Function by function (each has the signature of its original and returns the same array):
 
-* :func:`conv_forward_np` -- ``nn_ops.conv_forward_np`` (padding, ``_im2col``, one matmul);
-* :func:`conv_transpose_np` -- ``nn_ops.conv_transpose_np`` (one matmul, ``_col2im``, the crop);
+* :func:`conv_forward_np` -- ``nn_ops.conv_forward_np`` (padding, ``_im2col``, one matmul, the
+  bias);
+* :func:`conv_transpose_np` -- ``nn_ops.conv_transpose_np`` (one matmul, ``_col2im``, the crop,
+  the bias);
 * :func:`conv_weight_grad` -- ``nn_ops._conv_weight_grad`` (padding, ``_im2col``, a matmul per
   sample, the sum over the batch).
 
@@ -21,8 +23,9 @@ Why bit-equal: the data movement is exact (copies, zeros), and the arithmetic is
 numpy's ``matmul`` over a stack of matrices calls BLAS once per matrix; the twin calls it on a
 chunk of the same stack -- the same matrices, with the same shapes, strides and transposition --
 so every BLAS call, and so every sum, is the same. col2im adds each kernel offset's column in
-the original's order (offset 0 first, from +0.0), and the weight gradient's per-sample products
-are summed over the batch by the same ``sum(axis=0)``.
+the original's order (offset 0 first, from +0.0), the bias is one addition per element as the
+original's ``+=``, and the weight gradient's per-sample products are summed over the batch by the
+same ``sum(axis=0)``.
 
 What it takes: 1-d and 2-d convolutions (a 1-d one is a 2-d one of height 1: the same memory
 layout) of float32 or float64 arrays with at least one element everywhere; anything else returns
@@ -94,6 +97,13 @@ cdef extern from *:
     #else
     #define MT_NO_MEMCPY_CALL
     #endif
+    /* (the loops below stay functions of their own: inlined, gcc forgets that their pointers are
+       restrict and does not vectorise them) */
+    #if defined(__GNUC__)
+    #define MT_NOINLINE __attribute__((noinline))
+    #else
+    #define MT_NOINLINE
+    #endif
     #define MT_COPY_ROW(NAME, T)                                                                   \\
     static inline MT_NO_MEMCPY_CALL void NAME(T* __restrict dst, const T* __restrict src,        \\
                                               Py_ssize_t n) {                                      \\
@@ -105,7 +115,7 @@ cdef extern from *:
        (rows dst_row apart, elements sw apart); restrict, so the adds vectorize without overlap
        checks (each is one IEEE addition either way). */
     #define MT_ADD_ROWS(NAME, T)                                                                   \\
-    static inline void NAME(T* __restrict dst, const T* __restrict src, Py_ssize_t rows,         \\
+    static MT_NOINLINE void NAME(T* __restrict dst, const T* __restrict src, Py_ssize_t rows,    \\
                             Py_ssize_t n, Py_ssize_t dst_row, Py_ssize_t src_row, Py_ssize_t sw) { \\
         for (Py_ssize_t r = 0; r < rows; r++, dst += dst_row, src += src_row) {                    \\
             if (sw == 1) { for (Py_ssize_t q = 0; q < n; q++) dst[q] = dst[q] + src[q]; }          \\
@@ -114,6 +124,13 @@ cdef extern from *:
     }
     MT_ADD_ROWS(mt_add_rows_f, float)
     MT_ADD_ROWS(mt_add_rows_d, double)
+    /* the bias: one value added to a row of n elements */
+    #define MT_ADD_VALUE(NAME, T)                                                                  \\
+    static MT_NOINLINE void NAME(T* __restrict row, T value, Py_ssize_t n) {                       \\
+        for (Py_ssize_t p = 0; p < n; p++) row[p] = row[p] + value;                                \\
+    }
+    MT_ADD_VALUE(mt_add_value_f, float)
+    MT_ADD_VALUE(mt_add_value_d, double)
     """
     void mt_copy_row_f(float* dst, const float* src, Py_ssize_t n) noexcept nogil
     void mt_copy_row_d(double* dst, const double* src, Py_ssize_t n) noexcept nogil
@@ -121,6 +138,8 @@ cdef extern from *:
                        Py_ssize_t src_row, Py_ssize_t sw) noexcept nogil
     void mt_add_rows_d(double* dst, const double* src, Py_ssize_t rows, Py_ssize_t n, Py_ssize_t dst_row,
                        Py_ssize_t src_row, Py_ssize_t sw) noexcept nogil
+    void mt_add_value_f(float* row, float value, Py_ssize_t n) noexcept nogil
+    void mt_add_value_d(double* row, double value, Py_ssize_t n) noexcept nogil
 
 
 cdef struct Geometry:
@@ -232,9 +251,24 @@ cdef void _col2im_add(const real[:, :, :, ::1] cols, real[:, :, :, ::1] out, Py_
                         mt_add_rows_d(dst, src, r_hi - r_lo, q_hi - q_lo, row_step, iw_n, sw)
 
 
+cdef void _add_bias(real[:, :, ::1] out, Py_ssize_t n0, Py_ssize_t m, const real[:] bias) noexcept nogil:
+    """``out[n0:n0+m, c, :] += bias[c]`` on a result viewed as (N, C, positions): the original's
+    ``out += bias...``, one addition per element, while the chunk is still in the cache."""
+    cdef Py_ssize_t i, c, P = out.shape[2]
+    for i in range(n0, n0 + m):
+        for c in range(out.shape[1]):
+            if real is float:
+                mt_add_value_f(&out[i, c, 0], bias[c], P)
+            else:
+                mt_add_value_d(&out[i, c, 0], bias[c], P)
+
+
 cdef void _forward_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4, object cols, object wr,
-                          object out, Py_ssize_t n, Py_ssize_t m, Geometry g):
-    """conv_forward_np's loop: the columns of m samples at a time, then the same np.matmul."""
+                          object out, Py_ssize_t n, Py_ssize_t m, Geometry g, bint has_bias,
+                          const real[:] bias):
+    """conv_forward_np's loop: the columns of m samples at a time, then the same np.matmul, then
+    the bias."""
+    cdef real[:, :, ::1] out3 = out.reshape(out.shape[0], -1, out.shape[3])
     cdef Py_ssize_t n0, mm
     cdef Py_ssize_t[:, ::1] rows = _ranges(g.kh, g.dh, g.ph, g.sh, x.shape[2], g.oh)
     cdef Py_ssize_t[:, ::1] cols_in = _ranges(g.kw, g.dw, g.pw, g.sw, x.shape[3], g.ow)
@@ -243,6 +277,8 @@ cdef void _forward_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4, ob
         mm = min(m, n - n0)
         _im2col(x, cols4, n0, mm, g, rows, cols_in, shifted)
         np.matmul(wr, cols if mm == m else cols[:mm], out=out[n0:n0 + mm])
+        if has_bias:
+            _add_bias(out3, n0, mm, bias)
 
 
 cdef void _weight_grad_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4, object cols, object gyr,
@@ -259,8 +295,10 @@ cdef void _weight_grad_chunks(const real[:, :, :, :] x, real[:, :, :, ::1] cols4
 
 
 cdef void _transpose_chunks(real[:, :, :, ::1] cols4, object cols, object wt, object xr, real[:, :, :, ::1] out4,
-                            Py_ssize_t n, Py_ssize_t m, Geometry g):
-    """conv_transpose_np's loop: the same np.matmul for m samples at a time, then col2im."""
+                            Py_ssize_t n, Py_ssize_t m, Geometry g, bint has_bias, const real[:] bias):
+    """conv_transpose_np's loop: the same np.matmul for m samples at a time, then col2im, then
+    the bias."""
+    cdef real[:, :, ::1] out3 = np.asarray(out4).reshape(out4.shape[0], out4.shape[1], -1)
     cdef Py_ssize_t n0, mm
     # (the input positions that land inside the cropped result: _ranges over the output's sizes)
     cdef Py_ssize_t[:, ::1] rows = _ranges(g.kh, g.dh, g.ph, g.sh, out4.shape[2], g.oh)
@@ -269,6 +307,8 @@ cdef void _transpose_chunks(real[:, :, :, ::1] cols4, object cols, object wt, ob
         mm = min(m, n - n0)
         np.matmul(wt, xr[n0:n0 + mm], out=cols if mm == m else cols[:mm])
         _col2im_add(cols4, out4, n0, mm, g, rows, cols_in)
+        if has_bias:
+            _add_bias(out3, n0, mm, bias)
 
 
 cdef object _as_4d(object a, int nd):
@@ -288,6 +328,10 @@ cdef bint _takes(object x, object w):
     if x.dtype != np.float32 and x.dtype != np.float64:
         return False
     return x.size > 0 and w.size > 0
+
+
+cdef bint _takes_bias(object bias, object x, Py_ssize_t channels):
+    return bias is None or (type(bias) is np.ndarray and bias.dtype == x.dtype and bias.shape == (channels,))
 
 
 cdef Py_ssize_t _chunk(Py_ssize_t per_sample_bytes, Py_ssize_t n):
@@ -312,10 +356,10 @@ cdef Py_ssize_t _prod(sizes):
     return p
 
 
-def conv_forward_np(x, w, stride, padding, dilation, groups):
-    """``nn_ops.conv_forward_np``: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out); None for a
-    case it does not take."""
-    if not _takes(x, w):
+def conv_forward_np(x, w, stride, padding, dilation, groups, bias=None):
+    """``nn_ops.conv_forward_np``: x (N, C, *S), w (O, C/groups, *k) -> (N, O, *out), plus
+    ``bias``; None for a case it does not take."""
+    if not _takes(x, w) or not _takes_bias(bias, x, w.shape[0]):
         return None
     cdef int nd = x.ndim - 2
     cdef Py_ssize_t n = x.shape[0], c = x.shape[1]
@@ -332,10 +376,11 @@ def conv_forward_np(x, w, stride, padding, dilation, groups):
     cdef Py_ssize_t m = _chunk(c * kk * npos * x.itemsize, n)
     cols4 = np.empty((m, c, kk, npos), dtype=x.dtype)
     cols = cols4.reshape(m, groups, cg * kk, npos)   # (the original's matmul operand, m samples)
+    b = bias if bias is not None else np.zeros(1, dtype=x.dtype)
     if x.dtype == np.float32:
-        _forward_chunks[float](_as_4d(x, nd), cols4, cols, wr, out, n, m, g)
+        _forward_chunks[float](_as_4d(x, nd), cols4, cols, wr, out, n, m, g, bias is not None, b)
     else:
-        _forward_chunks[double](_as_4d(x, nd), cols4, cols, wr, out, n, m, g)
+        _forward_chunks[double](_as_4d(x, nd), cols4, cols, wr, out, n, m, g, bias is not None, b)
     return out.reshape(n, groups * og, *out_sizes)
 
 
@@ -365,10 +410,10 @@ def conv_weight_grad(x, gy, wshape, stride, padding, dilation, groups):
     return per_sample.sum(axis=0).transpose(0, 2, 1).reshape(wshape)
 
 
-def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
-    """``nn_ops.conv_transpose_np``: x (N, C, *S), w (C, O/groups, *k) -> (N, O, *out); None for
-    a case it does not take."""
-    if not _takes(x, w):
+def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding, bias=None):
+    """``nn_ops.conv_transpose_np``: x (N, C, *S), w (C, O/groups, *k) -> (N, O, *out), plus
+    ``bias``; None for a case it does not take."""
+    if not _takes(x, w) or not _takes_bias(bias, x, w.shape[1] * groups):
         return None
     cdef int nd = x.ndim - 2
     cdef Py_ssize_t n = x.shape[0], c = x.shape[1]
@@ -387,8 +432,9 @@ def conv_transpose_np(x, w, stride, padding, dilation, groups, output_padding):
     cdef Py_ssize_t m = _chunk(groups * og * kk * npos * x.itemsize, n)
     cols4 = np.empty((m, groups * og, kk, npos), dtype=x.dtype)
     cols = cols4.reshape(m, groups, og * kk, npos)
+    b = bias if bias is not None else np.zeros(1, dtype=x.dtype)
     if x.dtype == np.float32:
-        _transpose_chunks[float](cols4, cols, wt, xr, _as_4d(out, nd), n, m, g)
+        _transpose_chunks[float](cols4, cols, wt, xr, _as_4d(out, nd), n, m, g, bias is not None, b)
     else:
-        _transpose_chunks[double](cols4, cols, wt, xr, _as_4d(out, nd), n, m, g)
+        _transpose_chunks[double](cols4, cols, wt, xr, _as_4d(out, nd), n, m, g, bias is not None, b)
     return out
