@@ -26,7 +26,13 @@ from minitorch_nn.autograd import derivatives as D
 from minitorch_nn.backends import compiled
 from minitorch_nn.nn import functional as F
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
-from tests.twins.harness import assert_fast_equals_full, fast_when_on, full_path, ran_kernels, switch_on
+from tests.twins.harness import (
+    assert_fast_equals_full,
+    fast_when_on,
+    full_path,
+    ran_kernels,
+    switch_on,
+)
 
 DTYPES = st.sampled_from([mt.float32, mt.float64])
 SIZES = st.integers(1, 6)
