@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import minitorch_nn as mt
 from minitorch_nn._ops import aten
 from minitorch_nn.autograd import derivatives as D
+from minitorch_nn.autograd import derivatives_nn as DN
 from minitorch_nn.backends import compiled
 from minitorch_nn.nn import functional as F
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
@@ -106,6 +107,21 @@ def test_split_formula_equals_the_readable_one(shape, pieces, dtype, seed, data)
         piece[dim] = data.draw(SIZES)
         grads.append(_tensor(rng, piece, dtype, data.draw(st.booleans())))
     assert_fast_equals_full(_formula(D._split_backward, grads, dim), *grads)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=SIZES, classes=st.integers(1, 5), dtype=DTYPES, seed=st.integers(0, 2**16),
+       reduction=st.sampled_from([0, 1, 2]), weighted=st.booleans(), ignore=st.sampled_from([-100, 0]))
+def test_nll_loss_formula_equals_the_readable_one(n, classes, dtype, seed, reduction, weighted, ignore):
+    rng = np.random.default_rng(seed)
+    x = _tensor(rng, (n, classes), dtype).log_softmax(1)
+    target = mt.tensor(rng.integers(0, classes, n))
+    weight = _tensor(rng, (classes,), dtype).abs() if weighted else None
+    _, total_weight = aten.nll_loss_forward.default(x, target, weight, reduction, ignore)
+    grad = _tensor(rng, (n,) if reduction == 0 else (), dtype)
+    grads = [grad, None]
+    assert_fast_equals_full(_formula(DN._nll_loss_grad, grads, x, target, weight, reduction, ignore, total_weight),
+                            grad, x, target)
 
 
 def test_the_twin_takes_the_formulas_and_declines_what_it_does_not_handle():
@@ -203,6 +219,12 @@ def _linear_backward():
 def test_the_twin_runs_only_with_the_switch_on():
     ran = ran_kernels(_linear_backward, [aten.mm.default, aten._log_softmax_backward_data.default])
     assert fast_when_on(ran)
+
+    def cross_entropy_backward():
+        x = mt.randn(6, 4, requires_grad=True)
+        F.cross_entropy(x, mt.tensor([0, 3, 1, 2, 2, 0])).backward()
+
+    assert fast_when_on(ran_kernels(cross_entropy_backward, [aten.nll_loss_backward.default]))
 
 
 def test_a_kernel_registered_for_mm_runs():

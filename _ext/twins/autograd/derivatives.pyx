@@ -349,3 +349,14 @@ def split_backward(grads, dim, guard):
                 return NotImplemented
         parts.append(gi.numpy_view())
     return _fresh(_np_concatenate(parts, axis=d), dtype)
+
+
+def may_run(guard):
+    """Whether a formula twin guarded by ``guard`` may run now (the checks of the module docstring);
+    for the twins of the other derivative files (``derivatives_nn.pyx``)."""
+    return _may_run(guard)
+
+
+def fresh(arr, dtype):
+    """``backends/cpu/_numpy.wrap`` of a fresh C-contiguous numpy result of ``dtype``'s numpy dtype."""
+    return _fresh(arr, dtype)
