@@ -24,6 +24,16 @@ complex z is the conjugate Wirtinger derivative dL/dz*, so a holomorphic op's fo
 real tensors unchanged, so the real formulas run exactly the ops they always did. The formulas
 of the complex-only ops (``angle``, ``sgn``, ``polar``, ``view_as_real``...) are in
 ``derivatives_complex.py``.
+
+Speed: the formulas every small model's backward pass runs (``mm``/``addmm``, ``t``, ``split``,
+``softmax``, ``log_softmax``, ``tanh``, ``sigmoid``, ``relu``; ``nll_loss`` in derivatives_nn.py)
+have a compiled twin, ``_ext/twins/autograd/derivatives.pyx`` (``minitorch_nn._twins.autograd
+.derivatives``): the same numpy calls on the same arrays, without the dispatcher and the Python
+kernel around each op. Each of those formulas hands over on its first lines while the switch
+``minitorch_nn.backends.compiled`` is on; the twin declines unless the formula's ``Guard`` holds
+(its kernels, their derivatives and the formula are the ones it mirrors), grad mode is off (no
+``create_graph``: the readable lines record their ops) and nothing observes the ops. With the
+switch off the readable lines run, always. ``tests/twins/test_derivatives_twin.py`` compares both.
 """
 
 from __future__ import annotations
