@@ -24,16 +24,30 @@ complex z is the conjugate Wirtinger derivative dL/dz*, so a holomorphic op's fo
 real tensors unchanged, so the real formulas run exactly the ops they always did. The formulas
 of the complex-only ops (``angle``, ``sgn``, ``polar``, ``view_as_real``...) are in
 ``derivatives_complex.py``.
+
+Speed: the formulas every small model's backward pass runs (``mm``/``addmm``, ``t``, ``split``,
+``softmax``, ``log_softmax``, ``tanh``, ``sigmoid``, ``relu``; ``nll_loss`` in derivatives_nn.py)
+have a compiled twin, ``_ext/twins/autograd/derivatives.pyx`` (``minitorch_nn._twins.autograd
+.derivatives``): the same numpy calls on the same arrays, without the dispatcher and the Python
+kernel around each op. Each of those formulas hands over on its first lines while the switch
+``minitorch_nn.backends.compiled`` is on; the twin declines unless the formula's ``Guard`` holds
+(its kernels, their derivatives and the formula are the ones it mirrors), grad mode is off (no
+``create_graph``: the readable lines record their ops) and nothing observes the ops. With the
+switch off the readable lines run, always. ``tests/twins/test_derivatives_twin.py`` compares both.
 """
 
 from __future__ import annotations
 
 import math
 
+from minitorch_nn import _C, _dispatch, _dtype, _ops
 from minitorch_nn._C import TensorBase
+from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._device import CPU as _CPU
+from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
+from minitorch_nn._tensor import _STRIDES_CACHE, Tensor, _make_view, contiguous_strides
 from minitorch_nn.autograd import grad_mode as _gm
-from minitorch_nn.autograd.engine import nothing_observes
 from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, Derivative
 from minitorch_nn.backends import compiled as _compiled_switch
 
@@ -42,11 +56,24 @@ try:
 except ImportError:  # pragma: no cover - an extension built without it
     _compiled = None
 else:
-    from minitorch_nn import _C, _dtype
-    from minitorch_nn._device import CPU as _CPU
-    from minitorch_nn._tensor import _STRIDES_CACHE, Tensor
-
     _compiled.setup(Tensor, _dtype.float32, _dtype.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
+
+# The compiled twin of the commonest formulas below (mm/addmm, t, softmax, log_softmax, tanh,
+# sigmoid, relu): ``_ext/twins/autograd/derivatives.pyx``. Each of those formulas hands over to it
+# on its first lines while the switch is on; the twin declines (NotImplemented) unless the
+# formula's Guard holds, grad mode is off (no create_graph) and nothing observes the ops, and the
+# readable lines run on.
+try:
+    from minitorch_nn._twins.autograd import derivatives as _twin
+except ImportError:  # pragma: no cover - an extension built without it
+    _twin = None
+else:
+    _twin.setup(tensor_cls=Tensor, float32=_dtype.float32, float64=_dtype.float64, cpu=_CPU,
+                wrap_array=_C._wrap_array, wrap=_C._wrap, tensor_impl_cls=_C.TensorImpl, mark_view=_C.mark_view,
+                row_major=_STRIDES_CACHE, contiguous_strides=contiguous_strides, grad_mode_module=_gm,
+                ops_module=_ops, dispatch_module=_dispatch, python_dispatch_module=_python_dispatch,
+                tf_state=_tf_state, grad_kernels=_compiled)
+    _compiled_switch.on_change(_twin.set_enabled)
 
 # ---------------------------------------------------------------------------------------------
 # Registration
@@ -406,34 +433,38 @@ derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * _c(self.sinh(
 # backends/cpu/activations.py) compute the same values for the common case (exact Tensors, which
 # they check) without the dispatcher's layers (a few us per node on small tensors). They run only
 # without create_graph, with nothing watching the ops (engine.nothing_observes), with the switch on
-# and while the op's kernel and derivative are the ones they mirror (a Guard).
-_TANH_TWIN = _compiled_switch.Guard("_grad_kernels.tanh_backward", ops=(aten.tanh_backward.default,))
-_SIGMOID_TWIN = _compiled_switch.Guard("_grad_kernels.sigmoid_backward", ops=(aten.sigmoid_backward.default,))
-_THRESHOLD_TWIN = _compiled_switch.Guard("_grad_kernels.threshold_backward", ops=(aten.threshold_backward.default,))
-
-
+# and while the op's kernel and derivative are the ones they mirror (a Guard): the derivatives'
+# twin (see the top of this file) makes those checks in C, then calls them.
 def _tanh_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and _TANH_TWIN.holds() and nothing_observes(exact_tensors=True):
-        out = _compiled.tanh_backward(grad, result)
-        if out is not None:
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.tanh_backward(grad, result, _TANH_TWIN)
+        if out is not NotImplemented:
             return out
     return aten.tanh_backward.default(grad, result)
 
 
 def _sigmoid_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and _SIGMOID_TWIN.holds() and nothing_observes(exact_tensors=True):
-        out = _compiled.sigmoid_backward(grad, result)
-        if out is not None:
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.sigmoid_backward(grad, result, _SIGMOID_TWIN)
+        if out is not NotImplemented:
             return out
     return aten.sigmoid_backward.default(grad, result)
 
 
 def _relu_grad(grad, result):
-    if _compiled is not None and not _gm._enabled and _THRESHOLD_TWIN.holds() and nothing_observes(exact_tensors=True):
-        out = _compiled.threshold_backward(grad, result, 0)
-        if out is not None:
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.threshold_backward(grad, result, _THRESHOLD_TWIN)
+        if out is not NotImplemented:
             return out
     return aten.threshold_backward.default(grad, result, 0)
+
+
+_TANH_TWIN = _compiled_switch.Guard("_grad_kernels.tanh_backward", ops=(aten.tanh_backward.default,),
+                                    functions=(_tanh_grad,))
+_SIGMOID_TWIN = _compiled_switch.Guard("_grad_kernels.sigmoid_backward", ops=(aten.sigmoid_backward.default,),
+                                       functions=(_sigmoid_grad,))
+_THRESHOLD_TWIN = _compiled_switch.Guard("_grad_kernels.threshold_backward", ops=(aten.threshold_backward.default,),
+                                         functions=(_relu_grad,))
 
 
 derivative("tanh", "TanhBackward0", self=_tanh_grad)
@@ -540,6 +571,10 @@ def _mm_mat1_backward(grad, mat2):
 
     Build it from ops (``aten.mm.default`` and ``aten.t.default``) so that it is itself
     differentiable (double backward records through it)."""
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.mm_mat1_backward(grad, mat2, _MM_MAT1_TWIN)
+        if out is not NotImplemented:
+            return out
     # BEGIN SOLUTION autograd-mm-backward
     return aten.mm.default(grad, aten.t.default(mat2))
     # END SOLUTION
@@ -553,11 +588,21 @@ def _mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides):
     the same values laid out column-major, so that after ``TBackward`` the weight's gradient is
     contiguous and the optimizer and AccumulateGrad never copy it across a transpose. Build it from
     ``aten.mm.default`` and ``aten.t.default``."""
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, _MM_MAT2_TWIN)
+        if out is not NotImplemented:
+            return out
     # BEGIN SOLUTION autograd-mm-backward
     if len(mat2_sizes) == 2 and mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0] and mat2_sizes[1] > 1:
         return aten.t.default(aten.mm.default(aten.t.default(grad), mat1))
     return aten.mm.default(aten.t.default(mat1), grad)
     # END SOLUTION
+
+
+_MM_MAT1_TWIN = _compiled_switch.Guard("autograd.derivatives._mm_mat1_backward",
+                                       ops=(aten.mm.default, aten.t.default), functions=(_mm_mat1_backward,))
+_MM_MAT2_TWIN = _compiled_switch.Guard("autograd.derivatives._mm_mat2_backward",
+                                       ops=(aten.mm.default, aten.t.default), functions=(_mm_mat2_backward, _make_view))
 
 
 derivative("mm", "MmBackward0",
@@ -603,10 +648,29 @@ derivative("triu", "TriuBackward0", self=lambda grad, diagonal: aten.triu.defaul
 # with y the output, g the incoming gradient and S the sum along dim (kept):
 #   softmax:      y * (g - S(g * y));  d/dg: the same op;     d/dy: grad * (g - S(g * y)) - g * S(grad * y)
 #   log_softmax:  g - exp(y) * S(g);   d/dg: grad - S(grad * exp(y));   d/dy: -grad * exp(y) * S(g)
-derivative("_softmax", "SoftmaxBackward0",
-           self=lambda grad, dim, result: aten._softmax_backward_data.default(grad, result, dim, result.dtype))
-derivative("_log_softmax", "LogSoftmaxBackward0",
-           self=lambda grad, dim, result: aten._log_softmax_backward_data.default(grad, result, dim, result.dtype))
+def _softmax_grad(grad, dim, result):
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.softmax_backward(grad, dim, result, _SOFTMAX_TWIN)
+        if out is not NotImplemented:
+            return out
+    return aten._softmax_backward_data.default(grad, result, dim, result.dtype)
+
+
+def _log_softmax_grad(grad, dim, result):
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.log_softmax_backward(grad, dim, result, _LOG_SOFTMAX_TWIN)
+        if out is not NotImplemented:
+            return out
+    return aten._log_softmax_backward_data.default(grad, result, dim, result.dtype)
+
+
+_SOFTMAX_TWIN = _compiled_switch.Guard("autograd.derivatives._softmax_grad",
+                                       ops=(aten._softmax_backward_data.default,), functions=(_softmax_grad,))
+_LOG_SOFTMAX_TWIN = _compiled_switch.Guard("autograd.derivatives._log_softmax_grad",
+                                           ops=(aten._log_softmax_backward_data.default,),
+                                           functions=(_log_softmax_grad,))
+derivative("_softmax", "SoftmaxBackward0", self=_softmax_grad)
+derivative("_log_softmax", "LogSoftmaxBackward0", self=_log_softmax_grad)
 derivative("_softmax_backward_data", "SoftmaxBackwardDataBackward0",
            grad_output=lambda grad, output, dim, input_dtype: aten._softmax_backward_data.default(
                grad, output, dim, input_dtype),
@@ -632,7 +696,17 @@ derivative("_reshape_alias", "ReshapeAliasBackward0", self=lambda grad, self_siz
 derivative("permute", "PermuteBackward0",
            self=lambda grad, dims: aten.permute.default(grad, _inverse_perm(dims)))
 derivative("transpose.int", "TransposeBackward0", self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
-derivative("t", "TBackward0", self=lambda grad: aten.t.default(grad))
+def _t_backward(grad):
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.t_backward(grad, _T_TWIN)
+        if out is not NotImplemented:
+            return out
+    return aten.t.default(grad)
+
+
+_T_TWIN = _compiled_switch.Guard("autograd.derivatives._t_backward", ops=(aten.t.default,),
+                                 functions=(_t_backward, _make_view))
+derivative("t", "TBackward0", self=_t_backward)
 derivative("unsqueeze", "UnsqueezeBackward0", self=lambda grad, dim: aten.squeeze.dim(grad, dim))
 derivative("squeeze", "SqueezeBackward0", self=lambda grad, self_sizes: grad.reshape(list(self_sizes)))
 derivative("squeeze.dim", "SqueezeBackward1", self=lambda grad, self_sizes, dim: _unsqueeze_to(grad, dim, self_sizes))
@@ -646,8 +720,20 @@ derivative("as_strided", "AsStridedBackward0",
            self=lambda grad, self_sizes, self_strides, self_offset, size, stride, storage_offset: _as_strided_backward(
                grad, self_sizes, self_strides, self_offset, size, stride, storage_offset))
 derivative("alias", "AliasBackward0", self=lambda grad: grad)
-derivative("split.Tensor", "SplitBackward0", self=lambda grads, dim: aten.cat.default(list(grads), dim))
-derivative("split_with_sizes", "SplitWithSizesBackward0", self=lambda grads, dim: aten.cat.default(list(grads), dim))
+def _split_backward(grads, dim):
+    """The gradient of a split (``chunk``, ``split``): the pieces' gradients joined back along ``dim``."""
+    grads = list(grads)
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.split_backward(grads, dim, _SPLIT_TWIN)
+        if out is not NotImplemented:
+            return out
+    return aten.cat.default(grads, dim)
+
+
+_SPLIT_TWIN = _compiled_switch.Guard("autograd.derivatives._split_backward", ops=(aten.cat.default,),
+                                     functions=(_split_backward,))
+derivative("split.Tensor", "SplitBackward0", self=_split_backward)
+derivative("split_with_sizes", "SplitWithSizesBackward0", self=_split_backward)
 derivative("unbind.int", "UnbindBackward0", self=lambda grads, dim: aten.stack.default(list(grads), dim))
 
 

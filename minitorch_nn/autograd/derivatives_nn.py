@@ -32,9 +32,28 @@ from __future__ import annotations
 
 import weakref
 
+from minitorch_nn import _dtype
+from minitorch_nn._device import CPU as _CPU
 from minitorch_nn._ops import aten
+from minitorch_nn._tensor import Tensor
+from minitorch_nn.autograd import derivatives as _derivatives
 from minitorch_nn.autograd import grad_mode
 from minitorch_nn.autograd.derivatives import _c, derivative
+from minitorch_nn.backends import compiled as _compiled_switch
+
+# The compiled twin of nll_loss's formula (``_ext/twins/autograd/derivatives_nn.pyx``): see
+# ``_nll_loss_grad`` below and the top of derivatives.py.
+try:
+    from minitorch_nn import _grad_kernels
+    from minitorch_nn._twins.autograd import derivatives_nn as _twin
+except ImportError:  # pragma: no cover - an extension built without it
+    _twin = None
+else:
+    if _derivatives._twin is None:   # pragma: no cover - built without the derivatives' twin
+        _twin = None
+    else:
+        _twin.setup(tensor_cls=Tensor, float32=_dtype.float32, float64=_dtype.float64, cpu=_CPU,
+                    derivatives_twin=_derivatives._twin, nll_scatter=_grad_kernels.nll_scatter)
 
 
 def _channel_sum(g):
@@ -257,11 +276,17 @@ derivative(
 # targets equal to ``ignore_index`` (e.g. -100). The backward kernel skips those rows, as
 # PyTorch's ``nll_loss_backward`` does.
 
-derivative(
-    "nll_loss_forward", "NllLossBackward0",
-    self=lambda grads, self, target, weight, reduction, ignore_index, result1: aten.nll_loss_backward.default(
-        grads[0], self, target, weight, reduction, ignore_index, result1),
-)
+def _nll_loss_grad(grads, self, target, weight, reduction, ignore_index, result1):
+    if _twin is not None and _compiled_switch._enabled:   # the compiled twin, while its guard holds
+        out = _twin.nll_loss_backward(grads[0], self, target, weight, reduction, ignore_index, result1, _NLL_TWIN)
+        if out is not NotImplemented:
+            return out
+    return aten.nll_loss_backward.default(grads[0], self, target, weight, reduction, ignore_index, result1)
+
+
+_NLL_TWIN = _compiled_switch.Guard("autograd.derivatives_nn._nll_loss_grad", ops=(aten.nll_loss_backward.default,),
+                                   functions=(_nll_loss_grad,))
+derivative("nll_loss_forward", "NllLossBackward0", self=_nll_loss_grad)
 
 # Outputs PyTorch gives no history (output_differentiability in derivatives.yaml): the formulas
 # read them, but they do not require grad, and a dispatch mode sees no detach when they are saved.

@@ -262,7 +262,11 @@ def count_dependencies(order):
 
 
 def sum_to_size(grad, sizes):
-    """Sum a broadcast gradient back to ``sizes`` (PyTorch's ``at::sum_to``)."""
+    """Sum a broadcast gradient back to ``sizes`` (PyTorch's ``at::sum_to``).
+
+    The ops are ``aten.sum.dim_IntList`` and ``aten.view.default``, called through the Tensor
+    methods: the engine runs this below ``__torch_function__``, so a dispatch mode sees the same
+    ops either way, and the methods reach the compiled twins of their kernels while the switch is on."""
     sizes = tuple(sizes)
     have = grad._impl.sizes
     lead = len(have) - len(sizes)
@@ -271,9 +275,9 @@ def sum_to_size(grad, sizes):
         if s == 1 and have[lead + i] != 1:
             dims.append(lead + i)
     if dims:
-        grad = aten.sum.dim_IntList(grad, dims, True)
+        grad = grad.sum(dims, True)
     if lead or grad._impl.sizes != sizes:
-        grad = aten.view.default(grad, list(sizes))
+        grad = grad.view(list(sizes))
     return grad
 
 

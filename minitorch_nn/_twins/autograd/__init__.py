@@ -1,0 +1,1 @@
+"""The compiled twins of ``minitorch_nn/autograd/`` files (``_ext/twins/autograd/``)."""
