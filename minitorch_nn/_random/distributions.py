@@ -560,3 +560,28 @@ def exponential(eng, shape, dt: np.dtype, lambd: float = 1.0) -> np.ndarray:
         "log1p", -u
     )  # log1p(-u) == log(1 - u) without the rounding of 1 - u
     return _to_dtype(out, dt).reshape(shape)
+
+
+# ------------------------------------------------------------------------------ compiled twin
+def _bind_twins() -> None:
+    """Let the compiled twin (``_ext/twins/_random/distributions.pyx``) stand in for ``uniform``
+    while the switch ``minitorch_nn.backends.compiled`` is on and ``uniform`` with its helpers is
+    the code the twin was written against (see ``backends/compiled.py``'s ``bind``). With the
+    switch off, or without the built extension, ``uniform`` above is what runs."""
+    try:
+        from minitorch_nn._twins._random import distributions as twin
+    except ImportError:  # pragma: no cover - the extension is not built: only the readable code
+        return
+    import sys
+
+    from minitorch_nn.backends import compiled
+
+    from .engine import MT19937Engine
+
+    helpers = ("_unit_uniform", "_check_bound", "_scalar_as", "_to_dtype", "_numel", "fma_f32", "fma_f64")
+    twin.setup(uniform, globals(), helpers, MT19937Engine)
+    compiled.bind(sys.modules[__name__], "uniform", twin.uniform, uniform,
+                  mirrors=(uniform, fma_f32, fma_f64, MT19937Engine.random, MT19937Engine.random64))
+
+
+_bind_twins()
