@@ -11,6 +11,7 @@ from the twin. Agreement with PyTorch itself is checked in ``tests/oracle`` (the
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -88,11 +89,54 @@ def test_unit_interval_and_sizes_across_a_twist(n, dtype, seed):
     _assert_same(seed, 0, lambda g: g._uniform((n,), dtype))
 
 
+@SETTINGS
+@given(n=st.integers(0, 400), dtype=st.sampled_from([F32, F64]),
+       mean=st.floats(-10, 10) | st.sampled_from([0.0, -0.0, 1.0, -900.5]),
+       std=st.floats(1e-3, 10) | st.sampled_from([0.0, 1.0, 0.02, 700.25]),
+       contiguous=st.booleans(), seed=st.integers(0, 2**64 - 1), warm_up=st.integers(0, 700))
+def test_normal_same_bits(n, dtype, mean, std, contiguous, seed, warm_up):
+    # 16 or more contiguous values: the Box-Muller blocks (a partial last block redone with fresh
+    # words); fewer, or non-contiguous: the readable double-precision path with its cached value
+    _assert_same(seed, warm_up, lambda g: g._normal((n,), dtype, mean, std, contiguous))
+
+
+@pytest.mark.parametrize("mean, std", [(0.0, 1.0), (0.3, 0.7), (-2.5, 3.1), (0.0, 0.02)])
+@pytest.mark.parametrize("n", [16, 1000, 1001])
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_normal_many_values(dtype, n, mean, std):
+    # enough values that a single multiply-add rounded twice, or a step of the float32 Cephes
+    # functions rounded differently, shows in some of them
+    _assert_same(n, 1, lambda g: g._normal((n,), dtype, mean, std))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_normal_after_a_cached_value_and_in_shapes(dtype):
+    def draw(g):
+        g._normal((3,), dtype)             # leaves a cached second Box-Muller value
+        return np.concatenate([g._normal((4, 9), dtype, 1.5, 0.5).ravel(), g._normal((5,), dtype).ravel()])
+
+    _assert_same(2, 0, draw)
+
+
+@pytest.mark.parametrize("std", [-1.0, math.nan, math.inf, 1e31])
+def test_normal_refusals_and_extremes_are_the_readable_ones(std):
+    (fast, slow), fast_state, slow_state = _draw_both(4, 0, lambda g: g._normal((20,), F32, 0.0, std))
+    assert fast == slow and fast_state == slow_state
+
+
+@SETTINGS
+@given(n=st.integers(0, 3000), seed=st.integers(0, 2**64 - 1), warm_up=st.integers(0, 700),
+       dtype=st.sampled_from([np.int64, np.int32, np.float32, np.float16]))
+def test_randperm_same_bits(n, seed, warm_up, dtype):
+    _assert_same(seed, warm_up, lambda g: g._randperm(n, np.dtype(dtype)))
+
+
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
 def test_narrow_float_types_take_the_readable_recipe(dtype):
     # float16/bfloat16 are computed in float32 and rounded once more: the twin hands them over
-    _assert_same(7, 3, lambda g: g._uniform((5, 7), np.dtype(mt.bfloat16.numpy_dtype if dtype == "bfloat16"
-                                                            else dtype), -2.0, 3.0))
+    narrow = np.dtype(mt.bfloat16.numpy_dtype if dtype == "bfloat16" else dtype)
+    _assert_same(7, 3, lambda g: g._uniform((5, 7), narrow, -2.0, 3.0))
+    _assert_same(7, 3, lambda g: g._normal((5, 7), narrow, 0.5, 1.5))
 
 
 @pytest.mark.parametrize("low, high", [
@@ -142,15 +186,29 @@ def test_init_and_linear_weights_match_the_readable_path():
     assert build(False) == build(True)
 
 
-def test_the_switch_binds_the_twin_or_the_readable_function():
+@pytest.mark.parametrize("name", ["uniform", "normal", "randperm"])
+def test_the_switch_binds_the_twin_or_the_readable_function(name):
     twin = _twin()
     if twin is None:
         pytest.skip("the compiled twins are not built (python setup.py build_ext --inplace)")
-    if switch_on() and "minitorch_nn._random.distributions.uniform" not in compiled.disabled():
-        assert distributions.uniform is twin.uniform
+    assert f"minitorch_nn._random.distributions.{name}" not in compiled.disabled()
+    if switch_on():
+        assert getattr(distributions, name) is getattr(twin, name)
     else:
-        assert distributions.uniform is not twin.uniform
-        assert distributions.uniform.__code__.co_filename.endswith("distributions.py")
+        assert getattr(distributions, name) is not getattr(twin, name)
+        assert getattr(distributions, name).__code__.co_filename.endswith("distributions.py")
+
+
+def test_randn_and_dataloader_shuffle_match_the_readable_path():
+    def run(readable):
+        mt.manual_seed(3)
+        with (full_path() if readable else contextlib.nullcontext()):
+            x = mt.randn(5, 40)
+            e = mt.nn.Embedding(10, 4)
+            order = [b[0].tolist() for b in mt.utils.data.DataLoader(mt.arange(50), batch_size=7, shuffle=True)]
+        return x.numpy().tobytes(), e.weight.detach().numpy().tobytes(), order, mt.get_rng_state().numpy().tobytes()
+
+    assert run(False) == run(True)
 
 
 def test_guard_a_replaced_helper_runs():
@@ -188,6 +246,25 @@ def test_guard_a_replaced_engine_method_runs():
     finally:
         engine_type.random = original
     assert calls == [6]
+
+
+def test_guard_a_replaced_avx2_helper_runs():
+    # log_ps is imported by name into distributions: replacing that name turns the twin aside
+    calls = []
+    original = distributions.log_ps
+
+    def counting(x):
+        calls.append(x.size)
+        return original(x)
+
+    distributions.log_ps = counting
+    try:
+        values = mt_random.Generator().manual_seed(0)._normal((32,), F32)
+    finally:
+        distributions.log_ps = original
+    assert calls == [16]
+    with full_path():
+        assert values.tobytes() == mt_random.Generator().manual_seed(0)._normal((32,), F32).tobytes()
 
 
 def test_guard_a_replaced_uniform_runs_and_stays():
