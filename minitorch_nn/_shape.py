@@ -158,6 +158,7 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -
     ``position`` is where the argument was passed (None: by keyword), for the messages.
     """
     prefix = f"{fn_name}(): " if fn_name else ""
+    where = f" (position {position})" if position is not None else ""
 
     def unrecognised(message):
         # PyTorch gives the one signature's own message when only one could take these arguments
@@ -165,22 +166,19 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -
             return TypeError(message)
         return TypeError(_invalid_combination(fn_name, args, overloads))
 
-    def where():
-        return f" (position {position})" if position is not None else ""
-
     if len(args) == 1:
         first = args[0]
         if isinstance(first, (tuple, list)):
             items = first
             if items and not _is_size(items[0]):
                 raise unrecognised(
-                    f"{prefix}argument '{arg}'{where()} must be tuple of ints, but found element of type "
+                    f"{prefix}argument '{arg}'{where} must be tuple of ints, but found element of type "
                     f"{_type_name(items[0])} at pos 0"
                 )
         elif _is_size(first):
             items = (first,)
         else:
-            raise unrecognised(f"{prefix}argument '{arg}'{where()} must be tuple of ints, not {_type_name(first)}")
+            raise unrecognised(f"{prefix}argument '{arg}'{where} must be tuple of ints, not {_type_name(first)}")
     else:
         if args and not _is_size(args[0]):
             raise unrecognised(f"{fn_name or 'the function'}() takes 1 positional argument but {len(args)} were given")

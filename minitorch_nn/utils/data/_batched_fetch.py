@@ -75,14 +75,16 @@ def fetch_batch(dataset, indices, collate_fn):
     ):
         return None
     tensors = dataset.tensors
+    size = len(dataset)
     for t in tensors:
-        if type(t) is not Tensor or t.requires_grad or t.device.type != "cpu" or not t.is_contiguous():
+        if (type(t) is not Tensor or t.requires_grad or t.device.type != "cpu" or not t.is_contiguous()
+                or t.dim() == 0 or t.shape[0] != size):
             return None
     for i in indices:
         if type(i) is not int:
             return None
     order = np.array(indices, dtype=np.int64)
-    if order.min() < 0 or order.max() >= len(dataset):
+    if order.min() < 0 or order.max() >= size:
         return None  # the readable path raises (or wraps a negative index) as PyTorch does
     where = _t.from_numpy(order)
     return [t[where] for t in tensors]  # a list: default_collate turns the samples' tuples into lists
