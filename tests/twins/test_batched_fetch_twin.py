@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 
 import minitorch_nn as mt
 from minitorch_nn.overrides import TorchFunctionMode
-from minitorch_nn.utils.data import DataLoader, Sampler, TensorDataset, _batched_fetch, collate, dataset
+from minitorch_nn.utils.data import (
+    DataLoader,
+    Sampler,
+    TensorDataset,
+    _batched_fetch,
+    collate,
+    dataset,
+)
 from tests.twins.harness import full_path, switch_on
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)

@@ -22,7 +22,6 @@ from minitorch_nn.backends.common import not_implemented
 from minitorch_nn.backends.cpu._numpy import as_array
 from minitorch_nn.backends.layout import check_inplace_overlap
 
-
 _random_module = None   # minitorch_nn.random, imported on the first draw (it seeds from the OS)
 
 
