@@ -131,6 +131,31 @@ def test_randperm_same_bits(n, seed, warm_up, dtype):
     _assert_same(seed, warm_up, lambda g: g._randperm(n, np.dtype(dtype)))
 
 
+@SETTINGS
+@given(shape=SHAPES, p=st.floats(0, 1) | st.sampled_from([0.0, 1.0, 0.5, 0.9, 1 - 2**-53]),
+       dtype=st.sampled_from([F32, F64, np.dtype(np.float16), np.dtype(np.int64), np.dtype(np.bool_)]),
+       seed=st.integers(0, 2**64 - 1), warm_up=st.integers(0, 700))
+def test_bernoulli_same_bits(shape, p, dtype, seed, warm_up):
+    _assert_same(seed, warm_up, lambda g: g._bernoulli(shape, dtype, p))
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.5, math.nan, 1, np.float32(0.25), np.array([0.2, 0.9, 0.5])])
+def test_bernoulli_other_probabilities_are_the_readable_ones(p):
+    _assert_same(6, 2, lambda g: g._bernoulli((3,), F32, p))
+
+
+def test_dropout_matches_the_readable_path():
+    def run(readable):
+        mt.manual_seed(4)
+        x = mt.randn(4, 8, 16)
+        with (full_path() if readable else contextlib.nullcontext()):
+            y = mt.nn.functional.dropout(x, 0.1)
+            z = mt.nn.functional.dropout(x.double(), 0.3)
+        return y.numpy().tobytes(), z.numpy().tobytes(), mt.get_rng_state().numpy().tobytes()
+
+    assert run(False) == run(True)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
 def test_narrow_float_types_take_the_readable_recipe(dtype):
     # float16/bfloat16 are computed in float32 and rounded once more: the twin hands them over
@@ -186,7 +211,7 @@ def test_init_and_linear_weights_match_the_readable_path():
     assert build(False) == build(True)
 
 
-@pytest.mark.parametrize("name", ["uniform", "normal", "randperm"])
+@pytest.mark.parametrize("name", ["uniform", "normal", "randperm", "bernoulli"])
 def test_the_switch_binds_the_twin_or_the_readable_function(name):
     twin = _twin()
     if twin is None:

@@ -11,8 +11,10 @@ Mirrors, function by function:
   with ``_libm``): ``randn``, ``normal_``, ``nn.init.normal_``, ``nn.Embedding``'s weights;
 * :func:`randperm` -- ``randperm``'s forward Fisher-Yates shuffle (``DataLoader(shuffle=True)``
   draws one per epoch);
+* :func:`bernoulli` -- ``bernoulli`` with a Python-float ``p`` (``bernoulli_(p)``: the keep-mask
+  of ``F.dropout``);
 
-and, for all three, the engine's ``random``/``random64`` (``_random/engine.py``). They compute
+and, for all of them, the engine's ``random``/``random64`` (``_random/engine.py``). They compute
 float32/float64 (int64 for ``randperm``) from the default engine; anything else -- float16 and
 bfloat16, fewer than 16 normal values or a non-contiguous target (the cached Box-Muller value),
 a bound or size the readable code refuses, an engine holding hand-made queued words -- is handed
@@ -36,7 +38,7 @@ How it stays bit-equal:
   are libm's, which is what ``_libm`` calls (and what PyTorch calls);
 * the engine's counters move as they do in ``MT19937Engine.random`` (``_fresh_next`` cleared).
 
-Guard: ``distributions.uniform`` (``normal``, ``randperm``) is the function here only while the
+Guard: ``distributions.uniform`` (``normal``, ``randperm``, ``bernoulli``) is the function here only while the
 switch (``minitorch_nn.backends.compiled``) is on and the fingerprints of the originals match
 the manifest (``compiled.bind``); at call time each steps aside, to the readable function, when
 one of the helpers named in :func:`setup` or the engine's ``random``/``random64`` is no longer the
@@ -70,10 +72,12 @@ cnp.import_array()
 cdef object _readable_uniform = None     # the readable functions, for everything the loops
 cdef object _readable_normal = None      # below leave to them
 cdef object _readable_randperm = None
+cdef object _readable_bernoulli = None
 cdef dict _module_globals = None         # ``distributions``' namespace, for the identity guard
 cdef tuple _uniform_helpers = ()         # ((name, object the twin was built against), ...)
 cdef tuple _normal_helpers = ()
 cdef tuple _randperm_helpers = ()
+cdef tuple _bernoulli_helpers = ()
 cdef object _engine_type = None          # MT19937Engine, and its two drawing methods
 cdef object _engine_random = None
 cdef object _engine_random64 = None
@@ -89,20 +93,22 @@ cdef Py_ssize_t _RANDPERM_SMALL_LIMIT = 0xFFFFFFFF // 20
 
 
 def setup(dict readables, dict module_globals, dict helper_names, engine_type):
-    """Remember the readable ``uniform``, ``normal`` and ``randperm`` (``readables``, by name),
+    """Remember the readable ``uniform``, ``normal``, ``randperm`` and ``bernoulli`` (``readables``, by name),
     their module's namespace, the helpers each one calls (``helper_names[name]``: names in that
     namespace, remembered with the objects they are now), and the engine class whose
     ``random``/``random64`` the loops below stand in for."""
-    global _readable_uniform, _readable_normal, _readable_randperm, _module_globals
-    global _uniform_helpers, _normal_helpers, _randperm_helpers
+    global _readable_uniform, _readable_normal, _readable_randperm, _readable_bernoulli, _module_globals
+    global _uniform_helpers, _normal_helpers, _randperm_helpers, _bernoulli_helpers
     global _engine_type, _engine_random, _engine_random64
     _readable_uniform = readables["uniform"]
     _readable_normal = readables["normal"]
     _readable_randperm = readables["randperm"]
+    _readable_bernoulli = readables["bernoulli"]
     _module_globals = module_globals
     _uniform_helpers = tuple((name, module_globals[name]) for name in helper_names["uniform"])
     _normal_helpers = tuple((name, module_globals[name]) for name in helper_names["normal"])
     _randperm_helpers = tuple((name, module_globals[name]) for name in helper_names["randperm"])
+    _bernoulli_helpers = tuple((name, module_globals[name]) for name in helper_names["bernoulli"])
     _engine_type = engine_type
     _engine_random = engine_type.__dict__["random"]
     _engine_random64 = engine_type.__dict__["random64"]
@@ -408,4 +414,36 @@ def randperm(eng, n, dt):
             swap = perm[i]
             perm[i] = perm[j]
             perm[j] = swap
+    return out
+
+
+# ---------------------------------------------------------------------------------- bernoulli
+def bernoulli(eng, shape, dt, p):
+    """``distributions.bernoulli(eng, shape, dt, p)`` for a Python-float ``p`` and a float32 or
+    float64 result (``bernoulli_(p)``, and so ``F.dropout``): a double uniform from each pair of
+    words, 1 where it is below ``p``."""
+    cdef Py_ssize_t n = _count(shape), i
+    if n <= 0 or type(p) is not float or (dt is not _F32 and dt is not _F64) or not _unchanged(eng, _bernoulli_helpers):
+        return _readable_bernoulli(eng, shape, dt, p)
+    cdef double prob = p, u
+    cdef uint64_t w
+    if not 0.0 <= prob <= 1.0:    # (the readable function's refusal, nan included)
+        return _readable_bernoulli(eng, shape, dt, p)
+    out = np.empty(shape, dtype=dt)
+    cdef float *o32 = NULL
+    cdef double *o64 = NULL
+    if dt is _F32:
+        o32 = <float *>cnp.PyArray_DATA(out)
+    else:
+        o64 = <double *>cnp.PyArray_DATA(out)
+    cdef bitgen_t *rng = _bit_generator(eng)
+    with eng._bitgen.lock, nogil:
+        for i in range(n):
+            w = (<uint64_t>rng.next_uint32(rng.state)) << 32
+            w |= rng.next_uint32(rng.state)
+            u = <double>(w & _LOW_53_BITS) * 1.1102230246251565e-16
+            if o32 != NULL:
+                o32[i] = 1.0 if u < prob else 0.0
+            else:
+                o64[i] = 1.0 if u < prob else 0.0
     return out
