@@ -1,0 +1,1 @@
+"""Compiled twins of the cpu kernels in ``minitorch_nn/backends/cpu/``."""
