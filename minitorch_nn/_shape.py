@@ -202,6 +202,8 @@ def normalize_size(args, fn_name=None, arg="size", overloads=None, position=1) -
 
 def _is_size(x) -> bool:
     """An int for a size (not a bool): an int, or anything whose ``__index__`` gives one."""
+    if type(x) is int:  # the usual case, answered without a trial __index__
+        return True
     if isinstance(x, bool):
         return False
     try:

@@ -325,7 +325,8 @@ def public(fn, *, func=None):
     def wrapper(*args, **kwargs):
         try:
             if state.quiet:
-                return fn(*args, **kwargs) if kwargs else direct(*args)
+                # (without ``out=`` the ``out`` wrapper would only pass the call on)
+                return direct(*args, **kwargs) if "out" not in kwargs else fn(*args, **kwargs)
             if not state.modes:
                 # The common case once any subclass exists somewhere: all arguments are plain
                 # tensors, numbers, dtypes... one set lookup each.
@@ -339,7 +340,7 @@ def public(fn, *, func=None):
                         if type(a) not in skip:
                             break
                     else:
-                        return fn(*args, **kwargs)
+                        return direct(*args, **kwargs) if "out" not in kwargs else fn(*args, **kwargs)
             if kwargs and type(kwargs.get("dtype")) is type:   # dtype=float: PyTorch's float64
                 kwargs["dtype"] = _argument_errors.python_type_dtype(kwargs["dtype"])
             overloaded = _get_overloaded_types(args, kwargs)

@@ -87,7 +87,7 @@ def _unpack_seed(seed) -> int:
 def _shape(shape) -> tuple:
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 def _np_dtype(np_dtype) -> np.dtype:

@@ -13,6 +13,8 @@ warnings.simplefilter("ignore", RuntimeWarning)   # (the twins whose originals c
 import minitorch_nn  # noqa: E402
 import minitorch_nn.nn  # noqa: E402,F401  (F.relu, F.softmax...: their twins check their originals on import)
 import minitorch_nn.optim  # noqa: E402,F401  (the optimizers' numpy paths)
+import minitorch_nn.random  # noqa: E402,F401  (loaded lazily; its distributions' twin checks them on import)
+import minitorch_nn.utils.data  # noqa: E402,F401  (the DataLoader's batched fetch)
 from minitorch_nn.backends import compiled  # noqa: E402
 
 if __name__ == "__main__":

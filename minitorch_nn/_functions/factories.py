@@ -52,7 +52,13 @@ def _infer_dtype(data):
     stack = [data]
     while stack:
         x = stack.pop()
-        if isinstance(x, (list, tuple)):
+        # exact Python ints and floats first: the checks against the numbers ABCs below cost
+        # far more, and a batch of labels is a list of ints (bool is not `int` here)
+        if type(x) is int:
+            rank = max(rank, 1)
+        elif type(x) is float:
+            rank = max(rank, 2)
+        elif isinstance(x, (list, tuple)):
             stack.extend(x)
         elif isinstance(x, TensorBase):
             return x.dtype if x.dim() == 0 or True else x.dtype

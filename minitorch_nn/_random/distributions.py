@@ -560,3 +560,46 @@ def exponential(eng, shape, dt: np.dtype, lambd: float = 1.0) -> np.ndarray:
         "log1p", -u
     )  # log1p(-u) == log(1 - u) without the rounding of 1 - u
     return _to_dtype(out, dt).reshape(shape)
+
+
+# ------------------------------------------------------------------------------ compiled twin
+def _bind_twins() -> None:
+    """Let the compiled twin (``_ext/twins/_random/distributions.pyx``) stand in for ``uniform``,
+    ``normal``, ``randperm`` and ``bernoulli`` while the switch ``minitorch_nn.backends.compiled`` is on and each
+    of them, with its helpers, is the code the twin was written against (see
+    ``backends/compiled.py``'s ``bind``). With the switch off, or without the built extension,
+    the functions above are what runs."""
+    try:
+        from minitorch_nn._twins._random import distributions as twin
+    except ImportError:  # pragma: no cover - the extension is not built: only the readable code
+        return
+    import sys
+
+    from minitorch_nn.backends import compiled
+
+    from . import avx2_math
+    from .engine import MT19937Engine
+
+    readables = {"uniform": uniform, "normal": normal, "randperm": randperm, "bernoulli": bernoulli}
+    # the module-level names each one reads (helpers and constants), checked by identity at
+    # every call: one replaced at run time sends the call to the readable function
+    unit = ("_unit_uniform", "_LOW_24_BITS", "_TWO_TO_MINUS_24", "_LOW_53_BITS", "_F32", "_F64")
+    helpers = {
+        "uniform": ("_check_bound", "_scalar_as", "_to_dtype", "_numel", "fma_f32", "fma_f64", "_FMAX",
+                    "_FLOAT_MAX", *unit),
+        "normal": ("_normal_fill", "_box_muller_blocks_f32", "_box_muller_blocks_f64", "_libm", "_to_dtype",
+                   "_numel", "log_ps", "sincos_ps", "fma_f32", "fma_f64", "_TWO_PI_F32", "_TWO_PI", *unit),
+        "randperm": ("_is_float", "_to_dtype", "_RANDPERM_SMALL_LIMIT"),
+        "bernoulli": ("_to_dtype", "_numel", "_fmt", *unit),
+    }
+    twin.setup(readables, globals(), helpers, MT19937Engine)
+    engine = (MT19937Engine.random, MT19937Engine.random64)
+    module = sys.modules[__name__]
+    compiled.bind(module, "uniform", twin.uniform, uniform, mirrors=(uniform, fma_f32, fma_f64, *engine))
+    compiled.bind(module, "normal", twin.normal, normal,
+                  mirrors=(normal, avx2_math.log_ps, avx2_math.sincos_ps, fma_f32, fma_f64, *engine))
+    compiled.bind(module, "randperm", twin.randperm, randperm, mirrors=(randperm, *engine))
+    compiled.bind(module, "bernoulli", twin.bernoulli, bernoulli, mirrors=(bernoulli, *engine))
+
+
+_bind_twins()

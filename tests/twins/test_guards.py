@@ -324,7 +324,7 @@ def test_the_manifest_records_exactly_the_functions_the_twins_mirror():
         pytest.skip("one run is enough: the subprocess sets its own switch")
     probe = _run("""
         import json
-        import minitorch_nn, minitorch_nn.nn, minitorch_nn.optim
+        import minitorch_nn, minitorch_nn.nn, minitorch_nn.optim, minitorch_nn.random, minitorch_nn.utils.data
         from minitorch_nn.backends import compiled
         compiled._remember_originals()
         print(sorted(compiled.disabled()))

@@ -22,13 +22,17 @@ from minitorch_nn.backends.common import not_implemented
 from minitorch_nn.backends.cpu._numpy import as_array
 from minitorch_nn.backends.layout import check_inplace_overlap
 
+_random_module = None   # minitorch_nn.random, imported on the first draw (it seeds from the OS)
+
 
 def _gen(generator):
+    """``generator``, or else the default generator (``minitorch_nn.random.default_generator``)."""
+    global _random_module
     if generator is not None:
         return generator
-    from minitorch_nn.random import default_generator
-
-    return default_generator
+    if _random_module is None:
+        from minitorch_nn import random as _random_module
+    return _random_module.default_generator
 
 
 def _check_float(d, name):
@@ -117,7 +121,9 @@ def _memory_order(t):
     PyTorch writes random draws to a tensor in memory order, so a transposed tensor receives the
     same numbers as its contiguous base would, not the same numbers at the same indices.
     """
-    return sorted(range(t.dim()), key=lambda d: -t.stride(d))
+    strides = t.stride()
+    # largest stride first; a stable sort keeps equal strides (size-1 dims) in index order
+    return sorted(range(len(strides)), key=strides.__getitem__, reverse=True)
 
 
 def _fill(self, sample):

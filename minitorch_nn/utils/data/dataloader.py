@@ -30,6 +30,7 @@ import threading
 
 import minitorch_nn as _t
 from minitorch_nn._warnings import warn_user
+from minitorch_nn.utils.data import _batched_fetch
 from minitorch_nn.utils.data import worker as _worker
 from minitorch_nn.utils.data.collate import default_collate, default_convert
 from minitorch_nn.utils.data.dataset import IterableDataset
@@ -58,6 +59,11 @@ class _MapDatasetFetcher:
 
     def fetch(self, possibly_batched_index):
         if self.auto_collation:
+            # a TensorDataset batch as one gather per tensor, when that gives the same batch
+            # (``_batched_fetch.py``; None otherwise)
+            batch = _batched_fetch.fetch_batch(self.dataset, possibly_batched_index, self.collate_fn)
+            if batch is not None:
+                return batch
             if getattr(self.dataset, "__getitems__", None):
                 data = self.dataset.__getitems__(possibly_batched_index)
             else:
