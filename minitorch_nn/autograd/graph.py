@@ -42,16 +42,16 @@ import sys
 import weakref
 
 from minitorch_nn import _C, _dispatch
-from minitorch_nn._C import (
+from minitorch_nn._C import TensorBase, TensorImpl
+from minitorch_nn._C_torch_function import DisableTorchFunction
+from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._twins.autograd import recording as _recording_twin
+from minitorch_nn._twins.autograd.recording import (
     AccumulateGradBase,
     NodeBase,
     SavedScalarBase,
     SavedTensorBase,
-    TensorBase,
-    TensorImpl,
 )
-from minitorch_nn._C_torch_function import DisableTorchFunction
-from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn.autograd import grad_mode as _gm
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +144,7 @@ def _check_node_hook_result(hook, previous, new):
 
 # Sequence numbers: one counter for the whole process (PyTorch keeps one per thread), kept in C
 # so that the compiled recorder and Node.__init__ take numbers from the same counter.
-_next_sequence_nr = _C.next_sequence_nr
+_next_sequence_nr = _recording_twin.next_sequence_nr
 # AccumulateGrad's number: UINT64_MAX in PyTorch, so leaves are written as soon as they can be.
 MAX_SEQUENCE_NR = 2**64 - 1
 

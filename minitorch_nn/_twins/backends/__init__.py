@@ -1,0 +1,1 @@
+"""Compiled twins of ``minitorch_nn/backends/``: the view kernels (and ``cpu/``)."""
