@@ -507,43 +507,11 @@ cdef inline Py_ssize_t _wrap_dim(object dim, Py_ssize_t ndim) except? -1:
 
 cpdef object _wrap(type cls, TensorImpl impl):
     """Make a new Python handle of class ``cls`` around ``impl`` (no ``__init__`` runs)."""
-    cdef TensorBase t = TensorBase.__new__(cls)
-    t._impl = impl
-    if impl.owner == NULL:
-        impl.owner = <PyObject*>t
-    return t
+    return _wrap_payload(cls, impl)
 
 
-cdef TensorImpl _fresh_impl(cnp.ndarray arr, object dtype, object device):
-    """The payload of a fresh tensor on ``arr``: row-major (copied to C order if it is not),
-    version 0, its numpy view cached. The C twin of ``_wrap_array``, for the fast path."""
-    if not cnp.PyArray_IS_C_CONTIGUOUS(arr):
-        arr = cnp.PyArray_NewCopy(arr, cnp.NPY_CORDER)
-    cdef int nd = cnp.PyArray_NDIM(arr)
-    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(arr)
-    cdef tuple sizes = PyTuple_New(nd)
-    cdef tuple strides = PyTuple_New(nd)
-    cdef Py_ssize_t i, acc = 1
-    cdef object item  # (a Python int: PyTuple_SET_ITEM steals the reference we add)
-    for i in range(nd - 1, -1, -1):  # row-major strides, as _tensor.contiguous_strides
-        item = dims[i]
-        Py_INCREF(item)
-        PyTuple_SET_ITEM(sizes, i, item)
-        item = acc
-        Py_INCREF(item)
-        PyTuple_SET_ITEM(strides, i, item)
-        acc *= dims[i] if dims[i] > 1 else 1
-    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
-    # the flat storage: arr itself when it is already flat (a fresh result nobody else holds),
-    # else arr.reshape(-1), a flat view
-    impl.storage = arr if nd == 1 else cnp.PyArray_Ravel(arr, cnp.NPY_CORDER)
-    impl.sizes = sizes
-    impl.strides = strides
-    impl.dtype = dtype
-    impl.device = device
-    impl.version = VersionCounter.__new__(VersionCounter)  # value 0
-    impl.array = arr
-    return impl
+# (``_wrap_payload`` and ``_fresh_impl``, which every op result of the compiled twins goes through,
+# are ``inline`` in _C.pxd: each twin module compiles them into its own code.)
 
 
 cpdef object _wrap_array(type cls, object arr, object dtype, object device, tuple strides):

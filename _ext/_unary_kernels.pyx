@@ -29,7 +29,7 @@ elements; acos, atan, tan, exp2, sqrt are as close or closer with numpy).
 Each function takes a numpy array and returns a fresh array: for float32 a row-major one from
 the loop (any input layout), otherwise numpy's result. The cpu kernels' table
 (``backends/cpu/pointwise.py::_FLOAT_UNARY``) holds these functions, so the full path and the
-compiled fast paths (``_ext/_fastpath_ops.pxi``) give the same bits.
+compiled twins (``_ext/twins/backends/cpu/pointwise.pyx``) give the same bits.
 
 Speed: below numpy's cost on small tensors (no ufunc machinery); on large ones ``exp``/``log``
 take about 2x numpy's time and ``tanh`` about 5x (scalar loops against numpy's SIMD).

@@ -7,8 +7,10 @@ declared here (and documented here); ``_C.pyx`` holds the methods. Module-level 
 variables declared here (``compiled_enabled``...) are shared: a twin reads the live value.
 """
 
-from cpython.object cimport PyObject
 cimport numpy as cnp
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 # Overflow-checked size arithmetic (the compiler's builtins), for every module that cimports this.
 cdef extern from *:
@@ -82,5 +84,45 @@ cpdef check_geometry(object sizes, object strides, object offset, Py_ssize_t ite
                      object storage_nbytes=*, bint allow_negative_strides=*)
 cdef bint _is_contiguous(tuple sizes, tuple strides)
 cpdef object _wrap(type cls, TensorImpl impl)
-cdef TensorImpl _fresh_impl(cnp.ndarray arr, object dtype, object device)
 cdef void _mark_view_of(TensorImpl impl, TensorImpl b)
+
+
+cdef inline object _wrap_payload(type cls, TensorImpl impl):
+    """Make a new Python handle of class ``cls`` around ``impl`` (no ``__init__`` runs): ``_wrap``."""
+    cdef TensorBase t = TensorBase.__new__(cls)
+    t._impl = impl
+    if impl.owner == NULL:
+        impl.owner = <PyObject*>t
+    return t
+
+
+cdef inline TensorImpl _fresh_impl(cnp.ndarray arr, object dtype, object device):
+    """The payload of a fresh tensor on ``arr``: row-major (copied to C order if it is not),
+    version 0, its numpy view cached. The C twin of ``_wrap_array``, for the fast path."""
+    if not cnp.PyArray_IS_C_CONTIGUOUS(arr):
+        arr = cnp.PyArray_NewCopy(arr, cnp.NPY_CORDER)
+    cdef int nd = cnp.PyArray_NDIM(arr)
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(arr)
+    cdef tuple sizes = PyTuple_New(nd)
+    cdef tuple strides = PyTuple_New(nd)
+    cdef Py_ssize_t i, acc = 1
+    cdef object item  # (a Python int: PyTuple_SET_ITEM steals the reference we add)
+    for i in range(nd - 1, -1, -1):  # row-major strides, as _tensor.contiguous_strides
+        item = dims[i]
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(sizes, i, item)
+        item = acc
+        Py_INCREF(item)
+        PyTuple_SET_ITEM(strides, i, item)
+        acc *= dims[i] if dims[i] > 1 else 1
+    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
+    # the flat storage: arr itself when it is already flat (a fresh result nobody else holds),
+    # else arr.reshape(-1), a flat view
+    impl.storage = arr if nd == 1 else cnp.PyArray_Ravel(arr, cnp.NPY_CORDER)
+    impl.sizes = sizes
+    impl.strides = strides
+    impl.dtype = dtype
+    impl.device = device
+    impl.version = VersionCounter.__new__(VersionCounter)  # value 0
+    impl.array = arr
+    return impl

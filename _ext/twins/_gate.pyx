@@ -61,12 +61,16 @@ from libc.math cimport fabs, isfinite
 
 import numpy as np
 
-from minitorch_nn._C cimport _fresh_impl, _wrap
+from minitorch_nn._C cimport _fresh_impl, _wrap_payload
 
 cnp.import_array()
 
 # (the module-level objects below are declared, and documented, in _gate.pxd)
 _fn_slow = {}
+_ndarray_type = np.ndarray
+_np_float32_type = np.float32
+_np_float64_type = np.float64
+_np_int64_type = np.int64
 cdef object _param_cls = None         # nn.Parameter, looked up once nn is imported (see _plain_class)
 
 
@@ -244,23 +248,6 @@ cdef object _scalar_operand(object other, object dtype):
     else:
         (<long long*>cnp.PyArray_DATA(z))[0] = i
     return z
-
-
-cdef object _fresh_tensor(object r, object dtype):
-    """Wrap numpy result ``r`` (an array or a numpy scalar) as the cpu kernels' ``wrap`` does."""
-    cdef int typenum = _typenum(dtype)
-    cdef cnp.ndarray arr
-    if type(r) is np.ndarray:
-        arr = <cnp.ndarray>r
-        if cnp.PyArray_TYPE(arr) != typenum:
-            return None  # (cannot happen for these ops and dtypes; the full path would cast)
-    else:
-        # 0-d operands give a numpy scalar; the kernels' np.asarray makes it a 0-d array
-        if type(r) is not (np.float32 if dtype is _f32 else np.float64 if dtype is _f64 else np.int64):
-            return None
-        arr = cnp.PyArray_EMPTY(0, NULL, typenum, 0)
-        cnp.PyArray_ScalarAsCtype(r, cnp.PyArray_DATA(arr))
-    return _wrap(_Tensor, _fresh_impl(arr, dtype, _cpu))
 
 
 cdef int _record_mode3(object op, TensorImpl a, TensorImpl b, TensorImpl c) except -2:

@@ -12,7 +12,7 @@ cimport numpy as cnp
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 
-from minitorch_nn._C cimport TensorBase, TensorImpl
+from minitorch_nn._C cimport TensorBase, TensorImpl, _fresh_impl, _wrap_payload
 from minitorch_nn._twins.autograd.recording cimport (_Recipe, _record, autograd_layer_is_twin,
                                                      record_computed, recorder_ready)
 
@@ -33,6 +33,10 @@ cdef object _fp_ignore               # ... and its "ignore everything" value
 cdef dict _grad_mode_globals         # autograd.grad_mode.__dict__: _enabled
 cdef object _dtype_cls               # the class minitorch_nn.dtype
 cdef dict _fn_slow                   # name -> a compiled function's full path (install_fast_functions)
+cdef object _ndarray_type             # np.ndarray, and the numpy scalar types of the fast dtypes
+cdef object _np_float32_type
+cdef object _np_float64_type
+cdef object _np_int64_type
 
 
 cdef extern from "Python.h":
@@ -75,7 +79,6 @@ cdef _Guard _make_guard(object op, dict op_dict)
 cdef bint _guard_identities_hold(_Guard g) except -1
 cdef bint _plain_class(object cls) except -1
 cdef object _scalar_operand(object other, object dtype)
-cdef object _fresh_tensor(object r, object dtype)
 cdef int _record_mode3(object op, TensorImpl a, TensorImpl b, TensorImpl c) except -2
 cdef list _size_arg(tuple shape)
 cdef object _unary_like(object op, object self, tuple args, TensorImpl a, object fn, object arg, bint fp_off)
@@ -278,3 +281,21 @@ cdef inline Py_ssize_t _dim_index(object dim, Py_ssize_t n):
 cdef inline object _full(str name, tuple head, tuple args, dict kwargs):
     """The full path of the compiled function ``name`` (given by ``install_fast_functions``)."""
     return _fn_slow[name](*head, *args, **kwargs)
+
+
+cdef inline object _fresh_tensor(object r, object dtype):
+    """Wrap numpy result ``r`` (an array or a numpy scalar) as the cpu kernels' ``wrap`` does."""
+    cdef int typenum = _typenum(dtype)
+    cdef cnp.ndarray arr
+    if type(r) is _ndarray_type:
+        arr = <cnp.ndarray>r
+        if cnp.PyArray_TYPE(arr) != typenum:
+            return None  # (cannot happen for these ops and dtypes; the full path would cast)
+    else:
+        # 0-d operands give a numpy scalar; the kernels' np.asarray makes it a 0-d array
+        if type(r) is not (_np_float32_type if dtype is _f32 else _np_float64_type if dtype is _f64
+                           else _np_int64_type):
+            return None
+        arr = cnp.PyArray_EMPTY(0, NULL, typenum, 0)
+        cnp.PyArray_ScalarAsCtype(r, cnp.PyArray_DATA(arr))
+    return _wrap_payload(_Tensor, _fresh_impl(arr, dtype, _cpu))

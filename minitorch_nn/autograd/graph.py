@@ -23,7 +23,7 @@ Where we differ from PyTorch: nodes are Python objects; a node class per op is m
 (``node_class("MulBackward0")``) instead of being generated C++. Like PyTorch's C++ nodes they have
 no ``__dict__`` (``grad_fn.foo = 1`` is an ``AttributeError``). Their fields, and those of
 ``AccumulateGrad``, ``SavedTensor`` and ``SavedScalar``, are laid out in C by small Cython base
-classes (``NodeBase``... in ``_ext/_autograd_fast.pxi``) so that the compiled recorder can fill them
+classes (``NodeBase``... in ``_ext/twins/autograd/recording.pyx``) so that the compiled recorder can fill them
 without running the ``__init__`` methods below; every method stays here, in Python.
 
 What a ``TorchDispatchMode`` or a ``__torch_dispatch__`` subclass sees of saved tensors is what it
@@ -530,7 +530,7 @@ class AccumulateGrad(Node, AccumulateGradBase):
 
     It holds the leaf's payload, ``_impl`` (so a leaf in a live graph has ``_use_count() == 2``),
     and is cached *weakly* in the leaf's ``autograd_meta``: the graph keeps it alive, the leaf does
-    not. (The compiled recorder makes it too: ``_accumulate_grad`` in ``_ext/_autograd_fast.pxi``.)
+    not. (The compiled recorder makes it too: ``_accumulate_grad`` in ``_ext/twins/autograd/recording.pyx``.)
     """
 
     __slots__ = ()

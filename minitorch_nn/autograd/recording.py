@@ -487,7 +487,7 @@ def _record_simple(op, d, args, kwargs):
     """``_record`` for ops whose differentiable inputs are single tensors and that write no
     input (``d.simple``): the same four steps, with the per-op work done once in ``d.plan``.
 
-    Its compiled twin is ``_record`` in ``_ext/_autograd_fast.pxi``: the same steps, in the same
+    Its compiled twin is ``_record`` in ``_ext/twins/autograd/recording.pyx``: the same steps, in the same
     order, in C.
     """
     # 1. and 2.: the node, its edges and what its formulas will read.
@@ -513,7 +513,7 @@ def _record_simple(op, d, args, kwargs):
 def _record_computed(op, args, out):
     """Record ``op(*args)`` whose result ``out`` was already computed below autograd.
 
-    For compiled fast paths that run the kernel themselves (``_ext/_fastpath.pxi``): steps 1, 2
+    For compiled twins that run the kernel themselves (``_ext/twins/backends/``): steps 1, 2
     and 4 of ``_record_simple``, the same graph as the full path. ``op.derivative`` must be a
     simple one (``d.simple``); the op writes no input, so the inputs' versions saved now are
     the ones they had at the call. Returns ``out``, or ``NotImplemented`` when no differentiable

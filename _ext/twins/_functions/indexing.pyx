@@ -22,7 +22,7 @@ from cpython.tuple cimport PyTuple_GET_SIZE
 import numpy as np
 
 from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
-                              _mtnn_mul_overflow, _wrap)
+                              _mtnn_mul_overflow, _wrap_payload)
 from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _cpu_payload, _dim_index, _elementwise_input,
                                         _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
                                         _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,

@@ -33,7 +33,7 @@ from cpython.tuple cimport PyTuple_GET_SIZE
 import numpy as np
 
 from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
-                              _mtnn_mul_overflow, _wrap)
+                              _mtnn_mul_overflow, _wrap_payload)
 from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _cpu_payload, _dim_index, _elementwise_input,
                                         _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
                                         _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,
@@ -100,7 +100,7 @@ cdef object _view_of(TensorImpl b, tuple sizes, tuple strides, Py_ssize_t offset
     impl.device = b.device
     impl.version = b.version
     _mark_view_of(impl, b)   # base, view_version, creation_meta
-    return _wrap(_Tensor, impl)
+    return _wrap_payload(_Tensor, impl)
 
 
 cdef object _finish_view(object op, tuple args, TensorImpl a, tuple sizes, tuple strides):
@@ -408,7 +408,7 @@ def tensor_detach(self, *args, **kwargs):
             impl.dtype = a.dtype
             impl.device = a.device
             impl.version = a.version
-            return _wrap(_Tensor, impl)
+            return _wrap_payload(_Tensor, impl)
     return _full("Tensor.detach", (self,), args, kwargs)
 
 

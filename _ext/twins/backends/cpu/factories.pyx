@@ -28,7 +28,7 @@ from cpython.tuple cimport PyTuple_GET_SIZE
 import numpy as np
 
 from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
-                              _mtnn_mul_overflow, _wrap)
+                              _mtnn_mul_overflow, _wrap_payload)
 from minitorch_nn._twins._gate cimport (_Tensor, _dtype_cls, _cpu, _cpu_payload, _dim_index, _elementwise_input,
                                         _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
                                         _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,
@@ -98,7 +98,7 @@ def tensor_to(self, *args, **kwargs):
                     r = a.numpy_view().astype(dtype.numpy_dtype)
                 finally:
                     PyContextVar_Reset(_fp_var, token)
-                return _wrap(_Tensor, _fresh_impl(r, dtype, _cpu))
+                return _wrap_payload(_Tensor, _fresh_impl(r, dtype, _cpu))
     return _full("Tensor.to", (self,), args, kwargs)
 
 

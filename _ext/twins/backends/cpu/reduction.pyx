@@ -29,7 +29,7 @@ from cpython.tuple cimport PyTuple_GET_SIZE
 import numpy as np
 
 from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
-                              _mtnn_mul_overflow, _wrap)
+                              _mtnn_mul_overflow, _wrap_payload)
 from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _cpu_payload, _dim_index, _elementwise_input,
                                         _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
                                         _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,
@@ -94,7 +94,7 @@ def tensor_sum(self, *args, **kwargs):
             except Exception:
                 out = None  # (a warning turned into an error): the full path raises it again
             if out is not None:
-                r = _wrap(_Tensor, _fresh_impl(out, a.dtype, _cpu))
+                r = _wrap_payload(_Tensor, _fresh_impl(out, a.dtype, _cpu))
                 return _recorded_with(_op_sum, recipe, (self,), r) if record else r
     return _full("Tensor.sum", (self,), args, kwargs)
 
