@@ -31,12 +31,17 @@ the loop (any input layout), otherwise numpy's result. The cpu kernels' table
 (``backends/cpu/pointwise.py::_FLOAT_UNARY``) holds these functions, so the full path and the
 compiled twins (``_ext/twins/backends/cpu/pointwise.pyx``) give the same bits.
 
+``libm_erf``, ``libm_exp`` and ``libm_tanh`` (at the end) are the C library's functions for float32
+*and* float64, element by element: what PyTorch's scalar loops call, for GELU and its backward
+(``backends/cpu/libm.py`` describes them and falls back to Python's ``math`` without this module).
+
 Speed: below numpy's cost on small tensors (no ufunc machinery); on large ones ``exp``/``log``
 take about 2x numpy's time and ``tanh`` about 5x (scalar loops against numpy's SIMD).
 """
 
 cimport numpy as cnp
-from libc.math cimport cosh, exp, expf, expm1, fabs, log1p, log2, log10, logf, sinh
+from libc.math cimport cosh, erf, erff, exp, expf, expm1, fabs, log1p, log2, log10, logf, sinh
+from libc.math cimport tanh as c_tanh, tanhf
 import numpy as np
 
 cnp.import_array()
@@ -180,3 +185,76 @@ ROUNDED_AS_PYTORCH = {
     "exp": exp_, "log": log_, "expm1": expm1_, "log2": log2_, "log10": log10_, "log1p": log1p_,
     "sinh": sinh_, "cosh": cosh_, "tanh": tanh_,
 }
+
+
+# -- the C library's erf, exp and tanh for both float widths -----------------------------------
+# PyTorch's scalar cpu loops (a strided tensor, and the last few elements of a vectorised one) call
+# std::erf, std::exp and std::tanh: the C library's erff/expf/tanhf for float32, erf/exp/tanh for
+# float64. GELU and its backward use these (backends/cpu/libm.py). numpy has no erf, and its exp
+# and tanh are not the C library's on every machine, so the loops below fix those bits.
+
+cdef object _apply_libm(int which, object x):
+    """``erf`` (which=0), ``exp`` (1) or ``tanh`` (2) of every element of a float32 or float64 array (or
+    numpy scalar), as the C library computes it, into a fresh row-major array of the same dtype;
+    None for anything else."""
+    if type(x) is np.float32 or type(x) is np.float64:
+        x = np.asarray(x)
+    if type(x) is not np.ndarray:
+        return None
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    if typenum != cnp.NPY_FLOAT32 and typenum != cnp.NPY_FLOAT64:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    if not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        a = np.ascontiguousarray(a)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum, 0)
+    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(a)
+    cdef const float* fsrc
+    cdef float* fdst
+    cdef const double* dsrc
+    cdef double* ddst
+    if typenum == cnp.NPY_FLOAT32:
+        fsrc = <const float*>cnp.PyArray_DATA(a)
+        fdst = <float*>cnp.PyArray_DATA(out)
+        with nogil:
+            if which == 0:
+                for i in range(n):
+                    fdst[i] = erff(fsrc[i])
+            elif which == 1:
+                for i in range(n):
+                    fdst[i] = expf(fsrc[i])
+            else:
+                for i in range(n):
+                    fdst[i] = tanhf(fsrc[i])
+    else:
+        dsrc = <const double*>cnp.PyArray_DATA(a)
+        ddst = <double*>cnp.PyArray_DATA(out)
+        with nogil:
+            if which == 0:
+                for i in range(n):
+                    ddst[i] = erf(dsrc[i])
+            elif which == 1:
+                for i in range(n):
+                    ddst[i] = exp(dsrc[i])
+            else:
+                for i in range(n):
+                    ddst[i] = c_tanh(dsrc[i])
+    return out
+
+
+def libm_erf(x):
+    """``erf(x)`` per element: ``erff`` for float32, ``erf`` for float64 (a fresh array); None for
+    other inputs."""
+    return _apply_libm(0, x)
+
+
+def libm_exp(x):
+    """``exp(x)`` per element: ``expf`` for float32, ``exp`` for float64 (a fresh array); None for
+    other inputs."""
+    return _apply_libm(1, x)
+
+
+def libm_tanh(x):
+    """``tanh(x)`` per element: ``tanhf`` for float32, ``tanh`` for float64 (a fresh array); None
+    for other inputs."""
+    return _apply_libm(2, x)

@@ -178,6 +178,7 @@ SCHEMAS = {
         'hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor',
         'threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor',
         'tanh_backward(Tensor grad_output, Tensor output) -> Tensor',
+        'gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor',
         'sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor',
         # (backends/cpu/activations_more.py: ops PyTorch runs as one node of their own)
         'hardswish(Tensor self) -> Tensor',

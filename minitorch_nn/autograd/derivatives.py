@@ -234,16 +234,18 @@ def _norm_backward(grad, self, ord, dim, keepdim, result):
     return g * self * self.abs().pow(ord - 2) / norm.pow(ord - 1)
 
 
-def _gelu_backward(grad, self, approximate):
+def _gelu_second_derivative(self, approximate):
+    """GELU's second derivative, in tensor ops (gelu_backward's own derivative, for double backward).
+
+    Exact: d/dx (Phi + x phi) = 2 phi - x**2 phi. Tanh approximation, with u = beta (x + kappa x**3),
+    t = tanh(u), du = beta (1 + 3 kappa x**2): (1 - t**2) (du - x t du**2 + 3 beta kappa x**2)."""
     if approximate == "tanh":
-        k = math.sqrt(2 / math.pi)
-        inner = k * (self + 0.044715 * self.pow(3))
-        t = inner.tanh()
-        dinner = k * (1 + 3 * 0.044715 * self * self)
-        return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner)
-    cdf = 0.5 * (1 + (self / math.sqrt(2)).erf())
+        beta, kappa = math.sqrt(2 / math.pi), 0.044715
+        t = (beta * (self + kappa * self * self * self)).tanh()
+        du = beta * (1 + 3 * kappa * self * self)
+        return (1 - t * t) * (du - self * t * du * du + 3 * beta * kappa * self * self)
     pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
-    return grad * (cdf + self * pdf)
+    return pdf * (2 - self * self)
 
 
 def _reduction(g, reduction, numel):
@@ -447,7 +449,11 @@ derivative("erfc", "ErfcBackward0", self=lambda grad, self: grad * (-2 / math.sq
 derivative("erfinv", "ErfinvBackward0", self=lambda grad, result: grad * (0.5 * math.sqrt(math.pi)) * (result * result).exp())
 derivative("nan_to_num", "NanToNumBackward0", self=lambda grad, self: _masked(grad, self.isfinite()))
 derivative("relu", "ReluBackward0", self=_relu_grad)
-derivative("gelu", "GeluBackward0", self=lambda grad, self, approximate: _gelu_backward(grad, self, approximate))
+derivative("gelu", "GeluBackward0",
+           self=lambda grad, self, approximate: aten.gelu_backward.default(grad, self, approximate=approximate))
+derivative("gelu_backward", "GeluBackwardBackward0",
+           grad_output=lambda grad, self, approximate: aten.gelu_backward.default(grad, self, approximate=approximate),
+           self=lambda grad, self, grad_output, approximate: grad * grad_output * _gelu_second_derivative(self, approximate))
 derivative("silu", "SiluBackward0",
            self=lambda grad, self: grad * self.sigmoid() * (1 + self * (1 - self.sigmoid())))
 derivative("softplus", "SoftplusBackward0",

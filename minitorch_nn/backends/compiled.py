@@ -54,7 +54,8 @@ What runs with the switch off, and why: a few compiled loops are not twins but p
 reference kernels themselves, the way numpy's ufuncs are -- they fix *which bits* a kernel gives,
 and no numpy expression gives the same bits, so running something else with the switch off would
 change results. They are ``_unary_kernels`` (float32 exp, log, tanh... rounded as PyTorch rounds
-them: ``backends/cpu/pointwise.py``'s ``_FLOAT_UNARY``), ``_activation_kernels`` (sigmoid and
+them: ``backends/cpu/pointwise.py``'s ``_FLOAT_UNARY``; and the C library's erf, exp and tanh,
+element by element, for GELU: ``backends/cpu/libm.py``), ``_activation_kernels`` (sigmoid and
 softmax with PyTorch's order of operations: ``pointwise._sigmoid``, ``reduction._softmax_impl``) and
 ``_grad_kernels.fused_multiply_add`` (one rounding for ``a * b + c``: ``backends/cpu/_fma.py``).
 Each names its readable description where the kernel calls it. Everything else compiled is a twin

@@ -78,7 +78,7 @@ _POINTWISE = {
     "clamp.Tensor clamp_min.default clamp_max.default floor.default ceil.default round.default "
     "round.decimals trunc.default frac.default fmod.Scalar bitwise_and.Tensor bitwise_or.Tensor "
     "bitwise_xor.Tensor bitwise_not.default relu.default leaky_relu.default hardtanh.default "
-    "threshold_backward.default tanh_backward.default sigmoid_backward.default where.self div.Tensor_mode "
+    "threshold_backward.default tanh_backward.default sigmoid_backward.default gelu_backward.default where.self div.Tensor_mode "
     "remainder.Scalar_Tensor hypot.default fmax.default fmin.default __lshift__.Tensor __lshift__.Scalar "
     "__rshift__.Tensor __rshift__.Scalar bitwise_left_shift.Tensor bitwise_left_shift.Tensor_Scalar "
     "bitwise_left_shift.Scalar_Tensor bitwise_right_shift.Tensor bitwise_right_shift.Tensor_Scalar "

@@ -1,1 +1,1 @@
-"""Compiled twins of ``minitorch_nn/backends/``: the view kernels (and ``cpu/``)."""
+"""Compiled twins of the files in ``minitorch_nn/backends/``."""

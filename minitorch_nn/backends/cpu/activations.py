@@ -1,5 +1,5 @@
 """Activation cpu kernels: relu, gelu, silu, softplus, elu, leaky_relu, hardtanh, and the backward
-kernels ``threshold_backward`` (relu's), ``tanh_backward`` and ``sigmoid_backward``.
+kernels ``threshold_backward`` (relu's), ``gelu_backward``, ``tanh_backward`` and ``sigmoid_backward``.
 
 Mirrors PyTorch's ``aten/src/ATen/native/Activation.cpp`` (with its cpu kernels in
 ``native/cpu/Activation.cpp``). They are elementwise ops like those of ``pointwise.py`` and reuse
@@ -7,19 +7,31 @@ its machinery: ``unary``/``binary`` compute a result triple ``(values, dtype, st
 PyTorch's dtype rule and result layout, ``_out`` wraps it, ``_inplace`` writes it into ``self``.
 Like PyTorch, most activations refuse integer inputs (``_float_only``) and name the cpu kernel
 that is "not implemented" for that dtype.
+
+GELU and its backward compute what PyTorch's scalar cpu loop computes (``native/cpu/Gelu.h``,
+``Activation.cpp``): the same operations in the same order, in the tensor's dtype, with the C
+library's ``erf``/``exp``/``tanh`` (``libm.py``). That is PyTorch's result, bit for bit, for every
+strided input and every float64 input's tail; on a contiguous float32 tensor PyTorch hands GELU to
+oneDNN, whose polynomial erf differs in the last bits (about a third of the elements at the
+scale of a transformer's activations). ``_gelu_values`` and ``_gelu_backward_values`` have a
+compiled twin, ``_ext/twins/backends/cpu/activations.pyx``, which makes the same operations in one
+pass; it is bound in their place while the switch ``backends.compiled`` is on (end of this file).
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
-from minitorch_nn.backends.common import compute_dtype
+from minitorch_nn.backends import compiled
+from minitorch_nn.backends.common import compute_dtype, not_implemented, result_type
+from minitorch_nn.backends.cpu import libm
 from minitorch_nn.backends.cpu._numpy import as_array
 from minitorch_nn.backends.cpu.complex import refuse_complex
 from minitorch_nn.backends.cpu.pointwise import (
-    _erf,
     _float_only,
     _inplace,
     _out,
@@ -59,17 +71,70 @@ def relu_(self):
     return _inplace(self, unary(_relu, self))
 
 
+# GELU's constants, as PyTorch writes them (C's M_SQRT1_2, M_2_SQRTPI, M_SQRT2, folded in double);
+# each is rounded to the tensor's dtype before use, as PyTorch's scalar_t(...) does.
+_SQRT1_2 = 0.7071067811865476                                 # 1 / sqrt(2)
+_PDF_SCALE = 1.1283791670955126 * 0.7071067811865476 * 0.5    # 1 / sqrt(2 pi)
+_TANH_BETA = 1.4142135623730951 * 1.1283791670955126 * 0.5    # sqrt(2 / pi)
+_TANH_KAPPA = 0.044715
+
+
+def _check_approximate(approximate):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _gelu_values(x, approximate):
+    """GELU of a float32 or float64 array (16-bit tensors arrive in float32): ``x * Phi(x)``, with
+    the normal CDF ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``, or its tanh approximation.
+
+    Written as PyTorch's scalar loop writes it: every operation rounded to x's dtype (numpy does
+    that for an array times a scalar of its own dtype), left to right."""
+    c = x.dtype.type
+    if approximate == "tanh":
+        inner = c(_TANH_BETA) * (x + c(_TANH_KAPPA) * (x * x * x))
+        return c(0.5) * x * (c(1) + libm.tanh(inner))
+    return x * c(0.5) * (c(1) + libm.erf(x * c(_SQRT1_2)))
+
+
+def _gelu_backward_values(grad, x, approximate):
+    """``grad`` times GELU's derivative at ``x``: ``Phi(x) + x * phi(x)``, with the normal density
+    ``phi(x) = exp(-x**2 / 2) / sqrt(2 pi)`` (or the tanh approximation's derivative), in the
+    order PyTorch's scalar loop computes it."""
+    c = x.dtype.type
+    if approximate == "tanh":
+        x_sq = x * x
+        x_cube = x_sq * x
+        inner = c(_TANH_BETA) * (x + c(_TANH_KAPPA) * x_cube)
+        t = libm.tanh(inner)
+        left = c(0.5) * x
+        right = c(1) + t
+        left_derivative = c(0.5) * right
+        tanh_derivative = c(1) - t * t
+        inner_derivative = c(_TANH_BETA) * (c(1) + c(3) * c(_TANH_KAPPA) * x_sq)
+        right_derivative = left * tanh_derivative * inner_derivative
+        return grad * (left_derivative + right_derivative)
+    cdf = c(0.5) * (c(1) + libm.erf(x * c(_SQRT1_2)))
+    pdf = c(_PDF_SCALE) * libm.exp(x * x * c(-0.5))
+    return grad * (cdf + x * pdf)
+
+
 @aten.gelu.default.impl("cpu")
 def gelu(self, *, approximate="none"):
     _float_only(self, "GeluKernelImpl")
-    if approximate == "none":
-        fn = lambda x: x * 0.5 * (1.0 + _erf(x * np.asarray(0.7071067811865476, dtype=x.dtype)))
-    elif approximate == "tanh":
-        k = np.sqrt(2.0 / np.pi)
-        fn = lambda x: 0.5 * x * (1.0 + np.tanh(np.asarray(k, x.dtype) * (x + np.asarray(0.044715, x.dtype) * x * x * x)))
-    else:
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    return _out(unary(fn, self, "float"))
+    _check_approximate(approximate)
+    return _out(unary(lambda x: _gelu_values(x, approximate), self, "float"))
+
+
+@aten.gelu_backward.default.impl("cpu")
+def gelu_backward(grad_output, self, *, approximate="none"):
+    # (the two promote to a common dtype first: a float gradient for an integer input is fine.
+    # PyTorch's oneDNN path fails on mixed float dtypes and on broadcasting; we compute them.)
+    dtype = result_type(grad_output, self)
+    if not dtype.is_floating_point:
+        raise not_implemented("GeluBackwardKernelImpl", dtype)
+    _check_approximate(approximate)
+    return _out(binary(lambda g, x: _gelu_backward_values(g, x, approximate), grad_output, self))
 
 
 @aten.silu.default.impl("cpu")
@@ -175,3 +240,40 @@ def threshold_backward(grad_output, self, threshold):
         return np.bitwise_and(g.view(it), keep_bits).view(g.dtype)
 
     return _out(binary(fn, grad_output, self))
+
+
+# -- the compiled twin of _gelu_values and _gelu_backward_values ----------------------------------
+# While the switch is on, these module attributes are the compiled loops of
+# _ext/twins/backends/cpu/activations.pyx (the kernels above look them up at each call); with it
+# off, or once one of the originals (or the libm functions they call) was edited, the readable
+# functions. A function assigned here by hand stays (compiled.bind leaves it alone).
+
+try:
+    from minitorch_nn._twins.backends.cpu import activations as _twin
+except ImportError:  # pragma: no cover - a build without the twins
+    _twin = None
+
+
+def _bind_gelu_twins():
+    readable_values, readable_backward = _gelu_values, _gelu_backward_values
+    libm_functions = (libm.erf, libm.exp, libm.tanh)
+
+    def _libm_unchanged():
+        return (libm.erf, libm.exp, libm.tanh) == libm_functions
+
+    def gelu_values(x, approximate):
+        r = _twin.gelu_values(x, approximate) if _libm_unchanged() else None
+        return readable_values(x, approximate) if r is None else r
+
+    def gelu_backward_values(grad, x, approximate):
+        r = _twin.gelu_backward_values(grad, x, approximate) if _libm_unchanged() else None
+        return readable_backward(grad, x, approximate) if r is None else r
+
+    module = sys.modules[__name__]
+    compiled.bind(module, "_gelu_values", gelu_values, readable_values, mirrors=(readable_values, *libm_functions))
+    compiled.bind(module, "_gelu_backward_values", gelu_backward_values, readable_backward,
+                  mirrors=(readable_backward, *libm_functions))
+
+
+if _twin is not None:
+    _bind_gelu_twins()

@@ -1,6 +1,6 @@
 """Activation functions and ``clamp`` on the GPU: elementwise kernels with parameters.
 
-Mirrors PyTorch's ``Activation*.cu`` kernels (``elu``, ``gelu``, ``hardtanh``, ``leaky_relu``,
+Mirrors PyTorch's ``Activation*.cu`` kernels (``elu``, ``gelu`` and ``gelu_backward``, ``hardtanh``, ``leaky_relu``,
 ``softplus``) and ``clamp``. Each is a device function run by ``elementwise.py``'s ``map``.
 
 An activation's parameters (``alpha``, ``beta``...) are fixed for a model's whole life, so they are
@@ -49,6 +49,19 @@ def make_gelu(tanh):
         if tanh:  # the tanh approximation
             return 0.5 * x * (1.0 + math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
         return x * 0.5 * (1.0 + math.erf(x * 0.7071067811865476))
+
+    return f
+
+
+def make_gelu_backward(tanh):
+    def f(g, x):
+        if tanh:  # the derivative of the tanh approximation
+            inner_derivative = 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x)
+            t = math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))
+            return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * inner_derivative)
+        cdf = 0.5 * (1.0 + math.erf(x * 0.7071067811865476))
+        pdf = 0.3989422804014327 * math.exp(x * x * -0.5)
+        return g * (cdf + x * pdf)
 
     return f
 
@@ -271,6 +284,16 @@ _float_backward(aten.mish_backward.default, lambda: f_mish_backward)
 _float_backward(aten.elu_backward.default, lambda alpha, scale, input_scale, is_result: None
                 if is_result and float(alpha) < 0 else _baked(make_elu_backward, _num(alpha) * _num(scale), _num(scale),
                                                               _num(input_scale), bool(is_result)))
+
+_host_gelu_backward = host_kernel(aten.gelu_backward.default)
+
+
+@aten.gelu_backward.default.impl("cuda")
+def gelu_backward(grad_output, self, *, approximate="none"):
+    if not (grad_output.dtype.is_floating_point and self.dtype.is_floating_point) or approximate not in ("none", "tanh"):
+        return _host_gelu_backward(grad_output, self, approximate=approximate)   # (PyTorch's errors)
+    return ew.pointwise(_baked(make_gelu_backward, approximate == "tanh"), grad_output, self)
+
 
 _host_log_sigmoid_backward = host_kernel(aten.log_sigmoid_backward.default)
 

@@ -367,6 +367,7 @@ class MultiheadAttention(Module):
                 "`generate_square_subsequent_mask` to create this mask."
             )
         batched = query.dim() == 3
+        self_attention = query is key and key is value   # (before the transposes below make new views)
         if not batched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         elif self.batch_first:
@@ -374,9 +375,15 @@ class MultiheadAttention(Module):
         L, N, E = query.shape
         S = key.shape[0]
         h, hd = self.num_heads, self.head_dim
-        w_q, w_k, w_v = self.in_proj_weight.chunk(3)
-        b_q, b_k, b_v = self.in_proj_bias.chunk(3) if self.in_proj_bias is not None else (None, None, None)
-        q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+        if self_attention:
+            # Self-attention projects q, k and v with one product, as PyTorch's packed in-projection
+            # does: one matrix product forward and one for the input's gradient (whose rounding is
+            # then PyTorch's: a single sum over the 3*E projected features).
+            q, k, v = F.linear(query, self.in_proj_weight, self.in_proj_bias).chunk(3, dim=-1)
+        else:
+            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
+            b_q, b_k, b_v = self.in_proj_bias.chunk(3) if self.in_proj_bias is not None else (None, None, None)
+            q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
         # (L, N, E) -> (N*h, L, hd): each head is its own batch entry
         q = q.reshape(L, N * h, hd).transpose(0, 1)
         k = k.reshape(S, N * h, hd).transpose(0, 1)

@@ -1,23 +1,45 @@
-# cython: language_level=3, binding=True, embedsignature=True
+# cython: boundscheck=False, wraparound=False, cdivision=True
+# distutils: extra_compile_args = -ffp-contract=off
 """The compiled twin of ``minitorch_nn/backends/cpu/activations.py``: the activation kernels.
 
-Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see ``_ext/twins/_gate.pyx``):
+Function by function (each runs only while the switch ``backends.compiled`` is on and what it
+mirrors is unchanged):
 
-* ``relu`` (``np.maximum(x, 0)`` in the tensor's dtype): ``x.relu()`` and ``nn.functional.relu(x)``;
-* ``silu`` (``x * _sigmoid(x)``, the kernel's own ``_sigmoid``): ``nn.functional.silu(x)``;
-* ``leaky_relu`` and its ``_leaky_relu_values``: ``nn.functional.leaky_relu(x[, slope])``;
-  ``leaky_relu_values`` below is the one-pass loop of that numpy formula (the same IEEE
-  operations, so the same bits), used for contiguous float arrays (the readable function otherwise).
+* ``relu`` (``np.maximum(x, 0)`` in the tensor's dtype): ``x.relu()`` and ``nn.functional.relu(x)``
+  do the kernel's work themselves for small plain tensors, behind the op's guard (see
+  ``_ext/twins/_gate.pyx``); so do ``nn.functional.silu(x)`` (``silu``: ``x * _sigmoid(x)``, the
+  kernel's own ``_sigmoid``) and ``nn.functional.leaky_relu(x[, slope])`` (``leaky_relu``);
+* ``leaky_relu_values(x, slope)`` is the one-pass loop of ``_leaky_relu_values``' numpy formula
+  (the same IEEE operations, so the same bits), used for contiguous float arrays;
+* ``gelu_values(x, approximate)`` mirrors ``_gelu_values`` (the values of ``aten.gelu``) and
+  ``gelu_backward_values(grad, x, approximate)`` mirrors ``_gelu_backward_values`` (the values of
+  ``aten.gelu_backward``, what ``GeluBackward0`` computes); ``activations.py`` binds them in the
+  originals' place with ``compiled.bind``.
 
-Why compiled: per-op overhead on small tensors (see the gate's docstring). How it stays
-bit-equal: the same numpy calls on the same arrays with the same floating-point error state as
-the kernel; with grad the result goes to the compiled recorder with the full path's arguments.
-Anything else (other dtypes, strided inputs, ``inplace=True``, subclasses, modes) takes the full
-path. ``tests/twins/test_fast_path.py`` and ``test_fast_path_more.py`` compare both paths.
+Why compiled: per-op overhead on small tensors for relu, silu and leaky_relu (see the gate's
+docstring); for GELU, memory traffic: the readable functions are numpy expressions, one pass over
+memory per operation (5 for GELU, 11 for its backward, each with a temporary the size of the
+tensor), and a transformer's feed-forward layer spends much of its step there. Here each element
+is read once and written once.
+
+How it stays bit-equal: relu, silu and leaky_relu make the same numpy calls on the same arrays
+with the same floating-point error state as the kernel, and with grad hand the result to the
+compiled recorder with the full path's arguments; anything else (other dtypes, strided inputs,
+``inplace=True``, subclasses, modes) takes the full path. The GELU functions make the same IEEE
+operations in the same order as their originals, every one rounded to the array's dtype
+(``float`` arithmetic for float32, ``double`` for float64; ``-ffp-contract=off`` keeps the compiler
+from fusing a multiply and an add into one rounding), and call the same C-library functions the
+originals reach through ``backends/cpu/libm.py``: ``erff``/``erf``, ``expf``/``exp``,
+``tanhf``/``tanh``, with the originals' constants rounded to the dtype. They take float32 or
+float64 numpy arrays (any layout) or numpy scalars and return a fresh row-major array (a numpy
+scalar for 0-d input), or None for anything else, which the caller then hands to the readable
+original. ``tests/twins/test_fast_path.py``, ``test_fast_path_more.py`` and ``test_gelu_twin.py``
+compare the twins with their originals.
 """
 
 cimport cython
 cimport numpy as cnp
+from libc.math cimport erf, erff, exp, expf, tanh, tanhf
 from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
 from cpython.tuple cimport PyTuple_GET_SIZE
 
@@ -211,6 +233,165 @@ def functional_leaky_relu(input, *args, **kwargs):
         if a is not None and _scalar_operand(slope, a.dtype) is not None and _may_run():
             r = _unary_like(_op_leaky_relu, input, (input, slope), a, _leaky_relu_fn, slope, True)
     return _full("functional.leaky_relu", (input,), args, kwargs) if r is None else r
+
+
+# -- GELU and its backward -------------------------------------------------------------------------
+
+# The original's constants (PyTorch's, folded in double as C folds them), before rounding to the dtype
+cdef double SQRT1_2 = 0.7071067811865476
+cdef double PDF_SCALE = 1.1283791670955126 * 0.7071067811865476 * 0.5
+cdef double TANH_BETA = 1.4142135623730951 * 1.1283791670955126 * 0.5
+cdef double TANH_KAPPA = 0.044715
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline real _erf(real x) noexcept nogil:
+    if real is float:
+        return erff(x)
+    else:
+        return erf(x)
+
+
+cdef inline real _exp(real x) noexcept nogil:
+    if real is float:
+        return expf(x)
+    else:
+        return exp(x)
+
+
+cdef inline real _tanh(real x) noexcept nogil:
+    if real is float:
+        return tanhf(x)
+    else:
+        return tanh(x)
+
+
+cdef void _gelu(const real* x, real* out, Py_ssize_t n, bint approximate_tanh) noexcept nogil:
+    cdef real half = 0.5, one = 1, alpha = <real>SQRT1_2
+    cdef real beta = <real>TANH_BETA, kappa = <real>TANH_KAPPA
+    cdef real v, inner
+    cdef Py_ssize_t i
+    if approximate_tanh:
+        for i in range(n):
+            v = x[i]
+            inner = beta * (v + kappa * (v * v * v))
+            out[i] = half * v * (one + _tanh(inner))
+    else:
+        for i in range(n):
+            v = x[i]
+            out[i] = v * half * (one + _erf(v * alpha))
+
+
+cdef void _gelu_backward(const real* g, const real* x, real* out, Py_ssize_t n,
+                         bint approximate_tanh) noexcept nogil:
+    cdef real half = 0.5, one = 1, minus_half = -0.5, alpha = <real>SQRT1_2
+    cdef real pdf_scale = <real>PDF_SCALE
+    cdef real beta = <real>TANH_BETA, kappa = <real>TANH_KAPPA, three = 3
+    cdef real v, cdf, pdf, x_sq, x_cube, inner, t, left, right
+    cdef real left_derivative, tanh_derivative, inner_derivative, right_derivative
+    cdef Py_ssize_t i
+    if approximate_tanh:
+        for i in range(n):
+            v = x[i]
+            x_sq = v * v
+            x_cube = x_sq * v
+            inner = beta * (v + kappa * x_cube)
+            t = _tanh(inner)
+            left = half * v
+            right = one + t
+            left_derivative = half * right
+            tanh_derivative = one - t * t
+            inner_derivative = beta * (one + three * kappa * x_sq)
+            right_derivative = left * tanh_derivative * inner_derivative
+            out[i] = g[i] * (left_derivative + right_derivative)
+    else:
+        for i in range(n):
+            v = x[i]
+            cdf = half * (one + _erf(v * alpha))
+            pdf = pdf_scale * _exp(v * v * minus_half)
+            out[i] = g[i] * (cdf + v * pdf)
+
+
+cdef object _float_array(object x):
+    """``x`` as a C-contiguous float32/float64 array, or None."""
+    if type(x) is np.float32 or type(x) is np.float64:
+        x = np.asarray(x)
+    if type(x) is not np.ndarray:
+        return None
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    if typenum != cnp.NPY_FLOAT32 and typenum != cnp.NPY_FLOAT64:
+        return None
+    if not cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x):
+        x = np.ascontiguousarray(x)
+    return x
+
+
+cdef bint _same_shape(cnp.ndarray a, cnp.ndarray b):
+    cdef int d, ndim = cnp.PyArray_NDIM(a)
+    if cnp.PyArray_NDIM(b) != ndim:
+        return False
+    for d in range(ndim):
+        if cnp.PyArray_DIMS(a)[d] != cnp.PyArray_DIMS(b)[d]:
+            return False
+    return True
+
+
+cdef object _approximate_tanh(object approximate):
+    if approximate == "tanh":
+        return True
+    if approximate == "none":
+        return False
+    return None
+
+
+def gelu_values(x, approximate):
+    """GELU of every element (``_gelu_values``), or None for what the original should take."""
+    cdef object tanh_flag = _approximate_tanh(approximate)
+    cdef object arr = _float_array(x)
+    if arr is None or tanh_flag is None:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>arr
+    cdef int typenum = cnp.PyArray_TYPE(a)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
+    cdef bint flag = tanh_flag
+    if typenum == cnp.NPY_FLOAT32:
+        with nogil:
+            _gelu(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(out), n, flag)
+    else:
+        with nogil:
+            _gelu(<const double*>cnp.PyArray_DATA(a), <double*>cnp.PyArray_DATA(out), n, flag)
+    return out[()] if cnp.PyArray_NDIM(out) == 0 else out
+
+
+def gelu_backward_values(grad, x, approximate):
+    """``grad`` times GELU's derivative at ``x`` (``_gelu_backward_values``), for two arrays of one
+    dtype and shape; None for what the original should take (broadcasting, mixed dtypes...)."""
+    cdef object tanh_flag = _approximate_tanh(approximate)
+    cdef object xs = _float_array(x)
+    cdef object gs = _float_array(grad)
+    if xs is None or gs is None or tanh_flag is None:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>xs
+    cdef cnp.ndarray g = <cnp.ndarray>gs
+    cdef int typenum = cnp.PyArray_TYPE(a)
+    if cnp.PyArray_TYPE(g) != typenum or not _same_shape(a, g):
+        return None
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
+    cdef bint flag = tanh_flag
+    if typenum == cnp.NPY_FLOAT32:
+        with nogil:
+            _gelu_backward(<const float*>cnp.PyArray_DATA(g), <const float*>cnp.PyArray_DATA(a),
+                           <float*>cnp.PyArray_DATA(out), n, flag)
+    else:
+        with nogil:
+            _gelu_backward(<const double*>cnp.PyArray_DATA(g), <const double*>cnp.PyArray_DATA(a),
+                           <double*>cnp.PyArray_DATA(out), n, flag)
+    return out[()] if cnp.PyArray_NDIM(out) == 0 else out
 
 
 # Tensor's methods and the nn.functional functions from this file (``_tensor_methods.py`` and

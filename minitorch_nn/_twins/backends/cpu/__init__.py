@@ -1,1 +1,1 @@
-"""Compiled twins of ``minitorch_nn/backends/cpu/``: one module per kernel file."""
+"""Compiled twins of the cpu kernels in ``minitorch_nn/backends/cpu/``."""
