@@ -1,1 +1,1 @@
-"""Compiled twins of the files in ``minitorch_nn/backends/``."""
+"""Compiled twins of the files under ``minitorch_nn/backends/``."""

@@ -8,6 +8,11 @@ and their ``*_backward`` kernels, in numpy:
   the same pass without the indices, for ``F.max_pool2d`` when nothing can see them);
 * average pooling views the padded input as windows (``as_strided``) and reduces each window.
 
+The max pooling kernels do their work on numpy arrays in ``max_pool2d_np``,
+``max_pool2d_values_np`` and ``max_pool2d_scatter_np`` (the backward), which have a compiled twin,
+``_ext/twins/backends/cpu/pooling.pyx``: the same arrays, bit for bit, while the switch
+``backends.compiled`` is on (see "Compiled twin" at the end of this file).
+
 The argument helpers (``_pool_args``, ``_pool_out``, ``_check_pool``) are shared with the meta and
 cuda kernels. Differences from PyTorch: float16/bfloat16 are computed in float32 and rounded at
 the end.
@@ -21,6 +26,7 @@ import numpy as np
 
 from minitorch_nn import _dtype as dt
 from minitorch_nn._ops import aten
+from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.backends.common import not_implemented
 from minitorch_nn.backends.cpu._numpy import as_array, wrap
 from minitorch_nn.backends.cpu.nn_ops import _arr, _expand
@@ -68,7 +74,7 @@ def _padded_for_pool(x, k, s, p, d, out_sizes, fill):
 
 
 def _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode):
-    """Checks, then (x, padded x, k, s, p, d, out_sizes): what both max pooling kernels share."""
+    """Checks, then (x, k, s, p, d, out_sizes): what both max pooling kernels share."""
     k, s, p, d = _pool_args(kernel_size, stride, padding if isinstance(padding, (list, tuple)) else [padding],
                             dilation if isinstance(dilation, (list, tuple)) else [dilation])
     _check_pool(self, k, s, p, "max")
@@ -80,8 +86,7 @@ def _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode):
     if min(out_sizes) <= 0:
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). Calculated output size: "
                            f"({x.shape[-3]}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
-    xp = _padded_for_pool(x, k, s, p, d, out_sizes, _lowest(x.dtype))
-    return x, xp, k, s, p, d, out_sizes
+    return x, k, s, p, d, out_sizes
 
 
 def _lowest(np_dtype):
@@ -116,7 +121,17 @@ def _first_offset_inside(out_size, k, s, p, d):
 
 @aten.max_pool2d_with_indices.default.impl("cpu")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
+    x, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
+    vals, idx = max_pool2d_np(x, k, s, p, d, out_sizes)
+    return wrap(vals, self.dtype), wrap(idx, dt.int64)
+
+
+def max_pool2d_np(x, k, s, p, d, out_sizes):
+    """Max pooling of the numpy array ``x`` (..., H, W): the maxima, and the flat index in its
+    plane of the element each came from."""
+    if _twin_holds() and (out := _twin.max_pool2d_np(x, k, s, p, d, out_sizes)) is not None:
+        return out   # the compiled twin (see "Compiled twin" below)
+    xp = _padded_for_pool(x, k, s, p, d, out_sizes, _lowest(x.dtype))
     is_float = x.dtype.kind == "f"
     # One pass per kernel offset over strided views (no window copies), starting from the first
     # offset's values (what comparing them with the padding value would keep).
@@ -138,36 +153,52 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     idx = np.broadcast_to(flat_index(first_y[:, None], first_x[None, :]), vals.shape).copy()
     for ki, kj, window in offsets:
         np.copyto(idx, flat_index(ki, kj), where=_take_larger(vals, window, is_float))
-    return wrap(vals, self.dtype), wrap(idx, dt.int64)
+    return vals, idx
 
 
 def max_pool2d_values(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """The first result of :func:`max_pool2d_with_indices` alone, without tracking where each
     maximum came from: what ``F.max_pool2d`` runs when neither autograd nor the caller needs the
     indices. Same values, bit for bit: the same comparisons in the same order."""
-    x, xp, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
+    x, k, s, p, d, out_sizes = _max_pool2d_setup(self, kernel_size, stride, padding, dilation, ceil_mode)
+    return wrap(max_pool2d_values_np(x, k, s, p, d, out_sizes), self.dtype)
+
+
+def max_pool2d_values_np(x, k, s, p, d, out_sizes):
+    """The first result of :func:`max_pool2d_np` alone."""
+    if _twin_holds() and (out := _twin.max_pool2d_values_np(x, k, s, p, d, out_sizes)) is not None:
+        return out   # the compiled twin (see "Compiled twin" below)
+    xp = _padded_for_pool(x, k, s, p, d, out_sizes, _lowest(x.dtype))
     is_float = x.dtype.kind == "f"
     offsets = _max_pool_offsets(xp, k, s, d, out_sizes)
     vals = np.array(next(offsets)[2])
     for _, _, window in offsets:
         _take_larger(vals, window, is_float)
-    return wrap(vals, self.dtype)
+    return vals
 
 
 @aten.max_pool2d_with_indices_backward.default.impl("cpu")
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     d = self.dtype
     g = _arr(grad_output, d)
-    h, w = self.shape[-2:]
-    lead = int(np.prod(self.shape[:-2]))
-    idx = as_array(indices).reshape(lead, -1)
+    return wrap(max_pool2d_scatter_np(g, as_array(indices), tuple(self.shape)), d)
+
+
+def max_pool2d_scatter_np(g, idx, shape):
+    """The gradient of max pooling's input (of ``shape``): each output's gradient in ``g`` added to
+    the input element its index ``idx`` names."""
+    if _twin_holds() and (out := _twin.max_pool2d_scatter_np(g, idx, shape)) is not None:
+        return out   # the compiled twin (see "Compiled twin" below)
+    h, w = shape[-2:]
+    lead = int(np.prod(shape[:-2]))
+    idx = idx.reshape(lead, -1)
     # Each output's gradient is added to the input element it came from. np.add.at adds them one
     # at a time in output order, in the gradient's own dtype: PyTorch's loop, so where windows
     # overlap the sums are rounded the same way.
     flat = (np.arange(lead)[:, None] * (h * w) + idx).reshape(-1)
     out = np.zeros(lead * h * w, dtype=g.dtype)
     np.add.at(out, flat, g.reshape(-1))
-    return wrap(out.reshape(tuple(self.shape)), d)
+    return out.reshape(shape)
 
 
 def _avg_divisors(h, w, k, s, p, out_sizes, count_include_pad, divisor_override):
@@ -218,3 +249,31 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
         for j in range(k[1]):
             gp[..., i:i + s[0] * (out_sizes[0] - 1) + 1:s[0], j:j + s[1] * (out_sizes[1] - 1) + 1:s[1]] += g
     return wrap(gp[..., p[0]:p[0] + h, p[1]:p[1] + w], d)
+
+
+# -- Compiled twin --------------------------------------------------------------------------------
+# max_pool2d_np, max_pool2d_values_np and max_pool2d_scatter_np have a compiled twin
+# (``_ext/twins/backends/cpu/pooling.pyx``) that gives the same arrays, bit for bit, in one pass
+# over each window (and one loop for the backward). It runs while the switch ``backends.compiled``
+# is on, these functions and the helpers they call are unchanged since it was written (their
+# fingerprints, checked at import) and the helpers are still this module's (an identity check per
+# call, ``_twin.guards_hold``). A case the twin does not take (integer dtypes, say) returns None
+# from it and runs the code below the hand-over.
+
+def _load_twin():
+    try:
+        from minitorch_nn._twins.backends.cpu import pooling as twin
+    except ImportError:
+        return None
+    if not _compiled_switch.check_original("backends.cpu.pooling max_pool2d",
+                                           max_pool2d_np, max_pool2d_values_np, max_pool2d_scatter_np):
+        return None
+    twin.setup(globals())
+    return twin
+
+
+def _twin_holds():
+    return _twin is not None and _compiled_switch._enabled and _twin.guards_hold()
+
+
+_twin = _load_twin()
