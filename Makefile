@@ -96,4 +96,6 @@ lint: $(STAMP)
 	$(BIN)/python -m ruff check minitorch_nn tests bench
 
 clean:
-	rm -rf build docs/_build minitorch_nn/*.so _ext/*.c
+	rm -rf build docs/_build
+	find minitorch_nn -name "*.so" -delete
+	find _ext -name "*.c" -delete

@@ -18,10 +18,8 @@ a module conversion can give a parameter new data while keeping its Python ident
 Where we differ from PyTorch: the payload is a Cython object with Python-visible fields rather
 than a C++ struct, so a student can inspect it (``t._impl``) from a Python prompt. The logic a
 student should change (ops, autograd, modules) lives in Python; this file only holds the data and
-the few accessors that every op touches, plus (included from ``_fastpath.pxi``, at the end) the
-compiled fast path for ``a + b``, ``a - b``, ``a * b``, ``a.relu()``, ``a.sum()``, ``a.detach()``
-and ``a.to(dtype)`` on plain tensors, which needs the payload's C fields, and (from
-``_fastpath_ops.pxi``) the one for unary math, division, matmul and the common views.
+the few accessors that every op touches. The fields are declared in ``minitorch_nn/_C.pxd``, which
+is also how the compiled twins (``_ext/twins/``, their own modules) reach them in C.
 """
 
 cimport cython
@@ -32,6 +30,7 @@ cdef extern from "Python.h":
 
 cdef inline Py_ssize_t _refcount(object o):
     return Py_REFCNT(o)
+from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -72,9 +71,9 @@ class Size(tuple):
 
 
 # The C-level copy of ``minitorch_nn.backends.compiled.enabled`` (the one switch for the compiled
-# twins), kept current by that module through ``on_change``. Every twin in this module reads it
-# first and, when it is off, takes the readable path.
-cdef bint compiled_enabled = True
+# twins), kept current by that module through ``on_change`` (declared in _C.pxd: every twin module
+# reads it first and, when it is off, takes the readable path).
+compiled_enabled = True
 
 
 def _set_compiled_enabled(bint on):
@@ -93,17 +92,7 @@ def _set_compiled_enabled(bint on):
 # raises instead of reading wild memory. All arithmetic is checked: numpy's own extent check
 # overflows for byte strides near -2**63.
 
-cdef extern from *:
-    """
-    static inline int _mtnn_mul_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *r) {
-        return __builtin_mul_overflow(a, b, r);
-    }
-    static inline int _mtnn_add_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t *r) {
-        return __builtin_add_overflow(a, b, r);
-    }
-    """
-    bint _mtnn_mul_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t* r) nogil
-    bint _mtnn_add_overflow(Py_ssize_t a, Py_ssize_t b, Py_ssize_t* r) nogil
+# (``_mtnn_mul_overflow``/``_mtnn_add_overflow``: the compiler's checked arithmetic, from _C.pxd)
 
 
 def _int_list(seq):
@@ -198,7 +187,7 @@ cpdef check_geometry(object sizes, object strides, object offset, Py_ssize_t ite
             f"of size {storage_nbytes}")
 
 
-cdef bint _inference_mode_on = False   # mirrors grad_mode._inference; read by VersionCounter()
+_inference_mode_on = False   # mirrors grad_mode._inference; read by VersionCounter()
 
 
 def _set_inference_mode(bint on):
@@ -214,12 +203,7 @@ cdef class VersionCounter:
     PyTorch detects "modified by an inplace operation".
     """
 
-    cdef public Py_ssize_t value
-    # True for the counter of a tensor made under ``inference_mode`` (an "inference tensor"). It
-    # lives here because views share the counter, and PyTorch's rule is that views of inference
-    # tensors are inference tensors while views of normal tensors stay normal, even when made
-    # under inference_mode. Set once, when the counter is created.
-    cdef public bint inference
+    # (fields: ``value``, ``inference``; declared in _C.pxd)
 
     def __cinit__(self):
         self.inference = _inference_mode_on
@@ -234,31 +218,8 @@ cdef class VersionCounter:
 cdef class TensorImpl:
     """The payload of a tensor (PyTorch's ``c10::TensorImpl`` plus its ``AutogradMeta``)."""
 
-    cdef public object storage
-    cdef public tuple sizes
-    cdef public tuple strides
-    cdef public Py_ssize_t offset
-    cdef public object dtype
-    cdef public object device
-    cdef public VersionCounter version
-    # autograd metadata
-    cdef public bint requires_grad
-    cdef public object grad
-    cdef public object grad_fn
-    cdef public Py_ssize_t output_nr
-    cdef public object autograd_meta   # dict for the rarer fields (hooks, retains_grad, ...)
-    cdef public object base            # the TensorImpl this one is a view of, or None
-    # for a view (PyTorch's ``DifferentiableViewMeta``): the value of the shared version counter
-    # when its grad_fn was last made (``attr_version``: once the counter moves on, the grad_fn is
-    # stale, see ``autograd/graph.py:current_grad_fn``), and the mode it was made in
-    # (``creation_meta``: VIEW_MADE_WITH_GRAD, VIEW_MADE_IN_NO_GRAD or VIEW_MADE_IN_INFERENCE)
-    cdef public Py_ssize_t view_version
-    cdef public int creation_meta
-    # cache: the numpy view of (storage, sizes, strides, offset); rebuilt when metadata changes
-    cdef public object array
-    # borrowed pointer to the Python handle that currently owns this payload (no reference held,
-    # like PyTorch's "pyobj slot"); used to hand back the same Python object from ``._base``
-    cdef PyObject* owner
+    # The fields (storage, sizes, strides, offset, dtype, device, version, the autograd metadata,
+    # the view bookkeeping, the cached numpy view, the owner pointer) are declared in _C.pxd.
 
     def __cinit__(self):
         self.owner = NULL
@@ -356,8 +317,7 @@ cdef class TensorBase:
     saved tensor may keep alive, then forgets the handle instead of pointing at freed memory.
     """
 
-    cdef TensorImpl _impl
-    cdef object __weakref__
+    # (its field ``_impl`` is declared in _C.pxd)
 
     def __dealloc__(self):
         if self._impl is not None and self._impl.owner == <PyObject*>self:
@@ -547,43 +507,11 @@ cdef inline Py_ssize_t _wrap_dim(object dim, Py_ssize_t ndim) except? -1:
 
 cpdef object _wrap(type cls, TensorImpl impl):
     """Make a new Python handle of class ``cls`` around ``impl`` (no ``__init__`` runs)."""
-    cdef TensorBase t = TensorBase.__new__(cls)
-    t._impl = impl
-    if impl.owner == NULL:
-        impl.owner = <PyObject*>t
-    return t
+    return _wrap_payload(cls, impl)
 
 
-cdef TensorImpl _fresh_impl(cnp.ndarray arr, object dtype, object device):
-    """The payload of a fresh tensor on ``arr``: row-major (copied to C order if it is not),
-    version 0, its numpy view cached. The C twin of ``_wrap_array``, for the fast path."""
-    if not cnp.PyArray_IS_C_CONTIGUOUS(arr):
-        arr = cnp.PyArray_NewCopy(arr, cnp.NPY_CORDER)
-    cdef int nd = cnp.PyArray_NDIM(arr)
-    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(arr)
-    cdef tuple sizes = PyTuple_New(nd)
-    cdef tuple strides = PyTuple_New(nd)
-    cdef Py_ssize_t i, acc = 1
-    cdef object item  # (a Python int: PyTuple_SET_ITEM steals the reference we add)
-    for i in range(nd - 1, -1, -1):  # row-major strides, as _tensor.contiguous_strides
-        item = dims[i]
-        Py_INCREF(item)
-        PyTuple_SET_ITEM(sizes, i, item)
-        item = acc
-        Py_INCREF(item)
-        PyTuple_SET_ITEM(strides, i, item)
-        acc *= dims[i] if dims[i] > 1 else 1
-    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
-    # the flat storage: arr itself when it is already flat (a fresh result nobody else holds),
-    # else arr.reshape(-1), a flat view
-    impl.storage = arr if nd == 1 else cnp.PyArray_Ravel(arr, cnp.NPY_CORDER)
-    impl.sizes = sizes
-    impl.strides = strides
-    impl.dtype = dtype
-    impl.device = device
-    impl.version = VersionCounter.__new__(VersionCounter)  # value 0
-    impl.array = arr
-    return impl
+# (``_wrap_payload`` and ``_fresh_impl``, which every op result of the compiled twins goes through,
+# are ``inline`` in _C.pxd: each twin module compiles them into its own code.)
 
 
 cpdef object _wrap_array(type cls, object arr, object dtype, object device, tuple strides):
@@ -625,13 +553,54 @@ def _set_impl(TensorBase t, TensorImpl impl):
     impl.owner = <PyObject*>t
 
 
-include "_autograd_fast.pxi"
-include "_fastpath.pxi"
-include "_fastpath_ops.pxi"
-include "_fastpath_views.pxi"
-include "_fastpath_indexing.pxi"
-include "_fastpath_functions.pxi"
-include "_fastpath_cat.pxi"
-include "_fastpath_stack.pxi"
-include "_fastpath_softmax.pxi"
-include "_fastpath_more.pxi"
+# -- views: the bookkeeping PyTorch keeps in a view's DifferentiableViewMeta ---------------------
+
+# ``TensorImpl.creation_meta``: the mode a view was made in (PyTorch's ``CreationMeta``; an output of
+# a function returning several views is told apart by its node, see ``autograd/inplace.py``)
+VIEW_MADE_WITH_GRAD = 0
+VIEW_MADE_IN_NO_GRAD = 1
+VIEW_MADE_IN_INFERENCE = 2
+
+_grad_mode_globals = None
+
+
+def _set_grad_mode_namespace(dict namespace):
+    """Called once by ``autograd.grad_mode``: its ``__dict__``, whose ``_enabled`` a view reads."""
+    global _grad_mode_globals
+    _grad_mode_globals = namespace
+
+
+cdef void _mark_view_of(TensorImpl impl, TensorImpl b):
+    """Make ``impl`` a view of ``b``: its base is ``b``'s base (or ``b``); it remembers the version
+    of the shared counter now (``view_version``) and the mode it is made in (``creation_meta``;
+    a view made with grad mode on of a view made without it inherits the latter's, as in PyTorch)."""
+    cdef VersionCounter untracked
+    if b.version.inference:
+        return   # an inference tensor keeps no view bookkeeping: PyTorch's _is_view() is False, _base None
+    if type(b.version) is not VersionCounter:
+        # b is .data / detach() of an inference tensor (grad_mode.DetachedInferenceCounter): its views
+        # are inference tensors without a counter, as in PyTorch (written in place only in the mode)
+        untracked = VersionCounter()
+        untracked.inference = True
+        impl.version = untracked
+        return
+    cdef TensorImpl base = b.base if b.base is not None else b
+    cdef PyObject* enabled
+    cdef int meta = 0
+    impl.base = base
+    impl.view_version = b.version.value
+    if _inference_mode_on:
+        meta = 2
+    elif _grad_mode_globals is not None:
+        enabled = PyDict_GetItem(_grad_mode_globals, "_enabled")
+        if enabled != NULL and not <object>enabled:
+            meta = 1
+    if meta == 0 and b.base is not None:
+        meta = b.creation_meta
+    impl.creation_meta = meta
+
+
+def mark_view(TensorImpl impl, TensorImpl b):
+    """``impl`` (a fresh payload on ``b``'s storage and version counter) becomes a view of ``b``
+    (``_tensor._make_view`` and ``as_subclass`` call this; the compiled views do it in C)."""
+    _mark_view_of(impl, b)

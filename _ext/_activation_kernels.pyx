@@ -9,7 +9,7 @@ the cpu kernels call the functions here first and use numpy only for what these 
 
 Why compiled: on a 4x4 tensor the numpy softmax is five ufunc calls and three temporaries (about
 4 us); the loop itself takes a fraction of a microsecond. The compiled fast paths
-(``_ext/_fastpath_ops.pxi``, ``_fastpath_functions.pxi``) call these same functions, so the fast
+(``_ext/twins/backends/cpu/reduction.pyx``) call these same functions, so the fast
 path and the full path give the same bits.
 
 Each function works on a numpy array of dtype float32 or float64 (16-bit floats arrive here

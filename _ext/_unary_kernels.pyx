@@ -29,7 +29,7 @@ elements; acos, atan, tan, exp2, sqrt are as close or closer with numpy).
 Each function takes a numpy array and returns a fresh array: for float32 a row-major one from
 the loop (any input layout), otherwise numpy's result. The cpu kernels' table
 (``backends/cpu/pointwise.py::_FLOAT_UNARY``) holds these functions, so the full path and the
-compiled fast paths (``_ext/_fastpath_ops.pxi``) give the same bits.
+compiled twins (``_ext/twins/backends/cpu/pointwise.pyx``) give the same bits.
 
 ``libm_erf``, ``libm_exp`` and ``libm_tanh`` (at the end) are the C library's functions for float32
 *and* float64, element by element: what PyTorch's scalar loops call, for GELU and its backward

@@ -3,7 +3,7 @@
 Three measurements, each printed as minitorch_nn's microseconds, torch's, and their ratio:
 
 1. **Recording, per op**, on tiny tensors that require grad, where the time is all bookkeeping:
-   the autograd layer (``autograd/recording.py``, compiled in ``_ext/_autograd_fast.pxi``) making
+   the autograd layer (``autograd/recording.py``, compiled in ``_ext/twins/autograd/recording.pyx``) making
    a node, saving tensors and wiring the output, on top of the op itself. ``grad`` is the op with
    recording; ``no-rec`` is the same op on the same tensors under ``no_grad()`` (nothing
    recorded), so ``grad - no-rec`` is the price of recording, printed as ``rec`` with its own

@@ -15,7 +15,7 @@ each as an aten op called from Python in both libraries (``aten.tanh_backward.de
 against ``torch.ops.aten.tanh_backward.default(g, y)``), so both sides pay a Python-level op call.
 
 ``ours`` is ``backward()`` as it runs by default: ``engine.run_backward`` handing over to its
-compiled twin (``_ext/_engine_fast.pyx``); ``readable`` is the same with the switch
+compiled twin (``_ext/twins/autograd/engine.pyx``); ``readable`` is the same with the switch
 ``minitorch_nn.backends.compiled`` off, so ``run_backward``'s own loop runs (what reading mode
 costs). Times are CPU time of this process (``time.process_time``), the best of several repeats;
 torch runs on one thread.

@@ -8,7 +8,7 @@ cpu kernel (``backends/cpu/``). On tiny tensors the time is all that bookkeeping
 measure it: ours, torch, and the bare numpy expression doing the same arithmetic (the floor we
 cannot go under, since our cpu kernels call numpy).
 
-Some rows have a compiled fast path at the top (``_ext/_fastpath*.pxi``: ``x.exp()``, ``a / b``,
+Some rows have a compiled fast path at the top (``_ext/twins/``: ``x.exp()``, ``a / b``,
 views, matmul...), which skips this chain for plain tensors; the ``aten.*`` rows call the op
 overload directly (the chain without the public layer, what autograd's backward formulas and the
 composite functions call), and softmax, indexing, reductions with ``dim``, ``clamp``, ``max(dim)``,

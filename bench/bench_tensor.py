@@ -5,15 +5,15 @@ tables:
 
 * **tiny ops** (``add``, ``sub``, ``mul``, ``+ 1``, ``relu``, ``sum`` on shape ``(4,)``
   float32): what one op costs when the data is negligible, i.e. the per-op overhead. Plain cpu
-  tensors take the compiled fast path (``_ext/_fastpath.pxi``); the ``mt.add (full path)`` row
+  tensors take the compiled fast path (``_ext/twins/backends/cpu/pointwise.pyx``...); the ``mt.add (full path)`` row
   is the function form, which always runs the whole chain (public function,
   ``__torch_function__`` check, op, dispatch, kernel), for comparison. Target (issue 2): at or
   below PyTorch's.
 * **more tiny ops** (``exp``, ``tanh``, ``sigmoid``, ``-x``, ``/``, ``** 2``, ``@``, ``t``, ``transpose``,
   ``view``, ``reshape``, ``unsqueeze`` on shape ``(4, 4)`` float32; ``cat`` and ``stack`` of two
-  of them, ``_ext/_fastpath_cat.pxi`` and ``_fastpath_stack.pxi``), without and with
+  of them, ``_ext/twins/backends/cpu/factories.pyx``), without and with
   ``requires_grad=True`` (then the op is recorded: issue 3's target is within 1.5x of PyTorch).
-  Plain cpu tensors take the compiled paths of ``_ext/_fastpath_ops.pxi``.
+  Plain cpu tensors take the compiled twins under ``_ext/twins/backends/``.
 * **big ops** (``add``/``mul`` on 4M float32, float32 ``matmul`` at 512 and 2048): where the
   time is numpy's/BLAS's own. Target: within 1.1x of numpy.
 * **import time** of ``import minitorch_nn`` (next to ``import numpy``, which it includes, and
@@ -88,7 +88,7 @@ def tiny_cases(mt, np, torch):
 
 def op_cases(mt, np, torch, grad):
     """More tiny ops on (4, 4) float32: unary math, division, matmul and views
-    (``_ext/_fastpath_ops.pxi``), on tensors that require grad (``grad``: the op is recorded) or not.
+    (``_ext/twins/backends/``), on tensors that require grad (``grad``: the op is recorded) or not.
     numpy's column is the same computation on arrays (a view for the view ops)."""
     rng = np.random.default_rng(0)
     na, nb = rng.standard_normal((4, 4), dtype=np.float32), rng.standard_normal((4, 4), dtype=np.float32)

@@ -13,7 +13,7 @@ functions and the dispatch chain in the layering, and the method table sits abov
 How a method call travels: ``a.add(b)`` -> ``Tensor.add`` -> ``_functions.pointwise.add`` (where
 ``__torch_function__`` is honoured) -> ``ops.aten.add.Tensor`` -> the dispatch chain
 (``_dispatch/``) -> the cpu kernel in ``backends/cpu/``. (``a + b``, ``a * b``, ``a.relu()`` and
-``a.sum()`` on plain cpu tensors first try the compiled fast path in ``_ext/_fastpath.pxi``,
+``a.sum()`` on plain cpu tensors first try their compiled twins in ``_ext/twins/``,
 which gives the same result without the layers in between.)
 
 The bottom of the file has the three ways a tensor object comes to exist: from a numpy array

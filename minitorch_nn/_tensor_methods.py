@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as _np
 
-from minitorch_nn import _C, _dispatch, _ops
 from minitorch_nn import _C_torch_function as _tfc
+from minitorch_nn import _dispatch, _ops
 from minitorch_nn import _dtype as _dt
 from minitorch_nn import _functions as _pkg  # noqa: F401
 from minitorch_nn._C import Size, TensorBase
@@ -24,6 +24,14 @@ from minitorch_nn._functions import shape as _sh
 from minitorch_nn._ops import aten
 from minitorch_nn._shape import normalize_size
 from minitorch_nn._tensor import Tensor
+from minitorch_nn._twins import _gate as _twin_gate
+from minitorch_nn._twins._functions import indexing as _indexing_twin
+from minitorch_nn._twins.backends import views as _views_twin
+from minitorch_nn._twins.backends.cpu import activations as _activations_twin
+from minitorch_nn._twins.backends.cpu import factories as _factories_twin
+from minitorch_nn._twins.backends.cpu import linalg as _linalg_twin
+from minitorch_nn._twins.backends.cpu import pointwise as _pointwise_twin
+from minitorch_nn._twins.backends.cpu import reduction as _reduction_twin
 from minitorch_nn.autograd import grad_mode as _grad_mode
 from minitorch_nn.backends import compiled as _compiled
 from minitorch_nn.overrides import public
@@ -41,23 +49,23 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
     _FORWARD.pop(_name, None)
 
 
-# Compiled twins of Tensor methods: ``x.relu()``, ``x.sum()``, ``x.detach()``, ``x.to(dtype)``
-# (which state_dict and Module.to call once per tensor) and the operators ``+ - *`` below are
-# compiled functions from ``_ext/_fastpath.pxi``. When nothing could observe the op (exact
-# ``Tensor``s on the cpu, no mode or dispatch subclass...) and the op's guard holds, they call
-# numpy themselves, exactly as the cpu kernel would; otherwise they call the full-path function
-# given to ``_C.install_fast_path`` at the bottom of this file. Each is bound through
-# ``backends.compiled.bind``: with the switch off, ``Tensor.relu`` is the readable method itself.
-_FAST_METHODS = {"relu": _C.tensor_relu, "sum": _C.tensor_sum, "detach": _C.tensor_detach, "to": _C.tensor_to}
-# ... and, from ``_ext/_fastpath_ops.pxi``, unary math, div, matmul/mm and the views t, transpose,
-# unsqueeze, squeeze (also with grad: they record through the compiled recorder)
-_FAST_OPS = getattr(_C, "FAST_OP_METHODS", {})  # (absent from a _C built without _fastpath_ops.pxi)
-_FAST_METHODS.update(_FAST_OPS)
-# ... and, from ``_ext/_fastpath_softmax.pxi``, softmax and log_softmax
-_FAST_METHODS.update(getattr(_C, "FAST_SOFTMAX_METHODS", {}))
-_FAST_METHODS.update(getattr(_C, "FAST_BINARY_METHODS", {}))   # add, sub, mul (_fastpath_functions.pxi)
-# ... and, from ``_ext/_fastpath_more.pxi``, flatten, sum(dim), clone, clamp, cumsum, bmm, masked_fill
-_FAST_METHODS.update(getattr(_C, "FAST_MORE_METHODS", {}))
+# Compiled twins of Tensor methods: ``x.relu()``, ``x.sum()``, ``x.exp()``, ``x.t()``, ``x.detach()``,
+# ``x.to(dtype)`` (which state_dict and Module.to call once per tensor)... and the operators below
+# are compiled functions from the twins of the kernels they mirror (``_ext/twins/<path of the
+# kernel's file>.pyx``; each twin module lists its methods in ``METHODS`` and its public functions
+# in ``FUNCTIONS``). When nothing could observe the op (exact ``Tensor``s on the cpu, no mode or
+# dispatch subclass...) and the op's guard holds, they call numpy themselves, exactly as the cpu
+# kernel would (also with grad: they record through the compiled recorder); otherwise they call
+# the full-path function given to the twins' gate (``_twin_gate.install_fast_functions``) at the
+# bottom of this file. Each is bound through ``backends.compiled.bind``: with the switch off,
+# ``Tensor.relu`` is the readable method itself.
+_TWIN_MODULES = (_pointwise_twin, _activations_twin, _reduction_twin, _linalg_twin, _factories_twin,
+                 _views_twin, _indexing_twin)
+_FAST_METHODS = {}
+_FAST_FUNCTIONS = {}
+for _twin_module in _TWIN_MODULES:
+    _FAST_METHODS.update(_twin_module.METHODS)
+    _FAST_FUNCTIONS.update(_twin_module.FUNCTIONS)
 _FULL_PATH = {}  # name -> the public wrapper that a compiled method falls back to
 _READABLE = {}   # name -> the readable method, Tensor.<name> while the switch is off
 
@@ -205,20 +213,15 @@ for _f in (view, view_as, reshape_as, reshape, permute, expand, repeat, flip, ne
     setattr(Tensor, _f.__name__, public(_f))
     Tensor.__dict__[_f.__name__].__qualname__ = "Tensor." + _f.__name__
 Tensor.new_tensor = new_tensor
-if _FAST_OPS:  # compiled view() and reshape(); their full paths: the public view above, and reshape()
-    _FULL_PATH["view"] = public(view, func=_C.tensor_view)
-    _FULL_PATH["reshape"] = public(reshape, func=_C.tensor_reshape)
-    _C.tensor_view.__name__, _C.tensor_view.__qualname__, _C.tensor_view.__doc__ = "view", "Tensor.view", view.__doc__
-    _C.tensor_reshape.__name__, _C.tensor_reshape.__qualname__ = "reshape", "Tensor.reshape"
-    for _name, _fast, _f in (("view", _C.tensor_view, view), ("reshape", _C.tensor_reshape, reshape)):
-        _READABLE[_name] = Tensor.__dict__[_name]   # (the public wrapper set above)
-        _compiled.bind(Tensor, _name, _fast, _READABLE[_name], mirrors=(_f,))
-    for _f in (permute, expand) if hasattr(_C, "tensor_permute") else ():  # likewise
-        _fast = getattr(_C, "tensor_" + _f.__name__)
-        _fast.__name__, _fast.__qualname__, _fast.__doc__ = _f.__name__, "Tensor." + _f.__name__, _f.__doc__
-        _FULL_PATH[_f.__name__] = public(_f, func=_fast)
-        _READABLE[_f.__name__] = Tensor.__dict__[_f.__name__]
-        _compiled.bind(Tensor, _f.__name__, _fast, _READABLE[_f.__name__], mirrors=(_f,))
+# compiled view(), reshape(), permute(), expand() (``_ext/twins/backends/views.pyx``); their full
+# paths: the public methods above
+_views_twin.tensor_view.__doc__, _views_twin.tensor_reshape.__doc__ = view.__doc__, reshape.__doc__
+for _f in (view, reshape, permute, expand):
+    _fast = getattr(_views_twin, "tensor_" + _f.__name__)
+    _fast.__name__, _fast.__qualname__, _fast.__doc__ = _f.__name__, "Tensor." + _f.__name__, _f.__doc__
+    _FULL_PATH[_f.__name__] = public(_f, func=_fast)
+    _READABLE[_f.__name__] = Tensor.__dict__[_f.__name__]   # (the public wrapper set above)
+    _compiled.bind(Tensor, _f.__name__, _fast, _READABLE[_f.__name__], mirrors=(_f,))
 Tensor.T = property(public(size_method_T))
 Tensor.mT = property(public(mT))
 Tensor.H = Tensor.T
@@ -548,7 +551,8 @@ _READABLE_OPERATORS = {name: _binary_or_notimpl(_READABLE.get(method, getattr(Te
                        for name, method in _OPERATOR_METHODS}
 _SLOW_OPERATORS = {name: _binary_or_notimpl(_FULL_PATH.get(method, getattr(Tensor, method)))
                    for name, method in _OPERATOR_METHODS}
-for _fn, _name in ((_C.tensor_add, "__add__"), (_C.tensor_sub, "__sub__"), (_C.tensor_mul, "__mul__")):
+for _fn, _name in ((_pointwise_twin.tensor_add, "__add__"), (_pointwise_twin.tensor_sub, "__sub__"),
+                  (_pointwise_twin.tensor_mul, "__mul__")):
     _fn.__name__, _fn.__qualname__ = _name, "Tensor." + _name
     _READABLE_OPERATORS[_name].__name__, _READABLE_OPERATORS[_name].__qualname__ = _name, "Tensor." + _name
 
@@ -558,8 +562,9 @@ def _impl_of(method):
     return (getattr(_READABLE.get(method), "__wrapped_impl__", None),) if method in _READABLE else ()
 
 
-for _name, _fast in (("__add__", _C.tensor_add), ("__radd__", _C.tensor_add), ("__sub__", _C.tensor_sub),
-                     ("__mul__", _C.tensor_mul), ("__rmul__", _C.tensor_mul)):
+for _name, _fast in (("__add__", _pointwise_twin.tensor_add), ("__radd__", _pointwise_twin.tensor_add),
+                     ("__sub__", _pointwise_twin.tensor_sub), ("__mul__", _pointwise_twin.tensor_mul),
+                     ("__rmul__", _pointwise_twin.tensor_mul)):
     _method_name = dict(_OPERATOR_METHODS)[_name.replace("__r", "__")]
     _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name.replace("__r", "__")],
                    mirrors=_impl_of(_method_name))
@@ -663,12 +668,12 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):   # (compiled methods: their 
 
 
 def _install_fast_functions():
-    """The public functions with a compiled form (``minitorch_nn.exp(x)``, ``matmul(a, b)``...,
-    ``_ext/_fastpath_functions.pxi``) take the public wrapper's place in its module, under each
+    """The public functions with a compiled form (``minitorch_nn.exp(x)``, ``matmul(a, b)``...: the
+    ``FUNCTIONS`` of the twin modules) take the public wrapper's place in its module, under each
     name bound to it (before ``minitorch_nn/__init__.py`` re-exports them); the wrapper, remade to
     hand the compiled function to handlers as ``func``, is its full path."""
     slow = {}
-    for name, fast in getattr(_C, "FAST_OP_FUNCTIONS", {}).items():
+    for name, fast in _FAST_FUNCTIONS.items():
         module = next(m for m in (_pw, _la, _red, _sh) if hasattr(m, name))
         wrapper = getattr(module, name)
         fast.__name__, fast.__qualname__, fast.__module__ = name, name, wrapper.__module__
@@ -679,36 +684,34 @@ def _install_fast_functions():
             if value is wrapper:
                 _compiled.bind(module, alias, fast, wrapper, mirrors=(wrapper.__wrapped_impl__,),
                                also=("minitorch_nn",))
-    # the compiled softmax methods' full paths (_fastpath_softmax.pxi)
-    slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_SOFTMAX_METHODS", {})})
-    slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_BINARY_METHODS", {})})
-    slow.update({"Tensor." + name: _FULL_PATH[name] for name in getattr(_C, "FAST_MORE_METHODS", {})})
-    _C.install_fast_functions(slow)
+    _twin_gate.install_fast_functions(slow)
 
 
-if _FAST_OPS:  # the compiled methods themselves (their full paths hand them to handlers as func)
-    _install_fast_functions()
-    _compiled.bind(Tensor, "__neg__", _C.tensor_neg, Tensor.__dict__["__neg__"],   # (lambdas calling Tensor.neg)
-                   mirrors=_impl_of("neg"))
-    _compiled.bind(Tensor, "__abs__", _C.tensor_abs, Tensor.__dict__["__abs__"], mirrors=_impl_of("abs"))
-    _C.install_fast_ops(slow=_FULL_PATH, slow_view=_FULL_PATH["view"], slow_reshape=_FULL_PATH["reshape"],
-                        slow_truediv=_SLOW_OPERATORS["__truediv__"],
-                        slow_matmul_op=_SLOW_OPERATORS["__matmul__"],
-                        slow_pow_op=_SLOW_OPERATORS["__pow__"], slow_rtruediv=Tensor.__rtruediv__)
-    for _name, _fast in (("__truediv__", _C.tensor_truediv), ("__matmul__", _C.tensor_matmul_op),
-                         ("__pow__", _C.tensor_pow_op)):
-        _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name], mirrors=_impl_of(dict(_OPERATOR_METHODS)[_name]))
-    _compiled.bind(Tensor, "__rtruediv__", _C.tensor_rtruediv, Tensor.__rtruediv__, mirrors=(_rdiv,))
+_install_fast_functions()
+_compiled.bind(Tensor, "__neg__", _pointwise_twin.tensor_neg, Tensor.__dict__["__neg__"],   # (lambdas calling Tensor.neg)
+               mirrors=_impl_of("neg"))
+_compiled.bind(Tensor, "__abs__", _pointwise_twin.tensor_abs, Tensor.__dict__["__abs__"], mirrors=_impl_of("abs"))
+# the operators' full paths (the method's full path for the others: see the bottom of this file)
+_twin_gate.install_fast_functions({
+    "Tensor.__add__": _SLOW_OPERATORS["__add__"], "Tensor.__sub__": _SLOW_OPERATORS["__sub__"],
+    "Tensor.__mul__": _SLOW_OPERATORS["__mul__"], "Tensor.__truediv__": _SLOW_OPERATORS["__truediv__"],
+    "Tensor.__matmul__": _SLOW_OPERATORS["__matmul__"], "Tensor.__pow__": _SLOW_OPERATORS["__pow__"],
+    "Tensor.__rtruediv__": Tensor.__rtruediv__,
+})
+for _name, _fast in (("__truediv__", _pointwise_twin.tensor_truediv), ("__matmul__", _linalg_twin.tensor_matmul_op),
+                     ("__pow__", _pointwise_twin.tensor_pow_op)):
+    _compiled.bind(Tensor, _name, _fast, _READABLE_OPERATORS[_name], mirrors=_impl_of(dict(_OPERATOR_METHODS)[_name]))
+_compiled.bind(Tensor, "__rtruediv__", _pointwise_twin.tensor_rtruediv, Tensor.__rtruediv__, mirrors=(_rdiv,))
 Tensor.__getitem__ = _method("__getitem__", _idx.getitem)  # handlers see func=Tensor.__getitem__
 Tensor.__setitem__ = _method("__setitem__", _idx.setitem)
 Tensor.__hash__ = lambda self: id(self)
 
-_C.install_fast_path(
+# The twins' full paths for the methods (the public wrappers that hand the compiled methods to
+# handlers as func), then what the gate checks against: from here on the twins may run.
+_twin_gate.install_fast_functions({"Tensor." + name: full for name, full in _FULL_PATH.items()})
+_twin_gate.install_fast_path(
     tensor_cls=Tensor, tf_state=_tfc.state, dispatch_module=_dispatch, python_dispatch_module=_python_dispatch,
     ops_module=_ops, grad_mode_module=_grad_mode, dtype_cls=_dt.dtype,
     float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
-    slow_add=_SLOW_OPERATORS["__add__"], slow_sub=_SLOW_OPERATORS["__sub__"],
-    slow_mul=_SLOW_OPERATORS["__mul__"],
-    slow_relu=_FULL_PATH["relu"], slow_sum=_FULL_PATH["sum"],
-    slow_detach=_FULL_PATH["detach"], slow_to=_FULL_PATH["to"],
 )
+_compiled.register_guard_maker(_twin_gate._make_twin_guards)

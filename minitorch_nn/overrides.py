@@ -310,7 +310,7 @@ def public(fn, *, func=None):
     The wrapper itself is what handlers receive as ``func`` (so ``func is minitorch_nn.add``
     holds); the undecorated function is kept as ``__wrapped_impl__``. A compiled Tensor method
     that is its own fast path and calls the wrapper only as its slow path passes itself as
-    ``func``, so handlers see ``func is Tensor.relu`` (``_ext/_fastpath.pxi``).
+    ``func``, so handlers see ``func is Tensor.relu`` (``_ext/twins/backends/cpu/activations.pyx``).
     """
     state = _state
     skip = _NO_OVERRIDE

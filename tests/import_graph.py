@@ -46,8 +46,9 @@ class Import:
 def module_files(package_dir: pathlib.Path = PACKAGE_DIR) -> dict[str, pathlib.Path]:
     """Map every module name of the package to its source file.
 
-    A compiled module ``minitorch_nn.<name>`` is built from ``_ext/<name>.pyx`` (see setup.py);
-    its source counts as that module's.
+    A compiled module ``minitorch_nn.<name>`` is built from ``_ext/<name>.pyx``, and a compiled twin
+    ``minitorch_nn._twins.<path>`` from ``_ext/twins/<path>.pyx`` (see setup.py); its source counts
+    as that module's.
     """
     modules = {}
     for path in sorted(package_dir.rglob("*.py")):
@@ -55,8 +56,12 @@ def module_files(package_dir: pathlib.Path = PACKAGE_DIR) -> dict[str, pathlib.P
         if parts[-1] == "__init__":
             parts.pop()
         modules[".".join(parts)] = path
-    for path in sorted((package_dir.parent / "_ext").glob("*.pyx")):
-        modules[f"{PACKAGE}.{path.stem}"] = path
+    ext = package_dir.parent / "_ext"
+    for path in sorted(ext.rglob("*.pyx")):
+        parts = list(path.relative_to(ext).with_suffix("").parts)
+        if parts[0] == "twins":
+            parts[0] = "_twins"
+        modules[".".join([PACKAGE, *parts])] = path
     return modules
 
 

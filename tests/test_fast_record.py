@@ -1,13 +1,13 @@
 """The compiled recorder builds the same autograd graph as the readable one.
 
 ``a + b``, ``a - b``, ``a * b``, ``a.relu()`` and ``a.sum()`` on tensors that require grad run
-their kernel in C (``_ext/_fastpath.pxi``) and then ``record_computed`` (``_ext/_autograd_fast.pxi``)
+their kernel in C (``_ext/twins/backends/``) and then ``record_computed`` (``_ext/twins/autograd/recording.pyx``)
 wires the result into the graph, instead of ``autograd/recording.py:_record_simple`` around the
 full dispatch chain. Everything a user can observe about the graph must be the same either way,
 so each case here runs twice on fresh, identical inputs, once as is and once on the reference
 path (a pass-through dispatcher, as ``dispatch_trace()`` installs, which makes the fast path step
 aside, and the readable ``recording.autograd_layer`` in place of its compiled twin
-``_C.autograd_layer``),
+``_twins.autograd.recording.autograd_layer``),
 and compares:
 
 * the result: requires_grad, is_leaf, output_nr, view bookkeeping;
@@ -18,7 +18,7 @@ and compares:
 * after backward (with a tensor hook and ``retain_grad`` on the result): every gradient, bit for
   bit, or the error (a saved input modified in place gives the version error).
 
-``_C._record_computed`` is also called directly, on ops that have no compiled kernel yet, with a
+The twin's ``_record_computed`` is also called directly, on ops that have no compiled kernel yet, with a
 result computed under ``no_grad``: that is how other fast paths use it. Other ops, through their
 public functions, compare the compiled layer with the readable one.
 """
@@ -33,8 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _C
 from minitorch_nn._ops import aten
+from minitorch_nn._twins.autograd import recording as _recording_twin
 from minitorch_nn.autograd import recording
 from minitorch_nn.autograd.graph import AccumulateGrad, Node, SavedScalar
 from tests.strategies import build, tensor_specs
@@ -186,7 +186,7 @@ def _direct(op, args):
     """``op(*args)`` computed under no_grad, then recorded by the compiled recorder."""
     with mt.no_grad():
         out = op(*args)
-    r = _C._record_computed(op, args, out)
+    r = _recording_twin._record_computed(op, args, out)
     return out if r is NotImplemented else r
 
 
@@ -250,7 +250,7 @@ def test_record_computed_declines_when_only_an_index_requires_grad():
     idx = mt.tensor([0, 2])
     with mt.no_grad():
         out = aten.index_select.default(x, 0, idx)
-    assert _C._record_computed(aten.index_select.default, (x, 0, idx), out) is NotImplemented
+    assert _recording_twin._record_computed(aten.index_select.default, (x, 0, idx), out) is NotImplemented
     assert out.grad_fn is None and not out.requires_grad
 
 

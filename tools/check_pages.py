@@ -51,7 +51,7 @@ DEFAULT_HTML = ROOT / "docs" / "_build" / "html"
 GALLERY_SRC = ROOT / "docs" / "auto_tutorials"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
 SOURCE_LIST_TITLE = "Source files this tutorial walks through"
-SOURCE_PATH = re.compile(r"^(?:minitorch_nn/[\w/]*?(?:\.py|/)|_ext/\w+\.(?:pyx|pxi))$")
+SOURCE_PATH = re.compile(r"^(?:minitorch_nn/[\w/]*?(?:\.py|/)|_ext/[\w/]+\.(?:pyx|pxi))$")
 
 
 def find_chromium(explicit: str | None) -> str | None:

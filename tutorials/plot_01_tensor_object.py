@@ -87,7 +87,8 @@ print(f"x[i, j] is storage[{offset} + i*{s0} + j*{s1}] for all i, j")
 # view kernels in ``backends/views.py`` only compute the new sizes, strides and offset.
 #
 # What runs by default is not this Python code: common views such as ``x.t()`` and ``x[1:]``
-# have compiled *twins* (``_ext/_fastpath_views.pxi`` and ``_ext/_fastpath_indexing.pxi``) that
+# have compiled *twins* (``_ext/twins/backends/views.pyx``, the twin of ``backends/views.py``, and
+# ``_ext/twins/_functions/indexing.pyx``) that
 # build the very same payload in C. The switch ``torch.backends.compiled`` turns every twin off,
 # so that only the code you read runs: inside ``with torch.backends.compiled.flags(enabled=False):``
 # ``x.t()`` goes through the dispatcher to the ``t`` kernel of ``backends/views.py`` and

@@ -105,7 +105,8 @@ print(op(a.to("meta"), b.to("meta")))
 # The Python spellings are thin layers over the op:
 #
 # 1. ``a + b`` calls ``Tensor.__add__``, installed in ``_tensor_methods.py`` around the public
-#    function ``add``. By default ``Tensor.__add__`` is its compiled twin (``_ext/_fastpath.pxi``):
+#    function ``add``. By default ``Tensor.__add__`` is its compiled twin (``tensor_add`` in
+#    ``_ext/twins/backends/cpu/pointwise.pyx``, the twin of ``backends/cpu/pointwise.py``):
 #    for plain cpu tensors that nothing could observe, and while the cpu kernel registered for
 #    ``aten.add.Tensor`` is the one it mirrors, it computes the same result itself; otherwise it
 #    calls ``add`` and the steps below run. With the compiled twins switched off
@@ -130,8 +131,8 @@ print(inspect.getsource(torch.add.__wrapped_impl__))
 #
 # * ``autograd_layer`` records a graph node when an input requires grad, and otherwise lets the
 #   call through. Its readable code is ``autograd_layer`` in ``autograd/recording.py``; what the
-#   autograd package installs is its compiled twin, ``_C.autograd_layer``
-#   (``_ext/_autograd_fast.pxi``), which hands every op to the readable one while the compiled
+#   autograd package installs is its compiled twin, ``autograd_layer`` in
+#   ``_ext/twins/autograd/recording.pyx``, which hands every op to the readable one while the compiled
 #   twins are switched off;
 # * ``python_layer`` gives ``__torch_dispatch__`` subclasses and dispatch modes their turn
 #   (``_dispatch/python_dispatch.py`` installs it only while such a class or mode exists);

@@ -21,8 +21,8 @@ places where you can step in: a custom ``autograd.Function``, hooks and ``create
   (``save_for_backward``, ``saved_tensors`` with the version check).
 
 Both the recorder and the engine have compiled *twins* that run by default:
-``_ext/_autograd_fast.pxi`` (the twin of ``recording.py``'s autograd layer) and
-``_ext/_engine_fast.pyx`` (the twin of ``run_backward``). They make the same nodes and run the same
+``_ext/twins/autograd/recording.pyx`` (the twin of ``recording.py``'s autograd layer) and
+``_ext/twins/autograd/engine.pyx`` (the twin of ``run_backward``). They make the same nodes and run the same
 steps, faster. The walk-throughs below that follow ``recording.py`` and ``run_backward`` line by
 line run inside ``with torch.backends.compiled.flags(enabled=False):``, which switches every twin
 off, so that what you read is what runs (tutorial 12, "Making it fast", is about the twins).
@@ -35,7 +35,8 @@ from minitorch_nn.autograd.engine import topological_order
 # A node per op: ``grad_fn``
 # --------------------------
 # The autograd layer runs before the kernel for every op: ``autograd_layer`` in ``recording.py``
-# (by default its compiled twin ``_C.autograd_layer`` runs in its place; with the switch off, as
+# (by default its compiled twin, ``autograd_layer`` of ``_ext/twins/autograd/recording.pyx``, runs
+# in its place; with the switch off, as
 # here, ``recording.py`` itself runs). When an input requires grad it creates a node whose class is
 # named after the op (``SinBackward0``, ``MulBackward0``) and stores it in the output's
 # ``grad_fn``. A leaf that you created yourself has no ``grad_fn``.
@@ -104,7 +105,7 @@ print([type(n).__name__ for n in topological_order([z.sum().grad_fn])])
 # %%
 # Running it: the gradient of ``sum(sin(x * w))`` with respect to ``x`` is ``cos(x * w) * w``.
 # With the switch off, ``y.backward()`` runs ``run_backward``'s loop in ``engine.py`` line by
-# line; by default its twin ``run_backward`` in ``_ext/_engine_fast.pyx`` runs instead, with the
+# line; by default its twin ``run_backward`` in ``_ext/twins/autograd/engine.pyx`` runs instead, with the
 # same phases and the same names.
 
 with torch.backends.compiled.flags(enabled=False):
@@ -277,7 +278,7 @@ compare_with_pytorch(story, "plot_04_autograd")
 #    ``loss.backward()`` now prints every node, with the switch on too: the compiled twin of
 #    ``run_backward`` sees at import that its original no longer has its recorded fingerprint,
 #    turns itself off with a warning, and ``torch.backends.compiled.disabled()`` says why (a
-#    rebuild does not change that). Which line would you add to ``_ext/_engine_fast.pyx`` to make
+#    rebuild does not change that). Which line would you add to ``_ext/twins/autograd/engine.pyx`` to make
 #    the twin print too? (Tutorial 12 shows how a twin is then brought back.)
 # 4. Write an ``autograd.Function`` for ``relu`` that saves only a boolean mask (not the input).
 #    Check it with ``gradcheck``. Does an in-place change of the input still raise the version

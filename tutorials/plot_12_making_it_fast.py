@@ -16,11 +16,11 @@ mirrors has been replaced, and fingerprints that catch an edit to the source.
 
 * ``minitorch_nn/backends/compiled.py``: the switch ``torch.backends.compiled`` (``enabled``,
   ``flags(enabled=...)``, ``disabled()``).
-* ``minitorch_nn/autograd/engine.py`` and its twin ``_ext/_engine_fast.pyx``: ``run_backward``.
-* ``minitorch_nn/autograd/recording.py`` and its twin ``_ext/_autograd_fast.pxi``: the autograd
+* ``minitorch_nn/autograd/engine.py`` and its twin ``_ext/twins/autograd/engine.pyx``: ``run_backward``.
+* ``minitorch_nn/autograd/recording.py`` and its twin ``_ext/twins/autograd/recording.pyx``: the autograd
   layer that records a node per op.
 * ``minitorch_nn/backends/cpu/pointwise.py``: the cpu kernel of ``aten.add.Tensor``, whose work
-  the twin of ``a + b`` in ``_ext/_fastpath.pxi`` does for small plain tensors.
+  its twin ``_ext/twins/backends/cpu/pointwise.pyx`` does for ``a + b`` on small plain tensors.
 * ``minitorch_nn/backends/_fingerprint.py`` and ``minitorch_nn/_twin_manifest.json``: the
   fingerprints of the originals.
 """
@@ -116,22 +116,22 @@ print(source[: source.index("    # Where to capture gradients")])
 
 # %%
 # ``_send``, which the loop calls for every node, puts each gradient into the buffer of the node
-# it is for. Here is the original, then its twin from ``_ext/_engine_fast.pyx``: the same steps,
+# it is for. Here is the original, then its twin from ``_ext/twins/autograd/engine.pyx``: the same steps,
 # with C types, so that Cython turns the dictionary and tuple operations into C calls.
 
 print(inspect.getsource(engine._send))
-pyx = Path(torch.__file__).resolve().parents[1] / "_ext" / "_engine_fast.pyx"
+pyx = Path(torch.__file__).resolve().parents[1] / "_ext" / "twins" / "autograd" / "engine.pyx"
 if pyx.exists():
     text = pyx.read_text()
     start = text.index("cdef int _send(")
     print(text[start : text.index("\n\n\n", start)])
 else:
-    print("(the twin's source is not installed here; see _ext/_engine_fast.pyx in the repository)")
+    print("(the twin's source is not installed here; see _ext/twins/autograd/engine.pyx in the repository)")
 
 # %%
 # The same holds for kernels. This is the cpu kernel of ``aten.add.Tensor``
 # (``backends/cpu/pointwise.py``); for small plain cpu tensors, ``a + b`` runs its twin
-# ``tensor_add`` in ``_ext/_fastpath.pxi``, which makes the same numpy calls without going through
+# ``tensor_add`` in ``_ext/twins/backends/cpu/pointwise.pyx``, which makes the same numpy calls without going through
 # the dispatcher.
 
 add = torch.ops.aten.add.Tensor
@@ -256,13 +256,13 @@ compare_with_pytorch(story, "plot_12_making_it_fast")
 # ---------
 # 1. Time ``loss.backward()`` alone (build the graph outside the timer) with the switch on and off.
 #    How much of the training step's difference comes from the engine, and how much from recording
-#    the forward pass (``recording.py`` against ``_ext/_autograd_fast.pxi``)?
+#    the forward pass (``recording.py`` against ``_ext/twins/autograd/recording.pyx``)?
 # 2. Replace ``recording._record_simple`` with a wrapper that prints each op's name, and run the
 #    training step with the switch on. Which ops print? Why do ``cat`` and in-place ops not go
 #    through ``_record_simple``? (Read ``autograd_layer`` in ``recording.py``.)
 # 3. Edit ``_add_to_buffer`` in ``engine.py`` (add a comment, then change a line) and restart
 #    Python each time. Which edit turns the engine's twin off? Check with
 #    ``torch.backends.compiled.disabled()``.
-# 4. Write the twin of ``_add_to_buffer``'s one-line change in ``_ext/_engine_fast.pyx``, rebuild
+# 4. Write the twin of ``_add_to_buffer``'s one-line change in ``_ext/twins/autograd/engine.pyx``, rebuild
 #    (``make build``), record the new fingerprint with ``make twins-manifest`` and run
 #    ``tests/twins/test_engine_twin.py``, which compares the twin with the original.

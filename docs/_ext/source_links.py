@@ -25,7 +25,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.pycode import ModuleAnalyzer
 
-PATH = re.compile(r"^(?:minitorch_nn/[\w/]*?(?:\.py|/)|_ext/\w+\.(?:pyx|pxi))$")
+PATH = re.compile(r"^(?:minitorch_nn/[\w/]*?(?:\.py|/)|_ext/[\w/]+\.(?:pyx|pxi))$")
 CYTHON_PAGE = "source_c"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,8 +35,9 @@ def _module_name(path: str) -> str:
 
 
 def _file_id(path: str) -> str:
-    """The id of a Cython file's listing on the source_c page: ``src-_C-pyx``."""
-    return "src-" + Path(path).name.replace(".", "-")
+    """The id of a Cython file's listing on the source_c page: ``src-_C-pyx``,
+    ``src-twins-backends-cpu-pointwise-pyx``."""
+    return "src-" + path.removeprefix("_ext/").replace("/", "-").replace(".", "-")
 
 
 def _viewcode_entry(env, modname: str):
@@ -176,6 +177,10 @@ def _mark_cython_listings(app, doctree, docname):
     for block in doctree.findall(nodes.literal_block):
         source = block.get("source", "")
         if source.endswith((".pyx", ".pxi")):
+            try:
+                source = Path(source).resolve().relative_to(ROOT).as_posix()
+            except ValueError:
+                pass
             block["ids"].append(_file_id(source))
 
 

@@ -29,8 +29,8 @@ runs with ``__torch_function__`` disabled, as PyTorch's C++ engine runs below th
 user code called from it (hooks, ``autograd.Function.backward``) sees ``__torch_function__`` as
 usual. ``__torch_dispatch__`` modes see every aten op, as in PyTorch.
 
-Speed: ``run_backward`` has a compiled twin, ``run_backward`` in ``_ext/_engine_fast.pyx`` (the
-module ``minitorch_nn._engine_fast``): the same phases with the same names, with the ready queue
+Speed: ``run_backward`` has a compiled twin, ``run_backward`` in ``_ext/twins/autograd/engine.pyx`` (the
+module ``minitorch_nn._twins.autograd.engine``): the same phases with the same names, with the ready queue
 as a C heap that pops in ``ReadyQueue``'s order, ``_send`` written out, and ``recording.OpNode``'s
 ``apply`` and ``release_variables`` run in C. ``run_backward`` hands over to it on its first line
 while the switch ``minitorch_nn.backends.compiled`` is on and the twin's guards hold: the engine
@@ -550,21 +550,21 @@ def _twin_originals():
 
 
 def _load_twin():
-    """``minitorch_nn._engine_fast`` set up with this module's functions, or None when it is not
+    """``minitorch_nn._twins.autograd.engine`` set up with this module's functions, or None when it is not
     built or when an original it mirrors no longer has its recorded fingerprint (it then says so once)."""
     try:
-        from minitorch_nn import _engine_fast
+        from minitorch_nn._twins.autograd import engine as _engine_twin
     except ImportError:
         return None
     if not _compiled_switch.check_original("autograd.engine", *_twin_originals()):
         return None
     try:
-        _engine_fast.setup(engine=sys.modules[__name__], recording=_recording, graph=_graph, grad_mode=_gm,
+        _engine_twin.setup(engine=sys.modules[__name__], recording=_recording, graph=_graph, grad_mode=_gm,
                            dispatch=_dispatch, tf_state=_tf_state, ready_queue=_ready_queue)
-    except (TypeError, AttributeError) as err:   # a module built from another version of _engine_fast.pyx
+    except (TypeError, AttributeError) as err:   # a module built from another version of the twin
         _compiled_switch._disable_twin("autograd.engine", f"the built module does not fit this engine.py ({err})")
         return None
-    return _engine_fast
+    return _engine_twin
 
 
 _twin = _load_twin()

@@ -36,6 +36,7 @@ from minitorch_nn import _C
 
 _enabled = True          # read by autograd/recording.py on every op
 _inference = False
+_C._set_grad_mode_namespace(globals())   # a view made under no_grad remembers it (``_C.mark_view``)
 
 
 def is_grad_enabled() -> bool:

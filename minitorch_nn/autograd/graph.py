@@ -23,7 +23,7 @@ Where we differ from PyTorch: nodes are Python objects; a node class per op is m
 (``node_class("MulBackward0")``) instead of being generated C++. Like PyTorch's C++ nodes they have
 no ``__dict__`` (``grad_fn.foo = 1`` is an ``AttributeError``). Their fields, and those of
 ``AccumulateGrad``, ``SavedTensor`` and ``SavedScalar``, are laid out in C by small Cython base
-classes (``NodeBase``... in ``_ext/_autograd_fast.pxi``) so that the compiled recorder can fill them
+classes (``NodeBase``... in ``_ext/twins/autograd/recording.pyx``) so that the compiled recorder can fill them
 without running the ``__init__`` methods below; every method stays here, in Python.
 
 What a ``TorchDispatchMode`` or a ``__torch_dispatch__`` subclass sees of saved tensors is what it
@@ -42,16 +42,16 @@ import sys
 import weakref
 
 from minitorch_nn import _C, _dispatch
-from minitorch_nn._C import (
+from minitorch_nn._C import TensorBase, TensorImpl
+from minitorch_nn._C_torch_function import DisableTorchFunction
+from minitorch_nn._C_torch_function import state as _tf_state
+from minitorch_nn._twins.autograd import recording as _recording_twin
+from minitorch_nn._twins.autograd.recording import (
     AccumulateGradBase,
     NodeBase,
     SavedScalarBase,
     SavedTensorBase,
-    TensorBase,
-    TensorImpl,
 )
-from minitorch_nn._C_torch_function import DisableTorchFunction
-from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.backends import compiled as _compiled_switch
 
@@ -145,7 +145,7 @@ def _check_node_hook_result(hook, previous, new):
 
 # Sequence numbers: one counter for the whole process (PyTorch keeps one per thread), kept in C
 # so that the compiled recorder and Node.__init__ take numbers from the same counter.
-_next_sequence_nr = _C.next_sequence_nr
+_next_sequence_nr = _recording_twin.next_sequence_nr
 # AccumulateGrad's number: UINT64_MAX in PyTorch, so leaves are written as soon as they can be.
 MAX_SEQUENCE_NR = 2**64 - 1
 
@@ -531,7 +531,7 @@ class AccumulateGrad(Node, AccumulateGradBase):
 
     It holds the leaf's payload, ``_impl`` (so a leaf in a live graph has ``_use_count() == 2``),
     and is cached *weakly* in the leaf's ``autograd_meta``: the graph keeps it alive, the leaf does
-    not. (The compiled recorder makes it too: ``_accumulate_grad`` in ``_ext/_autograd_fast.pxi``.)
+    not. (The compiled recorder makes it too: ``_accumulate_grad`` in ``_ext/twins/autograd/recording.pyx``.)
     """
 
     __slots__ = ()

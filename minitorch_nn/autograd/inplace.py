@@ -3,7 +3,7 @@
 Mirrors ``variable.cpp``'s ``rebase_history`` and ``CopySlices`` (``torch/csrc/autograd/functions/
 tensor.cpp``) and the checks ``VariableType`` kernels make before an in-place op
 (``check_inplace``). The recorder (``recording.py``, and its compiled twin in
-``_ext/_autograd_fast.pxi``) calls these for every in-place op it records:
+``_ext/twins/autograd/recording.pyx``) calls these for every in-place op it records:
 
 * ``_check_inplace(t)`` refuses what PyTorch refuses: writing into a leaf that requires grad, into
   a view of one, into a view made under ``no_grad`` of a tensor that requires grad, into an

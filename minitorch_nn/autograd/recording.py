@@ -31,7 +31,7 @@ on the op's :class:`Derivative` as a :class:`_SavePlan`. ``_record`` is the gene
 (``Tensor[]`` inputs such as ``cat``, and in-place ops).
 
 ``autograd_layer`` and the recorders it calls are the readable reference; by default the
-dispatcher calls their compiled twin, ``_C.autograd_layer`` (``_ext/_autograd_fast.pxi``), which
+dispatcher calls their compiled twin, ``autograd_layer`` of ``_ext/twins/autograd/recording.pyx``, which
 does the same steps in the same order and fills the nodes' and saved tensors' C fields directly
 (``_record`` has its twin there too: ``_record_general``). The compiled fast paths of ``a * b`` and
 friends record through the twin of ``_record_computed``. The twin steps aside, and every op is
@@ -52,11 +52,13 @@ from __future__ import annotations
 import sys
 import types
 
-from minitorch_nn import _C, _dispatch
-from minitorch_nn._C import OpNodeBase, TensorBase
+from minitorch_nn import _dispatch
+from minitorch_nn._C import TensorBase
 from minitorch_nn._C_torch_function import DisableTorchFunction
 from minitorch_nn._C_torch_function import state as _tf_state
 from minitorch_nn._ops import aten
+from minitorch_nn._twins.autograd import recording as _twin
+from minitorch_nn._twins.autograd.recording import OpNodeBase
 from minitorch_nn.autograd import grad_mode as _gm
 from minitorch_nn.autograd import graph as _graph
 from minitorch_nn.autograd import saved_attributes as _saved_attributes
@@ -422,7 +424,7 @@ def _any_requires_grad(args, kwargs):
 def autograd_layer(op, args, kwargs):
     """The dispatcher's autograd layer; see the module docstring.
 
-    With the switch ``backends.compiled`` on, its compiled twin ``_C.autograd_layer`` runs in its
+    With the switch ``backends.compiled`` on, its compiled twin ``_twin.autograd_layer`` runs in its
     place (see the end of this module) and makes the same checks in C.
     """
     if not _gm._enabled:
@@ -485,7 +487,7 @@ def _record_simple(op, d, args, kwargs):
     """``_record`` for ops whose differentiable inputs are single tensors and that write no
     input (``d.simple``): the same four steps, with the per-op work done once in ``d.plan``.
 
-    Its compiled twin is ``_record`` in ``_ext/_autograd_fast.pxi``: the same steps, in the same
+    Its compiled twin is ``_record`` in ``_ext/twins/autograd/recording.pyx``: the same steps, in the same
     order, in C.
     """
     # 1. and 2.: the node, its edges and what its formulas will read.
@@ -511,7 +513,7 @@ def _record_simple(op, d, args, kwargs):
 def _record_computed(op, args, out):
     """Record ``op(*args)`` whose result ``out`` was already computed below autograd.
 
-    For compiled fast paths that run the kernel themselves (``_ext/_fastpath.pxi``): steps 1, 2
+    For compiled twins that run the kernel themselves (``_ext/twins/backends/``): steps 1, 2
     and 4 of ``_record_simple``, the same graph as the full path. ``op.derivative`` must be a
     simple one (``d.simple``); the op writes no input, so the inputs' versions saved now are
     the ones they had at the call. Returns ``out``, or ``NotImplemented`` when no differentiable
@@ -815,16 +817,16 @@ def _record_without_formula(op, args, kwargs):
 # ---------------------------------------------------------------------------------------------
 
 # autograd/__init__.py installs ``installed_layer`` as ``_dispatch.autograd_layer``. It is the
-# compiled twin ``_C.autograd_layer`` (``_ext/_autograd_fast.pxi``), which hands every op to
+# compiled twin ``_twin.autograd_layer`` (``_ext/twins/autograd/recording.pyx``), which hands every op to
 # ``autograd_layer`` above while the switch ``minitorch_nn.backends.compiled`` is off or while a
 # function of this file it mirrors has been replaced; or, when this file's source has changed since
 # the build (its fingerprints), ``autograd_layer`` itself.
-_C.install_recorder(recording=sys.modules[__name__], graph=_graph, grad_mode=_gm, dispatch=_dispatch, aten=aten)
+_twin.install_recorder(recording=sys.modules[__name__], graph=_graph, grad_mode=_gm, dispatch=_dispatch, aten=aten)
 # The functions whose work the twin does in its own code: an edit to one of them turns it off.
 _TWIN_ORIGINALS = (autograd_layer, _any_requires_grad, _record_simple, _record_computed, _start_simple,
                    _finish_simple, _record, _edge, _wire_output, _saved_value, _run_below, OpNode.__init__,
                    SavedTensor.__init__, _graph.AccumulateGrad.__init__, grad_accumulator, _graph._alias)
-installed_layer = (_C.autograd_layer if _compiled_switch.check_original("autograd.recording", *_TWIN_ORIGINALS)
+installed_layer = (_twin.autograd_layer if _compiled_switch.check_original("autograd.recording", *_TWIN_ORIGINALS)
                    else autograd_layer)
 
 
@@ -835,11 +837,11 @@ class _RecordingModule(types.ModuleType):
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
-        _C.recorder_recheck()
+        _twin.recorder_recheck()
 
     def __delattr__(self, name):
         super().__delattr__(name)
-        _C.recorder_recheck()
+        _twin.recorder_recheck()
 
 
 sys.modules[__name__].__class__ = _RecordingModule

@@ -45,7 +45,7 @@ paths share):
   switch off no compiled function is even entered; ``readable`` for good if a function in
   ``mirrors`` changed. A binding someone has since replaced is left alone.
 
-The compiled fast paths in ``_C`` make the same identity checks in C, per op (``_C._twin_guard``).
+The compiled twins (``_ext/twins/``) make the same identity checks in C, per op (``_twins._gate._twin_guard``).
 Every guard remembers its originals at the end of ``import minitorch_nn`` (``_remember_originals``),
 before a student's code can register anything; :func:`write_manifest` (``make twins-manifest``)
 records the fingerprints of everything the guards checked.
@@ -59,7 +59,7 @@ element by element, for GELU: ``backends/cpu/libm.py``), ``_activation_kernels``
 softmax with PyTorch's order of operations: ``pointwise._sigmoid``, ``reduction._softmax_impl``) and
 ``_grad_kernels.fused_multiply_add`` (one rounding for ``a * b + c``: ``backends/cpu/_fma.py``).
 Each names its readable description where the kernel calls it. Everything else compiled is a twin
-(the fast paths in ``_C``, the backward kernels of ``_grad_kernels`` that ``autograd/derivatives.py``
+(the modules under ``_ext/twins/``, the backward kernels of ``_grad_kernels`` that ``autograd/derivatives.py``
 calls, ``nll_scatter``) or a Python speed path (the optimizers' numpy updates), and answers to
 the switch.
 """
@@ -242,6 +242,13 @@ def check_original(twin: str, *functions) -> bool:
 
 
 _guards: list = []   # every Guard made (see _remember_originals)
+_guard_makers: list = []   # functions that make the compiled twins' own guards (register_guard_maker)
+
+
+def register_guard_maker(make) -> None:
+    """``make(aten)`` makes the guards of compiled twins written in C (the twins' gate registers
+    its ``_make_twin_guards`` when the Tensor methods are built); ``_remember_originals`` calls it."""
+    _guard_makers.append(make)
 
 
 def _remember_originals() -> None:
@@ -250,11 +257,9 @@ def _remember_originals() -> None:
     Called once at the end of ``import minitorch_nn``, while every kernel, derivative and
     function is the package's own: a guard made later (at its first use) would take whatever is
     registered then -- a student's kernel, say -- for the original."""
-    from minitorch_nn import _C
     from minitorch_nn._ops import aten
 
-    make = getattr(_C, "_make_twin_guards", None)
-    if make is not None:
+    for make in _guard_makers:
         make(aten)
     for guard in _guards:
         if guard._checks is None:

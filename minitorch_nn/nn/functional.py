@@ -25,6 +25,11 @@ from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
+from minitorch_nn._twins import _gate as _twin_gate
+from minitorch_nn._twins.backends.cpu import activations as _activations_twin
+from minitorch_nn._twins.backends.cpu import linalg as _linalg_twin
+from minitorch_nn._twins.backends.cpu import nn_ops as _nn_ops_twin
+from minitorch_nn._twins.backends.cpu import reduction as _reduction_twin
 from minitorch_nn._warnings import warn_user
 from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.backends.cpu import pooling as _cpu_pooling
@@ -493,27 +498,24 @@ def relu(input, inplace=False):
     return aten.relu_.default(input) if inplace else aten.relu.default(input)
 
 
-def _compiled(wrapper, compiled_name):
-    """``wrapper`` (``F.relu``, ``F.softmax``...) as its compiled function ``_C.<compiled_name>``
-    (``_ext/_fastpath_functions.pxi``, ``_fastpath_softmax.pxi``: the op's compiled path when
-    nothing could tell the spellings apart), whose full path is the public wrapper remade to hand
-    it to handlers as ``func``; the wrapper itself with a ``_C`` built without it."""
-    fast = getattr(_t._C, compiled_name, None)
-    if fast is None:
-        return wrapper
+def _compiled(wrapper, twin):
+    """``wrapper`` (``F.relu``, ``F.softmax``...) as its compiled function in ``twin``, the twin of
+    the kernel's file (its ``FUNCTIONAL`` table: the op's compiled path when nothing could tell the
+    spellings apart), whose full path is the public wrapper remade to hand it to handlers as ``func``."""
+    fast = twin.FUNCTIONAL[wrapper.__name__]
     fast.__name__ = fast.__qualname__ = wrapper.__name__
     fast.__module__, fast.__doc__, fast.__wrapped__ = __name__, wrapper.__doc__, wrapper.__wrapped__
     fast.__wrapped_impl__ = wrapper.__wrapped_impl__
     slow = public(wrapper.__wrapped_impl__, func=fast)
-    _t._C.install_fast_functions({"functional." + wrapper.__name__: slow})
+    _twin_gate.install_fast_functions({"functional." + wrapper.__name__: slow})
     # the compiled one while the switch is on, the readable wrapper itself while it is off
     return _compiled_switch.bind(sys.modules[__name__], wrapper.__name__, fast, wrapper,
                                  mirrors=(wrapper.__wrapped_impl__,))
 
 
-relu = _compiled(relu, "functional_relu")
-linear = _compiled(linear, "functional_linear")   # (_ext/_fastpath_more.pxi)
-mse_loss = _compiled(mse_loss, "functional_mse_loss")
+relu = _compiled(relu, _activations_twin)
+linear = _compiled(linear, _linalg_twin)
+mse_loss = _compiled(mse_loss, _nn_ops_twin)
 
 
 def relu_(input):
@@ -536,7 +538,7 @@ def silu(input, inplace=False):
     return input.copy_(out) if inplace else out
 
 
-silu = _compiled(silu, "functional_silu")
+silu = _compiled(silu, _activations_twin)
 
 
 @public
@@ -566,7 +568,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return input.copy_(out) if inplace else out
 
 
-leaky_relu = _compiled(leaky_relu, "functional_leaky_relu")
+leaky_relu = _compiled(leaky_relu, _activations_twin)
 
 
 @public
@@ -692,8 +694,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _t.log_softmax(input, dim, dtype)
 
 
-softmax = _compiled(softmax, "functional_softmax")
-log_softmax = _compiled(log_softmax, "functional_log_softmax")
+softmax = _compiled(softmax, _reduction_twin)
+log_softmax = _compiled(log_softmax, _reduction_twin)
 
 
 @public

@@ -390,7 +390,7 @@ def test_function_returning_its_input_without_recording():
 
 @pytest.mark.parametrize("name", ["exp", "softmax", "exp_inplace", "inplace_on_view_then_exp", "max_min_dim_sort_topk"])
 def test_readable_recorder_dispatches_the_same_detaches(name, monkeypatch):
-    # recording.py is the reference the compiled recorder (_ext/_autograd_fast.pxi) follows.
+    # recording.py is the reference the compiled recorder (_ext/twins/autograd/recording.pyx) follows.
     from minitorch_nn import _dispatch
     from minitorch_nn.autograd import recording
 
@@ -813,7 +813,7 @@ def test_saved_outputs_are_unpacked_before_the_formulas_run(engine, monkeypatch)
         from minitorch_nn.autograd.recording import OpNode
 
         readable = OpNode._apply
-        # a patched _apply makes the compiled engine call the Python method (_engine_fast.pyx)
+        # a patched _apply makes the compiled engine call the Python method (_ext/twins/autograd/engine.pyx)
         monkeypatch.setattr(OpNode, "_apply", lambda self, grads: readable(self, grads))
     assert _unpack_order(mt) == _unpack_order(torch)
 

@@ -299,7 +299,7 @@ def test_linear_bilinear():
 
 def test_linear_dispatches_like_torch():
     """F.linear reaches __torch_dispatch__ as aten.t + aten.addmm (aten.mm without bias), as in PyTorch.
-    (Without an observer, the compiled fast path of _ext/_fastpath_more.pxi records the same two ops.)"""
+    (Without an observer, the compiled twin of F.linear (_ext/twins/backends/cpu/linalg.pyx) records the same two ops.)"""
     from minitorch_nn.utils._python_dispatch import TorchDispatchMode
 
     seen = []

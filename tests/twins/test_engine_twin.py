@@ -1,6 +1,6 @@
 """The backward engine's compiled twin against its readable original, ``run_backward``.
 
-``engine.run_backward`` hands every pass to its compiled twin (``_ext/_engine_fast.pyx``) while
+``engine.run_backward`` hands every pass to its compiled twin (``_ext/twins/autograd/engine.pyx``) while
 the switch ``minitorch_nn.backends.compiled`` is on and the twin's guards hold; with the switch off
 its own loop runs. Every scenario here runs both ways, and everything observable must agree:
 gradients (values, strides, and whether ``.grad`` is the formula's own result or a copy), the order
@@ -13,10 +13,7 @@ import os
 import sys
 import warnings
 
-import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import minitorch_nn as mt
 from minitorch_nn.autograd import engine

@@ -1,4 +1,4 @@
-"""The plain-tensor fast path (``_ext/_fastpath.pxi``) gives exactly what the full dispatch gives.
+"""The plain-tensor fast path (``_ext/twins/``, through the gate ``_ext/twins/_gate.pyx``) gives exactly what the full dispatch gives.
 
 ``a + b``, ``a - b``, ``a * b`` (and ``2 + a``, ``2 * a``), ``x.relu()`` and ``x.sum()`` skip the
 dispatch chain when nothing (grad, subclass, mode, dispatch layer, trace) could observe it. The
@@ -171,7 +171,7 @@ def test_fast_path_declines_when_something_could_observe():
         assert _ran_full_path(lambda x=x, y=y: x * y), name
     for x in (a.as_subclass(_Sub), mt.ones(3, 2).t(), a.half()):
         assert _ran_full_path(lambda x=x: x.relu()) and _ran_full_path(lambda x=x: x.sum())
-    # (``a.sum(0)`` has a compiled path of its own, in _fastpath_more.pxi; with a dtype it declines)
+    # (``a.sum(0)`` has a compiled path of its own, in the reduction twin; with a dtype it declines)
     assert _ran_full_path(lambda: a.sum(0, dtype=mt.float64)) and _ran_full_path(lambda: a.sum(dtype=mt.float64))
 
 

@@ -1,4 +1,4 @@
-"""``minitorch_nn.add/sub/mul(a, b)`` and ``a.add/sub/mul(b)`` (``_ext/_fastpath_functions.pxi``)
+"""``minitorch_nn.add/sub/mul(a, b)`` and ``a.add/sub/mul(b)`` (``_ext/twins/backends/cpu/pointwise.pyx``)
 give exactly what the full path gives: they share the operators' compiled path while nothing
 could tell the spellings apart. Random operands (tensors of any dtype and layout, broadcasting,
 Python numbers on either side), keywords (``alpha=``), subclasses, modes and grad, each compared
@@ -7,12 +7,10 @@ with the full path forced; with grad, the graph and the gradients.
 
 import contextlib
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _C
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from tests.strategies import build, tensor_specs
@@ -23,9 +21,6 @@ from tests.twins.test_fast_path_ops import (
     assert_fast_equals_full,
     assert_same_graph,
 )
-
-pytestmark = pytest.mark.skipif(not hasattr(_C, "FAST_BINARY_METHODS"),
-                                reason="_C was built without the add/sub/mul function forms")
 
 _FORMS = {
     "function": lambda name, a, b: getattr(mt, name)(a, b),

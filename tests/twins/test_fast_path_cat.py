@@ -1,4 +1,4 @@
-"""The compiled ``minitorch_nn.cat`` of ``_ext/_fastpath_cat.pxi`` gives exactly what the full path gives.
+"""The compiled ``minitorch_nn.cat`` of ``_ext/twins/backends/cpu/factories.pyx`` gives exactly what the full path gives.
 
 Random lists of tensors (dtypes, layouts, ranks and sizes that agree or not, empty ones), dims in
 range or not, called positionally or with ``dim=``: the result's metadata and bytes or the error
@@ -9,12 +9,10 @@ full path forced. The helpers are those of ``tests/test_fast_path_ops.py``.
 import contextlib
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _C
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
@@ -26,9 +24,6 @@ from tests.twins.test_fast_path_ops import (
     assert_fast_equals_full,
     assert_same_graph,
 )
-
-pytestmark = pytest.mark.skipif("cat" not in getattr(_C, "FAST_OP_FUNCTIONS", {}),
-                                reason="_C was built without _fastpath_cat.pxi")
 
 
 @st.composite

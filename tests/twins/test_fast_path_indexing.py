@@ -1,4 +1,4 @@
-"""The compiled ``x[index]`` of ``_ext/_fastpath_indexing.pxi`` gives exactly what the full path gives.
+"""The compiled ``x[index]`` of ``_ext/twins/_functions/indexing.pyx`` gives exactly what the full path gives.
 
 For ints, slices and tuples of them (and, to check that the fast path steps aside, ``None``, ``...``,
 bools, bad steps and out-of-range ints), each case runs as is and with the full path forced, and
@@ -11,12 +11,10 @@ bookkeeping -- and gradients after backward (with grad). The helpers are those o
 import contextlib
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _C
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
@@ -31,9 +29,6 @@ from tests.twins.test_fast_path_ops import (
     assert_fast_equals_full,
     assert_same_graph,
 )
-
-pytestmark = pytest.mark.skipif("__getitem__" not in getattr(_C, "FAST_OP_METHODS", {}),
-                                reason="_C was built without _fastpath_indexing.pxi")
 
 
 @st.composite

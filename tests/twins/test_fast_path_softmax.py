@@ -1,4 +1,4 @@
-"""The compiled softmax/log_softmax of ``_ext/_fastpath_softmax.pxi`` give exactly what the full path gives.
+"""The compiled softmax/log_softmax of ``_ext/twins/backends/cpu/reduction.pyx`` give exactly what the full path gives.
 
 Every spelling (``minitorch_nn.softmax``, ``x.softmax``, ``nn.functional.softmax``, the
 ``log_softmax`` forms, positional or ``dim=``, with ``dtype=``) on random tensors (dtypes,
@@ -11,13 +11,11 @@ grad), each compared with the full path forced. The helpers are those of
 import contextlib
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
 import minitorch_nn.nn.functional as F
-from minitorch_nn import _C
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
@@ -29,9 +27,6 @@ from tests.twins.test_fast_path_ops import (
     assert_fast_equals_full,
     assert_same_graph,
 )
-
-pytestmark = pytest.mark.skipif(not hasattr(_C, "FAST_SOFTMAX_METHODS"),
-                                reason="_C was built without _fastpath_softmax.pxi")
 
 _FORMS = {
     "function": lambda x, dim, log: (mt.log_softmax if log else mt.softmax)(x, dim),

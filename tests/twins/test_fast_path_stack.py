@@ -1,4 +1,4 @@
-"""The compiled ``minitorch_nn.stack`` of ``_ext/_fastpath_stack.pxi`` gives exactly what the full path gives.
+"""The compiled ``minitorch_nn.stack`` of ``_ext/twins/backends/cpu/factories.pyx`` gives exactly what the full path gives.
 
 Random lists of tensors (dtypes, layouts, shapes that agree or not, 0-d and empty ones), dims in
 range or not, called positionally, with ``dim=``, as a tuple or with the default dim: the
@@ -10,12 +10,10 @@ gradients (with grad), each compared with the full path forced. The helpers are 
 import contextlib
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch_nn as mt
-from minitorch_nn import _C
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
@@ -27,9 +25,6 @@ from tests.twins.test_fast_path_ops import (
     assert_fast_equals_full,
     assert_same_graph,
 )
-
-pytestmark = pytest.mark.skipif("stack" not in getattr(_C, "FAST_OP_FUNCTIONS", {}),
-                                reason="_C was built without _fastpath_stack.pxi")
 
 
 @st.composite

@@ -29,8 +29,16 @@ from pathlib import Path
 import pytest
 
 import minitorch_nn as mt
-from minitorch_nn import _C
 from minitorch_nn._ops import aten
+from minitorch_nn._twins import _gate
+from minitorch_nn._twins._functions import indexing as _indexing_twin
+from minitorch_nn._twins.backends import views as _views_twin
+from minitorch_nn._twins.backends.cpu import activations as _activations_twin
+from minitorch_nn._twins.backends.cpu import factories as _factories_twin
+from minitorch_nn._twins.backends.cpu import linalg as _linalg_twin
+from minitorch_nn._twins.backends.cpu import nn_ops as _nn_ops_twin
+from minitorch_nn._twins.backends.cpu import pointwise as _pointwise_twin
+from minitorch_nn._twins.backends.cpu import reduction as _reduction_twin
 from minitorch_nn.backends import compiled
 from minitorch_nn.nn import functional as F
 from tests.twins.harness import kernel_calls, switch_on
@@ -179,7 +187,7 @@ def test_every_twin_holds_in_an_unchanged_checkout():
             with kernel_calls([op]) as calls:
                 spelling(a, b, v, x3)
             took_twin.append(not calls)
-        guard = _C._twin_guard(op)
+        guard = _gate._twin_guard(op)
         assert guard is not None and guard.holds(), op
     assert compiled.disabled() == {}
     # with the switch on most spellings take a twin (the others have none: torch.sum(a)...); off, none
@@ -222,11 +230,15 @@ def test_the_bindings_follow_the_switch():
 
 def _compiled_functions():
     out = set()
-    for table in ("FAST_OP_METHODS", "FAST_OP_FUNCTIONS", "FAST_SOFTMAX_METHODS", "FAST_BINARY_METHODS",
-                  "FAST_MORE_METHODS"):
-        out.update(getattr(_C, table, {}).values())
-    out.update(getattr(_C, name) for name in dir(_C) if name.startswith(("tensor_", "function_", "functional_")))
+    for twin in _TWIN_MODULES:
+        for table in ("METHODS", "FUNCTIONS", "FUNCTIONAL"):
+            out.update(getattr(twin, table, {}).values())
+        out.update(getattr(twin, name) for name in dir(twin) if name.startswith(("tensor_", "function_", "functional_")))
     return out
+
+
+_TWIN_MODULES = (_pointwise_twin, _activations_twin, _reduction_twin, _linalg_twin, _factories_twin, _nn_ops_twin,
+                 _views_twin, _indexing_twin)
 
 
 # -- in a fresh process --------------------------------------------------------------------------------
@@ -344,15 +356,18 @@ def test_with_the_switch_off_from_the_environment_only_readable_code_runs(tmp_pa
     probe = _run("""
         import sys
         import minitorch_nn as t
-        from minitorch_nn import _C
+        import importlib
         from minitorch_nn.nn import functional as F
         from minitorch_nn._functions import pointwise, linalg, reductions, shape
         assert not t.backends.compiled.enabled
         twins = set()
-        for table in ("FAST_OP_METHODS", "FAST_OP_FUNCTIONS", "FAST_SOFTMAX_METHODS", "FAST_BINARY_METHODS",
-                      "FAST_MORE_METHODS"):
-            twins.update(getattr(_C, table, {}).values())
-        twins.update(getattr(_C, n) for n in dir(_C) if n.startswith(("tensor_", "function_", "functional_")))
+        for name in ("backends.cpu.pointwise", "backends.cpu.activations", "backends.cpu.reduction",
+                     "backends.cpu.linalg", "backends.cpu.factories", "backends.cpu.nn_ops", "backends.views",
+                     "_functions.indexing"):
+            twin = importlib.import_module("minitorch_nn._twins." + name)
+            for table in ("METHODS", "FUNCTIONS", "FUNCTIONAL"):
+                twins.update(getattr(twin, table, {}).values())
+            twins.update(getattr(twin, n) for n in dir(twin) if n.startswith(("tensor_", "function_", "functional_")))
         bound = [f"{getattr(ns, '__name__', ns)}.{k}" for ns in (t.Tensor, t, F, pointwise, linalg, reductions, shape)
                  for k, v in vars(ns).items() if any(v is twin for twin in twins)]
         print("bound:", bound)

@@ -1,4 +1,4 @@
-"""The compiled recorder (``_ext/_autograd_fast.pxi``) answers to the switch and to its guards.
+"""The compiled recorder (``_ext/twins/autograd/recording.pyx``) answers to the switch and to its guards.
 
 Its original is ``autograd/recording.py``. With the switch ``minitorch_nn.backends.compiled`` off,
 recording.py records every op; with it on, replacing a function of recording.py that the twin
@@ -10,7 +10,8 @@ of recording.py match this checkout.
 import pytest
 
 import minitorch_nn as mt
-from minitorch_nn import _C, _dispatch
+from minitorch_nn import _dispatch
+from minitorch_nn._twins.autograd import recording as _twin
 from minitorch_nn.autograd import recording
 from minitorch_nn.backends import compiled
 
@@ -40,11 +41,11 @@ def switch_on():
 
 
 def test_the_twin_is_installed_and_its_guards_hold(switch_on):
-    assert _dispatch.autograd_layer is _C.autograd_layer is recording.installed_layer
-    assert recording.autograd_layer is not _C.autograd_layer   # the module's name is the readable one
-    assert _C.recorder_guards_hold()
+    assert _dispatch.autograd_layer is _twin.autograd_layer is recording.installed_layer
+    assert recording.autograd_layer is not _twin.autograd_layer   # the module's name is the readable one
+    assert _twin.recorder_guards_hold()
     with compiled.flags(enabled=False):
-        assert not _C.recorder_guards_hold()
+        assert not _twin.recorder_guards_hold()
 
 
 def _counting(monkeypatch, name):
@@ -145,7 +146,7 @@ def test_a_replaced_autograd_layer_sees_plain_tensor_ops_too(monkeypatch, switch
     monkeypatch.undo()
     seen.clear()
     a + b
-    assert seen == [] and _C.recorder_guards_hold()
+    assert seen == [] and _twin.recorder_guards_hold()
 
 
 def test_an_edit_to_recording_py_in_a_copy_of_the_package_takes_effect(tmp_path):

@@ -1,1 +1,2 @@
-"""The compiled twins of ``minitorch_nn/autograd/`` files (``_ext/twins/autograd/``)."""
+"""Compiled twins of files in ``minitorch_nn/autograd/``: the recorder, the backward loop, the graph's leaf
+accumulation and the commonest backward formulas."""

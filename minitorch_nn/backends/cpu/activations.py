@@ -165,7 +165,7 @@ def leaky_relu(self, negative_slope=0.01):
 
 def _leaky_relu_values(x, negative_slope):
     """``x`` where ``x > 0``, else ``x * negative_slope`` in x's dtype. (``F.leaky_relu``'s
-    compiled twin, ``leaky_relu_values`` in _ext/_fastpath_more.pxi, makes the same IEEE
+    compiled twin, ``leaky_relu_values`` in _ext/twins/backends/cpu/activations.pyx, makes the same IEEE
     operations in one pass.)"""
     return np.where(x > 0, x, x * np.asarray(negative_slope, x.dtype))
 

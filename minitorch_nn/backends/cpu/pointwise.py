@@ -648,7 +648,7 @@ def _sigmoid_numpy(x):
 
 def _sigmoid(x):
     """``1 / (1 + exp(-x))``: the compiled loop for float32/float64 arrays (one pass, no
-    temporaries), numpy for the rest. The compiled fast path (``_ext/_fastpath_ops.pxi``) calls
+    temporaries), numpy for the rest. The compiled twin (``_ext/twins/backends/cpu/pointwise.pyx``) calls
     this function too, so both paths give the same bits."""
     r = None if _compiled_sigmoid is None else _compiled_sigmoid(x)
     return _sigmoid_numpy(x) if r is None else r

@@ -1,58 +1,72 @@
-# The compiled twin of ``autograd/recording.py``'s autograd layer. Included into _C.pyx.
-#
-# What it is
-# ----------
-# The C twin of ``recording.autograd_layer`` and of the recorders it calls: ``_record_simple``
-# (with ``_start_simple`` and ``_finish_simple``: every op whose differentiable inputs are single
-# tensors) and ``_record`` (``Tensor[]`` inputs such as ``cat``, and in-place ops). The readable
-# Python version is the reference, step for step: this file makes the same node, with the same
-# edges and saved values, wires the outputs the same way; only the speed differs. Change both
-# together; ``tests/test_fast_record.py`` builds graphs both ways and compares everything observable.
-#
-# When it runs
-# ------------
-# ``recording.installed_layer`` (what autograd/__init__.py puts in the dispatcher) is
-# ``autograd_layer`` below. It hands the op to ``recording.autograd_layer`` -- whatever that name
-# holds now -- while the switch ``minitorch_nn.backends.compiled`` is off (the C flag
-# ``compiled_enabled``), and while a function of recording.py that it mirrors has been replaced:
-# before it records an op it compares, by identity, the functions of recording.py the path it takes
-# mirrors with those it was installed with (``_SIMPLE_ORIGINALS``, ``_GENERAL_ORIGINALS``). The
-# other functions of recording.py it calls (``_check_inplace``, ``_record_other``...) it looks up
-# in recording.py's namespace at the call, so a replacement runs either way. (The comparisons are
-# made when recording.py's module reports an assignment to one of its attributes, and kept in two
-# C flags: see recorder_recheck.) An edit to
-# recording.py's source is caught at import (``backends.compiled.check_original``, against the
-# fingerprints in ``minitorch_nn/_twin_manifest.json``): recording.py then
-# installs its own layer.
-#
-# Why it is fast
-# --------------
-# The data every recorded op writes has a C layout: the classes below are the bases of the
-# readable Python classes (``graph.Node``, ``recording.OpNode``, ``graph.AccumulateGrad``,
-# ``graph.SavedTensor``, ``graph.SavedScalar``), which keep all their methods in Python. Their
-# fields are ``cdef public``, so Python reads and writes them as before (``node.next_functions``,
-# ``saved.version``...), and nodes still have no ``__dict__`` (``grad_fn.foo = 1`` is an
-# AttributeError). Here the recorder makes those objects with ``__new__`` and fills the C fields
-# directly, instead of running four or five Python ``__init__``s per op.
-#
-# Entry points
-# ------------
-# * ``autograd_layer(op, args, kwargs)``: twin of ``recording.autograd_layer``; it records every
-#   simple op itself (steps 1-4, the kernel run through the dispatch chain below autograd), and
-#   the others that have a formula (``_record_general``, calling back into Python for the
-#   in-place checks and history rebasing), and hands the rest (no formula, nondifferentiable) to
-#   ``recording._record_other``.
-# * ``record_computed(op, args, out)`` (cdef, for the compiled fast paths in ``_fastpath.pxi`` and
-#   ``_fastpath_ops.pxi``): twin of ``recording._record_computed``, steps 1, 2 and 4 around a
-#   result the fast path already computed below autograd. Callers call it only when grad mode is
-#   on, an input requires grad, nothing intercepts (``_nothing_intercepts()``),
-#   ``recorder_ready()`` (which includes the switch and the guards) and ``_recipe_for(op)`` is not
-#   None (both checked before the kernel runs: ``op.derivative`` is a simple one).
-# * ``next_sequence_nr()``: the process-wide node counter (``graph._next_sequence_nr``); the one
-#   counter both recorders and every Python ``Node.__init__`` take numbers from.
+# cython: language_level=3, binding=True, embedsignature=True
+"""The compiled twin of ``minitorch_nn/autograd/recording.py`` (the autograd layer), and of the
+constructors of ``autograd/graph.py`` it calls per op.
+
+Built into ``minitorch_nn._twins.autograd.recording``; ``minitorch_nn/_twins/autograd/recording.pxd``
+declares what the kernel twins call (``record_computed``, ``recorder_ready``...).
+
+What it is
+----------
+The C twin of ``recording.autograd_layer`` and of the recorders it calls: ``_record_simple``
+(with ``_start_simple`` and ``_finish_simple``: every op whose differentiable inputs are single
+tensors) and ``_record`` (``Tensor[]`` inputs such as ``cat``, and in-place ops). The readable
+Python version is the reference, step for step: this file makes the same node, with the same
+edges and saved values, wires the outputs the same way; only the speed differs. Change both
+together; ``tests/test_fast_record.py`` builds graphs both ways and compares everything
+observable.
+
+When it runs
+------------
+``recording.installed_layer`` (what autograd/__init__.py puts in the dispatcher) is
+``autograd_layer`` below. It hands the op to ``recording.autograd_layer`` -- whatever that name
+holds now -- while the switch ``minitorch_nn.backends.compiled`` is off (the C flag
+``compiled_enabled``), and while a function of recording.py that it mirrors has been replaced:
+before it records an op it compares, by identity, the functions of recording.py the path it takes
+mirrors with those it was installed with (``_SIMPLE_ORIGINALS``, ``_GENERAL_ORIGINALS``). The
+other functions of recording.py it calls (``_check_inplace``, ``_record_other``...) it looks up
+in recording.py's namespace at the call, so a replacement runs either way. (The comparisons are
+made when recording.py's module reports an assignment to one of its attributes, and kept in two
+C flags: see recorder_recheck.) An edit to
+recording.py's source is caught at import (``backends.compiled.check_original``, against the
+fingerprints in ``minitorch_nn/_twin_manifest.json``): recording.py then
+installs its own layer.
+
+Why it is fast
+--------------
+The data every recorded op writes has a C layout: the classes below are the bases of the
+readable Python classes (``graph.Node``, ``recording.OpNode``, ``graph.AccumulateGrad``,
+``graph.SavedTensor``, ``graph.SavedScalar``), which keep all their methods in Python. Their
+fields are ``cdef public``, so Python reads and writes them as before (``node.next_functions``,
+``saved.version``...), and nodes still have no ``__dict__`` (``grad_fn.foo = 1`` is an
+AttributeError). Here the recorder makes those objects with ``__new__`` and fills the C fields
+directly, instead of running four or five Python ``__init__``s per op.
+
+Entry points
+------------
+* ``autograd_layer(op, args, kwargs)``: twin of ``recording.autograd_layer``; it records every
+  simple op itself (steps 1-4, the kernel run through the dispatch chain below autograd), and
+  the others that have a formula (``_record_general``, calling back into Python for the
+  in-place checks and history rebasing), and hands the rest (no formula, nondifferentiable) to
+  ``recording._record_other``.
+* ``record_computed(op, args, out)`` (cdef, for the kernel twins under
+  ``_ext/twins/backends/``): twin of ``recording._record_computed``, steps 1, 2 and 4 around a
+  result the fast path already computed below autograd. Callers call it only when grad mode is
+  on, an input requires grad, nothing intercepts (``_nothing_intercepts()``),
+  ``recorder_ready()`` (which includes the switch and the guards) and ``_recipe_for(op)`` is not
+  None (both checked before the kernel runs: ``op.derivative`` is a simple one).
+* ``next_sequence_nr()``: the process-wide node counter (``graph._next_sequence_nr``); the one
+  counter both recorders and every Python ``Node.__init__`` take numbers from.
+"""
+
+cimport cython
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+
+from minitorch_nn._C cimport (TensorBase, TensorImpl, VersionCounter, _inference_mode_on,
+                              compiled_enabled)
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
-from cpython.object cimport PyTypeObject
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.weakref cimport PyWeakref_CheckRef, PyWeakref_GetObject, PyWeakref_NewRef
 
 
@@ -130,15 +144,15 @@ def next_sequence_nr():
 
 # -- what the recorder needs from the package (given by install_recorder) -------------------------
 
-cdef object _recording_layer = None      # autograd_layer below, once installed
-cdef dict _ag_dispatch_globals = None    # minitorch_nn._dispatch.__dict__: autograd_layer, python_layer, backend
+_recording_layer = None      # autograd_layer below, once installed
+_ag_dispatch_globals = None    # minitorch_nn._dispatch.__dict__: autograd_layer, python_layer, backend
 cdef dict _ag_grad_mode_globals = None   # autograd.grad_mode.__dict__: _enabled
 cdef list _saved_hooks_stack = None      # graph._saved_tensors_hooks_stack
 cdef object _SavedTensor = None          # the Python classes made here with __new__
 cdef object _SavedScalar = None
 cdef object _AccumulateGrad = None
 cdef object _MAX_SEQUENCE_NR = None
-cdef object _NONDIFFERENTIABLE = None    # recording.NONDIFFERENTIABLE
+_NONDIFFERENTIABLE = None    # recording.NONDIFFERENTIABLE
 # recording.py's namespace: the functions the recorder calls are looked up there at the call
 cdef dict _recording_globals = None
 # The functions of recording.py each path of the twin mirrors, and the objects they were at
@@ -150,12 +164,9 @@ cdef tuple _SIMPLE_ORIGINALS = None
 cdef tuple _GENERAL_ORIGINALS = None
 cdef object _reference_layer = None      # recording.autograd_layer, as installed
 cdef dict _differentiable_dtypes = {}    # dtype -> is_floating_point or is_complex
-# the ops of _fastpath.pxi's methods, as the full path calls them
-cdef object _op_add = None
-cdef object _op_sub = None
-cdef object _op_mul = None
-cdef object _op_relu = None
-cdef object _op_sum = None
+cdef object _f32 = None                 # minitorch_nn.float32 and float64 (always differentiable)
+cdef object _f64 = None
+cdef object _clone = None               # aten.clone.default (an in-place op saves a copy of self)
 
 
 def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
@@ -164,9 +175,9 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     global _recording_layer, _ag_dispatch_globals, _ag_grad_mode_globals, _saved_hooks_stack
     global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _clone
     global _recording_globals, _SIMPLE_ORIGINALS, _GENERAL_ORIGINALS, _reference_layer
-    global _op_add, _op_sub, _op_mul, _op_relu, _op_sum
-    _op_add, _op_sub, _op_mul = aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor
-    _op_relu, _op_sum = aten.relu.default, aten.sum.default
+    global _f32, _f64
+    from minitorch_nn import _dtype
+    _f32, _f64 = _dtype.float32, _dtype.float64
     _ag_dispatch_globals, _ag_grad_mode_globals = vars(dispatch), vars(grad_mode)
     _saved_hooks_stack = graph._saved_tensors_hooks_stack
     _SavedTensor, _SavedScalar, _AccumulateGrad = graph.SavedTensor, graph.SavedScalar, graph.AccumulateGrad
@@ -200,7 +211,7 @@ cdef bint _unchanged(tuple names, tuple originals):
 # recorder one C flag read per op instead of a dictionary lookup per name.
 cdef bint _simple_unchanged = False
 cdef bint _general_unchanged = False
-cdef bint _layer_unchanged = False     # recording.autograd_layer alone
+_layer_unchanged = False     # recording.autograd_layer alone
 
 
 def recorder_recheck():
@@ -234,15 +245,7 @@ cdef bint recorder_ready() except -1:
     return layer != NULL and <object>layer is _recording_layer and _simple_unchanged and _general_unchanged
 
 
-cdef inline bint autograd_layer_is_twin() except -1:
-    """True while the dispatcher's autograd layer is this twin and recording.autograd_layer is the
-    function it was installed with: then an op on tensors that need no gradient has nothing to
-    record, and a fast path may skip the layer as this twin would (a replaced
-    ``recording.autograd_layer`` must see every op, as it does with the switch off)."""
-    if not compiled_enabled or _recording_layer is None:
-        return False
-    cdef PyObject* layer = PyDict_GetItem(_ag_dispatch_globals, "autograd_layer")
-    return layer != NULL and <object>layer is _recording_layer and _layer_unchanged
+# (``autograd_layer_is_twin()``, which every kernel twin asks first, is inline in recording.pxd)
 
 
 cdef _Recipe _recipe_for(object op):
@@ -255,51 +258,6 @@ cdef _Recipe _recipe_for(object op):
         return None
     cdef _Recipe r = _recipe_of(d)
     return r if r.simple and r.compiled else None
-
-
-# -- views: the bookkeeping PyTorch keeps in a view's DifferentiableViewMeta ---------------------
-
-# ``TensorImpl.creation_meta``: the mode a view was made in (PyTorch's ``CreationMeta``; an output of
-# a function returning several views is told apart by its node, see ``autograd/inplace.py``)
-VIEW_MADE_WITH_GRAD = 0
-VIEW_MADE_IN_NO_GRAD = 1
-VIEW_MADE_IN_INFERENCE = 2
-
-
-cdef inline void _mark_view_of(TensorImpl impl, TensorImpl b):
-    """Make ``impl`` a view of ``b``: its base is ``b``'s base (or ``b``); it remembers the version
-    of the shared counter now (``view_version``) and the mode it is made in (``creation_meta``;
-    a view made with grad mode on of a view made without it inherits the latter's, as in PyTorch)."""
-    cdef VersionCounter untracked
-    if b.version.inference:
-        return   # an inference tensor keeps no view bookkeeping: PyTorch's _is_view() is False, _base None
-    if type(b.version) is not VersionCounter:
-        # b is .data / detach() of an inference tensor (grad_mode.DetachedInferenceCounter): its views
-        # are inference tensors without a counter, as in PyTorch (written in place only in the mode)
-        untracked = VersionCounter()
-        untracked.inference = True
-        impl.version = untracked
-        return
-    cdef TensorImpl base = b.base if b.base is not None else b
-    cdef PyObject* enabled
-    cdef int meta = 0
-    impl.base = base
-    impl.view_version = b.version.value
-    if _inference_mode_on:
-        meta = 2
-    elif _ag_grad_mode_globals is not None:
-        enabled = PyDict_GetItem(_ag_grad_mode_globals, "_enabled")
-        if enabled != NULL and not <object>enabled:
-            meta = 1
-    if meta == 0 and b.base is not None:
-        meta = b.creation_meta
-    impl.creation_meta = meta
-
-
-def mark_view(TensorImpl impl, TensorImpl b):
-    """``impl`` (a fresh payload on ``b``'s storage and version counter) becomes a view of ``b``
-    (``_tensor._make_view`` and ``as_subclass`` call this; ``_fastpath_views.pxi`` does it in C)."""
-    _mark_view_of(impl, b)
 
 
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------
@@ -437,23 +395,7 @@ cdef class _CompiledPlan:
     cdef object needs
 
 
-cdef class _Recipe:
-    """What the recorder reads of one ``recording.Derivative``, read once into C fields."""
-
-    cdef object d
-    cdef tuple positions       # d.input_positions: (position, name) per differentiable input
-    cdef Py_ssize_t n_inputs
-    cdef object node_cls
-    cdef bint multi_output
-    cdef bint compiled         # d.node_cls has OpNode's C layout (a student's own class may not)
-    cdef bint simple           # d.simple: recorded by _record
-    cdef bint inplace          # d.op.is_inplace: recorded by _record_general, which rebases history
-    cdef tuple slots           # d.input_slots: (name, position, is a Tensor[]) per differentiable input
-    cdef object tensor_args
-    cdef object no_history     # d.non_differentiable_outputs (outputs never given a history), or None
-    # The plans by which inputs need a gradient, as a bit mask (bit j: input j); None until the
-    # first op that needs it, then taken from d.plan() (so both recorders share the same plans).
-    cdef list plans
+# ``_Recipe`` (what the recorder reads of one ``recording.Derivative``) is declared in recording.pxd.
 
 
 cdef dict _recipes = {}   # Derivative -> _Recipe

@@ -1,37 +1,62 @@
-# The compiled fast path of basic indexing (per-op overhead): ``x[i]``, ``x[a:b]``,
-# ``x[a:b:k]`` and tuples of ints and slices (``x[i, a:b]``). Included into _C.pyx after
-# _fastpath_views.pxi, whose view builder (``_view_of``) and rules this shares.
-#
-# The full path (``_functions/indexing.py``'s ``getitem``) turns each int into
-# ``aten.select.int(t, dim, i)`` and each slice into ``aten.slice.Tensor(t, dim, start, stop, step)``
-# (a ``:`` with no step is skipped), one after the other; here the same geometry as
-# ``backends/views.py``'s ``select``/``slice_`` is computed in C and, with grad, each step is
-# recorded as the full path records it (``SelectBackward0``, ``SliceBackward0``, chained). Anything
-# else -- an index out of range, a bad step, ``None``/``...``/bools/tensors, a 0-d tensor, an index
-# that is all ``:`` (an ``alias``), a subclass, a mode -- is left to the full path, which raises
-# PyTorch's errors and shows handlers every call. select/slice are not course exercises.
+# cython: language_level=3, binding=True, embedsignature=True
+"""The compiled twin of ``minitorch_nn/_functions/indexing.py``'s ``getitem``: basic indexing.
+
+``x[i]``, ``x[a:b]``, ``x[a:b:k]`` and tuples of ints and slices (``x[i, a:b]``). The readable
+``getitem`` turns each int into ``aten.select.int(t, dim, i)`` and each slice into
+``aten.slice.Tensor(t, dim, start, stop, step)`` (a ``:`` with no step is skipped), one after the
+other; here the same geometry as ``backends/views.py``'s ``select``/``slice_`` is computed in C,
+each view built by the views twin's ``_view_of``, and, with grad, each step is recorded as the
+full path records it (``SelectBackward0``, ``SliceBackward0``, chained). It runs only while the
+guards of ``select`` and ``slice`` hold (see ``_ext/twins/_gate.pyx``) and ``Tensor.__getitem__``
+is this twin (``backends.compiled.bind``). Anything else -- an index out of range, a bad step,
+``None``/``...``/bools/tensors, a 0-d tensor, an index that is all ``:`` (an ``alias``), a subclass,
+a mode -- is left to the full path, which raises PyTorch's errors and shows handlers every call.
+``tests/twins/test_fast_path_indexing.py`` compares both paths.
+"""
+
+cimport cython
+cimport numpy as cnp
+from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
+from cpython.tuple cimport PyTuple_GET_SIZE
+
+import numpy as np
+
+from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
+                              _mtnn_mul_overflow, _wrap_payload)
+from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _cpu_payload, _dim_index, _elementwise_input,
+                                        _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
+                                        _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,
+                                        _record_mode, _record_mode3, _recorded, _recorded_with, _records,
+                                        _row_major, _scalar_operand, _size_arg, _twin_ok, _typenum,
+                                        _unary_like)
+from minitorch_nn._twins.autograd.recording cimport (_NONDIFFERENTIABLE, _Recipe, _record,
+                                                     _record_general, _recipe_for, _recipe_of,
+                                                     recorder_ready)
+
+cnp.import_array()
+from minitorch_nn._twins.backends.views cimport _view_of
 
 cdef object _op_select = None
 cdef object _op_slice = None
-cdef object _slow_getitem = None
 cdef Py_ssize_t _SLICE_END_NONE = 9223372036854775807   # the full path's stop for ``a:``
 
 
 cdef bint _load_indexing() except -1:
-    """Look up, once, select/slice and the full-path ``Tensor.__getitem__`` (made after this
-    module's methods are installed, hence looked up late)."""
-    global _op_select, _op_slice, _slow_getitem
+    """Look up, once, select/slice (False while the view kernels are not loaded yet)."""
+    global _op_select, _op_slice
     import sys
-    methods = sys.modules.get("minitorch_nn._tensor_methods")
-    if methods is None:
-        return False
-    slow = methods._FULL_PATH.get("__getitem__")
-    if slow is None:
+    if sys.modules.get("minitorch_nn.backends.views") is None:
         return False
     from minitorch_nn._ops import aten
     _op_select, _op_slice = aten.select.int, aten.slice.Tensor
-    _slow_getitem = slow
     return True
+
+
+cdef inline bint _may_run() except -1:
+    """Nothing could observe the op (``_nothing_intercepts``) and the ops are looked up."""
+    if not _nothing_intercepts():
+        return False
+    return _op_select is not None or _load_indexing()
 
 
 cdef inline bint _exact_ssize(object v, Py_ssize_t* out) except -1:
@@ -119,8 +144,6 @@ cdef object _getitem_fast(object self, object index):
     cdef TensorImpl a = _cpu_payload(self)
     if a is None or PyTuple_GET_SIZE(a.sizes) == 0 or not _may_run():
         return None
-    if _op_select is None and not _load_indexing():
-        return None
     cdef type kind = type(index)
     cdef tuple idx
     if kind is int or kind is slice:
@@ -158,11 +181,9 @@ cdef object _getitem_fast(object self, object index):
 def tensor_getitem(self, index):
     """``self[index]``: the fast path, else the full path."""
     r = _getitem_fast(self, index)
-    if r is not None:
-        return r
-    if _slow_getitem is None:
-        _load_indexing()
-    return _slow_getitem(self, index)
+    return _full("Tensor.__getitem__", (self, index), (), {}) if r is None else r
 
 
-FAST_OP_METHODS["__getitem__"] = tensor_getitem
+# Tensor's method from this file (``_tensor_methods.py`` installs it)
+METHODS = {"__getitem__": tensor_getitem}
+FUNCTIONS = {}

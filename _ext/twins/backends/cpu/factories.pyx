@@ -1,0 +1,248 @@
+# cython: language_level=3, binding=True, embedsignature=True
+"""The compiled twin of ``minitorch_nn/backends/cpu/factories.py``: the kernels that make new tensors.
+
+Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see ``_ext/twins/_gate.pyx``):
+
+* ``_to_copy`` (``astype`` with numpy's warnings off): ``x.to(dtype)`` / ``x.to(dtype=dtype)``,
+  which ``Module.to(dtype)`` calls once per tensor (``x`` itself when the dtype is already it);
+* ``cat`` (``np.concatenate`` of the numpy views when no cast is needed): ``minitorch_nn.cat``;
+* ``stack`` (the same, each view given a dim of size 1 at ``dim``): ``minitorch_nn.stack``;
+* ``clone`` (a fresh C-order copy): ``x.clone()``, ``minitorch_nn.clone``.
+
+For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major,
+non-empty, whose sizes agree: without grad, the cpu kernel's computation wrapped as a fresh
+tensor; with grad (``cat`` and ``stack`` have a ``Tensor[]`` input) that result handed to the
+compiled recorder's ``_record_general`` with the arguments the full path gives the op, which
+builds ``CatBackward0``/``StackBackward0`` as the full path does. Anything else (``out=``, empty
+tensors, mixed dtypes, a bad dim, devices, ``copy=``, subclasses, modes) takes the full path,
+which raises PyTorch's errors and shows handlers the call as it was made.
+``tests/twins/test_fast_path.py``, ``test_fast_path_cat.py``, ``test_fast_path_stack.py`` and
+``test_fast_path_more.py`` compare both paths.
+"""
+
+cimport cython
+cimport numpy as cnp
+from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
+from cpython.tuple cimport PyTuple_GET_SIZE
+
+import numpy as np
+
+from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
+                              _mtnn_mul_overflow, _wrap_payload)
+from minitorch_nn._twins._gate cimport (_Tensor, _dtype_cls, _cpu, _cpu_payload, _dim_index, _elementwise_input,
+                                        _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
+                                        _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,
+                                        _record_mode, _record_mode3, _recorded, _recorded_with, _records,
+                                        _row_major, _scalar_operand, _size_arg, _twin_ok, _typenum,
+                                        _unary_like)
+from minitorch_nn._twins.autograd.recording cimport (_NONDIFFERENTIABLE, _Recipe, _record,
+                                                     _record_general, _recipe_for, _recipe_of,
+                                                     recorder_ready)
+
+cnp.import_array()
+
+cdef bint _loaded = False
+cdef object _op_to_copy = None
+cdef object _op_cat = None
+cdef object _op_stack = None
+cdef object _op_clone = None
+cdef object _np_concatenate = np.concatenate
+
+
+cdef bint _load() except -1:
+    """Look up, once, the ops (False while the cpu backend is not loaded yet: the full path runs)."""
+    global _loaded, _op_to_copy, _op_cat, _op_stack, _op_clone
+    import sys
+    if sys.modules.get("minitorch_nn.backends.cpu.factories") is None:
+        return False
+    from minitorch_nn._ops import aten
+    _op_to_copy, _op_cat = aten._to_copy.default, aten.cat.default
+    _op_stack, _op_clone = aten.stack.default, aten.clone.default
+    _loaded = True
+    return True
+
+
+cdef inline bint _may_run() except -1:
+    """Nothing could observe the op (``_nothing_intercepts``) and the ops are looked up."""
+    if not _nothing_intercepts():
+        return False
+    return _loaded or _load()
+
+
+# -- to(dtype) ----------------------------------------------------------------------------------------
+
+def tensor_to(self, *args, **kwargs):
+    """``self.to(dtype)`` / ``self.to(dtype=dtype)``: ``self`` itself when the dtype is already
+    ``dtype``, else the full path's ``_to_copy``: ``astype`` with numpy's warnings off, as a fresh
+    row-major tensor. Only for row-major, non-empty float32/float64/int64 operands and targets
+    that autograd would not record; anything else (devices, copy=, memory formats) goes the full way.
+    """
+    cdef TensorImpl a
+    cdef Py_ssize_t nargs = len(args)
+    dtype = None
+    if nargs == 1 and not kwargs:
+        dtype = args[0]
+    elif nargs == 0 and len(kwargs) == 1:
+        dtype = kwargs.get("dtype")
+    if dtype is not None and type(dtype) is _dtype_cls:
+        a = _plain_cpu(self)
+        if a is not None and _may_run() and _twin_ok(_op_to_copy):
+            if dtype is a.dtype:
+                return self
+            if ((dtype is _f32 or dtype is _f64 or dtype is _i64) and
+                    (a.dtype is _f32 or a.dtype is _f64 or a.dtype is _i64) and
+                    not (a.requires_grad and _grad_enabled()) and _row_major(a.sizes, a.strides) and
+                    _fp_var is not None):
+                token = PyContextVar_Set(_fp_var, _fp_ignore)
+                try:
+                    r = a.numpy_view().astype(dtype.numpy_dtype)
+                finally:
+                    PyContextVar_Reset(_fp_var, token)
+                return _wrap_payload(_Tensor, _fresh_impl(r, dtype, _cpu))
+    return _full("Tensor.to", (self,), args, kwargs)
+
+
+# -- cat ----------------------------------------------------------------------------------------------
+
+cdef object _cat_fast(object tensors, object dim):
+    """``aten.cat.default(list(tensors)[, dim])`` as the full path runs it; or None."""
+    if type(tensors) is not list and type(tensors) is not tuple:
+        return None
+    cdef Py_ssize_t n = len(tensors), i, k, ndim, d
+    if n == 0 or not _may_run():
+        return None
+    if not _twin_ok(_op_cat):
+        return None
+    cdef TensorImpl first = _elementwise_input(tensors[0], True), t
+    if first is None:
+        return None
+    ndim = PyTuple_GET_SIZE(first.sizes)
+    d = _dim_index(dim, ndim)
+    if ndim == 0 or d < 0:
+        return None
+    cdef bint grad = first.requires_grad
+    cdef list arrays = [first.numpy_view()]
+    for i in range(1, n):
+        t = _elementwise_input(tensors[i], True)
+        if t is None or t.dtype is not first.dtype or PyTuple_GET_SIZE(t.sizes) != ndim:
+            return None
+        for k in range(ndim):
+            if k != d and t.sizes[k] != first.sizes[k]:
+                return None
+        grad = grad or t.requires_grad
+        arrays.append(t.numpy_view())
+    out = _fresh_tensor(_np_concatenate(arrays, axis=d), first.dtype)
+    if not grad or not _grad_enabled():
+        return out
+    if not recorder_ready():
+        return None
+    deriv = _op_cat.derivative
+    if deriv is None or deriv is _NONDIFFERENTIABLE:
+        return None
+    cdef _Recipe r = _recipe_of(deriv)
+    if not r.compiled or r.simple or r.inplace:
+        return None     # (a student's derivative: the full path records what it records)
+    args = (list(tensors),) if dim == 0 else (list(tensors), dim)   # (the full path's call)
+    recorded = _record_general(_op_cat, r, args, {}, out)
+    return out if recorded is NotImplemented else recorded
+
+
+def function_cat(*args, **kwargs):
+    """``minitorch_nn.cat(tensors, dim=0)``: the fast path, else the full path (called as it was)."""
+    cdef Py_ssize_t nargs = PyTuple_GET_SIZE(args)
+    r = None
+    if nargs == 1 and not kwargs:
+        r = _cat_fast(args[0], 0)
+    elif nargs == 2 and not kwargs:
+        r = _cat_fast(args[0], args[1])
+    elif nargs == 1 and len(kwargs) == 1 and "dim" in kwargs:
+        r = _cat_fast(args[0], kwargs["dim"])
+    return _full("cat", (), args, kwargs) if r is None else r
+
+
+# -- stack --------------------------------------------------------------------------------------------
+
+cdef object _stack_fast(object tensors, object dim):
+    """``aten.stack.default(list(tensors)[, dim])`` as the full path runs it; or None."""
+    if type(tensors) is not list and type(tensors) is not tuple:
+        return None
+    cdef Py_ssize_t n = len(tensors), i, d
+    if n == 0 or not _may_run():
+        return None
+    if not _twin_ok(_op_stack):
+        return None
+    cdef TensorImpl first = _elementwise_input(tensors[0], True), t
+    if first is None:
+        return None
+    d = _dim_index(dim, PyTuple_GET_SIZE(first.sizes) + 1)   # (a new dim: one more place than dims)
+    if d < 0:
+        return None
+    cdef bint grad = first.requires_grad
+    cdef tuple shape = first.sizes[:d] + (1,) + first.sizes[d:]   # each view, with the new dim
+    cdef list arrays = [first.numpy_view().reshape(shape)]
+    for i in range(1, n):
+        t = _elementwise_input(tensors[i], True)
+        if t is None or t.dtype is not first.dtype or t.sizes != first.sizes:
+            return None
+        grad = grad or t.requires_grad
+        arrays.append(t.numpy_view().reshape(shape))
+    out = _fresh_tensor(_np_concatenate(arrays, axis=d), first.dtype)
+    if out is None:
+        return None
+    if not grad or not _grad_enabled():
+        return out
+    if not recorder_ready():
+        return None
+    deriv = _op_stack.derivative
+    if deriv is None or deriv is _NONDIFFERENTIABLE:
+        return None
+    cdef _Recipe r = _recipe_of(deriv)
+    if not r.compiled or r.simple or r.inplace:
+        return None     # (a student's derivative: the full path records what it records)
+    args = (list(tensors),) if dim == 0 else (list(tensors), dim)   # (the full path's call)
+    recorded = _record_general(_op_stack, r, args, {}, out)
+    return out if recorded is NotImplemented else recorded
+
+
+def function_stack(*args, **kwargs):
+    """``minitorch_nn.stack(tensors, dim=0)``: the fast path, else the full path (called as it was)."""
+    cdef Py_ssize_t nargs = PyTuple_GET_SIZE(args)
+    r = None
+    if nargs == 1 and not kwargs:
+        r = _stack_fast(args[0], 0)
+    elif nargs == 2 and not kwargs:
+        r = _stack_fast(args[0], args[1])
+    elif nargs == 1 and len(kwargs) == 1 and "dim" in kwargs:
+        r = _stack_fast(args[0], kwargs["dim"])
+    return _full("stack", (), args, kwargs) if r is None else r
+
+
+# -- clone --------------------------------------------------------------------------------------------
+
+def _clone_fn(x, unused):
+    # clone's kernel on a row-major tensor: a fresh C-order copy (wrap_strided(..., copy=True))
+    return x.copy()
+
+
+cdef object _clone_fast(object self):
+    cdef TensorImpl a = _elementwise_input(self, True)
+    if a is None or not _may_run():
+        return None
+    return _unary_like(_op_clone, self, (self,), a, _clone_fn, None, False)
+
+
+def tensor_clone(self, *args, **kwargs):
+    """``self.clone()``: the fast path, else the full path (``memory_format=``...)."""
+    r = None if args or kwargs else _clone_fast(self)
+    return _full("Tensor.clone", (self,), args, kwargs) if r is None else r
+
+
+def function_clone(input, *args, **kwargs):
+    """``minitorch_nn.clone(input)``: the fast path, else the full path."""
+    r = None if args or kwargs else _clone_fast(input)
+    return _full("clone", (input,), args, kwargs) if r is None else r
+
+
+# Tensor's methods and the public functions from this file (``_tensor_methods.py`` installs them)
+METHODS = {"to": tensor_to, "clone": tensor_clone}
+FUNCTIONS = {"cat": function_cat, "stack": function_stack, "clone": function_clone}

@@ -1,0 +1,457 @@
+# cython: language_level=3, binding=True, embedsignature=True
+"""The compiled twin of ``minitorch_nn/backends/cpu/reduction.py``: the reduction kernels.
+
+Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see ``_ext/twins/_gate.pyx``):
+
+* ``sum`` (``np.add.reduce`` over all elements in the tensor's dtype): ``x.sum()``;
+* ``sum_dim`` (``np.add.reduce`` over the wrapped axes): ``x.sum(dim[, keepdim])``;
+* ``cumsum`` (``_scan(np.cumsum, ...)``): ``x.cumsum(dim)``, ``minitorch_nn.cumsum``;
+* ``_softmax`` / ``_log_softmax`` (the kernel's own compiled loop, ``_compiled_softmax``):
+  ``minitorch_nn.softmax(x, dim)``, ``x.softmax(dim)``, ``nn.functional.softmax`` (so ``nn.Softmax``),
+  and the ``log_softmax`` forms;
+* ``var`` / ``std`` with the default correction (the kernel's own ``_var_steps``):
+  ``x.var([dim][, keepdim=])``, ``x.std(...)``, ``minitorch_nn.var``/``std``.
+
+Why compiled: per-op overhead on small tensors (see the gate's docstring). How it stays
+bit-equal: the same numpy calls (or the kernel's own helper) on the same arrays, in the same
+order and with the same floating-point error state (``sum`` leaves numpy's warnings on, as the
+kernel does); with grad the result goes to the compiled recorder with the full path's
+arguments. Any other form (``dtype=``, ``out=``, other dtypes, bad dims, subclasses, modes)
+takes the full path. ``tests/twins/test_fast_path.py``, ``test_fast_path_softmax.py`` and
+``test_fast_path_more.py`` compare both paths.
+"""
+
+cimport cython
+cimport numpy as cnp
+from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
+from cpython.tuple cimport PyTuple_GET_SIZE
+
+import numpy as np
+
+from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
+                              _mtnn_mul_overflow, _wrap_payload)
+from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _cpu_payload, _dim_index, _elementwise_input,
+                                        _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
+                                        _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,
+                                        _record_mode, _record_mode3, _recorded, _recorded_with, _records,
+                                        _row_major, _scalar_operand, _size_arg, _twin_ok, _typenum,
+                                        _unary_like)
+from minitorch_nn._twins.autograd.recording cimport (_NONDIFFERENTIABLE, _Recipe, _record,
+                                                     _record_general, _recipe_for, _recipe_of,
+                                                     recorder_ready)
+
+cnp.import_array()
+
+cdef bint _loaded = False
+cdef object _op_sum = None           # aten.sum.default
+cdef object _op_sum_dim = None       # aten.sum.dim_IntList
+cdef object _op_cumsum = None
+cdef object _np_add_reduce = np.add.reduce
+
+
+cdef bint _load() except -1:
+    """Look up, once, the ops (False while the cpu backend is not loaded yet: the full path runs)."""
+    global _loaded, _op_sum, _op_sum_dim, _op_cumsum
+    import sys
+    if sys.modules.get("minitorch_nn.backends.cpu.reduction") is None:
+        return False
+    from minitorch_nn._ops import aten
+    _op_sum, _op_sum_dim, _op_cumsum = aten.sum.default, aten.sum.dim_IntList, aten.cumsum.default
+    _loaded = True
+    return True
+
+
+cdef inline bint _may_run() except -1:
+    """Nothing could observe the op (``_nothing_intercepts``) and the ops are looked up."""
+    if not _nothing_intercepts():
+        return False
+    return _loaded or _load()
+
+
+# -- sum ----------------------------------------------------------------------------------------------
+
+def tensor_sum(self, *args, **kwargs):
+    """``self.sum()``: ``np.add.reduce`` over all elements in the tensor's dtype, as the cpu kernel.
+
+    The kernel leaves numpy's warnings on for sums, so this does too. The 0-d result array is
+    passed as ``out``, which saves turning numpy's scalar result into an array afterwards.
+    """
+    cdef TensorImpl a
+    cdef int record
+    cdef _Recipe recipe = None
+    if not args and not kwargs:
+        a = _plain(self)
+        if a is not None and _may_run() and _twin_ok(_op_sum):
+            record = _records(a, None)
+            if record > 0:
+                recipe = _recipe_for(_op_sum)
+                if recipe is None:
+                    record = -1
+            out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0) if record >= 0 else None
+            try:
+                if out is not None:
+                    _np_add_reduce(a.numpy_view(), None, None, out)
+            except Exception:
+                out = None  # (a warning turned into an error): the full path raises it again
+            if out is not None:
+                r = _wrap_payload(_Tensor, _fresh_impl(out, a.dtype, _cpu))
+                return _recorded_with(_op_sum, recipe, (self,), r) if record else r
+    return _full("Tensor.sum", (self,), args, kwargs)
+
+
+cdef object _sum_dims_fast(object self, object dim, bint keepdim):
+    """``reduction.sum_dim(self, dims, keepdim)`` for ``dim`` an int or a list/tuple of ints
+    (wrapped as ``_axes`` wraps them; a repeated dim declines): ``np.add.reduce`` over those axes
+    in the tensor's dtype, warnings as numpy gives them (the kernel leaves them on)."""
+    cdef TensorImpl a = _elementwise_input(self, True)
+    if a is None:
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), d, i
+    if n == 0:
+        return None
+    cdef list dims
+    cdef list axes = []
+    if type(dim) is int:
+        dims = [dim]
+    elif type(dim) is list or type(dim) is tuple:
+        dims = list(dim)
+        if not dims:
+            return None
+    else:
+        return None
+    for v in dims:
+        d = _dim_index(v, n)
+        if d < 0 or d in axes:
+            return None
+        axes.append(d)
+    if not _may_run():
+        return None
+    cdef int record = _record_mode(_op_sum_dim, a, None)
+    if record < 0:
+        return None
+    try:
+        r = _np_add_reduce(a.numpy_view(), tuple(axes), None, None, keepdim)
+    except Exception:
+        return None   # (a warning turned into an error: the full path raises it again)
+    out = _fresh_tensor(r, a.dtype)
+    if out is None or not record:
+        return out
+    return _recorded(_op_sum_dim, (self, dims, True) if keepdim else (self, dims), out)
+
+
+def tensor_sum_dims(self, *args, **kwargs):
+    """``self.sum(dim[, keepdim])`` (also ``dim=``, ``keepdim=``): the fast path; ``self.sum()``
+    and every other form: ``tensor_sum`` above (its own fast path, else the full path)."""
+    cdef Py_ssize_t nargs = PyTuple_GET_SIZE(args)
+    dim = None
+    keepdim = False
+    r = None
+    if nargs == 1 and not kwargs:
+        dim = args[0]
+    elif nargs == 2 and not kwargs:
+        dim, keepdim = args[0], args[1]
+    elif nargs <= 1 and kwargs and len(kwargs) <= 2:
+        dim = args[0] if nargs else kwargs.get("dim")
+        keepdim = kwargs.get("keepdim", False)
+        if len(kwargs) != (0 if nargs else 1) + ("keepdim" in kwargs):
+            dim = None   # (another keyword, or dim given twice)
+    if dim is not None and type(keepdim) is bool:
+        r = _sum_dims_fast(self, dim, keepdim)
+    return tensor_sum(self, *args, **kwargs) if r is None else r
+
+
+# -- cumsum -------------------------------------------------------------------------------------------
+
+def _cumsum_fn(x, axis):
+    # reduction._scan(np.cumsum, ...): np.cumsum(x, axis=d) is x.cumsum(axis=d) (its result
+    # already has x's shape for a tensor with dims)
+    return x.cumsum(axis)
+
+
+cdef object _cumsum_fast(object self, object dim):
+    cdef TensorImpl a = _elementwise_input(self, True)
+    if a is None:
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes)
+    cdef Py_ssize_t d = _dim_index(dim, n) if n else -1
+    if d < 0 or not _may_run():
+        return None
+    return _unary_like(_op_cumsum, self, (self, dim), a, _cumsum_fn, d, False)
+
+
+cdef object _cumsum_args(object self, tuple args, dict kwargs):
+    if PyTuple_GET_SIZE(args) == 1 and not kwargs:
+        return _cumsum_fast(self, args[0])
+    if not args and kwargs and len(kwargs) == 1 and "dim" in kwargs:
+        return _cumsum_fast(self, kwargs["dim"])
+    return None
+
+
+def tensor_cumsum(self, *args, **kwargs):
+    """``self.cumsum(dim)``: the fast path, else the full path (``dtype=``...)."""
+    r = _cumsum_args(self, args, kwargs)
+    return _full("Tensor.cumsum", (self,), args, kwargs) if r is None else r
+
+
+def function_cumsum(input, *args, **kwargs):
+    """``minitorch_nn.cumsum(input, dim)``: the fast path, else the full path."""
+    r = _cumsum_args(input, args, kwargs)
+    return _full("cumsum", (input,), args, kwargs) if r is None else r
+
+
+# -- softmax and log_softmax -----------------------------------------------------------------------------
+
+cdef object _op_softmax = None        # aten._softmax.default
+cdef object _op_log_softmax = None    # aten._log_softmax.default
+cdef object _softmax_loop = None      # _activation_kernels.softmax, as the cpu kernel calls it
+
+
+cdef bint _load_softmax() except -1:
+    """Look up, once, the two ops and the cpu kernel's compiled loop (False while the cpu backend
+    is not loaded, or was built without the loop: the full path then runs)."""
+    global _op_softmax, _op_log_softmax, _softmax_loop
+    import sys
+    reduction = sys.modules.get("minitorch_nn.backends.cpu.reduction")
+    if reduction is None or reduction._compiled_softmax is None:
+        return False
+    from minitorch_nn._ops import aten
+    _op_softmax, _op_log_softmax = aten._softmax.default, aten._log_softmax.default
+    _softmax_loop = reduction._compiled_softmax
+    return True
+
+
+cdef object _softmax_fast(object input, object dim, bint take_log):
+    """``aten._softmax.default(input, dim, False)`` (``_log_softmax`` when ``take_log``) computed
+    and recorded as the full path would, or None when the full path must run."""
+    if type(dim) is not int:
+        return None
+    cdef TensorImpl a = _cpu_payload(input)
+    if a is None:
+        return None
+    dtype = a.dtype
+    if dtype is not _f32 and dtype is not _f64:
+        return None
+    cdef tuple sizes = a.sizes
+    cdef Py_ssize_t ndim = len(sizes)
+    cdef Py_ssize_t d = dim
+    cdef Py_ssize_t rank = ndim if ndim else 1   # a 0-d tensor takes dim 0 or -1
+    if not -rank <= d < rank or 0 in sizes:
+        return None
+    if d < 0:
+        d += rank
+    if not _may_run():
+        return None
+    if _softmax_loop is None and not _load_softmax():
+        return None
+    op = _op_log_softmax if take_log else _op_softmax
+    cdef int record = _record_mode(op, a, None)
+    if record < 0:
+        return None
+    r = _softmax_loop(a.numpy_view(), d, take_log)
+    if r is None:
+        return None
+    out = _fresh_tensor(r, dtype)
+    if out is None:
+        return None
+    return _recorded(op, (input, dim, False), out) if record else out
+
+
+cdef inline object _dim_only(tuple args, dict kwargs, object allowed):
+    """The ``dim`` of a call written ``(dim)`` or ``(dim=...)`` (also allowing the keywords in
+    ``allowed``, which do not change the result, and ``dtype=None``); None for any other form."""
+    cdef Py_ssize_t nargs = PyTuple_GET_SIZE(args)
+    if nargs > 1:
+        return None
+    if kwargs:
+        for key, value in kwargs.items():
+            if key == "dtype":
+                if value is not None:
+                    return None
+            elif key != "dim" and key not in allowed:
+                return None
+        if "dim" in kwargs:
+            return None if nargs else kwargs["dim"]
+    return args[0] if nargs else None
+
+
+def function_softmax(input, *args, **kwargs):
+    """``minitorch_nn.softmax(input, dim)``: the fast path, else the full path."""
+    dim = _dim_only(args, kwargs, ("_stacklevel",))
+    r = None if dim is None else _softmax_fast(input, dim, False)
+    return _full("softmax", (input,), args, kwargs) if r is None else r
+
+
+def function_log_softmax(input, *args, **kwargs):
+    """``minitorch_nn.log_softmax(input, dim)``: the fast path, else the full path."""
+    dim = _dim_only(args, kwargs, ("_stacklevel",))
+    r = None if dim is None else _softmax_fast(input, dim, True)
+    return _full("log_softmax", (input,), args, kwargs) if r is None else r
+
+
+def tensor_softmax(self, *args, **kwargs):
+    """``self.softmax(dim)``: the fast path, else the full path."""
+    dim = _dim_only(args, kwargs, ())
+    r = None if dim is None else _softmax_fast(self, dim, False)
+    return _full("Tensor.softmax", (self,), args, kwargs) if r is None else r
+
+
+def tensor_log_softmax(self, *args, **kwargs):
+    """``self.log_softmax(dim)``: the fast path, else the full path."""
+    dim = _dim_only(args, kwargs, ())
+    r = None if dim is None else _softmax_fast(self, dim, True)
+    return _full("Tensor.log_softmax", (self,), args, kwargs) if r is None else r
+
+
+def functional_softmax(input, *args, **kwargs):
+    """``nn.functional.softmax(input, dim)`` (``_stacklevel`` as given, ``dtype`` None): the fast
+    path, else F.softmax's full path (which also warns when ``dim`` is left out)."""
+    dim = _dim_only(args, kwargs, ("_stacklevel",)) if PyTuple_GET_SIZE(args) <= 1 else None
+    r = None if dim is None else _softmax_fast(input, dim, False)
+    return _full("functional.softmax", (input,), args, kwargs) if r is None else r
+
+
+def functional_log_softmax(input, *args, **kwargs):
+    """``nn.functional.log_softmax(input, dim)``: as ``functional_softmax``."""
+    dim = _dim_only(args, kwargs, ("_stacklevel",)) if PyTuple_GET_SIZE(args) <= 1 else None
+    r = None if dim is None else _softmax_fast(input, dim, True)
+    return _full("functional.log_softmax", (input,), args, kwargs) if r is None else r
+
+
+# -- var and std ---------------------------------------------------------------------------------------
+
+cdef object _op_var = None         # aten.var.correction
+cdef object _op_std = None         # aten.std.correction
+cdef object _var_steps = None      # reduction._var_steps, the kernel's own arithmetic
+cdef dict _CORRECTION_1 = {"correction": 1}
+
+
+cdef object _var_std_fast(object input, object dim, bint keepdim, bint take_sqrt):
+    """``reductions.var``/``std`` without ``unbiased``/``correction``: ``aten.var.correction(input)``
+    for ``dim`` None, else ``aten.var.correction(input, dims, correction=1[, keepdim=True])``
+    (PyTorch's ``(dim, unbiased=True)`` signature); computed as ``reduction._var`` does it for a
+    float tensor whose count exceeds the correction (``_var_steps`` with warnings off, then
+    ``np.sqrt`` for std), recorded with those arguments; None to decline."""
+    global _op_var, _op_std, _var_steps
+    cdef TensorImpl a = _elementwise_input(input, False)
+    if a is None or _fp_var is None:
+        return None
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(a.sizes), i, d, count = 1
+    cdef list dims = None, axes = []
+    if dim is None:
+        if keepdim:
+            return None
+        for i in range(n):
+            count *= <Py_ssize_t>a.sizes[i]
+    else:
+        if n == 0:
+            return None
+        if type(dim) is int:
+            dims = [dim]
+        elif type(dim) is list or type(dim) is tuple:
+            dims = list(dim)
+            if not dims:
+                return None
+        else:
+            return None
+        for v in dims:
+            d = _dim_index(v, n)
+            if d < 0 or d in axes:
+                return None
+            axes.append(d)
+            count *= <Py_ssize_t>a.sizes[d]
+    ddof = 1
+    if count - 1 <= 0 or not _may_run():
+        return None   # (no degrees of freedom: the kernel's warning)
+    if _var_steps is None:
+        import sys
+        reduction = sys.modules.get("minitorch_nn.backends.cpu.reduction")
+        if reduction is None or not hasattr(reduction, "_var_steps"):
+            return None
+        from minitorch_nn._ops import aten
+        _op_var, _op_std, _var_steps = aten.var.correction, aten.std.correction, reduction._var_steps
+    op = _op_std if take_sqrt else _op_var
+    cdef int record = _record_mode(op, a, None)
+    cdef _Recipe recipe = None
+    if record > 0:
+        recipe = _recipe_for(op)
+        if recipe is None:
+            return None
+    elif record < 0:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = _var_steps(a.numpy_view(), None if dims is None else tuple(axes), count, ddof, keepdim)
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    if take_sqrt:
+        try:
+            r = np.sqrt(r)
+        except Exception:
+            return None
+    out = _fresh_tensor(r, a.dtype)
+    if out is None or not record:
+        return out
+    if dims is None:
+        args, kwargs = (input,), None
+    else:
+        args = (input, dims)
+        kwargs = {"correction": 1, "keepdim": True} if keepdim else _CORRECTION_1
+    r = _record(op, recipe, args, kwargs, out, False)
+    return out if r is NotImplemented else r
+
+
+cdef object _var_std_args(object input, tuple args, dict kwargs, bint take_sqrt):
+    """The forms ``()``, ``(dim)``, ``(dim=...)``, each with ``keepdim=`` as a keyword."""
+    cdef Py_ssize_t nargs = PyTuple_GET_SIZE(args)
+    if nargs > 1:
+        return None
+    dim = args[0] if nargs else None
+    keepdim = False
+    if kwargs:
+        for key, value in kwargs.items():
+            if key == "dim" and nargs == 0:
+                dim = value
+            elif key == "keepdim":
+                keepdim = value
+            else:
+                return None
+        if type(keepdim) is not bool:
+            return None
+    if dim is not None and type(dim) is not int and type(dim) is not list and type(dim) is not tuple:
+        return None   # (a bool is unbiased=, among others: the full path parses it)
+    return _var_std_fast(input, dim, keepdim, take_sqrt)
+
+
+def tensor_var(self, *args, **kwargs):
+    """``self.var([dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(self, args, kwargs, False)
+    return _full("Tensor.var", (self,), args, kwargs) if r is None else r
+
+
+def tensor_std(self, *args, **kwargs):
+    """``self.std([dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(self, args, kwargs, True)
+    return _full("Tensor.std", (self,), args, kwargs) if r is None else r
+
+
+def function_var(input, *args, **kwargs):
+    """``minitorch_nn.var(input[, dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(input, args, kwargs, False)
+    return _full("var", (input,), args, kwargs) if r is None else r
+
+
+def function_std(input, *args, **kwargs):
+    """``minitorch_nn.std(input[, dim][, keepdim=])``: the fast path, else the full path."""
+    r = _var_std_args(input, args, kwargs, True)
+    return _full("std", (input,), args, kwargs) if r is None else r
+
+
+# Tensor's methods, the public functions and the nn.functional functions from this file
+# (``_tensor_methods.py`` and ``nn/functional.py`` install them)
+METHODS = {"sum": tensor_sum_dims, "cumsum": tensor_cumsum, "softmax": tensor_softmax,
+           "log_softmax": tensor_log_softmax, "var": tensor_var, "std": tensor_std}
+FUNCTIONS = {"cumsum": function_cumsum, "softmax": function_softmax, "log_softmax": function_log_softmax,
+             "var": function_var, "std": function_std}
+FUNCTIONAL = {"softmax": functional_softmax, "log_softmax": functional_log_softmax}

@@ -1,0 +1,1 @@
+"""Compiled twins of ``minitorch_nn/_functions/``: indexing."""
