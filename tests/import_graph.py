@@ -65,9 +65,24 @@ def module_files(package_dir: pathlib.Path = PACKAGE_DIR) -> dict[str, pathlib.P
     return modules
 
 
-# Cython source is not Python, but its import statements are; ``cimport`` is compile time only.
-_CYTHON_IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?P<stmt>(?:from[ \t]+\S+[ \t]+import|import)[ \t]+[^\n]*)$", re.M)
+# Cython source is not Python, but its import statements are. A ``cimport`` of one of our compiled
+# modules is an import too: the cimporting module imports it when it loads (to fetch its types and
+# C functions), so it counts as an edge; a cimport of numpy, libc or cpython adds nothing of ours.
+_CYTHON_IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?P<stmt>(?:from[ \t]+\S+[ \t]+c?import|c?import)[ \t]+[^\n]*)$", re.M)
 _CYTHON_INCLUDE = re.compile(r'^[ \t]*include[ \t]+"(?P<name>[^"]+)"', re.M)
+
+
+_CIMPORT = re.compile(r"^(?:from[ \t]+(?P<source>\S+)[ \t]+cimport\b.*|cimport[ \t]+(?P<module>[\w.]+).*)$")
+
+
+def _cimport_as_import(statement: str) -> str | None:
+    """``from minitorch_nn.x cimport a`` or ``cimport minitorch_nn.x as y`` as ``import minitorch_nn.x``
+    (the module the compiled code loads); ``None`` for a cimport of anything not ours."""
+    match = _CIMPORT.match(statement.strip())
+    module = match and (match["source"] or match["module"])
+    if not module or not module.startswith(PACKAGE):
+        return None
+    return f"import {module}"
 
 
 def _cython_imports(path: pathlib.Path) -> tuple[ast.Module, list[str]]:
@@ -86,7 +101,9 @@ def _cython_imports(path: pathlib.Path) -> tuple[ast.Module, list[str]]:
         for match in _CYTHON_IMPORT.finditer(text):
             statement = match["stmt"].split("#")[0].rstrip()
             if " cimport " in f" {statement} ":
-                continue
+                statement = _cimport_as_import(statement)
+                if statement is None:
+                    continue
             if statement.endswith("("):  # a parenthesised name list: the module is what counts
                 statement = "import " + statement.split()[1]
             line = f"{source.name}:{text.count(chr(10), 0, match.start()) + 1}"
