@@ -68,6 +68,8 @@ def module_files(package_dir: pathlib.Path = PACKAGE_DIR) -> dict[str, pathlib.P
 # Cython source is not Python, but its import statements are. A ``cimport`` of one of our compiled
 # modules is an import too: the cimporting module imports it when it loads (to fetch its types and
 # C functions), so it counts as an edge; a cimport of numpy, libc or cpython adds nothing of ours.
+# A compiled module's own ``.pxd`` (``minitorch_nn/<path>.pxd``) is compiled into it, so its
+# cimports are the module's too.
 _CYTHON_IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?P<stmt>(?:from[ \t]+\S+[ \t]+c?import|c?import)[ \t]+[^\n]*)$", re.M)
 _CYTHON_INCLUDE = re.compile(r'^[ \t]*include[ \t]+"(?P<name>[^"]+)"', re.M)
 
@@ -76,24 +78,34 @@ _CIMPORT = re.compile(r"^(?:from[ \t]+(?P<source>\S+)[ \t]+cimport\b.*|cimport[ 
 
 
 def _cimport_as_import(statement: str) -> str | None:
-    """``from minitorch_nn.x cimport a`` or ``cimport minitorch_nn.x as y`` as ``import minitorch_nn.x``
-    (the module the compiled code loads); ``None`` for a cimport of anything not ours."""
-    match = _CIMPORT.match(statement.strip())
+    """``from minitorch_nn.x cimport a`` as ``from minitorch_nn.x import a`` and ``cimport
+    minitorch_nn.x as y`` as ``import minitorch_nn.x as y`` (the modules the compiled code loads:
+    ``from minitorch_nn._twins cimport _gate`` loads ``minitorch_nn._twins._gate``); ``None`` for a
+    cimport of anything not ours."""
+    statement = statement.strip()
+    match = _CIMPORT.match(statement)
     module = match and (match["source"] or match["module"])
-    if not module or not module.startswith(PACKAGE):
+    if not module or module.split(".")[0] != PACKAGE:
         return None
-    return f"import {module}"
+    if match["source"]:
+        statement = statement.replace(" cimport ", " import ", 1)
+        if "(" in statement and ")" not in statement and not statement.endswith("("):
+            # the first line of a parenthesised list: the names on it, closed
+            statement = statement.rstrip(",") + ")"
+        return statement
+    return "import " + statement[len("cimport "):].lstrip()
 
 
-def _cython_imports(path: pathlib.Path) -> tuple[ast.Module, list[str]]:
-    """The import statements of a ``.pyx`` file and the ``.pxi`` files it includes, as Python.
+def _cython_imports(path: pathlib.Path, declarations: pathlib.Path | None = None) -> tuple[ast.Module, list[str]]:
+    """The import statements of a ``.pyx`` file, the ``.pxi`` files it includes and its own
+    ``.pxd`` (``declarations``, when it has one), as Python.
 
     Returns the statements as one module, an indented import wrapped in a function (in Cython
     it can only sit in a block), and for each statement's line number the ``file:line`` it came
     from.
     """
     lines, where = [], [""]
-    pending = [path]
+    pending = [path] + ([declarations] if declarations is not None and declarations.exists() else [])
     while pending:
         source = pending.pop()
         text = source.read_text(encoding="utf-8")
@@ -196,7 +208,7 @@ def collect_imports(package_dir: pathlib.Path = PACKAGE_DIR) -> list[Import]:
     edges = []
     for name, path in modules.items():
         if path.suffix == ".pyx":
-            tree, where = _cython_imports(path)
+            tree, where = _cython_imports(path, package_dir.parent.joinpath(*name.split(".")).with_suffix(".pxd"))
         else:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             where = str(path.relative_to(package_dir.parent))

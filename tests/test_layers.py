@@ -292,7 +292,7 @@ def test_import_graph_reads_compiled_modules_sources(tmp_path):
             "minitorch_nn/ops.py": "",
             "minitorch_nn/dtype.py": "",
             "_ext/_C.pyx": (
-                "cimport numpy as cnp\nfrom minitorch_nn cimport ops\nimport numpy as np\n"
+                "cimport numpy as cnp\nimport numpy as np\n"
                 "from minitorch_nn import dtype\ninclude \"_fast.pxi\"\n"
             ),
             "_ext/_fast.pxi": "cdef f():\n    from minitorch_nn.ops import (\n        aten,\n    )\n",
@@ -300,8 +300,40 @@ def test_import_graph_reads_compiled_modules_sources(tmp_path):
     )
     found = {(e.source, e.target, e.in_function, e.where) for e in edges}
     assert found == {
-        ("minitorch_nn._C", "minitorch_nn.dtype", False, "_C.pyx:4"),
+        ("minitorch_nn._C", "minitorch_nn.dtype", False, "_C.pyx:3"),
         ("minitorch_nn._C", "minitorch_nn.ops", True, "_fast.pxi:2"),
+    }
+
+
+def test_import_graph_counts_cimports_of_our_compiled_modules(tmp_path):
+    # A module that cimports one of ours loads it at import (for its types and C functions); a
+    # cimport of numpy, libc or cpython loads nothing of ours. A module's own .pxd
+    # (minitorch_nn/<path>.pxd) is compiled into it, so its cimports count as the module's.
+    edges = _edges_of(
+        tmp_path,
+        {
+            "minitorch_nn/__init__.py": "",
+            "minitorch_nn/_twins/__init__.py": "",
+            "minitorch_nn/_twins/_gate.pxd": "from minitorch_nn._C cimport TensorImpl\n",
+            "minitorch_nn/_twins/up.py": "",
+            "_ext/_C.pyx": "from libc.math cimport exp\ncimport numpy as cnp\nfrom cpython.object cimport PyObject\n",
+            "_ext/twins/_gate.pyx": "cimport numpy as cnp\n",
+            "_ext/twins/kernel.pyx": (
+                "from minitorch_nn._twins._gate cimport (_Recipe, _record,\n"
+                "                                        recorder_ready)\n"
+                "from minitorch_nn._twins cimport _gate\n"
+                "cimport minitorch_nn._C as C\n"
+            ),
+            "_ext/twins/recorder.pyx": "from minitorch_nn._twins cimport up\n",
+        },
+    )
+    found = {(e.source, e.target, e.in_function, e.where) for e in edges}
+    assert found == {
+        ("minitorch_nn._twins._gate", "minitorch_nn._C", False, "_gate.pxd:1"),
+        ("minitorch_nn._twins.kernel", "minitorch_nn._twins._gate", False, "kernel.pyx:1"),
+        ("minitorch_nn._twins.kernel", "minitorch_nn._twins._gate", False, "kernel.pyx:3"),
+        ("minitorch_nn._twins.kernel", "minitorch_nn._C", False, "kernel.pyx:4"),
+        ("minitorch_nn._twins.recorder", "minitorch_nn._twins.up", False, "recorder.pyx:1"),
     }
 
 
