@@ -12,6 +12,7 @@ from Cython.Build import cythonize
 from Cython.Build.Dependencies import create_dependency_tree
 from setuptools import Extension, setup
 
+
 def _module_name(source):
     """``_ext/<name>.pyx`` builds ``minitorch_nn.<name>``; a compiled twin,
     ``_ext/twins/<path of the file it mirrors>.pyx``, builds ``minitorch_nn._twins.<that path>``

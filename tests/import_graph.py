@@ -93,10 +93,12 @@ def _cimport_as_import(statement: str) -> str | None:
             # the first line of a parenthesised list: the names on it, closed
             statement = statement.rstrip(",") + ")"
         return statement
-    return "import " + statement[len("cimport "):].lstrip()
+    return "import " + statement.removeprefix("cimport").lstrip()
 
 
-def _cython_imports(path: pathlib.Path, declarations: pathlib.Path | None = None) -> tuple[ast.Module, list[str]]:
+def _cython_imports(
+    path: pathlib.Path, declarations: pathlib.Path | None = None
+) -> tuple[ast.Module, list[str]]:
     """The import statements of a ``.pyx`` file, the ``.pxi`` files it includes and its own
     ``.pxd`` (``declarations``, when it has one), as Python.
 
@@ -105,7 +107,9 @@ def _cython_imports(path: pathlib.Path, declarations: pathlib.Path | None = None
     from.
     """
     lines, where = [], [""]
-    pending = [path] + ([declarations] if declarations is not None and declarations.exists() else [])
+    pending = [path]
+    if declarations is not None and declarations.exists():
+        pending.append(declarations)
     while pending:
         source = pending.pop()
         text = source.read_text(encoding="utf-8")
@@ -208,7 +212,8 @@ def collect_imports(package_dir: pathlib.Path = PACKAGE_DIR) -> list[Import]:
     edges = []
     for name, path in modules.items():
         if path.suffix == ".pyx":
-            tree, where = _cython_imports(path, package_dir.parent.joinpath(*name.split(".")).with_suffix(".pxd"))
+            declarations = package_dir.parent.joinpath(*name.split(".")).with_suffix(".pxd")
+            tree, where = _cython_imports(path, declarations)
         else:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             where = str(path.relative_to(package_dir.parent))

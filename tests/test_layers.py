@@ -26,6 +26,9 @@ are listed in ``UPWARD_ALLOWED``, each with the reason a hook cannot do the job.
 
 Every import counts, also one inside a function, and so does a lookup of a loaded module in
 ``sys.modules`` by name (it imports nothing, so it makes no cycle, but it still points somewhere).
+So does a ``cimport`` of one of our compiled modules, in a ``.pyx`` file or in the module's own
+``.pxd``: the cimporting module imports it when it loads. (The kernel twins reach the recorder
+twin through a slot in their gate, ``_twins/_gate.pxd``, which the recorder fills.)
 The graph is read from the source by ``tests/import_graph.py``; ``python -m tests.import_graph
 --upward`` prints the report.
 """
@@ -75,7 +78,8 @@ LAYER_OF_PREFIX = {
     "minitorch_nn._grad_kernels": "kernels",
     "minitorch_nn._random": "kernels",
     # the twins' shared gate: what the dispatcher would check before a kernel runs, answered in C
-    # for the kernel twins (it mirrors no one file, so it is named here)
+    # for the kernel twins, and the slot the recorder twin (autograd) fills for them (it mirrors
+    # no one file, so it is named here)
     "minitorch_nn._twins._gate": "kernels",
     "minitorch_nn.random": "kernels",
     # autograd

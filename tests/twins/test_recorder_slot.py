@@ -7,6 +7,7 @@ The kernel twins sit below autograd and do not import the recorder twin
 of "recording.autograd_layer is unchanged" follows the readable module.
 """
 
+import minitorch_nn as mt
 from minitorch_nn import _dispatch
 from minitorch_nn._twins import _gate
 from minitorch_nn._twins.autograd import recording as _twin
@@ -24,9 +25,7 @@ def test_the_recorder_twin_fills_the_slot_when_autograd_is_imported():
     assert slot["layer_unchanged"] is True
 
 
-def test_replacing_recording_autograd_layer_clears_the_gates_flag_and_the_replacement_runs(monkeypatch):
-    import minitorch_nn as mt
-
+def test_a_replaced_recording_autograd_layer_clears_the_gates_flag_and_runs(monkeypatch):
     original = recording.autograd_layer
     calls = []
 
