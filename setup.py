@@ -9,7 +9,9 @@ import os
 
 import numpy as np
 from Cython.Build import cythonize
+from Cython.Build.Dependencies import create_dependency_tree
 from setuptools import Extension, setup
+
 
 def _module_name(source):
     """``_ext/<name>.pyx`` builds ``minitorch_nn.<name>``; a compiled twin,
@@ -22,6 +24,31 @@ def _module_name(source):
     return ".".join(["minitorch_nn", *relative])
 
 
+def _declarations(source):
+    """The module's own ``.pxd`` (``minitorch_nn/<path>.pxd``, where the modules that cimport it find
+    it), or None."""
+    pxd = os.path.join(*_module_name(source).split(".")) + ".pxd"
+    return pxd if os.path.exists(pxd) else None
+
+
+def _remove_stale_c(sources):
+    """Remove the generated C of a module whose own ``.pxd`` (or a ``.pxd`` that one cimports) is
+    newer than it. Cython looks for a ``.pyx`` file's own ``.pxd`` only beside it; ours live in the
+    package, so without this a changed ``.pxd`` (the gate's, say) would leave its module built from
+    the old declarations, and every module that cimports it would fail to import."""
+    tree = create_dependency_tree()
+    for source in sources:
+        pxd, c_file = _declarations(source), os.path.splitext(source)[0] + ".c"
+        if pxd is None or not os.path.exists(c_file):
+            continue
+        newest = max(os.path.getmtime(f) for f in tree.all_dependencies(pxd))
+        if newest > os.path.getmtime(c_file):
+            os.remove(c_file)
+
+
+_SOURCES = sorted(glob.glob(os.path.join("_ext", "**", "*.pyx"), recursive=True))
+_remove_stale_c(_SOURCES)
+
 extensions = [
     Extension(
         _module_name(source),
@@ -32,7 +59,7 @@ extensions = [
         # fma... to their oldest (compatibility) versions, which are several times slower.
         libraries=["m"],
     )
-    for source in sorted(glob.glob(os.path.join("_ext", "**", "*.pyx"), recursive=True))
+    for source in _SOURCES
 ]
 
 setup(

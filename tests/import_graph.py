@@ -65,13 +65,42 @@ def module_files(package_dir: pathlib.Path = PACKAGE_DIR) -> dict[str, pathlib.P
     return modules
 
 
-# Cython source is not Python, but its import statements are; ``cimport`` is compile time only.
-_CYTHON_IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?P<stmt>(?:from[ \t]+\S+[ \t]+import|import)[ \t]+[^\n]*)$", re.M)
+# Cython source is not Python, but its import statements are. A ``cimport`` of one of our compiled
+# modules is an import too: the cimporting module imports it when it loads (to fetch its types and
+# C functions), so it counts as an edge; a cimport of numpy, libc or cpython adds nothing of ours.
+# A compiled module's own ``.pxd`` (``minitorch_nn/<path>.pxd``) is compiled into it, so its
+# cimports are the module's too.
+_CYTHON_IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?P<stmt>(?:from[ \t]+\S+[ \t]+c?import|c?import)[ \t]+[^\n]*)$", re.M)
 _CYTHON_INCLUDE = re.compile(r'^[ \t]*include[ \t]+"(?P<name>[^"]+)"', re.M)
 
 
-def _cython_imports(path: pathlib.Path) -> tuple[ast.Module, list[str]]:
-    """The import statements of a ``.pyx`` file and the ``.pxi`` files it includes, as Python.
+_CIMPORT = re.compile(r"^(?:from[ \t]+(?P<source>\S+)[ \t]+cimport\b.*|cimport[ \t]+(?P<module>[\w.]+).*)$")
+
+
+def _cimport_as_import(statement: str) -> str | None:
+    """``from minitorch_nn.x cimport a`` as ``from minitorch_nn.x import a`` and ``cimport
+    minitorch_nn.x as y`` as ``import minitorch_nn.x as y`` (the modules the compiled code loads:
+    ``from minitorch_nn._twins cimport _gate`` loads ``minitorch_nn._twins._gate``); ``None`` for a
+    cimport of anything not ours."""
+    statement = statement.strip()
+    match = _CIMPORT.match(statement)
+    module = match and (match["source"] or match["module"])
+    if not module or module.split(".")[0] != PACKAGE:
+        return None
+    if match["source"]:
+        statement = statement.replace(" cimport ", " import ", 1)
+        if "(" in statement and ")" not in statement and not statement.endswith("("):
+            # the first line of a parenthesised list: the names on it, closed
+            statement = statement.rstrip(",") + ")"
+        return statement
+    return "import " + statement.removeprefix("cimport").lstrip()
+
+
+def _cython_imports(
+    path: pathlib.Path, declarations: pathlib.Path | None = None
+) -> tuple[ast.Module, list[str]]:
+    """The import statements of a ``.pyx`` file, the ``.pxi`` files it includes and its own
+    ``.pxd`` (``declarations``, when it has one), as Python.
 
     Returns the statements as one module, an indented import wrapped in a function (in Cython
     it can only sit in a block), and for each statement's line number the ``file:line`` it came
@@ -79,6 +108,8 @@ def _cython_imports(path: pathlib.Path) -> tuple[ast.Module, list[str]]:
     """
     lines, where = [], [""]
     pending = [path]
+    if declarations is not None and declarations.exists():
+        pending.append(declarations)
     while pending:
         source = pending.pop()
         text = source.read_text(encoding="utf-8")
@@ -86,7 +117,9 @@ def _cython_imports(path: pathlib.Path) -> tuple[ast.Module, list[str]]:
         for match in _CYTHON_IMPORT.finditer(text):
             statement = match["stmt"].split("#")[0].rstrip()
             if " cimport " in f" {statement} ":
-                continue
+                statement = _cimport_as_import(statement)
+                if statement is None:
+                    continue
             if statement.endswith("("):  # a parenthesised name list: the module is what counts
                 statement = "import " + statement.split()[1]
             line = f"{source.name}:{text.count(chr(10), 0, match.start()) + 1}"
@@ -179,7 +212,8 @@ def collect_imports(package_dir: pathlib.Path = PACKAGE_DIR) -> list[Import]:
     edges = []
     for name, path in modules.items():
         if path.suffix == ".pyx":
-            tree, where = _cython_imports(path)
+            declarations = package_dir.parent.joinpath(*name.split(".")).with_suffix(".pxd")
+            tree, where = _cython_imports(path, declarations)
         else:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             where = str(path.relative_to(package_dir.parent))

@@ -26,6 +26,9 @@ are listed in ``UPWARD_ALLOWED``, each with the reason a hook cannot do the job.
 
 Every import counts, also one inside a function, and so does a lookup of a loaded module in
 ``sys.modules`` by name (it imports nothing, so it makes no cycle, but it still points somewhere).
+So does a ``cimport`` of one of our compiled modules, in a ``.pyx`` file or in the module's own
+``.pxd``: the cimporting module imports it when it loads. (The kernel twins reach the recorder
+twin through a slot in their gate, ``_twins/_gate.pxd``, which the recorder fills.)
 The graph is read from the source by ``tests/import_graph.py``; ``python -m tests.import_graph
 --upward`` prints the report.
 """
@@ -75,7 +78,8 @@ LAYER_OF_PREFIX = {
     "minitorch_nn._grad_kernels": "kernels",
     "minitorch_nn._random": "kernels",
     # the twins' shared gate: what the dispatcher would check before a kernel runs, answered in C
-    # for the kernel twins (it mirrors no one file, so it is named here)
+    # for the kernel twins, and the slot the recorder twin (autograd) fills for them (it mirrors
+    # no one file, so it is named here)
     "minitorch_nn._twins._gate": "kernels",
     "minitorch_nn.random": "kernels",
     # autograd
@@ -292,7 +296,7 @@ def test_import_graph_reads_compiled_modules_sources(tmp_path):
             "minitorch_nn/ops.py": "",
             "minitorch_nn/dtype.py": "",
             "_ext/_C.pyx": (
-                "cimport numpy as cnp\nfrom minitorch_nn cimport ops\nimport numpy as np\n"
+                "cimport numpy as cnp\nimport numpy as np\n"
                 "from minitorch_nn import dtype\ninclude \"_fast.pxi\"\n"
             ),
             "_ext/_fast.pxi": "cdef f():\n    from minitorch_nn.ops import (\n        aten,\n    )\n",
@@ -300,8 +304,40 @@ def test_import_graph_reads_compiled_modules_sources(tmp_path):
     )
     found = {(e.source, e.target, e.in_function, e.where) for e in edges}
     assert found == {
-        ("minitorch_nn._C", "minitorch_nn.dtype", False, "_C.pyx:4"),
+        ("minitorch_nn._C", "minitorch_nn.dtype", False, "_C.pyx:3"),
         ("minitorch_nn._C", "minitorch_nn.ops", True, "_fast.pxi:2"),
+    }
+
+
+def test_import_graph_counts_cimports_of_our_compiled_modules(tmp_path):
+    # A module that cimports one of ours loads it at import (for its types and C functions); a
+    # cimport of numpy, libc or cpython loads nothing of ours. A module's own .pxd
+    # (minitorch_nn/<path>.pxd) is compiled into it, so its cimports count as the module's.
+    edges = _edges_of(
+        tmp_path,
+        {
+            "minitorch_nn/__init__.py": "",
+            "minitorch_nn/_twins/__init__.py": "",
+            "minitorch_nn/_twins/_gate.pxd": "from minitorch_nn._C cimport TensorImpl\n",
+            "minitorch_nn/_twins/up.py": "",
+            "_ext/_C.pyx": "from libc.math cimport exp\ncimport numpy as cnp\nfrom cpython.object cimport PyObject\n",
+            "_ext/twins/_gate.pyx": "cimport numpy as cnp\n",
+            "_ext/twins/kernel.pyx": (
+                "from minitorch_nn._twins._gate cimport (_Recipe, _record,\n"
+                "                                        recorder_ready)\n"
+                "from minitorch_nn._twins cimport _gate\n"
+                "cimport minitorch_nn._C as C\n"
+            ),
+            "_ext/twins/recorder.pyx": "from minitorch_nn._twins cimport up\n",
+        },
+    )
+    found = {(e.source, e.target, e.in_function, e.where) for e in edges}
+    assert found == {
+        ("minitorch_nn._twins._gate", "minitorch_nn._C", False, "_gate.pxd:1"),
+        ("minitorch_nn._twins.kernel", "minitorch_nn._twins._gate", False, "kernel.pyx:1"),
+        ("minitorch_nn._twins.kernel", "minitorch_nn._twins._gate", False, "kernel.pyx:3"),
+        ("minitorch_nn._twins.kernel", "minitorch_nn._C", False, "kernel.pyx:4"),
+        ("minitorch_nn._twins.recorder", "minitorch_nn._twins.up", False, "recorder.pyx:1"),
     }
 
 

@@ -27,7 +27,8 @@ that could observe or change the op is in play:
   so the full path treats it as a plain tensor and returns plain Tensors), on the cpu, of the
   dtypes and layouts each twin names. When an input requires grad and grad mode is on, the result
   is then recorded by the compiled recorder (``_ext/twins/autograd/recording.pyx``: the same node,
-  edges and saved tensors as ``autograd/recording.py`` makes), provided ``recorder_ready()``: no
+  edges and saved tensors as ``autograd/recording.py`` makes), called through the recorder slot
+  that twin fills when it is installed (``_gate.pxd``), provided ``recorder_ready()``: no
   ``saved_tensors_hooks`` (their pack hooks run before the kernel in the full path) and the
   autograd layer is the recording one. Under ``no_grad`` nothing is recorded, as in the full path;
 * a Python ``int``/``float`` operand is of exact type (``bool`` and numpy scalars go the full way)
@@ -98,6 +99,24 @@ def install_fast_functions(slow):
     """Give the compiled functions their full paths: ``slow`` maps a name (``"exp"``,
     ``"Tensor.clone"``, ``"functional.relu"``...) to its public wrapper."""
     _fn_slow.update(slow)
+
+
+def recorder_slot():
+    """What the recorder slot (declared in ``_gate.pxd``) holds now, for a reader and the tests:
+    whether each function pointer is filled, the recorder twin's ``autograd_layer`` it was filled
+    with (None while empty), and whether ``recording.autograd_layer`` is still the function that
+    twin was installed with. ``install_recorder`` in ``_ext/twins/autograd/recording.pyx`` fills it
+    when ``autograd/recording.py`` is imported."""
+    return {
+        "ready": _recorder.ready != NULL,
+        "recipe_for": _recorder.recipe_for != NULL,
+        "recipe_of": _recorder.recipe_of != NULL,
+        "record": _recorder.record != NULL,
+        "record_general": _recorder.record_general != NULL,
+        "record_computed": _recorder.record_computed != NULL,
+        "layer": _recording_layer,
+        "layer_unchanged": _layer_unchanged,
+    }
 
 
 # -- guards: a twin runs only while what it mirrors is unchanged ---------------------------------

@@ -6,15 +6,19 @@ path (``_nothing_intercepts``, ``_twin_ok``, ``_records``...) and the helpers th
 result the way the cpu kernels do (``_fresh_tensor``, ``_scalar_operand``). The small ones are
 ``inline`` here, so each twin module compiles them into its own code, as they were when all the
 twins lived in one module.
+
+It also holds the recorder slot (below): what a kernel twin hands the compiled recorder, and
+where the recorder twin (``_ext/twins/autograd/recording.pyx``, the autograd layer) puts its
+functions when it is installed. The kernels sit below autograd, so they do not import the
+recorder; the recorder fills the slot, as ``autograd/__init__.py`` fills the dispatcher's
+``autograd_layer``.
 """
 
 cimport numpy as cnp
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 
-from minitorch_nn._C cimport TensorBase, TensorImpl, _fresh_impl, _wrap_payload
-from minitorch_nn._twins.autograd.recording cimport (_Recipe, _record, autograd_layer_is_twin,
-                                                     record_computed, recorder_ready)
+from minitorch_nn._C cimport TensorBase, TensorImpl, _fresh_impl, _wrap_payload, compiled_enabled
 
 # What the package hands the gate once at import (``install_fast_path``); None until then.
 cdef object _Tensor                  # the class minitorch_nn.Tensor
@@ -37,6 +41,97 @@ cdef object _ndarray_type             # np.ndarray, and the numpy scalar types o
 cdef object _np_float32_type
 cdef object _np_float64_type
 cdef object _np_int64_type
+
+
+# -- the recorder slot -----------------------------------------------------------------------------
+#
+# The readable dispatcher has an ``autograd_layer`` slot that autograd fills; the registry never
+# imports autograd. The kernel twins reach the compiled recorder the same way: through this table
+# of C function pointers, empty (NULL) until ``install_recorder`` in the recorder twin
+# (``_ext/twins/autograd/recording.pyx``, documented there) fills it, with the variables
+# ``autograd_layer_is_twin`` reads. While it is empty, ``autograd_layer_is_twin()`` is false, so
+# every twin declines and the full path runs (and ``recorder_ready()`` is false: a twin never
+# records, or skips recording, on its own). A call through a pointer costs what the cross-module
+# cdef call it replaces cost: Cython calls another module's cdef functions through pointers too.
+
+
+cdef class _Recipe:
+    """What the recorder reads of one ``recording.Derivative``, read once into C fields. Made by
+    the recorder (``_recipe_of``); a kernel twin only holds one between the check before its kernel
+    runs (``_recipe_for``) and the record after it (``_record``)."""
+
+    cdef object d
+    cdef tuple positions       # d.input_positions: (position, name) per differentiable input
+    cdef Py_ssize_t n_inputs
+    cdef object node_cls
+    cdef bint multi_output
+    cdef bint compiled         # d.node_cls has OpNode's C layout (a student's own class may not)
+    cdef bint simple           # d.simple: recorded by _record
+    cdef bint inplace          # d.op.is_inplace: recorded by _record_general, which rebases history
+    cdef tuple slots           # d.input_slots: (name, position, is a Tensor[]) per differentiable input
+    cdef object tensor_args
+    cdef object no_history     # d.non_differentiable_outputs (outputs never given a history), or None
+    # The plans by which inputs need a gradient, as a bit mask (bit j: input j); None until the
+    # first op that needs it, then taken from d.plan() (so both recorders share the same plans).
+    cdef list plans
+
+
+ctypedef struct _RecorderSlot:
+    # recording.pyx's functions of the same names (each documented there)
+    bint (*ready)() except -1                      # recorder_ready
+    _Recipe (*recipe_for)(object op)               # _recipe_for
+    _Recipe (*recipe_of)(object d)                 # _recipe_of
+    object (*record)(object op, _Recipe r, tuple args, object kwargs, object out, bint run)  # _record
+    object (*record_general)(object op, _Recipe r, tuple args, object kwargs, object computed)
+    object (*record_computed)(object op, tuple args, object out)
+
+
+cdef _RecorderSlot _recorder          # all NULL until the recorder twin is installed
+cdef object _recording_layer          # the recorder twin's autograd_layer, once installed (else None)
+cdef dict _ag_dispatch_globals        # minitorch_nn._dispatch.__dict__ (autograd_layer), given with it
+cdef bint _layer_unchanged            # recording.autograd_layer is the function installed (kept current
+                                      # by the recorder twin's recorder_recheck)
+cdef object _NONDIFFERENTIABLE        # recording.NONDIFFERENTIABLE, given with it
+
+
+cdef inline bint autograd_layer_is_twin() except -1:
+    """True while the dispatcher's autograd layer is the recorder twin and recording.autograd_layer
+    is the function it was installed with: then an op on tensors that need no gradient has nothing
+    to record, and a fast path may skip the layer as that twin would (a replaced
+    ``recording.autograd_layer`` must see every op, as it does with the switch off). False while
+    the slot is empty."""
+    if not compiled_enabled or _recording_layer is None:
+        return False
+    cdef PyObject* layer = PyDict_GetItem(_ag_dispatch_globals, "autograd_layer")
+    return layer != NULL and <object>layer is _recording_layer and _layer_unchanged
+
+
+# The recorder's functions, called through the slot under their names in recording.pyx. Callers
+# follow the order recording.pyx documents: ``recorder_ready()`` (and ``_recipe_for``) before the
+# kernel runs, the others only after ``recorder_ready()`` was true, so the slot is filled then.
+
+cdef inline bint recorder_ready() except -1:
+    return _recorder.ready != NULL and _recorder.ready()
+
+
+cdef inline _Recipe _recipe_for(object op):
+    return None if _recorder.recipe_for == NULL else _recorder.recipe_for(op)
+
+
+cdef inline _Recipe _recipe_of(object d):
+    return _recorder.recipe_of(d)
+
+
+cdef inline object _record(object op, _Recipe r, tuple args, object kwargs, object out, bint run):
+    return _recorder.record(op, r, args, kwargs, out, run)
+
+
+cdef inline object _record_general(object op, _Recipe r, tuple args, object kwargs, object computed):
+    return _recorder.record_general(op, r, args, kwargs, computed)
+
+
+cdef inline object record_computed(object op, tuple args, object out):
+    return _recorder.record_computed(op, args, out)
 
 
 cdef extern from "Python.h":

@@ -2,8 +2,12 @@
 """The compiled twin of ``minitorch_nn/autograd/recording.py`` (the autograd layer), and of the
 constructors of ``autograd/graph.py`` it calls per op.
 
-Built into ``minitorch_nn._twins.autograd.recording``; ``minitorch_nn/_twins/autograd/recording.pxd``
-declares what the kernel twins call (``record_computed``, ``recorder_ready``...).
+Built into ``minitorch_nn._twins.autograd.recording``. The kernel twins sit below autograd and do
+not import it: ``install_recorder`` puts the functions they call (``recorder_ready``,
+``_recipe_for``, ``_record``, ``record_computed``...) into the recorder slot of the twins' gate
+(``minitorch_nn/_twins/_gate.pxd``), as ``autograd/__init__.py`` puts the autograd layer into the
+dispatcher's ``autograd_layer`` slot. Until then the slot is empty and every kernel twin takes the
+full path.
 
 What it is
 ----------
@@ -48,8 +52,8 @@ Entry points
   the others that have a formula (``_record_general``, calling back into Python for the
   in-place checks and history rebasing), and hands the rest (no formula, nondifferentiable) to
   ``recording._record_other``.
-* ``record_computed(op, args, out)`` (cdef, for the kernel twins under
-  ``_ext/twins/backends/``): twin of ``recording._record_computed``, steps 1, 2 and 4 around a
+* ``record_computed(op, args, out)`` (cdef, called by the kernel twins under
+  ``_ext/twins/backends/`` through the gate's recorder slot): twin of ``recording._record_computed``, steps 1, 2 and 4 around a
   result the fast path already computed below autograd. Callers call it only when grad mode is
   on, an input requires grad, nothing intercepts (``_nothing_intercepts()``),
   ``recorder_ready()`` (which includes the switch and the guards) and ``_recipe_for(op)`` is not
@@ -64,6 +68,8 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 from minitorch_nn._C cimport (TensorBase, TensorImpl, VersionCounter, _inference_mode_on,
                               compiled_enabled)
+from minitorch_nn._twins cimport _gate
+from minitorch_nn._twins._gate cimport _Recipe
 
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyObject, PyTypeObject
@@ -144,15 +150,15 @@ def next_sequence_nr():
 
 # -- what the recorder needs from the package (given by install_recorder) -------------------------
 
-_recording_layer = None      # autograd_layer below, once installed
-_ag_dispatch_globals = None    # minitorch_nn._dispatch.__dict__: autograd_layer, python_layer, backend
+cdef object _recording_layer = None      # autograd_layer below, once installed
+cdef dict _ag_dispatch_globals = None    # minitorch_nn._dispatch.__dict__: autograd_layer, python_layer, backend
 cdef dict _ag_grad_mode_globals = None   # autograd.grad_mode.__dict__: _enabled
 cdef list _saved_hooks_stack = None      # graph._saved_tensors_hooks_stack
 cdef object _SavedTensor = None          # the Python classes made here with __new__
 cdef object _SavedScalar = None
 cdef object _AccumulateGrad = None
 cdef object _MAX_SEQUENCE_NR = None
-_NONDIFFERENTIABLE = None    # recording.NONDIFFERENTIABLE
+cdef object _NONDIFFERENTIABLE = None    # recording.NONDIFFERENTIABLE
 # recording.py's namespace: the functions the recorder calls are looked up there at the call
 cdef dict _recording_globals = None
 # The functions of recording.py each path of the twin mirrors, and the objects they were at
@@ -170,8 +176,10 @@ cdef object _clone = None               # aten.clone.default (an in-place op sav
 
 
 def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
-    """Give the compiled recorder the Python objects it works with; called once at the end of
-    ``autograd/recording.py``. Until then ``recorder_ready()`` is false."""
+    """Give the compiled recorder the Python objects it works with, and fill the gate's recorder
+    slot (``_gate._recorder`` and the variables ``autograd_layer_is_twin`` reads) with it; called
+    once at the end of ``autograd/recording.py``. Until then the slot is empty: the kernel twins
+    take the full path (``recorder_ready()`` and ``autograd_layer_is_twin()`` are false)."""
     global _recording_layer, _ag_dispatch_globals, _ag_grad_mode_globals, _saved_hooks_stack
     global _SavedTensor, _SavedScalar, _AccumulateGrad, _MAX_SEQUENCE_NR, _NONDIFFERENTIABLE, _clone
     global _recording_globals, _SIMPLE_ORIGINALS, _GENERAL_ORIGINALS, _reference_layer
@@ -189,7 +197,18 @@ def install_recorder(*, recording, graph, grad_mode, dispatch, aten):
     _GENERAL_ORIGINALS = tuple([_recording_globals[name] for name in _GENERAL_NAMES])
     _reference_layer = recording.autograd_layer
     _recording_layer = autograd_layer
+    # The slot the kernel twins call the recorder through (the gate is below autograd: it cannot
+    # import this module, so this module hands it these functions).
+    _gate._recorder.ready = recorder_ready
+    _gate._recorder.recipe_for = _recipe_for
+    _gate._recorder.recipe_of = _recipe_of
+    _gate._recorder.record = _record
+    _gate._recorder.record_general = _record_general
+    _gate._recorder.record_computed = record_computed
+    _gate._NONDIFFERENTIABLE = _NONDIFFERENTIABLE
+    _gate._ag_dispatch_globals = _ag_dispatch_globals
     recorder_recheck()
+    _gate._recording_layer = autograd_layer   # (last: autograd_layer_is_twin() can now be true)
 
 
 cdef inline object _readable(str name):
@@ -211,16 +230,16 @@ cdef bint _unchanged(tuple names, tuple originals):
 # recorder one C flag read per op instead of a dictionary lookup per name.
 cdef bint _simple_unchanged = False
 cdef bint _general_unchanged = False
-_layer_unchanged = False     # recording.autograd_layer alone
+# (and the gate's _layer_unchanged: recording.autograd_layer alone, read by autograd_layer_is_twin)
 
 
 def recorder_recheck():
     """Compare recording.py's functions with those the twin was installed with, by identity (called
     by recording.py's module when one of its attributes changes, and at install)."""
-    global _simple_unchanged, _general_unchanged, _layer_unchanged
+    global _simple_unchanged, _general_unchanged
     if _recording_globals is None:
         return
-    _layer_unchanged = PyDict_GetItem(_recording_globals, "autograd_layer") == <PyObject*>_reference_layer
+    _gate._layer_unchanged = PyDict_GetItem(_recording_globals, "autograd_layer") == <PyObject*>_reference_layer
     _simple_unchanged = _unchanged(_SIMPLE_NAMES, _SIMPLE_ORIGINALS)
     _general_unchanged = _unchanged(_GENERAL_NAMES, _GENERAL_ORIGINALS)
 
@@ -245,7 +264,8 @@ cdef bint recorder_ready() except -1:
     return layer != NULL and <object>layer is _recording_layer and _simple_unchanged and _general_unchanged
 
 
-# (``autograd_layer_is_twin()``, which every kernel twin asks first, is inline in recording.pxd)
+# (``autograd_layer_is_twin()``, which every kernel twin asks first, is inline in the gate's
+# _gate.pxd: it reads the variables install_recorder and recorder_recheck give the gate)
 
 
 cdef _Recipe _recipe_for(object op):
@@ -395,7 +415,8 @@ cdef class _CompiledPlan:
     cdef object needs
 
 
-# ``_Recipe`` (what the recorder reads of one ``recording.Derivative``) is declared in recording.pxd.
+# ``_Recipe`` (what the recorder reads of one ``recording.Derivative``) is declared in the gate's
+# _gate.pxd: the kernel twins hold one between their check and their record.
 
 
 cdef dict _recipes = {}   # Derivative -> _Recipe
@@ -611,7 +632,7 @@ cdef object _finish(object op, _Recipe r, OpNodeBase node, _CompiledPlan plan, t
 
 
 @cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
-cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, object computed=None):
+cdef object _record_general(object op, _Recipe r, tuple args, object kwargs, object computed):
     """``recording._record``: ops with ``Tensor[]`` inputs (``cat``, ``stack``...) and in-place
     ops, in the same order: the node first, then one edge per element of a list (``node._needs``
     says which elements need a gradient), saved values, the kernel, then the outputs wired to the
@@ -749,7 +770,7 @@ def autograd_layer(op, args, kwargs):
             return _record(op, r, args if type(args) is tuple else tuple(args), kwargs, None, True)
         if not _general_unchanged:
             return _readable("autograd_layer")(op, args, kwargs)
-        return _record_general(op, r, args if type(args) is tuple else tuple(args), kwargs)
+        return _record_general(op, r, args if type(args) is tuple else tuple(args), kwargs, None)
     return _readable("_record_other")(op, d, args, kwargs)   # no formula, or nondifferentiable
 
 
