@@ -18,11 +18,16 @@ bit-equal: it calls the same numpy function on the same arrays with the same flo
 error state as the kernel, and wraps the result as the kernel's ``wrap`` does; with grad it
 hands the result to the compiled recorder with the op's arguments exactly as the full path
 passes them. Only the simple inputs take this path: row-major, non-empty float32/float64 (int64
-where the kernel keeps it) operands and Python numbers whose conversion is plainly exact;
-everything else -- other dtypes, strided inputs, ``out=``, keywords, subclasses, modes -- takes
-the full path, which also raises PyTorch's errors. ``tests/twins/test_fast_path.py``,
-``test_fast_path_ops.py``, ``test_fast_path_binary_functions.py`` and ``test_fast_path_more.py``
-compare both paths.
+where the kernel keeps it) operands and Python numbers whose conversion is plainly exact; and, for
+``add``/``sub``/``mul`` of two tensors of one shape and for the unary math, two strided layouts
+whose result layout needs no rule (the gate's ``_nested_strides``: row-major order with gaps, as
+an LSTM's ``chunk``-ed gates, giving a row-major result; ``_dense_permuted`` with the same strides
+on every operand, as transposed weight gradients summed in the backward pass, giving a result
+with those strides, laid out as the kernels' ``wrap_strided`` lays it out). Everything else --
+other dtypes, other strides, broadcasting of strided operands, ``out=``, keywords, subclasses,
+modes -- takes the full path, which also raises PyTorch's errors. ``tests/twins/test_fast_path.py``,
+``test_fast_path_ops.py``, ``test_fast_path_binary_functions.py``, ``test_fast_path_more.py`` and
+``test_fast_path_strided.py`` compare both paths.
 """
 
 cimport cython
