@@ -263,10 +263,27 @@ cdef _Recipe _recipe_for(object op):
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------
 
 
+cdef dict _shared_metas = {}   # sizes -> the (sizes, dtype, device) tuple that _meta_of shares
+
+
 @cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef inline tuple _meta_of(TensorImpl impl):
-    # what a node keeps per input: (sizes, dtype, device)
-    return (impl.sizes, impl.dtype, impl.device)
+    # What a node keeps per input: (sizes, dtype, device). One tuple per shape (for the dtype and
+    # device first seen with it) is shared by every node, equal to the fresh tuple the readable
+    # recorder makes: a recurrent model's graph has thousands of nodes over a few shapes, and
+    # each new tuple is one more object for Python's cyclic collector, whose full passes cost
+    # such a model a tenth of its time.
+    cdef PyObject* hit = PyDict_GetItem(_shared_metas, impl.sizes)
+    if hit != NULL:
+        meta = <tuple>hit
+        if meta[1] is impl.dtype and meta[2] is impl.device:
+            return meta
+    meta = (impl.sizes, impl.dtype, impl.device)
+    if hit == NULL:
+        if len(_shared_metas) >= 4096:
+            _shared_metas.clear()
+        _shared_metas[impl.sizes] = meta
+    return meta
 
 
 @cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
