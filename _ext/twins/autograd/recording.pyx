@@ -286,6 +286,35 @@ cdef inline tuple _meta_of(TensorImpl impl):
     return meta
 
 
+cdef dict _shared_meta_tuples = {}   # the metas' addresses -> a node's shared _input_metadata
+
+
+cdef tuple _shared_metas_tuple(tuple metas, Py_ssize_t k):
+    """``metas`` (a node's ``_input_metadata``, one entry per input), or an equal tuple of the
+    same entries that an earlier node keeps: the entries are mostly ``_meta_of``'s shared tuples,
+    so one op on tensors of one shape gives the same tuple each time (why share: ``_meta_of``).
+    Looked up by the entries' addresses, compared by identity (a cached tuple keeps its entries
+    alive, so their addresses cannot be reused meanwhile); no hashing of dtypes or devices."""
+    if k == 0 or k > 3:
+        return metas
+    cdef Py_ssize_t j
+    cdef size_t key = 0
+    for j in range(k):
+        key = key * <size_t>1000003 ^ <size_t><PyObject*>metas[j]
+    cdef PyObject* hit = PyDict_GetItem(_shared_meta_tuples, key)
+    cdef tuple shared
+    if hit != NULL:
+        shared = <tuple>hit
+        for j in range(k):
+            if <PyObject*>shared[j] != <PyObject*>metas[j]:
+                return metas
+        return shared
+    if len(_shared_meta_tuples) >= 4096:
+        _shared_meta_tuples.clear()
+    _shared_meta_tuples[key] = metas
+    return metas
+
+
 @cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef object _accumulate_grad(TensorImpl impl, tuple meta_of_impl):
     """``graph.grad_accumulator(impl)``: the leaf's cached AccumulateGrad, else a new one
@@ -521,7 +550,7 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
     node._seq_nr = _seq_counter
     _seq_counter += 1
     node.next_functions = edges
-    node._input_metadata = metas
+    node._input_metadata = _shared_metas_tuple(metas, k)
     node._derivative = d
     node._needs = plan.needs
     node._output_meta = ()
