@@ -39,7 +39,11 @@ readable Python classes (``graph.Node``, ``recording.OpNode``, ``graph.Accumulat
 fields are ``cdef public``, so Python reads and writes them as before (``node.next_functions``,
 ``saved.version``...), and nodes still have no ``__dict__`` (``grad_fn.foo = 1`` is an
 AttributeError). Here the recorder makes those objects with ``__new__`` and fills the C fields
-directly, instead of running four or five Python ``__init__``s per op.
+directly, instead of running four or five Python ``__init__``s per op. The input metadata a node
+keeps (``_input_metadata``: (sizes, dtype, device) per input) is equal to the readable
+recorder's but shared between nodes (``_meta_of``, ``_shared_metas_tuple``): a recurrent model
+records thousands of nodes over a handful of shapes per step, and every tuple kept alive is work
+for Python's cyclic collector (its full passes were a tenth of an LSTM training step).
 
 Entry points
 ------------
@@ -305,6 +309,8 @@ cdef tuple _shared_metas_tuple(tuple metas, Py_ssize_t k):
     cdef tuple shared
     if hit != NULL:
         shared = <tuple>hit
+        if len(shared) != k:
+            return metas
         for j in range(k):
             if <PyObject*>shared[j] != <PyObject*>metas[j]:
                 return metas
