@@ -473,3 +473,19 @@ def test_a_derivative_whose_node_class_is_not_an_op_node_is_recorded_by_the_read
         finally:
             op.derivative = saved
     assert x.grad is not None
+
+
+def test_input_metadata_of_one_shape_and_several_dtypes_is_each_inputs_own():
+    # The compiled recorder shares one (sizes, dtype, device) tuple per shape between nodes; an
+    # input of the same shape but another dtype must still get its own dtype (and the readable
+    # recorder's value).
+    a = mt.ones(3, 4, requires_grad=True)
+    b = mt.ones(3, 4, dtype=mt.float64, requires_grad=True)
+    for _ in range(2):
+        ea, eb = a.exp(), b.exp()
+        assert ea.grad_fn._input_metadata == (((3, 4), mt.float32, a.device),)
+        assert eb.grad_fn._input_metadata == (((3, 4), mt.float64, b.device),)
+    with mt.backends.compiled.flags(enabled=False):
+        assert b.exp().grad_fn._input_metadata == eb.grad_fn._input_metadata
+    (ea.sum() + eb.sum()).backward()
+    assert a.grad.dtype is mt.float32 and b.grad.dtype is mt.float64

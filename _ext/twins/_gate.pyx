@@ -43,8 +43,9 @@ that could observe or change the op is in play:
 
 The result must be exactly what the full path gives: the same numpy call on the same arrays
 (so the same values, bit for bit), the same dtype, row-major strides (row-major inputs give a
-row-major result in PyTorch and in the kernels), a fresh version counter, and the graph the
-full path records. ``tests/twins/`` checks this against the full path on random operands, with
+row-major result in PyTorch and in the kernels; the two strided layouts of ``_gate.pxd``'s
+``_nested_strides`` and ``_dense_permuted`` give results whose strides are known too), a fresh
+version counter, and the graph the full path records. ``tests/twins/`` checks this against the full path on random operands, with
 the switch on and off. Floating-point warnings: the cpu kernels silence numpy's (PyTorch never
 warns) for most elementwise ops; the twins do the same, by switching numpy's error-state context
 variable (``_fp_var``) directly (``np.errstate`` would cost more than the op).

@@ -18,7 +18,7 @@ cimport numpy as cnp
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 
-from minitorch_nn._C cimport TensorBase, TensorImpl, _fresh_impl, _wrap_payload, compiled_enabled
+from minitorch_nn._C cimport TensorBase, TensorImpl, VersionCounter, _fresh_impl, _wrap_payload, compiled_enabled
 
 # What the package hands the gate once at import (``install_fast_path``); None until then.
 cdef object _Tensor                  # the class minitorch_nn.Tensor
@@ -394,3 +394,83 @@ cdef inline object _fresh_tensor(object r, object dtype):
         arr = cnp.PyArray_EMPTY(0, NULL, typenum, 0)
         cnp.PyArray_ScalarAsCtype(r, cnp.PyArray_DATA(arr))
     return _wrap_payload(_Tensor, _fresh_impl(arr, dtype, _cpu))
+
+
+# -- strided operands ------------------------------------------------------------------------------
+# Elementwise ops over operands that are not row-major keep a memory order of their own
+# (``backends/layout.py``'s ``elementwise_strides``, PyTorch's TensorIterator rule). Two simple
+# kinds of layout give a result whose strides are known without that rule, and the twins take
+# them; everything else still takes the full path.
+
+cdef inline bint _nested_strides(tuple sizes, tuple strides) except -1:
+    """Every dim has size 2 or more and each stride is at least the span of the dims after it:
+    row-major order with gaps allowed, the elements not overlapping (a ``chunk``/``narrow`` of a
+    row-major tensor along a later dim, say). TensorIterator keeps such dims in their order, so
+    an elementwise result over operands of this layout (and one shape) is row-major."""
+    cdef Py_ssize_t i, n = len(sizes), size, stride, span = 1
+    if n == 0:
+        return False
+    for i in range(n - 1, -1, -1):
+        size = sizes[i]
+        stride = strides[i]
+        if size < 2 or stride < span:
+            return False
+        span = stride * size
+    return True
+
+
+cdef inline bint _dense_permuted(tuple sizes, tuple strides) except -1:
+    """Every dim has size 2 or more and the strides are those of a row-major tensor with its dims
+    permuted (``x.t()``, ``x.permute(...)``): dense, no gaps, no overlap. An elementwise result
+    over operands of one shape that all have these same strides gets them too (TensorIterator:
+    same shape, same non-overlapping dense strides)."""
+    cdef Py_ssize_t n = len(sizes), i, k, expected = 1, found
+    if n == 0 or n > 16:
+        return False
+    for i in range(n):
+        if <Py_ssize_t>sizes[i] < 2:
+            return False
+    for k in range(n):   # the dim with stride ``expected`` comes next, innermost first
+        found = -1
+        for i in range(n):
+            if <Py_ssize_t>strides[i] == expected:
+                found = i
+                break
+        if found < 0:
+            return False
+        expected *= <Py_ssize_t>sizes[found]
+    return True
+
+
+cdef inline object _fresh_strided_tensor(object r, object dtype, tuple sizes, tuple strides):
+    """Wrap numpy's result ``r`` as a fresh tensor with ``strides`` (a ``_dense_permuted``
+    layout), as the cpu kernels' ``wrap_strided`` does when numpy already laid the values out that
+    way in memory of their own: the storage is that block of memory, flat. None when ``r`` is laid
+    out otherwise (then the full path copies it into that layout)."""
+    if type(r) is not _ndarray_type:
+        return None
+    cdef cnp.ndarray arr = <cnp.ndarray>r
+    cdef int typenum = _typenum(dtype)
+    cdef int nd = cnp.PyArray_NDIM(arr), i
+    if (cnp.PyArray_TYPE(arr) != typenum or nd != len(strides)
+            or not cnp.PyArray_CHKFLAGS(arr, cnp.NPY_ARRAY_OWNDATA)):
+        return None
+    cdef Py_ssize_t itemsize = cnp.PyArray_ITEMSIZE(arr)
+    cdef cnp.npy_intp* byte_strides = cnp.PyArray_STRIDES(arr)
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(arr)
+    for i in range(nd):
+        if byte_strides[i] != <Py_ssize_t>strides[i] * itemsize or dims[i] != <Py_ssize_t>sizes[i]:
+            return None
+    # the flat storage over the same memory: ravel in memory order is a view of a dense array
+    cdef cnp.ndarray flat = cnp.PyArray_Ravel(arr, cnp.NPY_KEEPORDER)
+    if cnp.PyArray_DATA(flat) != cnp.PyArray_DATA(arr) or cnp.PyArray_BASE(flat) == NULL:
+        return None
+    cdef TensorImpl impl = TensorImpl.__new__(TensorImpl)
+    impl.storage = flat
+    impl.sizes = sizes
+    impl.strides = strides
+    impl.dtype = dtype
+    impl.device = _cpu
+    impl.version = VersionCounter.__new__(VersionCounter)  # value 0
+    impl.array = arr
+    return _wrap_payload(_Tensor, impl)

@@ -544,9 +544,9 @@ def _twin_originals():
     from minitorch_nn.autograd.graph import SavedTensor
     from minitorch_nn.autograd.recording import OpNode
 
-    return (run_backward, _send, _add_to_buffer, _call_tensor_hooks, _run_tensor_hooks, ReadyQueue.push,
-            ReadyQueue.pop, OpNode.apply, OpNode._apply, OpNode.release_variables, SavedTensor.unpack,
-            SavedTensor.release)
+    return (run_backward, topological_order, count_dependencies, _send, _add_to_buffer, _call_tensor_hooks,
+            _run_tensor_hooks, ReadyQueue.push, ReadyQueue.pop, OpNode.apply, OpNode._apply,
+            OpNode.release_variables, SavedTensor.unpack, SavedTensor.release)
 
 
 def _load_twin():

@@ -12,7 +12,10 @@ gradients, errors and ``retain_graph`` release. Only *how* the steps are done di
 * ``ready`` is a C array of sequence numbers with the nodes beside it (:class:`_Heap`), sifted
   exactly as ``heapq`` sifts ``ReadyQueue``'s negated numbers, so ties pop in
   ``std::priority_queue``'s order as before, without an ``_Entry`` object per node;
-* ``_send`` and ``_add_to_buffer`` are compiled copies of engine.py's;
+* ``_send`` and ``_add_to_buffer`` are compiled copies of engine.py's, and so are
+  ``topological_order`` and ``count_dependencies`` (:func:`_topological_order_c`,
+  :func:`_count_dependencies_c`: the same depth-first search, so the same order; on a recurrent
+  model's graph of thousands of nodes the interpreted search costs a few percent of a step);
 * a node whose class has ``recording.OpNode``'s own ``apply``, ``_apply`` and
   ``release_variables`` (every recorded op's node) runs compiled copies of those methods
   (:func:`_op_apply`, :func:`_op_release`); any other node, or a class that overrides one of
@@ -38,6 +41,7 @@ what each observes.
 
 from libc.stdlib cimport malloc, realloc, free
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.dict cimport PyDict_GetItem
 
 # engine.py's functions and classes, as set up (see setup() and guards_hold())
 cdef object _gradient_edge = None
@@ -100,6 +104,45 @@ def setup(*, engine, recording, graph, grad_mode, dispatch, tf_state, ready_queu
     _unpack_py, _release_py = graph.SavedTensor.unpack, graph.SavedTensor.release
     from minitorch_nn._C import TensorImpl, _wrap as wrap
     _TensorImpl, _wrap = TensorImpl, wrap
+
+
+cdef list _topological_order_c(list roots):
+    """``engine.topological_order``, compiled: nodes reachable from ``roots``, each after every
+    node that sends it gradients (the same iterative depth-first search, so the same order)."""
+    cdef list post = [], stack
+    cdef set seen = set()
+    cdef tuple top
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            top = <tuple>stack[len(stack) - 1]
+            node, children = top
+            for child, _ in children:
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                post.append(node)
+    post.reverse()
+    return post
+
+
+cdef dict _count_dependencies_c(list order):
+    """``engine.count_dependencies``, compiled: for every node of ``order``, how many edges lead
+    into it from the others."""
+    cdef dict dependencies = {}
+    cdef PyObject* count
+    for node in order:
+        for child, _ in node.next_functions:
+            if child is not None:
+                count = PyDict_GetItem(dependencies, child)
+                dependencies[child] = 1 if count == NULL else <object>count + 1
+    return dependencies
 
 
 def guards_hold():
@@ -424,8 +467,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     captured = [None] * (len(inputs) if inputs is not None else 0)
     edge = t = None
 
-    order = _topological_order([node for node, _ in root_edges])
-    dependencies = _count_dependencies(order)   # node -> edges into it that have not delivered yet
+    order = _topological_order_c([node for node, _ in root_edges])
+    dependencies = _count_dependencies_c(order)   # node -> edges into it that have not delivered yet
     if targets is not None:
         target_nodes = {node for node, _ in targets}
         leads_to_target = set()

@@ -43,7 +43,11 @@ readable Python classes (``graph.Node``, ``recording.OpNode``, ``graph.Accumulat
 fields are ``cdef public``, so Python reads and writes them as before (``node.next_functions``,
 ``saved.version``...), and nodes still have no ``__dict__`` (``grad_fn.foo = 1`` is an
 AttributeError). Here the recorder makes those objects with ``__new__`` and fills the C fields
-directly, instead of running four or five Python ``__init__``s per op.
+directly, instead of running four or five Python ``__init__``s per op. The input metadata a node
+keeps (``_input_metadata``: (sizes, dtype, device) per input) is equal to the readable
+recorder's but shared between nodes (``_meta_of``, ``_shared_metas_tuple``): a recurrent model
+records thousands of nodes over a handful of shapes per step, and every tuple kept alive is work
+for Python's cyclic collector (its full passes were a tenth of an LSTM training step).
 
 Entry points
 ------------
@@ -283,10 +287,58 @@ cdef _Recipe _recipe_for(object op):
 # -- the pieces: graph.py's constructors, in C ----------------------------------------------------
 
 
+cdef dict _shared_metas = {}   # sizes -> the (sizes, dtype, device) tuple that _meta_of shares
+
+
 @cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
 cdef inline tuple _meta_of(TensorImpl impl):
-    # what a node keeps per input: (sizes, dtype, device)
-    return (impl.sizes, impl.dtype, impl.device)
+    # What a node keeps per input: (sizes, dtype, device). One tuple per shape (for the dtype and
+    # device first seen with it) is shared by every node, equal to the fresh tuple the readable
+    # recorder makes: a recurrent model's graph has thousands of nodes over a few shapes, and
+    # each new tuple is one more object for Python's cyclic collector, whose full passes cost
+    # such a model a tenth of its time.
+    cdef PyObject* hit = PyDict_GetItem(_shared_metas, impl.sizes)
+    if hit != NULL:
+        meta = <tuple>hit
+        if meta[1] is impl.dtype and meta[2] is impl.device:
+            return meta
+    meta = (impl.sizes, impl.dtype, impl.device)
+    if hit == NULL:
+        if len(_shared_metas) >= 4096:
+            _shared_metas.clear()
+        _shared_metas[impl.sizes] = meta
+    return meta
+
+
+cdef dict _shared_meta_tuples = {}   # the metas' addresses -> a node's shared _input_metadata
+
+
+cdef tuple _shared_metas_tuple(tuple metas, Py_ssize_t k):
+    """``metas`` (a node's ``_input_metadata``, one entry per input), or an equal tuple of the
+    same entries that an earlier node keeps: the entries are mostly ``_meta_of``'s shared tuples,
+    so one op on tensors of one shape gives the same tuple each time (why share: ``_meta_of``).
+    Looked up by the entries' addresses, compared by identity (a cached tuple keeps its entries
+    alive, so their addresses cannot be reused meanwhile); no hashing of dtypes or devices."""
+    if k == 0 or k > 3:
+        return metas
+    cdef Py_ssize_t j
+    cdef size_t key = 0
+    for j in range(k):
+        key = key * <size_t>1000003 ^ <size_t><PyObject*>metas[j]
+    cdef PyObject* hit = PyDict_GetItem(_shared_meta_tuples, key)
+    cdef tuple shared
+    if hit != NULL:
+        shared = <tuple>hit
+        if len(shared) != k:
+            return metas
+        for j in range(k):
+            if <PyObject*>shared[j] != <PyObject*>metas[j]:
+                return metas
+        return shared
+    if len(_shared_meta_tuples) >= 4096:
+        _shared_meta_tuples.clear()
+    _shared_meta_tuples[key] = metas
+    return metas
 
 
 @cython.nonecheck(True)   # a handle without a payload raises AttributeError, as in Python
@@ -525,7 +577,7 @@ cdef object _record(object op, _Recipe r, tuple args, object kwargs, object out,
     node._seq_nr = _seq_counter
     _seq_counter += 1
     node.next_functions = edges
-    node._input_metadata = metas
+    node._input_metadata = _shared_metas_tuple(metas, k)
     node._derivative = d
     node._needs = plan.needs
     node._output_meta = ()

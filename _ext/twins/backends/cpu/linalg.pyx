@@ -10,7 +10,10 @@ Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see `
   ``matmul`` folds it (``_should_fold``);
 * ``bmm``: ``minitorch_nn.bmm(a, b)``, ``a.bmm(b)``;
 * ``addmm`` with ``alpha == beta == 1`` and ``mm``, after ``aten.t.default(weight)``:
-  ``nn.functional.linear(x, w[, b])`` for a matrix ``x``, recorded in the full path's order.
+  ``nn.functional.linear(x, w[, b])`` for a matrix ``x``, recorded in the full path's order;
+* ``addmm`` with ``alpha == beta == 1``: ``minitorch_nn.addmm(input, mat1, mat2)`` for float
+  matrices (any strides) and an ``input`` that broadcasts into the product (the LSTM step's
+  ``addmm(x_part, h, W_hh^T)``).
 
 Why compiled: per-op overhead on small matrices (see the gate's docstring). How it stays
 bit-equal: the same numpy call on the same arrays with the same floating-point error state; the
@@ -345,8 +348,58 @@ def functional_linear(input, weight, *args, **kwargs):
     return _full("functional.linear", (input, weight), args, kwargs) if r is None else r
 
 
+# -- addmm -------------------------------------------------------------------------------------------
+
+cdef object _addmm_fast(object input, object mat1, object mat2):
+    """``minitorch_nn.addmm(input, mat1, mat2)`` (``beta == alpha == 1``): ``linalg.addmm``'s case
+    for float matrices of one dtype (any strides) and an ``input`` that broadcasts into the product
+    without growing it -- the product (``linalg.mm``: ``np.matmul``, warnings off), then ``input``
+    added into it in place; recorded as ``aten.addmm.default(input, mat1, mat2)``; None for the rest."""
+    cdef TensorImpl x = _matrix(mat1, None)
+    if x is None or _fp_var is None:
+        return None
+    dtype = x.dtype
+    cdef TensorImpl w = _matrix(mat2, dtype)
+    if w is None or x.sizes[1] != w.sizes[0]:
+        return None
+    cdef TensorImpl b = _cpu_payload(input)
+    if b is None or b.dtype is not dtype:
+        return None
+    cdef Py_ssize_t nb = PyTuple_GET_SIZE(b.sizes)   # (it must broadcast into the product without growing it)
+    if nb == 0 or nb > 2 or 0 in b.sizes:
+        return None
+    if b.sizes[nb - 1] != 1 and b.sizes[nb - 1] != w.sizes[1]:
+        return None
+    if nb == 2 and b.sizes[0] != 1 and b.sizes[0] != x.sizes[0]:
+        return None
+    if not _may_run():
+        return None
+    cdef int record = _record_mode3(_op_addmm, b, x, w)
+    if record < 0:
+        return None
+    token = PyContextVar_Set(_fp_var, _fp_ignore)
+    try:
+        r = _np_matmul(x.numpy_view(), w.numpy_view())
+        r += b.numpy_view()
+    except Exception:
+        return None
+    finally:
+        PyContextVar_Reset(_fp_var, token)
+    out = _fresh_tensor(r, dtype)
+    if out is None:
+        return None
+    return _recorded(_op_addmm, (input, mat1, mat2), out) if record else out
+
+
+def function_addmm(input, mat1, mat2, *args, **kwargs):
+    """``minitorch_nn.addmm(input, mat1, mat2)``: the fast path, else the full path (any keyword,
+    ``beta``/``alpha``/``out`` included, takes the full path)."""
+    r = None if args or kwargs else _addmm_fast(input, mat1, mat2)
+    return _full("addmm", (input, mat1, mat2), args, kwargs) if r is None else r
+
+
 # Tensor's methods, the public functions and the nn.functional functions from this file
 # (``_tensor_methods.py`` and ``nn/functional.py`` install them)
 METHODS = {"matmul": tensor_matmul, "mm": tensor_mm, "bmm": tensor_bmm}
-FUNCTIONS = {"matmul": function_matmul, "mm": function_mm, "bmm": function_bmm}
+FUNCTIONS = {"matmul": function_matmul, "mm": function_mm, "bmm": function_bmm, "addmm": function_addmm}
 FUNCTIONAL = {"linear": functional_linear}

@@ -18,11 +18,16 @@ bit-equal: it calls the same numpy function on the same arrays with the same flo
 error state as the kernel, and wraps the result as the kernel's ``wrap`` does; with grad it
 hands the result to the compiled recorder with the op's arguments exactly as the full path
 passes them. Only the simple inputs take this path: row-major, non-empty float32/float64 (int64
-where the kernel keeps it) operands and Python numbers whose conversion is plainly exact;
-everything else -- other dtypes, strided inputs, ``out=``, keywords, subclasses, modes -- takes
-the full path, which also raises PyTorch's errors. ``tests/twins/test_fast_path.py``,
-``test_fast_path_ops.py``, ``test_fast_path_binary_functions.py`` and ``test_fast_path_more.py``
-compare both paths.
+where the kernel keeps it) operands and Python numbers whose conversion is plainly exact; and, for
+``add``/``sub``/``mul`` of two tensors of one shape and for the unary math, two strided layouts
+whose result layout needs no rule (the gate's ``_nested_strides``: row-major order with gaps, as
+an LSTM's ``chunk``-ed gates, giving a row-major result; ``_dense_permuted`` with the same strides
+on every operand, as transposed weight gradients summed in the backward pass, giving a result
+with those strides, laid out as the kernels' ``wrap_strided`` lays it out). Everything else --
+other dtypes, other strides, broadcasting of strided operands, ``out=``, keywords, subclasses,
+modes -- takes the full path, which also raises PyTorch's errors. ``tests/twins/test_fast_path.py``,
+``test_fast_path_ops.py``, ``test_fast_path_binary_functions.py``, ``test_fast_path_more.py`` and
+``test_fast_path_strided.py`` compare both paths.
 """
 
 cimport cython
@@ -34,8 +39,9 @@ import numpy as np
 
 from minitorch_nn._C cimport (TensorBase, TensorImpl, _fresh_impl, _is_contiguous, _mark_view_of,
                               _mtnn_mul_overflow, _wrap_payload)
-from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _cpu_payload, _dim_index, _elementwise_input,
-                                        _f32, _f64, _fp_ignore, _fp_var, _fresh_tensor, _full,
+from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _cpu_payload, _dense_permuted, _dim_index,
+                                        _elementwise_input, _f32, _f64, _fp_ignore, _fp_var,
+                                        _fresh_strided_tensor, _fresh_tensor, _full, _nested_strides,
                                         _grad_enabled, _i64, _nothing_intercepts, _plain, _plain_cpu,
                                         _record_mode, _record_mode3, _recorded, _recorded_with, _records,
                                         _row_major, _scalar_operand, _size_arg, _twin_ok, _typenum,
@@ -148,20 +154,68 @@ cdef inline bint _may_run() except -1:
 
 # -- add, sub, mul ------------------------------------------------------------------------------------
 
+cdef inline TensorImpl _any_layout(object t):
+    """``_plain`` without its row-major condition: a plain cpu float32/float64/int64 tensor."""
+    cdef TensorImpl impl = _cpu_payload(t)
+    if impl is None:
+        return None
+    dtype = impl.dtype
+    if dtype is not _f32 and dtype is not _f64 and dtype is not _i64:
+        return None
+    return impl
+
+
+cdef inline int _layout(TensorImpl t) except -2:
+    """0: row-major (non-empty); 1: ``_nested_strides`` (row-major order with gaps: an elementwise
+    result is row-major); 2: ``_dense_permuted`` (the result keeps these strides); -1: another
+    layout, whose result's strides the full path works out."""
+    if _row_major(t.sizes, t.strides):
+        return 0
+    if _nested_strides(t.sizes, t.strides):
+        return 1
+    if _dense_permuted(t.sizes, t.strides):
+        return 2
+    return -1
+
+
+cdef inline bint _same_order(TensorImpl a, int layout_a, TensorImpl b) except -1:
+    """Whether operands ``a`` (of layout ``layout_a``, not both row-major) and ``b`` give a result
+    whose strides ``_binary`` knows: one shape, and both in row-major order (with gaps allowed:
+    a row-major result) or both with the same permuted dense strides (a result with them)."""
+    if b.sizes != a.sizes:
+        return False
+    if layout_a == 2:
+        return b.strides == a.strides
+    return _nested_strides(b.sizes, b.strides) and _nested_strides(a.sizes, a.strides)
+
+
 cdef object _binary(object ufunc, int which, object self, object other):
     """``ufunc(self, other)`` as a fresh tensor (recorded when an input requires grad), or None
-    when the full path must run. ``which`` names the op for the recorder: 0 add, 1 sub, 2 mul."""
-    cdef TensorImpl a = _plain(self)
+    when the full path must run. ``which`` names the op for the recorder: 0 add, 1 sub, 2 mul.
+
+    Row-major operands give a row-major result. Two operands of one shape that are not both
+    row-major are taken when the result's layout is plain (``_same_order``): both in row-major
+    order with gaps (``chunk`` views: a row-major result) or both permuted alike (transposed
+    gradients meeting in the backward pass: a result with their strides, as ``wrap_strided``
+    makes it)."""
+    cdef TensorImpl a = _any_layout(self)
     if a is None or not _nothing_intercepts() or not (_loaded or _load()):
         return None
     dtype = a.dtype
+    cdef int layout = _layout(a)
     cdef TensorImpl b = None
     if isinstance(other, TensorBase):
-        b = _plain(other)
+        b = _any_layout(other)
         if b is None or b.dtype is not dtype:
+            return None
+        if layout == 0 and _row_major(b.sizes, b.strides):
+            pass
+        elif layout < 0 or not _same_order(a, layout, b):
             return None
         y = b.numpy_view()
     else:
+        if layout != 0:
+            return None
         y = _scalar_operand(other, dtype)
         if y is None:
             return None
@@ -182,7 +236,8 @@ cdef object _binary(object ufunc, int which, object self, object other):
             r = ufunc(x, y)
         except Exception:
             return None  # the full path raises PyTorch's error
-        return _fresh_tensor(r, dtype)  # (int64 tensors never require grad)
+        # (int64 tensors never require grad)
+        return _fresh_strided_tensor(r, dtype, a.sizes, a.strides) if layout == 2 else _fresh_tensor(r, dtype)
     if _fp_var is None:
         return None
     token = PyContextVar_Set(_fp_var, _fp_ignore)
@@ -192,7 +247,7 @@ cdef object _binary(object ufunc, int which, object self, object other):
         return None
     finally:
         PyContextVar_Reset(_fp_var, token)
-    out = _fresh_tensor(r, dtype)
+    out = _fresh_strided_tensor(r, dtype, a.sizes, a.strides) if layout == 2 else _fresh_tensor(r, dtype)
     if record and out is not None:
         return _recorded_with(op, recipe, (self, other), out)
     return out
@@ -265,8 +320,11 @@ cdef object _unary_fast(_Unary u, object self):
     function with floating-point warnings off), recorded when needed; or None."""
     if _fp_var is None:
         return None
-    cdef TensorImpl a = _elementwise_input(self, u.ints)
-    if a is None or not _may_run():
+    cdef TensorImpl a = _any_layout(self)
+    if a is None or (a.dtype is _i64 and not u.ints):
+        return None
+    cdef int layout = _layout(a)   # (a strided input: see _binary)
+    if layout < 0 or not _may_run():
         return None
     cdef int record = _record_mode(u.op, a, None)
     if record < 0:
@@ -278,7 +336,7 @@ cdef object _unary_fast(_Unary u, object self):
         return None   # (cannot happen with warnings off; the full path would raise it)
     finally:
         PyContextVar_Reset(_fp_var, token)
-    out = _fresh_tensor(r, a.dtype)
+    out = _fresh_strided_tensor(r, a.dtype, a.sizes, a.strides) if layout == 2 else _fresh_tensor(r, a.dtype)
     if out is None:
         return None
     return _recorded(u.op, (self,), out) if record else out
