@@ -7,7 +7,10 @@ Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see `
   which ``Module.to(dtype)`` calls once per tensor (``x`` itself when the dtype is already it);
 * ``cat`` (``np.concatenate`` of the numpy views when no cast is needed): ``minitorch_nn.cat``;
 * ``stack`` (the same, each view given a dim of size 1 at ``dim``): ``minitorch_nn.stack``;
-* ``clone`` (a fresh C-order copy): ``x.clone()``, ``minitorch_nn.clone``.
+* ``clone`` (a fresh C-order copy): ``x.clone()``, ``minitorch_nn.clone``;
+* ``empty`` (``np.zeros`` of the size, wrapped as ``_from_array`` wraps it): ``minitorch_nn.empty``,
+  which every layer calls for each parameter it makes (``nn.Linear`` twice), with what the public
+  function (``_functions/factories.py``) resolves first: the default dtype and device.
 
 For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major,
 non-empty, whose sizes agree: without grad, the cpu kernel's computation wrapped as a fresh
@@ -16,13 +19,19 @@ compiled recorder's ``_record_general`` with the arguments the full path gives t
 builds ``CatBackward0``/``StackBackward0`` as the full path does. Anything else (``out=``, empty
 tensors, mixed dtypes, a bad dim, devices, ``copy=``, subclasses, modes) takes the full path,
 which raises PyTorch's errors and shows handlers the call as it was made.
-``tests/twins/test_fast_path.py``, ``test_fast_path_cat.py``, ``test_fast_path_stack.py`` and
-``test_fast_path_more.py`` compare both paths.
+``empty`` takes only sizes given as exact Python ints (``empty(2, 3)``, ``empty((2, 3))``,
+``empty([2, 3])``, a ``Size``), non-negative, and the keywords ``dtype`` (float32/float64/int64),
+``device`` (None or the cpu) and ``requires_grad=False``, while no default device is set (a
+``with device(...)`` block or ``set_default_device``); the rest takes the full path.
+``tests/twins/test_fast_path.py``, ``test_fast_path_cat.py``, ``test_fast_path_stack.py``,
+``test_fast_path_more.py`` and ``test_random_fill_twin.py`` (``empty``) compare both paths.
 """
 
 cimport cython
 cimport numpy as cnp
 from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_GET_SIZE
 
 import numpy as np
@@ -47,17 +56,23 @@ cdef object _op_cat = None
 cdef object _op_stack = None
 cdef object _op_clone = None
 cdef object _np_concatenate = np.concatenate
+cdef object _op_empty = None
+cdef dict _dtype_globals = None       # minitorch_nn._dtype's namespace: _default_dtype
+cdef dict _device_globals = None      # minitorch_nn._device's namespace: the default device
 
 
 cdef bint _load() except -1:
     """Look up, once, the ops (False while the cpu backend is not loaded yet: the full path runs)."""
-    global _loaded, _op_to_copy, _op_cat, _op_stack, _op_clone
+    global _loaded, _op_to_copy, _op_cat, _op_stack, _op_clone, _op_empty, _dtype_globals, _device_globals
     import sys
     if sys.modules.get("minitorch_nn.backends.cpu.factories") is None:
         return False
+    from minitorch_nn import _device, _dtype
     from minitorch_nn._ops import aten
     _op_to_copy, _op_cat = aten._to_copy.default, aten.cat.default
     _op_stack, _op_clone = aten.stack.default, aten.clone.default
+    _op_empty = aten.empty.memory_format
+    _dtype_globals, _device_globals = vars(_dtype), vars(_device)
     _loaded = True
     return True
 
@@ -243,6 +258,64 @@ def function_clone(input, *args, **kwargs):
     return _full("clone", (input,), args, kwargs) if r is None else r
 
 
+# -- empty --------------------------------------------------------------------------------------------
+
+cdef bint _cpu_by_default() except -1:
+    """``get_default_device()`` is the cpu: no ``with device(...)`` block, no ``set_default_device``."""
+    cdef PyObject* stack = PyDict_GetItem(_device_globals, "_DEFAULT_DEVICE_STACK")
+    if stack == NULL or type(<object>stack) is not list or len(<list>stack) != 0:
+        return False
+    cdef PyObject* chosen = PyDict_GetItem(_device_globals, "_default_device")
+    return chosen == NULL or <object>chosen is None or <object>chosen is _cpu
+
+
+cdef object _empty_fast(tuple size, dict kwargs):
+    """``empty(*size, **kwargs)`` as the public function and the cpu kernel make it; or None."""
+    cdef PyObject* found
+    dtype = None
+    if kwargs:
+        for key, value in kwargs.items():
+            if key == "dtype":
+                dtype = value
+            elif key == "device":
+                if value is not None and value is not _cpu:
+                    return None
+            elif key != "requires_grad" or value is not False:
+                return None
+    if PyTuple_GET_SIZE(size) == 0 or not _may_run() or not _twin_ok(_op_empty) or not _cpu_by_default():
+        return None
+    if dtype is None:
+        found = PyDict_GetItem(_dtype_globals, "_default_dtype")
+        if found == NULL:
+            return None
+        dtype = <object>found
+    if dtype is not _f32 and dtype is not _f64 and dtype is not _i64:
+        return None
+    cdef list sizes = _size_arg(size)
+    if sizes is None or len(sizes) > 32:
+        return None
+    cdef cnp.npy_intp dims[32]
+    cdef Py_ssize_t i, nbytes = 8, n = len(sizes)
+    for i in range(n):
+        s = sizes[i]
+        if s < 0 or s > 1 << 62:
+            return None     # (the full path raises PyTorch's error)
+        dims[i] = s
+        if _mtnn_mul_overflow(nbytes, dims[i], &nbytes):
+            return None
+    if nbytes > (<Py_ssize_t>1) << 32:
+        return None     # (a large allocation: what it costs is not the call, and its errors are numpy's)
+    arr = cnp.PyArray_ZEROS(<int>n, dims, _typenum(dtype), 0)
+    return _wrap_payload(_Tensor, _fresh_impl(arr, dtype, _cpu))
+
+
+def function_empty(*size, **kwargs):
+    """``minitorch_nn.empty(*size, dtype=None, device=None, requires_grad=False)``: a zero-filled
+    float32/float64/int64 cpu tensor, else the full path (called as it was)."""
+    r = _empty_fast(size, kwargs)
+    return _full("empty", (), size, kwargs) if r is None else r
+
+
 # Tensor's methods and the public functions from this file (``_tensor_methods.py`` installs them)
 METHODS = {"to": tensor_to, "clone": tensor_clone}
-FUNCTIONS = {"cat": function_cat, "stack": function_stack, "clone": function_clone}
+FUNCTIONS = {"cat": function_cat, "stack": function_stack, "clone": function_clone, "empty": function_empty}
