@@ -504,6 +504,7 @@ for _f in (uniform_, normal_):
     _fast.__name__, _fast.__qualname__, _fast.__doc__ = _f.__name__, "Tensor." + _f.__name__, _f.__doc__
     _FULL_PATH[_f.__name__] = public(_f, func=_fast)
     _READABLE[_f.__name__] = Tensor.__dict__[_f.__name__]   # (the public wrapper set above)
+    _READABLE[_f.__name__].__qualname__ = "Tensor." + _f.__name__   # (a method's wording for a bad call)
     _compiled.bind(Tensor, _f.__name__, _fast, _READABLE[_f.__name__], mirrors=(_f,))
 Tensor.clip_ = Tensor.clamp_
 Tensor.subtract_ = Tensor.sub_
