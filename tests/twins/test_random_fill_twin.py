@@ -235,6 +235,29 @@ def test_a_replaced_generator_method_runs():
     assert calls == [1, 1, 2]
 
 
+@pytest.mark.parametrize("module, name", [("kernels", "_fill"), ("kernels", "_draw"), ("kernels", "_gen"),
+                                          ("kernels", "_check_float"), ("kernels", "_memory_order"),
+                                          ("random", "_shape"), ("random", "_np_dtype")])
+def test_a_rebound_helper_of_the_kernels_runs(module, name):
+    from minitorch_nn.backends.cpu import random as kernels
+
+    owner = {"kernels": kernels, "random": mt_random}[module]
+    original = getattr(owner, name)
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    setattr(owner, name, counting)
+    try:
+        mt.zeros(4, 4).uniform_(-1.0, 1.0)
+        mt.zeros(4, 4).normal_()
+    finally:
+        setattr(owner, name, original)
+    assert len(calls) >= 2   # (each fill calls each helper at least once)
+
+
 def test_a_replaced_default_generator_is_the_one_drawn_from():
     saved = mt_random.default_generator
     mt_random.default_generator = mt_random.Generator().manual_seed(9)

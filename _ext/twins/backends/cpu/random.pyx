@@ -60,6 +60,7 @@ cdef dict _random_globals = None      # minitorch_nn.random's namespace: default
 cdef object _Generator = None         # minitorch_nn.random.Generator
 cdef object _generator_uniform = None  # Generator._uniform, Generator._normal as the twin knows them
 cdef object _generator_normal = None
+cdef tuple _helpers = ()              # ((namespace, name, object), ...): what the kernels call by name
 cdef object _NP_F32 = np.dtype(np.float32)
 cdef object _NP_F64 = np.dtype(np.float64)
 
@@ -69,12 +70,13 @@ def remember_originals(aten=None):
     and remember them (``backends.compiled`` calls this with the other guard makers; the twin also
     calls it on its first use, since ``minitorch_nn.random`` loads on the first draw)."""
     global _loaded, _generator_ok, _op_uniform, _op_normal, _random_globals, _Generator
-    global _generator_uniform, _generator_normal
+    global _generator_uniform, _generator_normal, _helpers
     import sys
     if _loaded:
         return True
     random = sys.modules.get("minitorch_nn.random")
-    if sys.modules.get("minitorch_nn.backends.cpu.random") is None or random is None:
+    kernels = sys.modules.get("minitorch_nn.backends.cpu.random")
+    if kernels is None or random is None:
         return False
     from minitorch_nn._ops import aten as _aten
     from minitorch_nn.backends import compiled
@@ -83,6 +85,11 @@ def remember_originals(aten=None):
     _generator_uniform = _Generator.__dict__.get("_uniform")
     _generator_normal = _Generator.__dict__.get("_normal")
     _random_globals = vars(random)
+    # the helpers the kernels and the generator's methods reach by global name: a helper rebound
+    # at run time (``backends.cpu.random._fill = mine``) sends the fills the readable way
+    _helpers = tuple((vars(module), name, getattr(module, name)) for module, names in (
+        (kernels, ("_fill", "_draw", "_gen", "_check_float", "_memory_order")),
+        (random, ("_shape", "_np_dtype"))) for name in names)
     _generator_ok = (_generator_uniform is not None and _generator_normal is not None and
                      compiled.check_original("Generator._uniform/_normal (random fills)",
                                              _generator_uniform, _generator_normal))
@@ -90,8 +97,10 @@ def remember_originals(aten=None):
     return True
 
 
-cdef inline bint _may_run() except -1:
-    """Nothing could observe the op, and the generator's methods are the ones the twin knows."""
+cdef bint _may_run() except -1:
+    """Nothing could observe the op, and the generator's methods and the kernels' helpers are the
+    ones the twin knows."""
+    cdef tuple entry
     if not _nothing_intercepts():
         return False
     if not _loaded:
@@ -100,7 +109,12 @@ cdef inline bint _may_run() except -1:
             import minitorch_nn.random   # (the readable kernel imports it on its first draw, too)
         if not remember_originals():
             return False
-    return _generator_ok
+    if not _generator_ok:
+        return False
+    for entry in _helpers:
+        if PyDict_GetItem(<dict>entry[0], entry[1]) != <PyObject*>entry[2]:
+            return False
+    return True
 
 
 cdef TensorImpl _fill_target(object self):
