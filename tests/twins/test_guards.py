@@ -116,6 +116,12 @@ SPELLINGS = {
                            lambda a, b, v, x3: _seeded(lambda: mt.nn.init.normal_(mt.zeros(4, 8)))],
     aten.empty.memory_format: [lambda a, b, v, x3: mt.empty(2, 3), lambda a, b, v, x3: mt.empty((4,)),
                                lambda a, b, v, x3: _seeded(lambda: mt.nn.Linear(3, 2).bias)],
+    aten.zeros.default: [lambda a, b, v, x3: mt.zeros(2, 3), lambda a, b, v, x3: mt.zeros((4,), dtype=mt.int64)],
+    aten.ones.default: [lambda a, b, v, x3: mt.ones(2, 3), lambda a, b, v, x3: mt.ones([3], dtype=mt.float64)],
+    aten.rand.default: [lambda a, b, v, x3: _seeded(lambda: mt.rand(2, 3))],
+    aten.randn.default: [lambda a, b, v, x3: _seeded(lambda: mt.randn(5, 4))],
+    aten.rand.generator: [lambda a, b, v, x3: mt.rand(3, generator=mt.Generator().manual_seed(1))],
+    aten.randn.generator: [lambda a, b, v, x3: mt.randn(20, generator=mt.Generator().manual_seed(1))],
 }
 IDS = [str(op) for op in SPELLINGS]
 

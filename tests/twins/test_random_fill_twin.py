@@ -1,10 +1,11 @@
-"""The compiled twins of the fills ``x.uniform_``/``x.normal_`` (``_ext/twins/backends/cpu/random.pyx``)
-and of ``minitorch_nn.empty`` (``_ext/twins/backends/cpu/factories.pyx``), against the readable path.
+"""The compiled twins of the fills ``x.uniform_``/``x.normal_`` and of ``rand``/``randn``
+(``_ext/twins/backends/cpu/random.pyx``), and of ``empty``/``zeros``/``ones``
+(``_ext/twins/backends/cpu/factories.pyx``), against the readable path.
 
 A fill is made twice, from generators in the same state, on tensors made the same way: once with
 the test's switch and once on the readable path (switch off). Everything observable must agree:
 the returned object (the tensor itself), its values bit for bit, its version counter, the error
-and its message, and the generator's state afterwards. ``empty`` is compared through the
+and its message, and the generator's state afterwards. The factories are compared through the
 harness's ``outcome`` (class, dtype, shape, strides, version, values...). Then which path ran:
 the twins take the everyday calls (``nn.Linear``'s construction) while the switch is on, and step
 aside for whatever could observe or change the call (modes, a replaced generator method, a
@@ -28,7 +29,7 @@ from minitorch_nn import random as mt_random
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
-from tests.twins.harness import _Sub, assert_fast_equals_full, fast_when_on, full_path, ran_kernels
+from tests.twins.harness import _Sub, assert_fast_equals_full, fast_when_on, full_path, outcome, ran_kernels
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -330,3 +331,53 @@ def test_empty_follows_the_defaults_and_modes():
     assert not mt.empty(2).is_inference()
     with mt.device("cpu"):   # a default device set, even the cpu: the full path resolves it
         assert ran_kernels(lambda: mt.empty(2), [aten.empty.memory_format])
+
+
+# -- zeros, ones, rand, randn -----------------------------------------------------------------------------
+
+FACTORIES = {"empty": lambda *a, **k: mt.empty(*a, **k), "zeros": lambda *a, **k: mt.zeros(*a, **k),
+             "ones": lambda *a, **k: mt.ones(*a, **k), "rand": lambda *a, **k: mt.rand(*a, **k),
+             "randn": lambda *a, **k: mt.randn(*a, **k)}
+FACTORY_OPS = [aten.empty.memory_format, aten.zeros.default, aten.ones.default, aten.rand.default,
+               aten.rand.generator, aten.randn.default, aten.randn.generator]
+ARGUMENTS = [((2, 3), {}), (((4,),), {}), (([2, 0, 3],), {}), (((),), {}), ((5,), {"dtype": mt.float64}),
+             ((5,), {"dtype": mt.int64}), ((2, 2), {"dtype": mt.float16}), ((3,), {"device": None, "dtype": None}),
+             ((3,), {"device": "cpu"}), ((3,), {"requires_grad": True}), ((3,), {"requires_grad": False}),
+             ((2, -1), {}), ((), {}), ((2.0,), {}), ((True,), {}), ((np.int64(3),), {}), ((3,), {"dtype": float}),
+             ((2, 3), {"out": None}), ((3,), {"layout": mt.strided}), ((3,), {"generator": "seeded"}),
+             ((40, 40), {"generator": "seeded", "dtype": mt.float64}), ((3,), {"generator": 7}), ((3,), {"bogus": 1})]
+
+
+def _factory_outcome(name, args, kwargs, seed):
+    default = mt.manual_seed(seed)
+    gen = mt_random.Generator().manual_seed(seed + 1)
+    kwargs = {k: (gen if v == "seeded" else v) for k, v in kwargs.items()}
+    result = outcome(lambda: FACTORIES[name](*args, **kwargs))
+    return result, default.get_state().numpy().tobytes(), gen.get_state().numpy().tobytes()
+
+
+@pytest.mark.parametrize("args, kwargs", ARGUMENTS)
+@pytest.mark.parametrize("name", FACTORIES)
+def test_factories_match_the_readable_path(name, args, kwargs):
+    fast = _factory_outcome(name, args, kwargs, 4)
+    with full_path():
+        assert _factory_outcome(name, args, kwargs, 4) == fast
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(0, 40), min_size=1, max_size=3).map(tuple), name=st.sampled_from(sorted(FACTORIES)),
+       dtype=st.sampled_from([None, mt.float32, mt.float64]), seed=st.integers(0, 2**32 - 1))
+def test_factory_shapes_match_the_readable_path(shape, name, dtype, seed):
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    fast = _factory_outcome(name, shape, kwargs, seed)
+    with full_path():
+        assert _factory_outcome(name, shape, kwargs, seed) == fast
+
+
+def test_the_factory_twins_take_the_everyday_calls_and_step_aside_for_a_default_device():
+    gen = mt_random.Generator()
+    for call in (lambda: mt.zeros(3, 4), lambda: mt.ones(5), lambda: mt.rand(2, 8), lambda: mt.randn(16),
+                 lambda: mt.randn(4, generator=gen), lambda: mt.zeros((2, 2), dtype=mt.int64)):
+        assert fast_when_on(ran_kernels(call, FACTORY_OPS))
+        with mt.device("cpu"):
+            assert ran_kernels(call, FACTORY_OPS)

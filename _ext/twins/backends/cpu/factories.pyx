@@ -8,9 +8,10 @@ Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see `
 * ``cat`` (``np.concatenate`` of the numpy views when no cast is needed): ``minitorch_nn.cat``;
 * ``stack`` (the same, each view given a dim of size 1 at ``dim``): ``minitorch_nn.stack``;
 * ``clone`` (a fresh C-order copy): ``x.clone()``, ``minitorch_nn.clone``;
-* ``empty`` (``np.zeros`` of the size, wrapped as ``_from_array`` wraps it): ``minitorch_nn.empty``,
-  which every layer calls for each parameter it makes (``nn.Linear`` twice), with what the public
-  function (``_functions/factories.py``) resolves first: the default dtype and device.
+* ``empty``, ``zeros`` and ``ones`` (``np.zeros``/``np.ones`` of the size, wrapped as ``_from_array``
+  wraps it): ``minitorch_nn.empty``, which every layer calls for each parameter it makes
+  (``nn.Linear`` twice), ``minitorch_nn.zeros``, ``minitorch_nn.ones``, with what the public
+  functions (``_functions/factories.py``) resolve first: the default dtype and device.
 
 For a list or tuple of plain cpu tensors of one dtype (float32/float64/int64), row-major,
 non-empty, whose sizes agree: without grad, the cpu kernel's computation wrapped as a fresh
@@ -19,10 +20,10 @@ compiled recorder's ``_record_general`` with the arguments the full path gives t
 builds ``CatBackward0``/``StackBackward0`` as the full path does. Anything else (``out=``, empty
 tensors, mixed dtypes, a bad dim, devices, ``copy=``, subclasses, modes) takes the full path,
 which raises PyTorch's errors and shows handlers the call as it was made.
-``empty`` takes only sizes given as exact Python ints (``empty(2, 3)``, ``empty((2, 3))``,
-``empty([2, 3])``, a ``Size``), non-negative, and the keywords ``dtype`` (float32/float64/int64),
-``device`` (None or the cpu) and ``requires_grad=False``, while no default device is set (a
-``with device(...)`` block or ``set_default_device``); the rest takes the full path.
+``empty``, ``zeros`` and ``ones`` take only sizes given as exact Python ints (``empty(2, 3)``,
+``empty((2, 3))``, ``empty([2, 3])``, a ``Size``), non-negative, and the keywords ``dtype``
+(float32/float64/int64), ``device`` (None or the cpu) and ``requires_grad=False``, while no default
+device is set (a ``with device(...)`` block or ``set_default_device``); the rest takes the full path.
 ``tests/twins/test_fast_path.py``, ``test_fast_path_cat.py``, ``test_fast_path_stack.py``,
 ``test_fast_path_more.py`` and ``test_random_fill_twin.py`` (``empty``) compare both paths.
 """
@@ -57,13 +58,16 @@ cdef object _op_stack = None
 cdef object _op_clone = None
 cdef object _np_concatenate = np.concatenate
 cdef object _op_empty = None
+cdef object _op_zeros = None
+cdef object _op_ones = None
 cdef dict _dtype_globals = None       # minitorch_nn._dtype's namespace: _default_dtype
 cdef dict _device_globals = None      # minitorch_nn._device's namespace: the default device
 
 
 cdef bint _load() except -1:
     """Look up, once, the ops (False while the cpu backend is not loaded yet: the full path runs)."""
-    global _loaded, _op_to_copy, _op_cat, _op_stack, _op_clone, _op_empty, _dtype_globals, _device_globals
+    global _loaded, _op_to_copy, _op_cat, _op_stack, _op_clone, _op_empty, _op_zeros, _op_ones
+    global _dtype_globals, _device_globals
     import sys
     if sys.modules.get("minitorch_nn.backends.cpu.factories") is None:
         return False
@@ -71,7 +75,7 @@ cdef bint _load() except -1:
     from minitorch_nn._ops import aten
     _op_to_copy, _op_cat = aten._to_copy.default, aten.cat.default
     _op_stack, _op_clone = aten.stack.default, aten.clone.default
-    _op_empty = aten.empty.memory_format
+    _op_empty, _op_zeros, _op_ones = aten.empty.memory_format, aten.zeros.default, aten.ones.default
     _dtype_globals, _device_globals = vars(_dtype), vars(_device)
     _loaded = True
     return True
@@ -258,7 +262,7 @@ def function_clone(input, *args, **kwargs):
     return _full("clone", (input,), args, kwargs) if r is None else r
 
 
-# -- empty --------------------------------------------------------------------------------------------
+# -- empty, zeros, ones ---------------------------------------------------------------------------------
 
 cdef bint _cpu_by_default() except -1:
     """``get_default_device()`` is the cpu: no ``with device(...)`` block, no ``set_default_device``."""
@@ -269,8 +273,13 @@ cdef bint _cpu_by_default() except -1:
     return chosen == NULL or <object>chosen is None or <object>chosen is _cpu
 
 
-cdef object _empty_fast(tuple size, dict kwargs):
-    """``empty(*size, **kwargs)`` as the public function and the cpu kernel make it; or None."""
+cdef enum _Fill:
+    _EMPTY, _ZEROS, _ONES
+
+
+cdef object _sized_fast(_Fill fill, tuple size, dict kwargs):
+    """``empty``/``zeros``/``ones(*size, **kwargs)`` as the public function and the cpu kernel make
+    it (``empty`` is zero-filled, as its kernel fills it); or None."""
     cdef PyObject* found
     dtype = None
     if kwargs:
@@ -282,7 +291,9 @@ cdef object _empty_fast(tuple size, dict kwargs):
                     return None
             elif key != "requires_grad" or value is not False:
                 return None
-    if PyTuple_GET_SIZE(size) == 0 or not _may_run() or not _twin_ok(_op_empty) or not _cpu_by_default():
+    if PyTuple_GET_SIZE(size) == 0 or not _may_run() or not _cpu_by_default():
+        return None
+    if not _twin_ok(_op_empty if fill == _EMPTY else _op_zeros if fill == _ZEROS else _op_ones):
         return None
     if dtype is None:
         found = PyDict_GetItem(_dtype_globals, "_default_dtype")
@@ -306,16 +317,33 @@ cdef object _empty_fast(tuple size, dict kwargs):
     if nbytes > (<Py_ssize_t>1) << 32:
         return None     # (a large allocation: what it costs is not the call, and its errors are numpy's)
     arr = cnp.PyArray_ZEROS(<int>n, dims, _typenum(dtype), 0)
+    if fill == _ONES:
+        cnp.PyArray_FillWithScalar(arr, 1)
     return _wrap_payload(_Tensor, _fresh_impl(arr, dtype, _cpu))
 
 
 def function_empty(*size, **kwargs):
     """``minitorch_nn.empty(*size, dtype=None, device=None, requires_grad=False)``: a zero-filled
     float32/float64/int64 cpu tensor, else the full path (called as it was)."""
-    r = _empty_fast(size, kwargs)
+    r = _sized_fast(_EMPTY, size, kwargs)
     return _full("empty", (), size, kwargs) if r is None else r
+
+
+def function_zeros(*size, **kwargs):
+    """``minitorch_nn.zeros(*size, dtype=None, device=None, requires_grad=False)``: the fast path,
+    else the full path (called as it was)."""
+    r = _sized_fast(_ZEROS, size, kwargs)
+    return _full("zeros", (), size, kwargs) if r is None else r
+
+
+def function_ones(*size, **kwargs):
+    """``minitorch_nn.ones(*size, dtype=None, device=None, requires_grad=False)``: the fast path,
+    else the full path (called as it was)."""
+    r = _sized_fast(_ONES, size, kwargs)
+    return _full("ones", (), size, kwargs) if r is None else r
 
 
 # Tensor's methods and the public functions from this file (``_tensor_methods.py`` installs them)
 METHODS = {"to": tensor_to, "clone": tensor_clone}
-FUNCTIONS = {"cat": function_cat, "stack": function_stack, "clone": function_clone, "empty": function_empty}
+FUNCTIONS = {"cat": function_cat, "stack": function_stack, "clone": function_clone, "empty": function_empty,
+             "zeros": function_zeros, "ones": function_ones}

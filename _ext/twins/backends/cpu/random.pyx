@@ -7,7 +7,12 @@ Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see `
   ``Generator._uniform``): ``x.uniform_(a, b)``, and so ``nn.init.uniform_`` and
   ``kaiming_uniform_``, which every ``nn.Linear`` and conv layer calls twice while it is built;
 * ``normal_`` (the same helpers and ``Generator._normal``): ``x.normal_(mean, std)``,
-  ``nn.init.normal_``, ``nn.Embedding``'s weights.
+  ``nn.init.normal_``, ``nn.Embedding``'s weights;
+* ``rand`` and ``randn`` (``_draw``, ``_gen`` and the generator's methods, then ``_from_array``):
+  ``minitorch_nn.rand(*size)``, ``minitorch_nn.randn(*size)``, with what the public functions
+  (``_functions/factories.py``) resolve first: the default dtype and device. They take sizes given
+  as exact Python ints, non-negative, and the keywords ``generator``, ``dtype`` (float32/float64),
+  ``device`` (None or the cpu) and ``requires_grad=False``, while no default device is set.
 
 Why compiled: the draw itself is already compiled (``_ext/twins/_random/distributions.pyx``,
 about 0.4 us for 64 values), but the way to it -- the Tensor method, the OpOverload, the dispatch
@@ -43,9 +48,9 @@ from libc.string cimport memcpy
 
 import numpy as np
 
-from minitorch_nn._C cimport TensorBase, TensorImpl
-from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _f32, _f64, _full, _grad_enabled, _nothing_intercepts,
-                                        _plain_class, _row_major, _twin_ok)
+from minitorch_nn._C cimport TensorBase, TensorImpl, _mtnn_mul_overflow
+from minitorch_nn._twins._gate cimport (_Tensor, _cpu, _f32, _f64, _fresh_tensor, _full, _grad_enabled,
+                                        _nothing_intercepts, _plain_class, _row_major, _size_arg, _twin_ok)
 
 cnp.import_array()
 
@@ -56,6 +61,12 @@ cdef bint _loaded = False
 cdef bint _generator_ok = False       # Generator._uniform/_normal have their recorded fingerprints
 cdef object _op_uniform = None
 cdef object _op_normal = None
+cdef object _op_rand = None           # aten.rand.default, and the overload with a generator
+cdef object _op_rand_generator = None
+cdef object _op_randn = None
+cdef object _op_randn_generator = None
+cdef dict _dtype_globals = None       # minitorch_nn._dtype's namespace: _default_dtype
+cdef dict _device_globals = None      # minitorch_nn._device's namespace: the default device
 cdef dict _random_globals = None      # minitorch_nn.random's namespace: default_generator, _dist
 cdef object _Generator = None         # minitorch_nn.random.Generator
 cdef object _generator_uniform = None  # Generator._uniform, Generator._normal as the twin knows them
@@ -70,7 +81,8 @@ def remember_originals(aten=None):
     and remember them (``backends.compiled`` calls this with the other guard makers; the twin also
     calls it on its first use, since ``minitorch_nn.random`` loads on the first draw)."""
     global _loaded, _generator_ok, _op_uniform, _op_normal, _random_globals, _Generator
-    global _generator_uniform, _generator_normal, _helpers
+    global _generator_uniform, _generator_normal, _helpers, _dtype_globals, _device_globals
+    global _op_rand, _op_rand_generator, _op_randn, _op_randn_generator
     import sys
     if _loaded:
         return True
@@ -80,7 +92,11 @@ def remember_originals(aten=None):
         return False
     from minitorch_nn._ops import aten as _aten
     from minitorch_nn.backends import compiled
+    from minitorch_nn import _device, _dtype
     _op_uniform, _op_normal = _aten.uniform_.default, _aten.normal_.default
+    _op_rand, _op_rand_generator = _aten.rand.default, _aten.rand.generator
+    _op_randn, _op_randn_generator = _aten.randn.default, _aten.randn.generator
+    _dtype_globals, _device_globals = vars(_dtype), vars(_device)
     _Generator = random.Generator
     _generator_uniform = _Generator.__dict__.get("_uniform")
     _generator_normal = _Generator.__dict__.get("_normal")
@@ -254,6 +270,84 @@ def tensor_normal_(self, *args, **kwargs):
     return _full("Tensor.normal_", (self,), args, kwargs) if r is None else r
 
 
+# -- rand, randn ---------------------------------------------------------------------------------------
+
+cdef bint _cpu_by_default() except -1:
+    """``get_default_device()`` is the cpu: no ``with device(...)`` block, no ``set_default_device``
+    (the same test as the factories' twin makes)."""
+    cdef PyObject* stack = PyDict_GetItem(_device_globals, "_DEFAULT_DEVICE_STACK")
+    if stack == NULL or type(<object>stack) is not list or len(<list>stack) != 0:
+        return False
+    cdef PyObject* chosen = PyDict_GetItem(_device_globals, "_default_device")
+    return chosen == NULL or <object>chosen is None or <object>chosen is _cpu
+
+
+cdef object _sampled_fast(bint normal, tuple size, dict kwargs):
+    """``rand``/``randn(*size, **kwargs)`` as the public function and the cpu kernel make it; or None."""
+    cdef PyObject* found
+    dtype = generator = None
+    if kwargs:
+        for key, value in kwargs.items():
+            if key == "dtype":
+                dtype = value
+            elif key == "generator":
+                generator = value
+            elif key == "device":
+                if value is not None and value is not _cpu:
+                    return None
+            elif key != "requires_grad" or value is not False:
+                return None
+    if PyTuple_GET_SIZE(size) == 0 or not _may_run() or not _cpu_by_default():
+        return None
+    if normal:
+        op = _op_randn if generator is None else _op_randn_generator
+    else:
+        op = _op_rand if generator is None else _op_rand_generator
+    if not _twin_ok(op):
+        return None
+    if dtype is None:
+        found = PyDict_GetItem(_dtype_globals, "_default_dtype")
+        if found == NULL:
+            return None
+        dtype = <object>found
+    if dtype is not _f32 and dtype is not _f64:
+        return None
+    cdef list sizes = _size_arg(size)
+    if sizes is None:
+        return None
+    cdef Py_ssize_t nbytes = 8, dim
+    for s in sizes:
+        if s < 0 or s > 1 << 62:
+            return None     # (the full path raises PyTorch's error)
+        dim = s
+        if _mtnn_mul_overflow(nbytes, dim, &nbytes):
+            return None
+    if nbytes > (<Py_ssize_t>1) << 32:
+        return None
+    gen = _generator(generator)
+    draw = _dist_function("normal" if normal else "uniform")
+    if gen is None or draw is None:
+        return None
+    shape = tuple(sizes)
+    np_dtype = _NP_F32 if dtype is _f32 else _NP_F64
+    values = draw(gen, shape, np_dtype, 0.0, 1.0, True) if normal else draw(gen._engine, shape, np_dtype, 0.0, 1.0)
+    return _fresh_tensor(values, dtype)
+
+
+def function_rand(*size, **kwargs):
+    """``minitorch_nn.rand(*size, generator=None, dtype=None, device=None, requires_grad=False)``:
+    the fast path, else the full path (called as it was)."""
+    r = _sampled_fast(False, size, kwargs)
+    return _full("rand", (), size, kwargs) if r is None else r
+
+
+def function_randn(*size, **kwargs):
+    """``minitorch_nn.randn(*size, generator=None, dtype=None, device=None, requires_grad=False)``:
+    the fast path, else the full path (called as it was)."""
+    r = _sampled_fast(True, size, kwargs)
+    return _full("randn", (), size, kwargs) if r is None else r
+
+
 # Tensor's methods and the public functions from this file (``_tensor_methods.py`` installs them)
 METHODS = {"uniform_": tensor_uniform_, "normal_": tensor_normal_}
-FUNCTIONS = {}
+FUNCTIONS = {"rand": function_rand, "randn": function_randn}
