@@ -238,6 +238,7 @@ def test_a_replaced_generator_method_runs():
 
 @pytest.mark.parametrize("module, name", [("kernels", "_fill"), ("kernels", "_draw"), ("kernels", "_gen"),
                                           ("kernels", "_check_float"), ("kernels", "_memory_order"),
+                                          ("kernels", "_from_array"),
                                           ("random", "_shape"), ("random", "_np_dtype")])
 def test_a_rebound_helper_of_the_kernels_runs(module, name):
     from minitorch_nn.backends.cpu import random as kernels
@@ -254,9 +255,33 @@ def test_a_rebound_helper_of_the_kernels_runs(module, name):
     try:
         mt.zeros(4, 4).uniform_(-1.0, 1.0)
         mt.zeros(4, 4).normal_()
+        mt.rand(3)
+        mt.randn(3)
     finally:
         setattr(owner, name, original)
-    assert len(calls) >= 2   # (each fill calls each helper at least once)
+    assert len(calls) >= 2   # (each fill, or each of rand and randn, calls each helper at least once)
+
+
+@pytest.mark.parametrize("kind", ["float64", "list", "transposed"])
+def test_a_replaced_draw_is_used_as_the_kernels_use_it(kind):
+    from minitorch_nn._random import distributions
+
+    original = distributions.uniform
+
+    def other(eng, shape, dt, low, high):
+        values = original(eng, shape, dt, low, high)
+        if kind == "float64":
+            return values.astype(np.float64)
+        if kind == "list":
+            return values.tolist()
+        return np.asfortranarray(values)
+
+    distributions.uniform = other
+    try:
+        _assert_fill_same(lambda: mt.zeros(3, 4), lambda t, kw: t.uniform_(-1.0, 1.0, **kw), seed=2)
+        assert_fast_equals_full(lambda: (mt.manual_seed(2), mt.rand(3, 4))[1])   # (a list: the kernel's error)
+    finally:
+        distributions.uniform = original
 
 
 def test_a_replaced_default_generator_is_the_one_drawn_from():

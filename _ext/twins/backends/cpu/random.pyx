@@ -72,6 +72,7 @@ cdef object _Generator = None         # minitorch_nn.random.Generator
 cdef object _generator_uniform = None  # Generator._uniform, Generator._normal as the twin knows them
 cdef object _generator_normal = None
 cdef tuple _helpers = ()              # ((namespace, name, object), ...): what the kernels call by name
+cdef object _from_array = None        # _tensor._from_array, how the kernels wrap a draw
 cdef object _NP_F32 = np.dtype(np.float32)
 cdef object _NP_F64 = np.dtype(np.float64)
 
@@ -82,7 +83,7 @@ def remember_originals(aten=None):
     calls it on its first use, since ``minitorch_nn.random`` loads on the first draw)."""
     global _loaded, _generator_ok, _op_uniform, _op_normal, _random_globals, _Generator
     global _generator_uniform, _generator_normal, _helpers, _dtype_globals, _device_globals
-    global _op_rand, _op_rand_generator, _op_randn, _op_randn_generator
+    global _op_rand, _op_rand_generator, _op_randn, _op_randn_generator, _from_array
     import sys
     if _loaded:
         return True
@@ -93,6 +94,7 @@ def remember_originals(aten=None):
     from minitorch_nn._ops import aten as _aten
     from minitorch_nn.backends import compiled
     from minitorch_nn import _device, _dtype
+    _from_array = kernels._from_array
     _op_uniform, _op_normal = _aten.uniform_.default, _aten.normal_.default
     _op_rand, _op_rand_generator = _aten.rand.default, _aten.rand.generator
     _op_randn, _op_randn_generator = _aten.randn.default, _aten.randn.generator
@@ -104,7 +106,7 @@ def remember_originals(aten=None):
     # the helpers the kernels and the generator's methods reach by global name: a helper rebound
     # at run time (``backends.cpu.random._fill = mine``) sends the fills the readable way
     _helpers = tuple((vars(module), name, getattr(module, name)) for module, names in (
-        (kernels, ("_fill", "_draw", "_gen", "_check_float", "_memory_order")),
+        (kernels, ("_fill", "_draw", "_gen", "_check_float", "_memory_order", "_from_array")),
         (random, ("_shape", "_np_dtype"))) for name in names)
     _generator_ok = (_generator_uniform is not None and _generator_normal is not None and
                      compiled.check_original("Generator._uniform/_normal (random fills)",
@@ -188,14 +190,18 @@ cdef object _generator(object generator):
 
 cdef object _write(object self, TensorImpl impl, object values):
     """``_fill``'s write for a row-major target: the draws in index order, then one version bump."""
-    cdef cnp.ndarray source = <cnp.ndarray?>values
-    cdef cnp.ndarray target = <cnp.ndarray?>impl.numpy_view()
-    cdef Py_ssize_t nbytes = cnp.PyArray_NBYTES(target)
-    if (cnp.PyArray_TYPE(source) != cnp.PyArray_TYPE(target) or cnp.PyArray_NBYTES(source) != nbytes or
-            not cnp.PyArray_IS_C_CONTIGUOUS(source) or not cnp.PyArray_IS_C_CONTIGUOUS(target)):
-        np.copyto(target, np.reshape(values, impl.sizes), casting="unsafe")   # (not expected: the draw is fresh)
-    else:
-        memcpy(cnp.PyArray_DATA(target), cnp.PyArray_DATA(source), nbytes)
+    target = impl.numpy_view()
+    cdef cnp.ndarray source, destination
+    if type(values) is np.ndarray and type(target) is np.ndarray:
+        source, destination = <cnp.ndarray>values, <cnp.ndarray>target
+        if (cnp.PyArray_TYPE(source) == cnp.PyArray_TYPE(destination) and
+                cnp.PyArray_NBYTES(source) == cnp.PyArray_NBYTES(destination) and
+                cnp.PyArray_NDIM(source) == cnp.PyArray_NDIM(destination) and
+                cnp.PyArray_IS_C_CONTIGUOUS(source) and cnp.PyArray_IS_C_CONTIGUOUS(destination)):
+            memcpy(cnp.PyArray_DATA(destination), cnp.PyArray_DATA(source), cnp.PyArray_NBYTES(source))
+            impl.version.value += 1
+            return self
+    np.copyto(target, values, casting="unsafe")   # (a draw of another kind: _fill's own copy)
     impl.version.value += 1
     return self
 
@@ -331,7 +337,8 @@ cdef object _sampled_fast(bint normal, tuple size, dict kwargs):
     shape = tuple(sizes)
     np_dtype = _NP_F32 if dtype is _f32 else _NP_F64
     values = draw(gen, shape, np_dtype, 0.0, 1.0, True) if normal else draw(gen._engine, shape, np_dtype, 0.0, 1.0)
-    return _fresh_tensor(values, dtype)
+    out = _fresh_tensor(values, dtype)
+    return out if out is not None else _from_array(values, dtype)   # (a draw of another kind: as the kernel wraps it)
 
 
 def function_rand(*size, **kwargs):
