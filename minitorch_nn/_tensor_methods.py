@@ -497,9 +497,10 @@ for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, 
     setattr(Tensor, _f.__name__, public(_f))
 for _name in _INPLACE_UNARY:
     setattr(Tensor, _name + "_", public(_inplace_unary(_name)))
-# compiled uniform_() and normal_() (``_ext/twins/backends/cpu/random.pyx``: ``nn.init`` fills every
-# new layer's weights with them); their full paths: the public methods above
-for _f in (uniform_, normal_):
+# compiled uniform_() and normal_() (``_ext/twins/backends/cpu/random.pyx``), zero_() and fill_()
+# (``_ext/twins/backends/cpu/factories.pyx``): ``nn.init`` fills every new layer's parameters with
+# them; their full paths: the public methods above
+for _f in (uniform_, normal_, zero_, fill_):
     _fast = _FAST_METHODS[_f.__name__]
     _fast.__name__, _fast.__qualname__, _fast.__doc__ = _f.__name__, "Tensor." + _f.__name__, _f.__doc__
     _FULL_PATH[_f.__name__] = public(_f, func=_fast)
@@ -727,3 +728,4 @@ _twin_gate.install_fast_path(
 )
 _compiled.register_guard_maker(_twin_gate._make_twin_guards)
 _compiled.register_guard_maker(_random_twin.remember_originals)   # (the generator's methods, once loaded)
+_compiled.register_guard_maker(_factories_twin.remember_originals)   # (zero_/fill_'s helpers)

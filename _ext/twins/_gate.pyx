@@ -182,7 +182,7 @@ _TWIN_OPS = (
     "gt.Scalar", "lt.Scalar", "ge.Scalar", "le.Scalar", "eq.Scalar", "ne.Scalar",
     "gt.Tensor", "lt.Tensor", "ge.Tensor", "le.Tensor", "eq.Tensor", "ne.Tensor",
     "uniform_.default", "normal_.default", "empty.memory_format", "zeros.default", "ones.default",
-    "rand.default", "rand.generator", "randn.default", "randn.generator",
+    "rand.default", "rand.generator", "randn.default", "randn.generator", "zero_.default", "fill_.Scalar",
 )
 
 

@@ -122,6 +122,10 @@ SPELLINGS = {
     aten.randn.default: [lambda a, b, v, x3: _seeded(lambda: mt.randn(5, 4))],
     aten.rand.generator: [lambda a, b, v, x3: mt.rand(3, generator=mt.Generator().manual_seed(1))],
     aten.randn.generator: [lambda a, b, v, x3: mt.randn(20, generator=mt.Generator().manual_seed(1))],
+    aten.zero_.default: [lambda a, b, v, x3: a.clone().zero_(), lambda a, b, v, x3: mt.nn.init.zeros_(a.clone()),
+                         lambda a, b, v, x3: mt.nn.LayerNorm(3).bias],
+    aten.fill_.Scalar: [lambda a, b, v, x3: a.clone().fill_(2.0), lambda a, b, v, x3: mt.nn.init.ones_(a.clone()),
+                        lambda a, b, v, x3: mt.nn.init.constant_(a.clone(), 0.5)],
 }
 IDS = [str(op) for op in SPELLINGS]
 

@@ -1,6 +1,7 @@
 """The compiled twins of the fills ``x.uniform_``/``x.normal_`` and of ``rand``/``randn``
-(``_ext/twins/backends/cpu/random.pyx``), and of ``empty``/``zeros``/``ones``
-(``_ext/twins/backends/cpu/factories.pyx``), against the readable path.
+(``_ext/twins/backends/cpu/random.pyx``), and of ``empty``/``zeros``/``ones`` and the fills
+``x.zero_``/``x.fill_`` (``_ext/twins/backends/cpu/factories.pyx``), against the readable path:
+what building a layer calls.
 
 A fill is made twice, from generators in the same state, on tensors made the same way: once with
 the test's switch and once on the readable path (switch off). Everything observable must agree:
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -29,7 +31,14 @@ from minitorch_nn import random as mt_random
 from minitorch_nn._ops import aten
 from minitorch_nn.overrides import TorchFunctionMode
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
-from tests.twins.harness import _Sub, assert_fast_equals_full, fast_when_on, full_path, outcome, ran_kernels
+from tests.twins.harness import (
+    _Sub,
+    assert_fast_equals_full,
+    fast_when_on,
+    full_path,
+    outcome,
+    ran_kernels,
+)
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -63,13 +72,15 @@ def _fill_outcome(make, fill, seed, explicit_generator, no_grad):
     gen = mt_random.Generator().manual_seed(seed + 1) if explicit_generator else default
     kwargs = {"generator": gen} if explicit_generator else {}
     before = t._impl.version.value   # (an inference tensor hides its counter from ._version)
-    with mt.no_grad() if no_grad else contextlib.nullcontext():
+    with mt.no_grad() if no_grad else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
             out = fill(t, kwargs)
         except Exception as e:  # noqa: BLE001 - the twin must fail exactly as the readable path does
             result = ("error", type(e).__name__, str(e))
         else:
             result = ("ok", out is t, type(out).__name__)
+    result += tuple((w.category.__name__, str(w.message)) for w in caught)
     values = np.asarray(t.detach()._array).tobytes()
     states = [g.get_state().numpy().tobytes() for g in (default, gen)]
     return result, values, t._impl.version.value - before, t.requires_grad, states
@@ -406,3 +417,75 @@ def test_the_factory_twins_take_the_everyday_calls_and_step_aside_for_a_default_
         assert fast_when_on(ran_kernels(call, FACTORY_OPS))
         with mt.device("cpu"):
             assert ran_kernels(call, FACTORY_OPS)
+
+
+# -- zero_, fill_ ----------------------------------------------------------------------------------------
+
+WRITES = [aten.zero_.default, aten.fill_.Scalar]
+VALUES = NUMBER | st.sampled_from([2**24 + 1, 2**53 + 1, -(2**63), 2**64, 1e300, -1.5, 7])
+
+
+@SETTINGS
+@given(shape=SHAPES, dtype=st.sampled_from([mt.float32, mt.float64, mt.int64, mt.float16, mt.bool, None]),
+       layout=LAYOUTS, kind=KINDS, value=VALUES, no_grad=st.booleans())
+def test_fill_and_zero_match_the_readable_path(shape, dtype, layout, kind, value, no_grad):
+    _assert_fill_same(lambda: _target(shape, dtype, layout, kind), lambda t, kw: t.fill_(value), no_grad=no_grad)
+    def nonzero_target():
+        t = _target(shape, dtype, layout, kind)
+        with mt.no_grad(), contextlib.suppress(RuntimeError):   # (an expanded view cannot be written)
+            t.detach().copy_(mt.full(tuple(t.shape), 3))   # (something for zero_ to clear)
+        return t
+
+    _assert_fill_same(nonzero_target, lambda t, kw: t.zero_(), no_grad=no_grad)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, kw: t.fill_(mt.tensor(2.5)), lambda t, kw: t.fill_(mt.ones(2)), lambda t, kw: t.fill_(value=1.0),
+    lambda t, kw: t.fill_(), lambda t, kw: t.fill_(1.0, 2.0), lambda t, kw: t.fill_("x"), lambda t, kw: t.fill_(1 + 0j),
+    lambda t, kw: t.fill_(2j), lambda t, kw: t.fill_(np.float32(0.1)), lambda t, kw: t.zero_(1),
+    lambda t, kw: mt.nn.init.constant_(t, 0.3), lambda t, kw: mt.nn.init.ones_(t), lambda t, kw: mt.nn.init.zeros_(t),
+])
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64, mt.int64])
+def test_every_write_form_matches_the_readable_path(call, dtype):
+    _assert_fill_same(lambda: mt.ones(3, 4, dtype=dtype), call)
+
+
+def test_the_write_twins_take_the_everyday_calls_and_step_aside_for_observers():
+    w, p = mt.ones(4, 4), mt.nn.Parameter(mt.ones(4))
+    assert fast_when_on(ran_kernels(lambda: w.zero_(), WRITES))
+    assert fast_when_on(ran_kernels(lambda: w.fill_(0.5), WRITES))
+    assert fast_when_on(ran_kernels(lambda: mt.nn.init.ones_(p), WRITES))
+    assert fast_when_on(ran_kernels(lambda: mt.nn.LayerNorm(8), WRITES + FACTORY_OPS))
+    assert ran_kernels(lambda: w.t().fill_(1.0), WRITES)
+    assert ran_kernels(lambda: w[1].zero_(), WRITES)   # (a view)
+    seen = []
+
+    class Ops(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Ops():
+        w.zero_()
+        w.fill_(2.0)
+    assert seen == ["aten.zero_.default", "aten.fill_.Scalar"]
+
+
+@pytest.mark.parametrize("name", ["write_into", "real_scalar", "compute_dtype"])
+def test_a_rebound_helper_of_the_write_kernels_runs(name):
+    from minitorch_nn.backends.cpu import factories as kernels
+
+    original = getattr(kernels, name)
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    setattr(kernels, name, counting)
+    try:
+        mt.ones(3).fill_(2.0)
+        mt.ones(3).zero_()
+    finally:
+        setattr(kernels, name, original)
+    assert calls   # (fill_ calls all three; zero_ calls write_into)
