@@ -1,5 +1,5 @@
 # cython: language_level=3, binding=True, embedsignature=True
-"""The compiled twin of ``minitorch_nn/backends/cpu/random.py``: the in-place random fills.
+"""The compiled twin of ``minitorch_nn/backends/cpu/random.py``: the random fills, ``rand`` and ``randn``.
 
 Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see ``_ext/twins/_gate.pyx``):
 
@@ -31,12 +31,16 @@ float(b))`` and ``_dist.normal(gen, sizes, numpy dtype, float(mean), float(std),
 that module binds it -- copies the values into the tensor's memory and bumps its version
 counter by one, as ``_fill`` does. The generator must be exactly a ``Generator`` whose
 ``_uniform``/``_normal`` are still the functions the twin was written against (identity, and
-their fingerprints in the manifest, checked when the twin is first used); ``a``/``b`` (``mean``/
+their fingerprints in the manifest, checked when the twin is first used), and the helpers the
+kernels and those methods call by name (``_fill``, ``_draw``, ``_gen``, ``_check_float``,
+``_memory_order``, ``_from_array``, ``_shape``, ``_np_dtype``) must still be the objects they were
+(identity, at each call); ``a``/``b`` (``mean``/
 ``std``) exact Python floats or ints that a double holds exactly. Anything else -- other dtypes,
 strided or empty tensors, views, subclasses, modes, a student's kernel -- takes the full path,
 which raises PyTorch's errors (the draw's own refusals, a bound out of range, a negative std,
 come from the same draw function in both paths).
-``tests/twins/test_random_fill_twin.py`` compares both paths: values, generator state, version.
+``tests/twins/test_random_fill_twin.py`` compares both paths: values, generator state, version,
+errors and warnings.
 """
 
 cimport numpy as cnp
