@@ -3,7 +3,9 @@
 Run ``python bench/bench_construction.py`` from the repository root. One thread, the two libraries
 interleaved, CPU time (see ``_paired.py``). Cases: ``uniform_`` on an 8x8 tensor (the fixed cost of
 one bit-faithful draw), ``kaiming_uniform_``, an empty ``Module()``, ``Linear(8, 8)``, and a
-``Sequential`` of 1,000 ``Linear(8, 8)`` (issue targets: 1.5x or less for the last two).
+``Sequential`` of 1,000 ``Linear(8, 8)`` (issue targets: 1.5x or less for the last two); then, for
+comparison, other layers (``Conv2d``, ``LayerNorm``, ``Embedding``, whose weights are normal draws)
+and the factories they call.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def cases(lib):
         "Module()": lambda: nn.Module(),
         "Linear(8, 8)": lambda: nn.Linear(8, 8),
         "Sequential(1000 x Linear(8, 8))": lambda: nn.Sequential(*[nn.Linear(8, 8) for _ in range(1000)]),
+        "Conv2d(3, 16, 3)": lambda: nn.Conv2d(3, 16, 3),
+        "LayerNorm(64)": lambda: nn.LayerNorm(64),
+        "Embedding(100, 32)": lambda: nn.Embedding(100, 32),
+        "empty(8, 8)": lambda: lib.empty(8, 8),
+        "zeros(8, 8)": lambda: lib.zeros(8, 8),
+        "randn(8, 8)": lambda: lib.randn(8, 8),
     }
 
 

@@ -16,6 +16,7 @@ from minitorch_nn import _functions as _pkg  # noqa: F401
 from minitorch_nn._C import Size, TensorBase
 from minitorch_nn._device import CPU
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
+from minitorch_nn._functions import factories as _fac
 from minitorch_nn._functions import indexing as _idx
 from minitorch_nn._functions import linalg as _la
 from minitorch_nn._functions import pointwise as _pw
@@ -31,6 +32,7 @@ from minitorch_nn._twins.backends.cpu import activations as _activations_twin
 from minitorch_nn._twins.backends.cpu import factories as _factories_twin
 from minitorch_nn._twins.backends.cpu import linalg as _linalg_twin
 from minitorch_nn._twins.backends.cpu import pointwise as _pointwise_twin
+from minitorch_nn._twins.backends.cpu import random as _random_twin
 from minitorch_nn._twins.backends.cpu import reduction as _reduction_twin
 from minitorch_nn.autograd import grad_mode as _grad_mode
 from minitorch_nn.backends import compiled as _compiled
@@ -60,7 +62,7 @@ for _name in ("getitem", "setitem", "tensor_split", "broadcast_tensors", "cat", 
 # bottom of this file. Each is bound through ``backends.compiled.bind``: with the switch off,
 # ``Tensor.relu`` is the readable method itself.
 _TWIN_MODULES = (_pointwise_twin, _activations_twin, _reduction_twin, _linalg_twin, _factories_twin,
-                 _views_twin, _indexing_twin)
+                 _random_twin, _views_twin, _indexing_twin)
 _FAST_METHODS = {}
 _FAST_FUNCTIONS = {}
 for _twin_module in _TWIN_MODULES:
@@ -495,6 +497,16 @@ for _f in (add_, sub_, mul_, div_, pow_, clamp_, copy_, zero_, fill_, uniform_, 
     setattr(Tensor, _f.__name__, public(_f))
 for _name in _INPLACE_UNARY:
     setattr(Tensor, _name + "_", public(_inplace_unary(_name)))
+# compiled uniform_() and normal_() (``_ext/twins/backends/cpu/random.pyx``), zero_() and fill_()
+# (``_ext/twins/backends/cpu/factories.pyx``): ``nn.init`` fills every new layer's parameters with
+# them; their full paths: the public methods above
+for _f in (uniform_, normal_, zero_, fill_):
+    _fast = _FAST_METHODS[_f.__name__]
+    _fast.__name__, _fast.__qualname__, _fast.__doc__ = _f.__name__, "Tensor." + _f.__name__, _f.__doc__
+    _FULL_PATH[_f.__name__] = public(_f, func=_fast)
+    _READABLE[_f.__name__] = Tensor.__dict__[_f.__name__]   # (the public wrapper set above)
+    _READABLE[_f.__name__].__qualname__ = "Tensor." + _f.__name__   # (a method's wording for a bad call)
+    _compiled.bind(Tensor, _f.__name__, _fast, _READABLE[_f.__name__], mirrors=(_f,))
 Tensor.clip_ = Tensor.clamp_
 Tensor.subtract_ = Tensor.sub_
 Tensor.multiply_ = Tensor.mul_
@@ -674,7 +686,7 @@ def _install_fast_functions():
     hand the compiled function to handlers as ``func``, is its full path."""
     slow = {}
     for name, fast in _FAST_FUNCTIONS.items():
-        module = next(m for m in (_pw, _la, _red, _sh) if hasattr(m, name))
+        module = next(m for m in (_pw, _la, _red, _sh, _fac) if hasattr(m, name))
         wrapper = getattr(module, name)
         fast.__name__, fast.__qualname__, fast.__module__ = name, name, wrapper.__module__
         fast.__doc__, fast.__wrapped__ = wrapper.__doc__, wrapper.__wrapped__  # (inspect.signature follows it)
@@ -715,3 +727,5 @@ _twin_gate.install_fast_path(
     float32=_dt.float32, float64=_dt.float64, int64=_dt.int64, cpu=CPU,
 )
 _compiled.register_guard_maker(_twin_gate._make_twin_guards)
+_compiled.register_guard_maker(_random_twin.remember_originals)   # (the generator's methods, once loaded)
+_compiled.register_guard_maker(_factories_twin.remember_originals)   # (zero_/fill_'s helpers)

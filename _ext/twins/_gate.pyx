@@ -201,6 +201,8 @@ _TWIN_OPS = (
     "silu.default", "leaky_relu.default", "split.Tensor", "unbind.int", "var.correction", "std.correction",
     "gt.Scalar", "lt.Scalar", "ge.Scalar", "le.Scalar", "eq.Scalar", "ne.Scalar",
     "gt.Tensor", "lt.Tensor", "ge.Tensor", "le.Tensor", "eq.Tensor", "ne.Tensor",
+    "uniform_.default", "normal_.default", "empty.memory_format", "zeros.default", "ones.default",
+    "rand.default", "rand.generator", "randn.default", "randn.generator", "zero_.default", "fill_.Scalar",
 )
 
 

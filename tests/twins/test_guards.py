@@ -38,6 +38,7 @@ from minitorch_nn._twins.backends.cpu import factories as _factories_twin
 from minitorch_nn._twins.backends.cpu import linalg as _linalg_twin
 from minitorch_nn._twins.backends.cpu import nn_ops as _nn_ops_twin
 from minitorch_nn._twins.backends.cpu import pointwise as _pointwise_twin
+from minitorch_nn._twins.backends.cpu import random as _random_twin
 from minitorch_nn._twins.backends.cpu import reduction as _reduction_twin
 from minitorch_nn.backends import compiled
 from minitorch_nn.nn import functional as F
@@ -107,8 +108,31 @@ SPELLINGS = {
     aten.addmm.default: [lambda a, b, v, x3: F.linear(a, b, v)],
     aten.detach.default: [lambda a, b, v, x3: a.detach()],
     aten._to_copy.default: [lambda a, b, v, x3: a.to(mt.float64)],
+    # (the random fills seeded first, so that two calls give the same values)
+    aten.uniform_.default: [lambda a, b, v, x3: _seeded(lambda: a.clone().uniform_(-1.0, 1.0)),
+                            lambda a, b, v, x3: _seeded(lambda: mt.nn.init.uniform_(a.clone(), 0.0, 2.0)),
+                            lambda a, b, v, x3: _seeded(lambda: mt.nn.Linear(3, 2).weight)],
+    aten.normal_.default: [lambda a, b, v, x3: _seeded(lambda: a.clone().normal_(0.0, 0.5)),
+                           lambda a, b, v, x3: _seeded(lambda: mt.nn.init.normal_(mt.zeros(4, 8)))],
+    aten.empty.memory_format: [lambda a, b, v, x3: mt.empty(2, 3), lambda a, b, v, x3: mt.empty((4,)),
+                               lambda a, b, v, x3: _seeded(lambda: mt.nn.Linear(3, 2).bias)],
+    aten.zeros.default: [lambda a, b, v, x3: mt.zeros(2, 3), lambda a, b, v, x3: mt.zeros((4,), dtype=mt.int64)],
+    aten.ones.default: [lambda a, b, v, x3: mt.ones(2, 3), lambda a, b, v, x3: mt.ones([3], dtype=mt.float64)],
+    aten.rand.default: [lambda a, b, v, x3: _seeded(lambda: mt.rand(2, 3))],
+    aten.randn.default: [lambda a, b, v, x3: _seeded(lambda: mt.randn(5, 4))],
+    aten.rand.generator: [lambda a, b, v, x3: mt.rand(3, generator=mt.Generator().manual_seed(1))],
+    aten.randn.generator: [lambda a, b, v, x3: mt.randn(20, generator=mt.Generator().manual_seed(1))],
+    aten.zero_.default: [lambda a, b, v, x3: a.clone().zero_(), lambda a, b, v, x3: mt.nn.init.zeros_(a.clone()),
+                         lambda a, b, v, x3: mt.nn.LayerNorm(3).bias],
+    aten.fill_.Scalar: [lambda a, b, v, x3: a.clone().fill_(2.0), lambda a, b, v, x3: mt.nn.init.ones_(a.clone()),
+                        lambda a, b, v, x3: mt.nn.init.constant_(a.clone(), 0.5)],
 }
 IDS = [str(op) for op in SPELLINGS]
+
+
+def _seeded(make):
+    mt.manual_seed(0)
+    return make()
 
 
 def _key(op):
@@ -195,7 +219,8 @@ def test_every_twin_holds_in_an_unchanged_checkout():
 
 
 @pytest.mark.parametrize("name, call", [("relu", lambda a: a.relu()), ("exp", lambda a: a.exp()),
-                                        ("__add__", lambda a: a + a), ("view", lambda a: a.view(9))])
+                                        ("__add__", lambda a: a + a), ("view", lambda a: a.view(9)),
+                                        ("uniform_", lambda a: a.uniform_()), ("normal_", lambda a: a.normal_())])
 def test_a_replaced_tensor_method_runs_and_stays_through_flips(name, call):
     a = _operands()[0]
     original = mt.Tensor.__dict__[name]
@@ -238,7 +263,7 @@ def _compiled_functions():
 
 
 _TWIN_MODULES = (_pointwise_twin, _activations_twin, _reduction_twin, _linalg_twin, _factories_twin, _nn_ops_twin,
-                 _views_twin, _indexing_twin)
+                 _random_twin, _views_twin, _indexing_twin)
 
 
 # -- in a fresh process --------------------------------------------------------------------------------

@@ -109,6 +109,8 @@ def _unregistered_warning(name, value):
     else:
         return
     items = list(itertools.islice(items, 64))  # a look at the first items is enough (and cheap)
+    if not any(isinstance(v, (Module, Tensor)) for v in items):
+        return  # the common case, numbers or names (a conv's kernel_size): no metaclass checks
     kinds = {"nn.Module" for v in items if isinstance(v, Module)} | {
         "nn.Parameter" for v in items if isinstance(v, Parameter)
     }
