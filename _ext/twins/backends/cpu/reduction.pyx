@@ -3,7 +3,8 @@
 
 Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see ``_ext/twins/_gate.pyx``):
 
-* ``sum`` (``np.add.reduce`` over all elements in the tensor's dtype): ``x.sum()``;
+* ``sum`` (``np.add.reduce`` over all elements in the tensor's dtype): ``x.sum()``, by numpy's
+  pairwise summation as a C loop for row-major float32/float64 tensors (below);
 * ``sum_dim`` (``np.add.reduce`` over the wrapped axes): ``x.sum(dim[, keepdim])``;
 * ``cumsum`` (``_scan(np.cumsum, ...)``): ``x.cumsum(dim)``, ``minitorch_nn.cumsum``;
 * ``_softmax`` / ``_log_softmax`` (the kernel's own compiled loop, ``_compiled_softmax``):
@@ -12,13 +13,26 @@ Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see `
 * ``var`` / ``std`` with the default correction (the kernel's own ``_var_steps``):
   ``x.var([dim][, keepdim=])``, ``x.std(...)``, ``minitorch_nn.var``/``std``.
 
-Why compiled: per-op overhead on small tensors (see the gate's docstring). How it stays
-bit-equal: the same numpy calls (or the kernel's own helper) on the same arrays, in the same
-order and with the same floating-point error state (``sum`` leaves numpy's warnings on, as the
-kernel does); with grad the result goes to the compiled recorder with the full path's
-arguments. Any other form (``dtype=``, ``out=``, other dtypes, bad dims, subclasses, modes)
-takes the full path. ``tests/twins/test_fast_path.py``, ``test_fast_path_softmax.py`` and
-``test_fast_path_more.py`` compare both paths.
+Why compiled: per-op overhead on small tensors (see the gate's docstring); for ``sum`` over a
+row-major float32/float64 tensor also the arithmetic: numpy's pairwise summation keeps one chain
+of eight accumulators, so each vector addition waits on the previous one (about 4x torch's time
+at 256x256). The loop here (``_pairwise_sum``) makes exactly numpy's additions in numpy's order --
+the blocks of at most 128 elements that ``pairwise_sum`` (``numpy/_core/src/umath/
+loops_utils.h.src``) cuts the array into, each with its eight accumulators over its blocks of 8,
+the fixed combination ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))`` and its remainder, then
+the blocks' sums added as numpy's recursion adds them, all after numpy's +0.0 seed -- but runs
+four blocks' accumulators side by side, so the additions overlap. Checked bit for bit against
+``np.add.reduce`` on every size 0..70000 and sizes to 10 million (numpy 2.4: a contiguous array is
+one pass of the reduce loop, not cut at the iterator's 8192-element buffer). A sum that comes out
+infinite or NaN is computed again by numpy, so its warnings (overflow, invalid) and its NaN are
+numpy's own.
+
+How it stays bit-equal otherwise: the same numpy calls (or the kernel's own helper) on the same
+arrays, in the same order and with the same floating-point error state (``sum`` leaves numpy's
+warnings on, as the kernel does); with grad the result goes to the compiled recorder with the full
+path's arguments. Any other form (``dtype=``, ``out=``, other dtypes, bad dims, subclasses, modes)
+takes the full path. ``tests/twins/test_fast_path.py``, ``test_fast_path_softmax.py``,
+``test_fast_path_more.py`` and ``test_relu_sum_loops.py`` compare both paths.
 """
 
 cimport cython
@@ -67,6 +81,219 @@ cdef inline bint _may_run() except -1:
     return _loaded or _load()
 
 
+# -- the pairwise summation of np.add.reduce, as a loop --------------------------------------------
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline real _pairwise_leaf(const real* a, Py_ssize_t n, Py_ssize_t start, const real* acc) noexcept nogil:
+    """numpy's ``pairwise_sum`` for 8 <= ``n`` <= 128 once its eight accumulators (``acc``) have
+    absorbed the full blocks of 8 below ``start``: the rest of the blocks, the fixed combination
+    ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the remainder one by one."""
+    cdef Py_ssize_t i = start, j, end = n - n % 8
+    cdef real res
+    cdef real r[8]     # (a local copy: its address never escapes, so it can live in registers)
+    for j in range(8):
+        r[j] = acc[j]
+    while i < end:
+        for j in range(8):
+            r[j] += a[i + j]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
+cdef int _leaves(Py_ssize_t offset, Py_ssize_t n, Py_ssize_t* offsets, Py_ssize_t* lengths,
+                 int count) noexcept nogil:
+    """Append to ``offsets``/``lengths`` the blocks (of at most 128 elements) numpy's recursion
+    cuts ``n`` > 8 elements into, in order; the new count. Below 1024 elements at most 16 blocks
+    (every block of a split is over 64 elements long)."""
+    cdef Py_ssize_t n2
+    if n <= 128:
+        offsets[count] = offset
+        lengths[count] = n
+        return count + 1
+    n2 = n // 2
+    n2 -= n2 % 8
+    count = _leaves(offset, n2, offsets, lengths, count)
+    return _leaves(offset + n2, n - n2, offsets, lengths, count)
+
+
+cdef real _combine(Py_ssize_t n, const real* sums, int* at) noexcept nogil:
+    """The sums of the blocks ``_leaves`` listed, added up as numpy's recursion adds them."""
+    cdef Py_ssize_t n2
+    cdef real left
+    if n <= 128:
+        at[0] += 1
+        return sums[at[0] - 1]
+    n2 = n // 2
+    n2 -= n2 % 8
+    left = _combine(n2, sums, at)
+    return left + _combine(n - n2, sums, at)
+
+
+cdef extern from *:
+    """
+    /* Four blocks' first `common` elements (a multiple of 8) summed into eight accumulators each,
+       as numpy's pairwise_sum does for one block: r[j] = p[j], then r[j] += p[i + j] for each
+       further block of 8. The accumulators are held as 16-byte vectors (GCC/Clang vector
+       extensions: lane-wise IEEE additions, the same roundings as the scalar code), and the four
+       blocks' chains are independent, so their additions overlap instead of each waiting on its
+       own previous one. Any other compiler gets the plain loop. */
+    #if defined(__GNUC__)
+    #define MTNN_FOUR_BLOCKS(NAME, T, LANES)                                                        \
+    static void NAME(const T* p0, const T* p1, const T* p2, const T* p3, Py_ssize_t common,       \
+                     T* out) {                                                                   \
+        typedef T vec __attribute__((vector_size(16)));                                         \
+        enum { V = 8 / LANES };                                                                  \
+        vec r[4][V], t;                                                                          \
+        const T* p[4] = {p0, p1, p2, p3};                                                        \
+        for (int k = 0; k < 4; k++)                                                              \
+            for (int v = 0; v < V; v++)                                                          \
+                __builtin_memcpy(&r[k][v], p[k] + v * LANES, sizeof(vec));                       \
+        for (Py_ssize_t i = 8; i < common; i += 8)                                               \
+            for (int k = 0; k < 4; k++)                                                          \
+                for (int v = 0; v < V; v++) {                                                    \
+                    __builtin_memcpy(&t, p[k] + i + v * LANES, sizeof(vec));                     \
+                    r[k][v] += t;                                                                \
+                }                                                                                \
+        __builtin_memcpy(out, r, sizeof(r));                                                     \
+    }
+    #else
+    #define MTNN_FOUR_BLOCKS(NAME, T, LANES)                                                        \
+    static void NAME(const T* p0, const T* p1, const T* p2, const T* p3, Py_ssize_t common,       \
+                     T* out) {                                                                   \
+        const T* p[4] = {p0, p1, p2, p3};                                                        \
+        for (int k = 0; k < 4; k++) {                                                            \
+            for (int j = 0; j < 8; j++) out[8 * k + j] = p[k][j];                                \
+            for (Py_ssize_t i = 8; i < common; i += 8)                                           \
+                for (int j = 0; j < 8; j++) out[8 * k + j] += p[k][i + j];                       \
+        }                                                                                        \
+    }
+    #endif
+    MTNN_FOUR_BLOCKS(mtnn_four_blocks_f32, float, 4)
+    MTNN_FOUR_BLOCKS(mtnn_four_blocks_f64, double, 2)
+    """
+    void mtnn_four_blocks_f32(const float* p0, const float* p1, const float* p2, const float* p3,
+                              Py_ssize_t common, float* out) noexcept nogil
+    void mtnn_four_blocks_f64(const double* p0, const double* p1, const double* p2, const double* p3,
+                              Py_ssize_t common, double* out) noexcept nogil
+
+
+cdef void _four_leaves(const real* a, const Py_ssize_t* offsets, const Py_ssize_t* lengths,
+                       real* sums) noexcept nogil:
+    """Four blocks' ``pairwise_sum``s side by side (``mtnn_four_blocks`` above takes them through
+    the blocks of 8 they all have); each block still makes exactly its own additions in its own
+    order, and ``_pairwise_leaf`` finishes each."""
+    cdef const real* p0 = a + offsets[0]
+    cdef const real* p1 = a + offsets[1]
+    cdef const real* p2 = a + offsets[2]
+    cdef const real* p3 = a + offsets[3]
+    cdef real acc[32]
+    cdef Py_ssize_t common = lengths[0], j
+    for j in range(1, 4):
+        if lengths[j] < common:
+            common = lengths[j]
+    common -= common % 8        # the blocks of 8 all four have
+    if real is float:
+        mtnn_four_blocks_f32(p0, p1, p2, p3, common, acc)
+    else:
+        mtnn_four_blocks_f64(p0, p1, p2, p3, common, acc)
+    sums[0] = _pairwise_leaf(p0, lengths[0], common, acc)
+    sums[1] = _pairwise_leaf(p1, lengths[1], common, acc + 8)
+    sums[2] = _pairwise_leaf(p2, lengths[2], common, acc + 16)
+    sums[3] = _pairwise_leaf(p3, lengths[3], common, acc + 24)
+
+
+cdef real _pairwise_blocks(const real* a, Py_ssize_t n) noexcept nogil:
+    """``pairwise_sum`` for 128 < ``n`` <= 1024: the blocks four at a time, then combined."""
+    cdef Py_ssize_t offsets[16]
+    cdef Py_ssize_t lengths[16]
+    cdef real sums[16]
+    cdef real r[8]
+    cdef int count = _leaves(0, n, offsets, lengths, 0), k = 0, j
+    while k + 4 <= count:
+        _four_leaves(a, offsets + k, lengths + k, sums + k)
+        k += 4
+    while k < count:
+        for j in range(8):
+            r[j] = a[offsets[k] + j]
+        sums[k] = _pairwise_leaf(a + offsets[k], lengths[k], 8, r)
+        k += 1
+    k = 0
+    return _combine(n, sums, &k)
+
+
+cdef real _pairwise_sum(const real* a, Py_ssize_t n) noexcept nogil:
+    """numpy's ``pairwise_sum`` (``numpy/_core/src/umath/loops_utils.h.src``), the same additions
+    in the same order: below 8 elements a running sum; up to 128, eight accumulators over the
+    blocks of 8, combined pairwise, then the remainder; above, split at half of ``n`` rounded
+    down to a multiple of 8, each part summed so, and the two sums added."""
+    cdef real res
+    cdef real r[8]
+    cdef Py_ssize_t i, n2
+    if n < 8:
+        res = 0   # (numpy starts from -0.0 or 0.0 by version; the caller's +0.0 seed hides which)
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        for i in range(8):
+            r[i] = a[i]
+        return _pairwise_leaf(a, n, 8, r)
+    if n <= 1024:
+        return _pairwise_blocks(a, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
+
+
+cdef bint _sum_contiguous(cnp.ndarray x, cnp.ndarray out) except -1:
+    """``np.add.reduce(x, None, None, out)`` for a row-major float32/float64 ``x`` whose sum is
+    finite: numpy's add reduction over a contiguous array seeds the result with add's identity
+    +0.0 and adds ``pairwise_sum`` of all the elements (its iterator needs no buffering here, so
+    does not cut the array into chunks): ``0.0 + _pairwise_sum(x)``, the same bits. False (``out``
+    untouched) for anything else, or a sum that is infinite or NaN: numpy then computes it again,
+    with its own overflow/invalid warnings and its own NaN."""
+    cdef int typenum = cnp.PyArray_TYPE(x)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(x)
+    cdef float s32
+    cdef double s64
+    if not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISNOTSWAPPED(x):
+        return False
+    if typenum == cnp.NPY_FLOAT32:
+        with nogil:
+            s32 = 0
+            s32 = s32 + _pairwise_sum(<const float*>cnp.PyArray_DATA(x), n)
+        if s32 - s32 != 0:   # (inf - inf and NaN - NaN are NaN: not finite)
+            return False
+        (<float*>cnp.PyArray_DATA(out))[0] = s32
+        return True
+    if typenum == cnp.NPY_FLOAT64:
+        with nogil:
+            s64 = 0
+            s64 = s64 + _pairwise_sum(<const double*>cnp.PyArray_DATA(x), n)
+        if s64 - s64 != 0:
+            return False
+        (<double*>cnp.PyArray_DATA(out))[0] = s64
+        return True
+    return False
+
+
+def pairwise_sum_values(object x):
+    """The loop above on its own, for the tests: ``np.add.reduce(x)`` as a 0-d array for a
+    row-major float32/float64 array with a finite sum, else None."""
+    if type(x) is not np.ndarray:
+        return None
+    out = cnp.PyArray_EMPTY(0, NULL, cnp.PyArray_TYPE(<cnp.ndarray>x), 0)
+    return out if _sum_contiguous(<cnp.ndarray>x, <cnp.ndarray>out) else None
+
+
 # -- sum ----------------------------------------------------------------------------------------------
 
 def tensor_sum(self, *args, **kwargs):
@@ -89,7 +316,9 @@ def tensor_sum(self, *args, **kwargs):
             out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0) if record >= 0 else None
             try:
                 if out is not None:
-                    _np_add_reduce(a.numpy_view(), None, None, out)
+                    x = a.numpy_view()
+                    if not _sum_contiguous(x, out):
+                        _np_add_reduce(x, None, None, out)
             except Exception:
                 out = None  # (a warning turned into an error): the full path raises it again
             if out is not None:
