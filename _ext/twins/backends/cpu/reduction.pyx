@@ -139,92 +139,145 @@ cdef real _combine(Py_ssize_t n, const real* sums, int* at) noexcept nogil:
 
 cdef extern from *:
     """
-    /* Four blocks' first `common` elements (a multiple of 8) summed into eight accumulators each,
-       as numpy's pairwise_sum does for one block: r[j] = p[j], then r[j] += p[i + j] for each
-       further block of 8. The accumulators are held as 16-byte vectors (GCC/Clang vector
-       extensions: lane-wise IEEE additions, the same roundings as the scalar code), and the four
-       blocks' chains are independent, so their additions overlap instead of each waiting on its
-       own previous one. Any other compiler gets the plain loop. */
+    /* A group of blocks (8 of float32, 4 of float64) taken through their first `common` elements
+       (a multiple of 8) as numpy's pairwise_sum takes one block: eight accumulators r[j] = p[j],
+       then r[j] += p[i + j] for each further block of 8. Each block's eight accumulators are one or
+       two 32-byte vectors (GCC/Clang vector extensions: lane-wise IEEE additions, the same
+       roundings as the scalar code; two SSE instructions each where AVX is not there), and the
+       group's chains are
+       independent, so their additions overlap instead of each waiting on its own previous one.
+       Then, where asked, the blocks' combinations ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+       all at once: the accumulators turned so that lane k holds block k's, the same seven
+       additions lane-wise. Any other compiler gets the plain loops. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+    /* (GCC on x86-64 Linux also builds an AVX2 copy, chosen at load time where the processor has
+       it: the same lane-wise additions, twice as many lanes per instruction) */
+    #define MTNN_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define MTNN_CLONES
+    #endif
     #if defined(__GNUC__)
-    #define MTNN_FOUR_BLOCKS(NAME, T, LANES)                                                        \
-    static void NAME(const T* p0, const T* p1, const T* p2, const T* p3, Py_ssize_t common,       \
-                     T* out) {                                                                   \
-        typedef T vec __attribute__((vector_size(16)));                                         \
-        enum { V = 8 / LANES };                                                                  \
-        vec r[4][V], t;                                                                          \
-        const T* p[4] = {p0, p1, p2, p3};                                                        \
-        for (int k = 0; k < 4; k++)                                                              \
+    #define MTNN_BLOCK_GROUP(NAME, T, G)                                                            \
+    MTNN_CLONES static void NAME(const T* a, const Py_ssize_t* offsets, Py_ssize_t common,        \
+                                 T* acc, T* sums) {                                              \
+        typedef T vec __attribute__((vector_size(32)));                                         \
+        typedef T lanes __attribute__((vector_size(G * sizeof(T))));                            \
+        enum { L = 32 / sizeof(T), V = 8 / L };   /* lanes per vector, vectors per block */      \
+        vec r[G][V], t;                                                                          \
+        _Pragma("GCC unroll 8")                                                                  \
+        for (int k = 0; k < G; k++)                                                              \
+            _Pragma("GCC unroll 2")                                                              \
             for (int v = 0; v < V; v++)                                                          \
-                __builtin_memcpy(&r[k][v], p[k] + v * LANES, sizeof(vec));                       \
-        for (Py_ssize_t i = 8; i < common; i += 8)                                               \
-            for (int k = 0; k < 4; k++)                                                          \
+                __builtin_memcpy(&r[k][v], a + offsets[k] + v * L, sizeof(vec));                 \
+        for (Py_ssize_t i = 8; i < common; i += 8) {                                             \
+            _Pragma("GCC unroll 8")                                                              \
+            for (int k = 0; k < G; k++)                                                          \
+                _Pragma("GCC unroll 2")                                                          \
                 for (int v = 0; v < V; v++) {                                                    \
-                    __builtin_memcpy(&t, p[k] + i + v * LANES, sizeof(vec));                     \
+                    __builtin_memcpy(&t, a + offsets[k] + i + v * L, sizeof(vec));               \
                     r[k][v] += t;                                                                \
                 }                                                                                \
-        __builtin_memcpy(out, r, sizeof(r));                                                     \
+        }                                                                                        \
+        if (acc) { __builtin_memcpy(acc, r, sizeof(r)); return; }                                \
+        lanes c[8];                                                                              \
+        for (int j = 0; j < 8; j++)                                                              \
+            for (int k = 0; k < G; k++) c[j][k] = r[k][j / L][j % L];                            \
+        lanes res = ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));          \
+        __builtin_memcpy(sums, &res, sizeof(res));                                               \
     }
     #else
-    #define MTNN_FOUR_BLOCKS(NAME, T, LANES)                                                        \
-    static void NAME(const T* p0, const T* p1, const T* p2, const T* p3, Py_ssize_t common,       \
-                     T* out) {                                                                   \
-        const T* p[4] = {p0, p1, p2, p3};                                                        \
-        for (int k = 0; k < 4; k++) {                                                            \
-            for (int j = 0; j < 8; j++) out[8 * k + j] = p[k][j];                                \
+    #define MTNN_BLOCK_GROUP(NAME, T, G)                                                            \
+    static void NAME(const T* a, const Py_ssize_t* offsets, Py_ssize_t common, T* acc, T* sums) { \
+        T r[8];                                                                                  \
+        for (int k = 0; k < G; k++) {                                                            \
+            const T* p = a + offsets[k];                                                         \
+            for (int j = 0; j < 8; j++) r[j] = p[j];                                             \
             for (Py_ssize_t i = 8; i < common; i += 8)                                           \
-                for (int j = 0; j < 8; j++) out[8 * k + j] += p[k][i + j];                       \
+                for (int j = 0; j < 8; j++) r[j] += p[i + j];                                    \
+            if (acc) { for (int j = 0; j < 8; j++) acc[8 * k + j] = r[j]; continue; }            \
+            sums[k] = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));         \
         }                                                                                        \
     }
     #endif
-    MTNN_FOUR_BLOCKS(mtnn_four_blocks_f32, float, 4)
-    MTNN_FOUR_BLOCKS(mtnn_four_blocks_f64, double, 2)
+    MTNN_BLOCK_GROUP(mtnn_block_group_f32, float, 8)
+    MTNN_BLOCK_GROUP(mtnn_block_group_f64, double, 4)
     """
-    void mtnn_four_blocks_f32(const float* p0, const float* p1, const float* p2, const float* p3,
-                              Py_ssize_t common, float* out) noexcept nogil
-    void mtnn_four_blocks_f64(const double* p0, const double* p1, const double* p2, const double* p3,
-                              Py_ssize_t common, double* out) noexcept nogil
+    void mtnn_block_group_f32(const float* a, const Py_ssize_t* offsets, Py_ssize_t common,
+                              float* acc, float* sums) noexcept nogil
+    void mtnn_block_group_f64(const double* a, const Py_ssize_t* offsets, Py_ssize_t common,
+                              double* acc, double* sums) noexcept nogil
 
 
-cdef void _four_leaves(const real* a, const Py_ssize_t* offsets, const Py_ssize_t* lengths,
-                       real* sums) noexcept nogil:
-    """Four blocks' ``pairwise_sum``s side by side (``mtnn_four_blocks`` above takes them through
-    the blocks of 8 they all have); each block still makes exactly its own additions in its own
-    order, and ``_pairwise_leaf`` finishes each."""
-    cdef const real* p0 = a + offsets[0]
-    cdef const real* p1 = a + offsets[1]
-    cdef const real* p2 = a + offsets[2]
-    cdef const real* p3 = a + offsets[3]
-    cdef real acc[32]
-    cdef Py_ssize_t common = lengths[0], j
-    for j in range(1, 4):
-        if lengths[j] < common:
-            common = lengths[j]
-    common -= common % 8        # the blocks of 8 all four have
+cdef inline int _group_size(const real* a) noexcept nogil:
+    """How many blocks ``_leaf_group`` takes at once: one 32-byte vector of accumulators each, as
+    many as keep 8 independent AVX vectors (or 16 SSE ones) busy."""
     if real is float:
-        mtnn_four_blocks_f32(p0, p1, p2, p3, common, acc)
+        return 8
+    return 4
+
+
+cdef void _leaf_group(const real* a, const Py_ssize_t* offsets, const Py_ssize_t* lengths,
+                      real* sums) noexcept nogil:
+    """``_group_size`` blocks' ``pairwise_sum``s side by side (``mtnn_block_group`` above takes them
+    through the blocks of 8 they all have); each block still makes exactly its own additions in
+    its own order. Where no block has a further block of 8, the combinations too are done
+    together, then each block's remainder added one by one; else ``_pairwise_leaf`` finishes each."""
+    cdef int g = _group_size(a), k
+    cdef real acc[64]
+    cdef Py_ssize_t common = lengths[0], i
+    cdef bint together = True
+    for k in range(1, g):
+        if lengths[k] < common:
+            common = lengths[k]
+    common -= common % 8        # the blocks of 8 all of them have
+    for k in range(g):
+        if lengths[k] - common >= 8:
+            together = False
+    if together:
+        if real is float:
+            mtnn_block_group_f32(a, offsets, common, NULL, sums)
+        else:
+            mtnn_block_group_f64(a, offsets, common, NULL, sums)
+        for k in range(g):
+            for i in range(offsets[k] + common, offsets[k] + lengths[k]):
+                sums[k] += a[i]
+        return
+    if real is float:
+        mtnn_block_group_f32(a, offsets, common, acc, NULL)
     else:
-        mtnn_four_blocks_f64(p0, p1, p2, p3, common, acc)
-    sums[0] = _pairwise_leaf(p0, lengths[0], common, acc)
-    sums[1] = _pairwise_leaf(p1, lengths[1], common, acc + 8)
-    sums[2] = _pairwise_leaf(p2, lengths[2], common, acc + 16)
-    sums[3] = _pairwise_leaf(p3, lengths[3], common, acc + 24)
+        mtnn_block_group_f64(a, offsets, common, acc, NULL)
+    for k in range(g):
+        sums[k] = _pairwise_leaf(a + offsets[k], lengths[k], common, acc + 8 * k)
 
 
 cdef real _pairwise_blocks(const real* a, Py_ssize_t n) noexcept nogil:
-    """``pairwise_sum`` for 128 < ``n`` <= 1024: the blocks four at a time, then combined."""
+    """``pairwise_sum`` for 128 < ``n`` <= 1024: its blocks (``_leaves``) a group at a time, then
+    combined as the recursion combines them (``_combine``)."""
     cdef Py_ssize_t offsets[16]
     cdef Py_ssize_t lengths[16]
     cdef real sums[16]
     cdef real r[8]
-    cdef int count = _leaves(0, n, offsets, lengths, 0), k = 0, j
-    while k + 4 <= count:
-        _four_leaves(a, offsets + k, lengths + k, sums + k)
-        k += 4
+    cdef int count, k = 0, j, g = _group_size(a)
+    if n == 1024:
+        # (any n of 128 times a power of two has these nodes: halves all the way down to blocks of
+        # 128, so the list and the combination are known without the recursion)
+        for k in range(8):
+            offsets[k] = 128 * k
+            lengths[k] = 128
+        count = 8
+    else:
+        count = _leaves(0, n, offsets, lengths, 0)
+    k = 0
+    while k + g <= count:
+        _leaf_group(a, offsets + k, lengths + k, sums + k)
+        k += g
     while k < count:
         for j in range(8):
             r[j] = a[offsets[k] + j]
         sums[k] = _pairwise_leaf(a + offsets[k], lengths[k], 8, r)
         k += 1
+    if n == 1024:
+        return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]))
     k = 0
     return _combine(n, sums, &k)
 
