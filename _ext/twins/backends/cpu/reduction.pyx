@@ -21,7 +21,11 @@ the blocks of at most 128 elements that ``pairwise_sum`` (``numpy/_core/src/umat
 loops_utils.h.src``) cuts the array into, each with its eight accumulators over its blocks of 8,
 the fixed combination ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))`` and its remainder, then
 the blocks' sums added as numpy's recursion adds them, all after numpy's +0.0 seed -- but runs
-four blocks' accumulators side by side, so the additions overlap. Checked bit for bit against
+a group of blocks' accumulators side by side (8 blocks of float32, 4 of float64; each block's eight
+accumulators one or two vectors), so the additions of different blocks overlap, and combines the
+group's blocks lane-wise. Every lane of every vector addition is one of numpy's scalar additions
+on the same two values, so the roundings are numpy's; GCC on x86-64 also builds an AVX2 copy of
+that loop, picked at load time. Checked bit for bit against
 ``np.add.reduce`` on every size 0..70000 and sizes to 10 million (numpy 2.4: a contiguous array is
 one pass of the reduce loop, not cut at the iterator's 8192-element buffer). A sum that comes out
 infinite or NaN is computed again by numpy, so its warnings (overflow, invalid) and its NaN are
