@@ -137,3 +137,13 @@ def test_the_twins_take_these_tensors(dtype):
     a = mt.tensor(_values(np.random.default_rng(0), 256 * 256, np.dtype(dtype).type).reshape(256, 256))
     assert fast_when_on(ran_kernels(lambda: a.relu(), [aten.relu.default]))
     assert fast_when_on(ran_kernels(lambda: a.sum(), [aten.sum.default, aten.sum.dim_IntList]))
+
+
+def test_the_loops_are_used_exactly_where_numpy_agrees_with_them():
+    # each twin asks once whether the installed numpy gives its loop's bits, and else keeps numpy
+    rng = np.random.default_rng(1)
+    sums_agree = all(_sum_matches(_values(rng, n, dtype)) for dtype in DTYPES for n in EDGE_SIZES)
+    assert reduction_twin.sum_loop_in_use() == sums_agree
+    relus_agree = all(activations_twin.relu_values(_specials(dtype)).tobytes()
+                      == np.maximum(_specials(dtype), np.zeros((), dtype)).tobytes() for dtype in DTYPES)
+    assert activations_twin.relu_loop_in_use() == relus_agree

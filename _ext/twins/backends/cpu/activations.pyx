@@ -27,7 +27,9 @@ relu on a row-major float32/float64 tensor replaces the kernel's ``np.maximum(x,
 sign and signalling bit kept) where ``x`` is NaN, and its second operand, +0.0, everywhere else
 (``-0.0`` included, as the two zeros compare equal); the loop is ``0 if x <= 0 else x``, which is
 that case for case, and compiles to a compare and a mask per vector (about 2x faster than numpy's
-call at 256x256 and 512x512). The tests compare it with ``np.maximum`` on every special value.
+call at 256x256 and 512x512). The twin asks once whether the installed numpy's maximum gives the
+loop's bits on every special value (``_relu_loop_ok``), and keeps calling numpy if not; the tests
+compare the two on every size to 20000.
 
 How it stays bit-equal: relu (other layouts and dtypes), silu and leaky_relu make the same numpy
 calls on the same arrays with the same floating-point error state as the kernel, and with grad hand the result to the
@@ -137,6 +139,37 @@ cdef object _relu_values(object x):
     return out
 
 
+cdef int _relu_agrees = -1    # whether this numpy's maximum gives the loop's bits (-1: not yet asked)
+
+
+cdef bint _relu_loop_ok() except -1:
+    """Whether ``np.maximum(x, 0)``, as installed, gives what ``_relu_loop`` gives on every special
+    value (NaNs with payloads, signed zeros, infinities, subnormals) in both dtypes: asked once
+    (another numpy release could pick the other zero, or quiet a NaN; the twin then keeps calling
+    numpy)."""
+    global _relu_agrees
+    if _relu_agrees < 0:
+        agrees = True
+        for dtype, uint, nans in ((np.float32, np.uint32, [0x7FC00123, 0xFFC00456, 0x7F800001]),
+                                  (np.float64, np.uint64, [0x7FF8000000000123, 0xFFF8000000000456,
+                                                           0x7FF0000000000001])):
+            info = np.finfo(dtype)
+            x = np.concatenate([np.array([0.0, -0.0, np.inf, -np.inf, info.smallest_subnormal,
+                                          -info.smallest_subnormal, info.max, -info.max, 1.5, -1.5], dtype),
+                                np.array(nans, uint).view(dtype)])
+            x = np.tile(x, 7)   # (long enough for numpy's vector loop, and its tail)
+            mine = _relu_values(x)
+            if mine is None or mine.tobytes() != _np_maximum(x, np.zeros((), dtype)).tobytes():
+                agrees = False
+        _relu_agrees = agrees
+    return _relu_agrees
+
+
+def relu_loop_in_use():
+    """Whether ``x.relu()`` takes the loop (this numpy's maximum agrees: ``_relu_loop_ok``)."""
+    return bool(_relu_loop_ok())
+
+
 def relu_values(object x):
     """The relu loop on its own, for the tests: ``np.maximum(x, 0)`` or None (see ``_relu_values``)."""
     return _relu_values(x)
@@ -161,7 +194,7 @@ def tensor_relu(self, *args, **kwargs):
                     record = -1
             if record >= 0:
                 x = a.numpy_view()
-                v = _relu_values(x)
+                v = _relu_values(x) if _relu_loop_ok() else None
                 r = _fresh_tensor(_np_maximum(x, _ZEROS[a.dtype]) if v is None else v, a.dtype)
                 if r is not None:
                     return _recorded_with(_op_relu, recipe, (self,), r) if record else r

@@ -29,7 +29,8 @@ that loop, picked at load time. Checked bit for bit against
 ``np.add.reduce`` on every size 0..70000 and sizes to 10 million (numpy 2.4: a contiguous array is
 one pass of the reduce loop, not cut at the iterator's 8192-element buffer). A sum that comes out
 infinite or NaN is computed again by numpy, so its warnings (overflow, invalid) and its NaN are
-numpy's own.
+numpy's own. The twin asks once, on random arrays across those edges, whether the installed numpy
+still sums so (``_sum_loop_ok``), and keeps calling numpy if not.
 
 How it stays bit-equal otherwise: the same numpy calls (or the kernel's own helper) on the same
 arrays, in the same order and with the same floating-point error state (``sum`` leaves numpy's
@@ -342,6 +343,32 @@ cdef bint _sum_contiguous(cnp.ndarray x, cnp.ndarray out) except -1:
     return False
 
 
+cdef int _loop_agrees = -1     # whether this numpy's np.add.reduce gives the loop's bits (-1: not yet asked)
+
+
+cdef bint _sum_loop_ok() except -1:
+    """Whether numpy, as installed, sums as ``_sum_contiguous`` does: asked once, on random arrays
+    of both dtypes across the block edges and past numpy's 8192-element buffer (another numpy
+    release could order its additions otherwise; the twin then keeps calling numpy)."""
+    global _loop_agrees
+    if _loop_agrees < 0:
+        rng = np.random.default_rng(20261128)
+        agrees = True
+        for dtype in (np.float32, np.float64):
+            for n in (1, 7, 8, 9, 127, 129, 1000, 1024, 8191, 8193, 16385, 65537, 100003):
+                x = (rng.standard_normal(n) * np.exp(rng.uniform(-8, 8, n))).astype(dtype)
+                out = np.empty((), dtype)
+                if not _sum_contiguous(x, out) or out.tobytes() != _np_add_reduce(x).tobytes():
+                    agrees = False
+        _loop_agrees = agrees
+    return _loop_agrees
+
+
+def sum_loop_in_use():
+    """Whether ``x.sum()`` takes the loop (this numpy sums as it does: ``_sum_loop_ok``)."""
+    return bool(_sum_loop_ok())
+
+
 def pairwise_sum_values(object x):
     """The loop above on its own, for the tests: ``np.add.reduce(x)`` as a 0-d array for a
     row-major float32/float64 array with a finite sum, else None."""
@@ -374,7 +401,7 @@ def tensor_sum(self, *args, **kwargs):
             try:
                 if out is not None:
                     x = a.numpy_view()
-                    if not _sum_contiguous(x, out):
+                    if not (_sum_loop_ok() and _sum_contiguous(x, out)):
                         _np_add_reduce(x, None, None, out)
             except Exception:
                 out = None  # (a warning turned into an error): the full path raises it again
