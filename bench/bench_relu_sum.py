@@ -33,6 +33,7 @@ def main():
             ours = mt.tensor(x)
             theirs = None if torch is None else torch.from_numpy(x.copy())
             for name in ("relu", "sum"):
+                getattr(ours, name)()   # (warm-up: the twins' one-time check of numpy, outside the timing)
                 ours_us, theirs_us = paired_us(getattr(ours, name),
                                                None if theirs is None else getattr(theirs, name), turns=7)
                 print(row(f"x.{name}() {side}x{side} {dtype}", ours_us, theirs_us), flush=True)
