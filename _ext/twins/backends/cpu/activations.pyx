@@ -22,8 +22,17 @@ memory per operation (5 for GELU, 11 for its backward, each with a temporary the
 tensor), and a transformer's feed-forward layer spends much of its step there. Here each element
 is read once and written once.
 
-How it stays bit-equal: relu, silu and leaky_relu make the same numpy calls on the same arrays
-with the same floating-point error state as the kernel, and with grad hand the result to the
+relu on a row-major float32/float64 tensor replaces the kernel's ``np.maximum(x, 0)`` by one loop
+(``_relu_loop``), the same bits: numpy's maximum gives ``x`` where ``x > 0``, ``x`` itself (payload,
+sign and signalling bit kept) where ``x`` is NaN, and its second operand, +0.0, everywhere else
+(``-0.0`` included, as the two zeros compare equal); the loop is ``0 if x <= 0 else x``, which is
+that case for case, and compiles to a compare and a mask per vector (about 2x faster than numpy's
+call at 256x256 and 512x512). The twin asks once whether the installed numpy's maximum gives the
+loop's bits on every special value (``_relu_loop_ok``), and keeps calling numpy if not; the tests
+compare the two on every size to 20000.
+
+How it stays bit-equal: relu (other layouts and dtypes), silu and leaky_relu make the same numpy
+calls on the same arrays with the same floating-point error state as the kernel, and with grad hand the result to the
 compiled recorder with the full path's arguments; anything else (other dtypes, strided inputs,
 ``inplace=True``, subclasses, modes) takes the full path. The GELU functions make the same IEEE
 operations in the same order as their originals, every one rounded to the array's dtype
@@ -33,8 +42,8 @@ originals reach through ``backends/cpu/libm.py``: ``erff``/``erf``, ``expf``/``e
 ``tanhf``/``tanh``, with the originals' constants rounded to the dtype. They take float32 or
 float64 numpy arrays (any layout) or numpy scalars and return a fresh row-major array (a numpy
 scalar for 0-d input), or None for anything else, which the caller then hands to the readable
-original. ``tests/twins/test_fast_path.py``, ``test_fast_path_more.py`` and ``test_gelu_twin.py``
-compare the twins with their originals.
+original. ``tests/twins/test_fast_path.py``, ``test_fast_path_more.py``, ``test_gelu_twin.py`` and
+``test_relu_sum_loops.py`` compare the twins with their originals.
 """
 
 cimport cython
@@ -57,6 +66,11 @@ from minitorch_nn._twins._gate cimport (_NONDIFFERENTIABLE, _Recipe, _record, _r
                                         _recipe_for, _recipe_of, recorder_ready)  # the recorder slot
 
 cnp.import_array()
+
+ctypedef fused real:
+    float
+    double
+
 
 cdef bint _loaded = False
 cdef object _op_relu = None
@@ -93,6 +107,74 @@ cdef inline bint _may_run() except -1:
 
 # -- relu ---------------------------------------------------------------------------------------------
 
+cdef void _relu_loop(const real* x, real* out, Py_ssize_t n) noexcept nogil:
+    # np.maximum(x, 0) element by element: x where x > 0 or x is NaN (its own bits, payload and
+    # sign kept, as numpy's maximum returns its NaN operand), else +0.0 (for -0.0 too: numpy's
+    # maximum of two equal zeros gives its second operand, the +0.0). ``not (v <= 0)`` is exactly
+    # "v > 0 or v is NaN", written so the compiler makes it one compare and one mask per vector.
+    cdef Py_ssize_t i
+    cdef real v
+    for i in range(n):
+        v = x[i]
+        out[i] = 0 if v <= 0 else v
+
+
+cdef object _relu_values(object x):
+    """``np.maximum(x, 0)`` for a row-major float32/float64 array, by the loop above (a fresh
+    row-major array of the same shape, the same bits); None for anything else (numpy then runs)."""
+    if type(x) is not np.ndarray:
+        return None
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int typenum = cnp.PyArray_TYPE(a)
+    if (typenum != cnp.NPY_FLOAT32 and typenum != cnp.NPY_FLOAT64) or not cnp.PyArray_IS_C_CONTIGUOUS(a) \
+            or not cnp.PyArray_ISNOTSWAPPED(a):
+        return None
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum, 0)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
+    with nogil:
+        if typenum == cnp.NPY_FLOAT32:
+            _relu_loop(<const float*>cnp.PyArray_DATA(a), <float*>cnp.PyArray_DATA(out), n)
+        else:
+            _relu_loop(<const double*>cnp.PyArray_DATA(a), <double*>cnp.PyArray_DATA(out), n)
+    return out
+
+
+cdef int _relu_agrees = -1    # whether this numpy's maximum gives the loop's bits (-1: not yet asked)
+
+
+cdef bint _relu_loop_ok() except -1:
+    """Whether ``np.maximum(x, 0)``, as installed, gives what ``_relu_loop`` gives on every special
+    value (NaNs with payloads, signed zeros, infinities, subnormals) in both dtypes: asked once
+    (another numpy release could pick the other zero, or quiet a NaN; the twin then keeps calling
+    numpy)."""
+    global _relu_agrees
+    if _relu_agrees < 0:
+        agrees = True
+        for dtype, uint, nans in ((np.float32, np.uint32, [0x7FC00123, 0xFFC00456, 0x7F800001]),
+                                  (np.float64, np.uint64, [0x7FF8000000000123, 0xFFF8000000000456,
+                                                           0x7FF0000000000001])):
+            info = np.finfo(dtype)
+            x = np.concatenate([np.array([0.0, -0.0, np.inf, -np.inf, info.smallest_subnormal,
+                                          -info.smallest_subnormal, info.max, -info.max, 1.5, -1.5], dtype),
+                                np.array(nans, uint).view(dtype)])
+            x = np.tile(x, 7)   # (long enough for numpy's vector loop, and its tail)
+            mine = _relu_values(x)
+            if mine is None or mine.tobytes() != _np_maximum(x, np.zeros((), dtype)).tobytes():
+                agrees = False
+        _relu_agrees = agrees
+    return _relu_agrees
+
+
+def relu_loop_in_use():
+    """Whether ``x.relu()`` takes the loop (this numpy's maximum agrees: ``_relu_loop_ok``)."""
+    return bool(_relu_loop_ok())
+
+
+def relu_values(object x):
+    """The relu loop on its own, for the tests: ``np.maximum(x, 0)`` or None (see ``_relu_values``)."""
+    return _relu_values(x)
+
+
 def tensor_relu(self, *args, **kwargs):
     """``self.relu()``: ``np.maximum(x, 0)`` in the tensor's dtype (NaN stays NaN), as the cpu kernel.
 
@@ -111,7 +193,9 @@ def tensor_relu(self, *args, **kwargs):
                 if recipe is None:
                     record = -1
             if record >= 0:
-                r = _fresh_tensor(_np_maximum(a.numpy_view(), _ZEROS[a.dtype]), a.dtype)
+                x = a.numpy_view()
+                v = _relu_values(x) if _relu_loop_ok() else None
+                r = _fresh_tensor(_np_maximum(x, _ZEROS[a.dtype]) if v is None else v, a.dtype)
                 if r is not None:
                     return _recorded_with(_op_relu, recipe, (self,), r) if record else r
     return _full("Tensor.relu", (self,), args, kwargs)
@@ -241,11 +325,6 @@ cdef double SQRT1_2 = 0.7071067811865476
 cdef double PDF_SCALE = 1.1283791670955126 * 0.7071067811865476 * 0.5
 cdef double TANH_BETA = 1.4142135623730951 * 1.1283791670955126 * 0.5
 cdef double TANH_KAPPA = 0.044715
-
-ctypedef fused real:
-    float
-    double
-
 
 cdef inline real _erf(real x) noexcept nogil:
     if real is float:

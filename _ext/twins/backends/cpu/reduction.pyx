@@ -3,7 +3,8 @@
 
 Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see ``_ext/twins/_gate.pyx``):
 
-* ``sum`` (``np.add.reduce`` over all elements in the tensor's dtype): ``x.sum()``;
+* ``sum`` (``np.add.reduce`` over all elements in the tensor's dtype): ``x.sum()``, by numpy's
+  pairwise summation as a C loop for row-major float32/float64 tensors (below);
 * ``sum_dim`` (``np.add.reduce`` over the wrapped axes): ``x.sum(dim[, keepdim])``;
 * ``cumsum`` (``_scan(np.cumsum, ...)``): ``x.cumsum(dim)``, ``minitorch_nn.cumsum``;
 * ``_softmax`` / ``_log_softmax`` (the kernel's own compiled loop, ``_compiled_softmax``):
@@ -12,13 +13,31 @@ Mirrors, kernel by kernel (each runs only while that kernel's guard holds, see `
 * ``var`` / ``std`` with the default correction (the kernel's own ``_var_steps``):
   ``x.var([dim][, keepdim=])``, ``x.std(...)``, ``minitorch_nn.var``/``std``.
 
-Why compiled: per-op overhead on small tensors (see the gate's docstring). How it stays
-bit-equal: the same numpy calls (or the kernel's own helper) on the same arrays, in the same
-order and with the same floating-point error state (``sum`` leaves numpy's warnings on, as the
-kernel does); with grad the result goes to the compiled recorder with the full path's
-arguments. Any other form (``dtype=``, ``out=``, other dtypes, bad dims, subclasses, modes)
-takes the full path. ``tests/twins/test_fast_path.py``, ``test_fast_path_softmax.py`` and
-``test_fast_path_more.py`` compare both paths.
+Why compiled: per-op overhead on small tensors (see the gate's docstring); for ``sum`` over a
+row-major float32/float64 tensor also the arithmetic: numpy's pairwise summation keeps one chain
+of eight accumulators, so each vector addition waits on the previous one (about 4x torch's time
+at 256x256). The loop here (``_pairwise_sum``) makes exactly numpy's additions in numpy's order --
+the blocks of at most 128 elements that ``pairwise_sum`` (``numpy/_core/src/umath/
+loops_utils.h.src``) cuts the array into, each with its eight accumulators over its blocks of 8,
+the fixed combination ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))`` and its remainder, then
+the blocks' sums added as numpy's recursion adds them, all after numpy's +0.0 seed -- but runs
+a group of blocks' accumulators side by side (8 blocks of float32, 4 of float64; each block's eight
+accumulators one or two vectors), so the additions of different blocks overlap, and combines the
+group's blocks lane-wise. Every lane of every vector addition is one of numpy's scalar additions
+on the same two values, so the roundings are numpy's; GCC on x86-64 also builds an AVX2 copy of
+that loop, picked at load time. Checked bit for bit against
+``np.add.reduce`` on every size 0..70000 and sizes to 10 million (numpy 2.4: a contiguous array is
+one pass of the reduce loop, not cut at the iterator's 8192-element buffer). A sum that comes out
+infinite or NaN is computed again by numpy, so its warnings (overflow, invalid) and its NaN are
+numpy's own. The twin asks once, on random arrays across those edges, whether the installed numpy
+still sums so (``_sum_loop_ok``), and keeps calling numpy if not.
+
+How it stays bit-equal otherwise: the same numpy calls (or the kernel's own helper) on the same
+arrays, in the same order and with the same floating-point error state (``sum`` leaves numpy's
+warnings on, as the kernel does); with grad the result goes to the compiled recorder with the full
+path's arguments. Any other form (``dtype=``, ``out=``, other dtypes, bad dims, subclasses, modes)
+takes the full path. ``tests/twins/test_fast_path.py``, ``test_fast_path_softmax.py``,
+``test_fast_path_more.py`` and ``test_relu_sum_loops.py`` compare both paths.
 """
 
 cimport cython
@@ -67,6 +86,301 @@ cdef inline bint _may_run() except -1:
     return _loaded or _load()
 
 
+# -- the pairwise summation of np.add.reduce, as a loop --------------------------------------------
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline real _pairwise_leaf(const real* a, Py_ssize_t n, Py_ssize_t start, const real* acc) noexcept nogil:
+    """numpy's ``pairwise_sum`` for 8 <= ``n`` <= 128 once its eight accumulators (``acc``) have
+    absorbed the full blocks of 8 below ``start``: the rest of the blocks, the fixed combination
+    ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the remainder one by one."""
+    cdef Py_ssize_t i = start, j, end = n - n % 8
+    cdef real res
+    cdef real r[8]     # (a local copy: its address never escapes, so it can live in registers)
+    for j in range(8):
+        r[j] = acc[j]
+    while i < end:
+        for j in range(8):
+            r[j] += a[i + j]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
+cdef int _leaves(Py_ssize_t offset, Py_ssize_t n, Py_ssize_t* offsets, Py_ssize_t* lengths,
+                 int count) noexcept nogil:
+    """Append to ``offsets``/``lengths`` the blocks (of at most 128 elements) numpy's recursion
+    cuts ``n`` > 8 elements into, in order; the new count. Below 1024 elements at most 16 blocks
+    (every block of a split is over 64 elements long)."""
+    cdef Py_ssize_t n2
+    if n <= 128:
+        offsets[count] = offset
+        lengths[count] = n
+        return count + 1
+    n2 = n // 2
+    n2 -= n2 % 8
+    count = _leaves(offset, n2, offsets, lengths, count)
+    return _leaves(offset + n2, n - n2, offsets, lengths, count)
+
+
+cdef real _combine(Py_ssize_t n, const real* sums, int* at) noexcept nogil:
+    """The sums of the blocks ``_leaves`` listed, added up as numpy's recursion adds them."""
+    cdef Py_ssize_t n2
+    cdef real left
+    if n <= 128:
+        at[0] += 1
+        return sums[at[0] - 1]
+    n2 = n // 2
+    n2 -= n2 % 8
+    left = _combine(n2, sums, at)
+    return left + _combine(n - n2, sums, at)
+
+
+cdef extern from *:
+    """
+    /* A group of blocks (8 of float32, 4 of float64) taken through their first `common` elements
+       (a multiple of 8) as numpy's pairwise_sum takes one block: eight accumulators r[j] = p[j],
+       then r[j] += p[i + j] for each further block of 8. Each block's eight accumulators are one or
+       two 32-byte vectors (GCC/Clang vector extensions: lane-wise IEEE additions, the same
+       roundings as the scalar code; two SSE instructions each where AVX is not there), and the
+       group's chains are
+       independent, so their additions overlap instead of each waiting on its own previous one.
+       Then, where asked, the blocks' combinations ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+       all at once: the accumulators turned so that lane k holds block k's, the same seven
+       additions lane-wise. Any other compiler gets the plain loops. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+    /* (GCC on x86-64 Linux also builds an AVX2 copy, chosen at load time where the processor has
+       it: the same lane-wise additions, twice as many lanes per instruction) */
+    #define MTNN_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define MTNN_CLONES
+    #endif
+    #if defined(__GNUC__)
+    #define MTNN_BLOCK_GROUP(NAME, T, G)                                                            \
+    MTNN_CLONES static void NAME(const T* a, const Py_ssize_t* offsets, Py_ssize_t common,        \
+                                 T* acc, T* sums) {                                              \
+        typedef T vec __attribute__((vector_size(32)));                                         \
+        typedef T lanes __attribute__((vector_size(G * sizeof(T))));                            \
+        enum { L = 32 / sizeof(T), V = 8 / L };   /* lanes per vector, vectors per block */      \
+        vec r[G][V], t;                                                                          \
+        _Pragma("GCC unroll 8")                                                                  \
+        for (int k = 0; k < G; k++)                                                              \
+            _Pragma("GCC unroll 2")                                                              \
+            for (int v = 0; v < V; v++)                                                          \
+                __builtin_memcpy(&r[k][v], a + offsets[k] + v * L, sizeof(vec));                 \
+        for (Py_ssize_t i = 8; i < common; i += 8) {                                             \
+            _Pragma("GCC unroll 8")                                                              \
+            for (int k = 0; k < G; k++)                                                          \
+                _Pragma("GCC unroll 2")                                                          \
+                for (int v = 0; v < V; v++) {                                                    \
+                    __builtin_memcpy(&t, a + offsets[k] + i + v * L, sizeof(vec));               \
+                    r[k][v] += t;                                                                \
+                }                                                                                \
+        }                                                                                        \
+        if (acc) { __builtin_memcpy(acc, r, sizeof(r)); return; }                                \
+        lanes c[8];                                                                              \
+        for (int j = 0; j < 8; j++)                                                              \
+            for (int k = 0; k < G; k++) c[j][k] = r[k][j / L][j % L];                            \
+        lanes res = ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));          \
+        __builtin_memcpy(sums, &res, sizeof(res));                                               \
+    }
+    #else
+    #define MTNN_BLOCK_GROUP(NAME, T, G)                                                            \
+    static void NAME(const T* a, const Py_ssize_t* offsets, Py_ssize_t common, T* acc, T* sums) { \
+        T r[8];                                                                                  \
+        for (int k = 0; k < G; k++) {                                                            \
+            const T* p = a + offsets[k];                                                         \
+            for (int j = 0; j < 8; j++) r[j] = p[j];                                             \
+            for (Py_ssize_t i = 8; i < common; i += 8)                                           \
+                for (int j = 0; j < 8; j++) r[j] += p[i + j];                                    \
+            if (acc) { for (int j = 0; j < 8; j++) acc[8 * k + j] = r[j]; continue; }            \
+            sums[k] = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));         \
+        }                                                                                        \
+    }
+    #endif
+    MTNN_BLOCK_GROUP(mtnn_block_group_f32, float, 8)
+    MTNN_BLOCK_GROUP(mtnn_block_group_f64, double, 4)
+    """
+    void mtnn_block_group_f32(const float* a, const Py_ssize_t* offsets, Py_ssize_t common,
+                              float* acc, float* sums) noexcept nogil
+    void mtnn_block_group_f64(const double* a, const Py_ssize_t* offsets, Py_ssize_t common,
+                              double* acc, double* sums) noexcept nogil
+
+
+cdef inline int _group_size(const real* a) noexcept nogil:
+    """How many blocks ``_leaf_group`` takes at once: one 32-byte vector of accumulators each, as
+    many as keep 8 independent AVX vectors (or 16 SSE ones) busy."""
+    if real is float:
+        return 8
+    return 4
+
+
+cdef void _leaf_group(const real* a, const Py_ssize_t* offsets, const Py_ssize_t* lengths,
+                      real* sums) noexcept nogil:
+    """``_group_size`` blocks' ``pairwise_sum``s side by side (``mtnn_block_group`` above takes them
+    through the blocks of 8 they all have); each block still makes exactly its own additions in
+    its own order. Where no block has a further block of 8, the combinations too are done
+    together, then each block's remainder added one by one; else ``_pairwise_leaf`` finishes each."""
+    cdef int g = _group_size(a), k
+    cdef real acc[64]
+    cdef Py_ssize_t common = lengths[0], i
+    cdef bint together = True
+    for k in range(1, g):
+        if lengths[k] < common:
+            common = lengths[k]
+    common -= common % 8        # the blocks of 8 all of them have
+    for k in range(g):
+        if lengths[k] - common >= 8:
+            together = False
+    if together:
+        if real is float:
+            mtnn_block_group_f32(a, offsets, common, NULL, sums)
+        else:
+            mtnn_block_group_f64(a, offsets, common, NULL, sums)
+        for k in range(g):
+            for i in range(offsets[k] + common, offsets[k] + lengths[k]):
+                sums[k] += a[i]
+        return
+    if real is float:
+        mtnn_block_group_f32(a, offsets, common, acc, NULL)
+    else:
+        mtnn_block_group_f64(a, offsets, common, acc, NULL)
+    for k in range(g):
+        sums[k] = _pairwise_leaf(a + offsets[k], lengths[k], common, acc + 8 * k)
+
+
+cdef real _pairwise_blocks(const real* a, Py_ssize_t n) noexcept nogil:
+    """``pairwise_sum`` for 128 < ``n`` <= 1024: its blocks (``_leaves``) a group at a time, then
+    combined as the recursion combines them (``_combine``)."""
+    cdef Py_ssize_t offsets[16]
+    cdef Py_ssize_t lengths[16]
+    cdef real sums[16]
+    cdef real r[8]
+    cdef int count, k = 0, j, g = _group_size(a)
+    if n == 1024:
+        # (any n of 128 times a power of two has these nodes: halves all the way down to blocks of
+        # 128, so the list and the combination are known without the recursion)
+        for k in range(8):
+            offsets[k] = 128 * k
+            lengths[k] = 128
+        count = 8
+    else:
+        count = _leaves(0, n, offsets, lengths, 0)
+    k = 0
+    while k + g <= count:
+        _leaf_group(a, offsets + k, lengths + k, sums + k)
+        k += g
+    while k < count:
+        for j in range(8):
+            r[j] = a[offsets[k] + j]
+        sums[k] = _pairwise_leaf(a + offsets[k], lengths[k], 8, r)
+        k += 1
+    if n == 1024:
+        return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]))
+    k = 0
+    return _combine(n, sums, &k)
+
+
+cdef real _pairwise_sum(const real* a, Py_ssize_t n) noexcept nogil:
+    """numpy's ``pairwise_sum`` (``numpy/_core/src/umath/loops_utils.h.src``), the same additions
+    in the same order: below 8 elements a running sum; up to 128, eight accumulators over the
+    blocks of 8, combined pairwise, then the remainder; above, split at half of ``n`` rounded
+    down to a multiple of 8, each part summed so, and the two sums added."""
+    cdef real res
+    cdef real r[8]
+    cdef Py_ssize_t i, n2
+    if n < 8:
+        res = 0   # (numpy starts from -0.0 or 0.0 by version; the caller's +0.0 seed hides which)
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        for i in range(8):
+            r[i] = a[i]
+        return _pairwise_leaf(a, n, 8, r)
+    if n <= 1024:
+        return _pairwise_blocks(a, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_sum(a, n2) + _pairwise_sum(a + n2, n - n2)
+
+
+cdef bint _sum_contiguous(cnp.ndarray x, cnp.ndarray out) except -1:
+    """``np.add.reduce(x, None, None, out)`` for a row-major float32/float64 ``x`` whose sum is
+    finite: numpy's add reduction over a contiguous array seeds the result with add's identity
+    +0.0 and adds ``pairwise_sum`` of all the elements (its iterator needs no buffering here, so
+    does not cut the array into chunks): ``0.0 + _pairwise_sum(x)``, the same bits. False (``out``
+    untouched) for anything else, or a sum that is infinite or NaN: numpy then computes it again,
+    with its own overflow/invalid warnings and its own NaN."""
+    cdef int typenum = cnp.PyArray_TYPE(x)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(x)
+    cdef float s32
+    cdef double s64
+    if not cnp.PyArray_IS_C_CONTIGUOUS(x) or not cnp.PyArray_ISNOTSWAPPED(x):
+        return False
+    if typenum == cnp.NPY_FLOAT32:
+        with nogil:
+            s32 = 0
+            s32 = s32 + _pairwise_sum(<const float*>cnp.PyArray_DATA(x), n)
+        if s32 - s32 != 0:   # (inf - inf and NaN - NaN are NaN: not finite)
+            return False
+        (<float*>cnp.PyArray_DATA(out))[0] = s32
+        return True
+    if typenum == cnp.NPY_FLOAT64:
+        with nogil:
+            s64 = 0
+            s64 = s64 + _pairwise_sum(<const double*>cnp.PyArray_DATA(x), n)
+        if s64 - s64 != 0:
+            return False
+        (<double*>cnp.PyArray_DATA(out))[0] = s64
+        return True
+    return False
+
+
+cdef int _loop_agrees = -1     # whether this numpy's np.add.reduce gives the loop's bits (-1: not yet asked)
+
+
+cdef bint _sum_loop_ok() except -1:
+    """Whether numpy, as installed, sums as ``_sum_contiguous`` does: asked once, on random arrays
+    of both dtypes across the block edges and past numpy's 8192-element buffer (another numpy
+    release could order its additions otherwise; the twin then keeps calling numpy)."""
+    global _loop_agrees
+    if _loop_agrees < 0:
+        # (varied values of both signs and scales e^-8..e^8, without np.random, which costs a
+        # first import)
+        k = np.arange(16392, dtype=np.float64)
+        base = np.sin(k * 12.9898) * np.exp(np.mod(k * 7919.0, 1601.0) / 100.0 - 8.0)
+        agrees = True
+        for dtype in (np.float32, np.float64):
+            for n in (1, 7, 8, 9, 127, 129, 1000, 1024, 8191, 8193, 16385):
+                x = base[16392 - n:].astype(dtype)
+                out = np.empty((), dtype)
+                if not _sum_contiguous(x, out) or out.tobytes() != _np_add_reduce(x).tobytes():
+                    agrees = False
+        _loop_agrees = agrees
+    return _loop_agrees
+
+
+def sum_loop_in_use():
+    """Whether ``x.sum()`` takes the loop (this numpy sums as it does: ``_sum_loop_ok``)."""
+    return bool(_sum_loop_ok())
+
+
+def pairwise_sum_values(object x):
+    """The loop above on its own, for the tests: ``np.add.reduce(x)`` as a 0-d array for a
+    row-major float32/float64 array with a finite sum, else None."""
+    if type(x) is not np.ndarray:
+        return None
+    out = cnp.PyArray_EMPTY(0, NULL, cnp.PyArray_TYPE(<cnp.ndarray>x), 0)
+    return out if _sum_contiguous(<cnp.ndarray>x, <cnp.ndarray>out) else None
+
+
 # -- sum ----------------------------------------------------------------------------------------------
 
 def tensor_sum(self, *args, **kwargs):
@@ -89,7 +403,9 @@ def tensor_sum(self, *args, **kwargs):
             out = cnp.PyArray_EMPTY(0, NULL, _typenum(a.dtype), 0) if record >= 0 else None
             try:
                 if out is not None:
-                    _np_add_reduce(a.numpy_view(), None, None, out)
+                    x = a.numpy_view()
+                    if not (_sum_loop_ok() and _sum_contiguous(x, out)):
+                        _np_add_reduce(x, None, None, out)
             except Exception:
                 out = None  # (a warning turned into an error): the full path raises it again
             if out is not None:
