@@ -7,6 +7,8 @@ goes. In-place methods (``add_``) call their ``aten.*_`` op directly.
 
 from __future__ import annotations
 
+import numbers as _numbers
+
 import numpy as _np
 
 from minitorch_nn import _C_torch_function as _tfc
@@ -23,7 +25,7 @@ from minitorch_nn._functions import pointwise as _pw
 from minitorch_nn._functions import reductions as _red
 from minitorch_nn._functions import shape as _sh
 from minitorch_nn._ops import aten
-from minitorch_nn._shape import normalize_size
+from minitorch_nn._shape import _type_name, normalize_size
 from minitorch_nn._tensor import Tensor
 from minitorch_nn._twins import _gate as _twin_gate
 from minitorch_nn._twins._functions import indexing as _indexing_twin
@@ -274,12 +276,26 @@ def fill_(self, value):
     return aten.fill_.Scalar(self, value)
 
 
+def _check_float_arguments(fn_name, names, values):
+    """PyTorch's check of ``float`` arguments: a real number (bool, int, float, a numpy real) or a
+    0-d tensor; anything else (a string, a complex, a list, ``None``, a tensor of more elements)
+    is refused with its ``TypeError`` wording before anything is drawn."""
+    for position, (name, value) in enumerate(zip(names, values), start=1):
+        if isinstance(value, TensorBase) and value.dim() == 0:
+            continue
+        if not isinstance(value, _numbers.Real) or isinstance(value, TensorBase):
+            raise TypeError(f"{fn_name}(): argument '{name}' (position {position}) must be float, "
+                            f"not {_type_name(value)}")
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    _check_float_arguments("uniform_", ("from", "to"), (a, b))
     args = [self] + ([a, b] if (a, b) != (0.0, 1.0) else [])
     return aten.uniform_.default(*args, generator=generator) if generator is not None else aten.uniform_.default(*args)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    _check_float_arguments("normal_", ("mean", "std"), (mean, std))
     args = [self] + ([mean, std] if (mean, std) != (0.0, 1.0) else [])
     return aten.normal_.default(*args, generator=generator) if generator is not None else aten.normal_.default(*args)
 

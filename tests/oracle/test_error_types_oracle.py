@@ -250,7 +250,6 @@ _SKIP_METHOD_PREFIXES = (
 KNOWN_METHOD_DIVERGENCES = {
     "bernoulli": "its parameter p takes a number or a tensor; a string fails inside numpy (ValueError)",
     "bernoulli_": "as bernoulli",
-    "uniform_": "its bounds are called a and b here (from and to in PyTorch), which the check does not read",
 }
 
 
@@ -271,3 +270,32 @@ def test_every_shared_method_refuses_a_string_like_pytorch():
     assert not unexpected, unexpected
     fixed = set(KNOWN_METHOD_DIVERGENCES) - set(found)
     assert not fixed, f"these now match PyTorch: remove them from KNOWN_METHOD_DIVERGENCES: {sorted(fixed)}"
+
+
+# -- uniform_ and normal_ take floats: what PyTorch's argument parser accepts and refuses ----------
+
+def _float_argument_values(lib):
+    import numpy as np
+
+    return {
+        "int": 1, "bool": True, "numpy float32": np.float32(0.5), "0-d tensor": lib.tensor(0.5),
+        "1-element tensor": lib.tensor([0.5]), "None": None, "str": "1", "complex": 1 + 0j, "list": [1],
+    }
+
+
+@pytest.mark.parametrize("method", ["uniform_", "normal_"])
+@pytest.mark.parametrize("case", list(_float_argument_values(mt)))
+@pytest.mark.parametrize("position", [0, 1])
+def test_random_fill_float_arguments_match_torch(method, case, position):
+    def run(lib):
+        args = [0.0, 1.0]
+        args[position] = _float_argument_values(lib)[case]
+        x = lib.zeros(3)
+        try:
+            getattr(x, method)(*args)
+        except Exception as e:  # noqa: BLE001 - the error is what we compare
+            return type(e).__name__, str(e), x.tolist()
+        return "ok", None, None
+
+    ours, theirs = run(mt), run(torch)
+    assert ours == theirs
