@@ -1,6 +1,6 @@
 """Complex tensors give the same results, errors and gradients with the compiled twins on and off.
 
-The compiled fast paths (``_ext/twins/``, ``_grad_kernels``, ``_unary_kernels``) accept only
+The compiled fast paths (``_ext/twins/``, ``_unary_kernels``) accept only
 float32/float64/int64 tensors; a complex tensor must step aside to the readable kernels. This
 checks it by running each op with ``minitorch_nn.backends.compiled`` enabled and disabled.
 """

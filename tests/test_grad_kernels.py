@@ -1,4 +1,4 @@
-"""The compiled backward kernels (``_ext/_grad_kernels.pyx``) against the numpy kernels they
+"""The compiled backward kernels (in ``_ext/twins/backends/cpu/activations.pyx``) against the numpy kernels they
 stand in for: the same bits, dtype, shape and strides, on random values that include signed
 zeros, infinities and NaNs; and they decline every case they do not take.
 """
@@ -14,7 +14,7 @@ from minitorch_nn.backends.cpu import activations as A
 from minitorch_nn.backends.cpu.pointwise import _out, binary
 
 compiled = D._compiled   # the twins of activations.py's backward kernels, which derivatives.py calls
-pytestmark = pytest.mark.skipif(compiled is None, reason="_grad_kernels not built (run `make build`)")
+pytestmark = pytest.mark.skipif(compiled is None, reason="the compiled twins are not built (run `make build`)")
 
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-30, -1e-30]
 
@@ -56,7 +56,7 @@ def test_compiled_matches_numpy_bit_for_bit(name, dtype, shape, special, expande
     y = mt.tensor(_values(rng, shape, npd, special))
     fast = _compiled_kernel(name, g, y)
     if name == "tanh" and dtype == "float64":
-        assert fast is None   # (only float32: see the module docstring of _grad_kernels.pyx)
+        assert fast is None   # (only float32: see the backward kernels' section of _ext/twins/backends/cpu/activations.pyx)
         return
     ref = _numpy_kernel(name, g, y)
     assert type(fast) is mt.Tensor

@@ -75,7 +75,7 @@ LAYER_OF_PREFIX = {
     "minitorch_nn.backends": "kernels",
     "minitorch_nn._activation_kernels": "kernels",
     "minitorch_nn._unary_kernels": "kernels",
-    "minitorch_nn._grad_kernels": "kernels",
+    "minitorch_nn._fma_kernels": "kernels",
     "minitorch_nn._random": "kernels",
     # the twins' shared gate: what the dispatcher would check before a kernel runs, answered in C
     # for the kernel twins, and the slot the recorder twin (autograd) fills for them (it mirrors

@@ -52,11 +52,12 @@ from minitorch_nn.autograd.recording import NONDIFFERENTIABLE, Derivative
 from minitorch_nn.backends import compiled as _compiled_switch
 
 try:
-    from minitorch_nn import _grad_kernels as _compiled  # (see the tanh/sigmoid/relu formulas)
+    # the compiled backward kernels of tanh/sigmoid/relu (see their formulas)
+    from minitorch_nn._twins.backends.cpu import activations as _compiled
 except ImportError:  # pragma: no cover - an extension built without it
     _compiled = None
 else:
-    _compiled.setup(Tensor, _dtype.float32, _dtype.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
+    _compiled.setup_backward_kernels(Tensor, _dtype.float32, _dtype.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
 
 # The compiled twin of the commonest formulas below (mm/addmm, t, softmax, log_softmax, tanh,
 # sigmoid, relu): ``_ext/twins/autograd/derivatives.pyx``. Each of those formulas hands over to it
@@ -429,7 +430,7 @@ derivative("sinh", "SinhBackward0", self=lambda grad, self: grad * _c(self.cosh(
 derivative("cosh", "CoshBackward0", self=lambda grad, self: grad * _c(self.sinh()))
 # tanh and sigmoid: one kernel each from the output, as PyTorch (tanh_backward, sigmoid_backward),
 # which is also what a TorchDispatchMode sees; those kernels have derivatives of their own.
-# Their compiled twins (_ext/_grad_kernels.pyx, twins of the cpu kernels in
+# Their compiled twins (in _ext/twins/backends/cpu/activations.pyx, twins of the cpu kernels in
 # backends/cpu/activations.py) compute the same values for the common case (exact Tensors, which
 # they check) without the dispatcher's layers (a few us per node on small tensors). They run only
 # without create_graph, with nothing watching the ops (engine.nothing_observes), with the switch on
@@ -459,11 +460,11 @@ def _relu_grad(grad, result):
     return aten.threshold_backward.default(grad, result, 0)
 
 
-_TANH_TWIN = _compiled_switch.Guard("_grad_kernels.tanh_backward", ops=(aten.tanh_backward.default,),
+_TANH_TWIN = _compiled_switch.Guard("activations.tanh_backward", ops=(aten.tanh_backward.default,),
                                     functions=(_tanh_grad,))
-_SIGMOID_TWIN = _compiled_switch.Guard("_grad_kernels.sigmoid_backward", ops=(aten.sigmoid_backward.default,),
+_SIGMOID_TWIN = _compiled_switch.Guard("activations.sigmoid_backward", ops=(aten.sigmoid_backward.default,),
                                        functions=(_sigmoid_grad,))
-_THRESHOLD_TWIN = _compiled_switch.Guard("_grad_kernels.threshold_backward", ops=(aten.threshold_backward.default,),
+_THRESHOLD_TWIN = _compiled_switch.Guard("activations.threshold_backward", ops=(aten.threshold_backward.default,),
                                          functions=(_relu_grad,))
 
 

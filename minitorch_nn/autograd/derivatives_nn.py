@@ -44,7 +44,7 @@ from minitorch_nn.backends import compiled as _compiled_switch
 # The compiled twin of nll_loss's formula (``_ext/twins/autograd/derivatives_nn.pyx``): see
 # ``_nll_loss_grad`` below and the top of derivatives.py.
 try:
-    from minitorch_nn import _grad_kernels
+    from minitorch_nn._twins.backends.cpu import nn_ops as _nn_ops_twin
     from minitorch_nn._twins.autograd import derivatives_nn as _twin
 except ImportError:  # pragma: no cover - an extension built without it
     _twin = None
@@ -53,7 +53,7 @@ else:
         _twin = None
     else:
         _twin.setup(tensor_cls=Tensor, float32=_dtype.float32, float64=_dtype.float64, cpu=_CPU,
-                    derivatives_twin=_derivatives._twin, nll_scatter=_grad_kernels.nll_scatter)
+                    derivatives_twin=_derivatives._twin, nll_scatter=_nn_ops_twin.nll_scatter)
 
 
 def _channel_sum(g):

@@ -57,10 +57,9 @@ change results. They are ``_unary_kernels`` (float32 exp, log, tanh... rounded a
 them: ``backends/cpu/pointwise.py``'s ``_FLOAT_UNARY``; and the C library's erf, exp and tanh,
 element by element, for GELU: ``backends/cpu/libm.py``), ``_activation_kernels`` (sigmoid and
 softmax with PyTorch's order of operations: ``pointwise._sigmoid``, ``reduction._softmax_impl``) and
-``_grad_kernels.fused_multiply_add`` (one rounding for ``a * b + c``: ``backends/cpu/_fma.py``).
+``_fma_kernels`` (one rounding for ``a * b + c``: ``backends/cpu/_fma.py``).
 Each names its readable description where the kernel calls it. Everything else compiled is a twin
-(the modules under ``_ext/twins/``, the backward kernels of ``_grad_kernels`` that ``autograd/derivatives.py``
-calls, ``nll_scatter``) or a Python speed path (the optimizers' numpy updates), and answers to
+(the modules under ``_ext/twins/``) or a Python speed path (the optimizers' numpy updates), and answers to
 the switch.
 """
 

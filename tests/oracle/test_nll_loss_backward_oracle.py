@@ -1,5 +1,5 @@
 """``nll_loss_backward``'s shortcut for cross-entropy's training case (``backends/cpu/nn_ops.py``,
-``_nll_loss_backward_common``, with and without its compiled scatter ``_grad_kernels.nll_scatter``)
+``_nll_loss_backward_common``, with and without its compiled scatter ``_twins.backends.cpu.nn_ops.nll_scatter``)
 against the general kernel (bit for bit) and PyTorch 2.13."""
 
 import numpy as np

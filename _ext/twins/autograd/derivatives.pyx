@@ -14,7 +14,7 @@ the same arrays, without the dispatcher and the Python kernel around each op. Fu
 ``log_softmax_backward``          ``_softmax_backward_data`` / ``_log_softmax_backward_data``
                                   (``backends/cpu/reduction.py``'s ``_softmax_backward_impl``)
 ``tanh_backward``,                ``_tanh_grad``, ``_sigmoid_grad``, ``_relu_grad``: the loops of
-``sigmoid_backward``,             ``_grad_kernels`` (the compiled cpu kernels of ``tanh_backward``,
+``sigmoid_backward``,             ``_twins.backends.cpu.activations`` (the compiled cpu kernels of ``tanh_backward``,
 ``threshold_backward``            ``sigmoid_backward``, ``threshold_backward``), reached with this
                                   module's guard check in C instead of the Python one
 ================================  ===============================================================
@@ -75,7 +75,7 @@ cdef dict _dispatch_globals = None    # _dispatch.__dict__: python_layer, forwar
 cdef dict _python_dispatch_globals = None   # _dispatch.python_dispatch.__dict__: _modes
 cdef object _plain_dispatch = None    # _dispatch.dispatch
 cdef object _tf_state = None          # _C_torch_function.state: .modes
-cdef object _grad_kernels = None      # minitorch_nn._grad_kernels
+cdef object _grad_kernels = None      # minitorch_nn._twins.backends.cpu.activations (its backward kernels)
 cdef object _fp_var = None            # numpy's floating-point error-state context variable
 cdef object _fp_ignore = None         # ... and its "ignore everything" value
 
@@ -297,7 +297,7 @@ def log_softmax_backward(grad, dim, result, guard):
 
 
 def tanh_backward(grad, result, guard):
-    """``_tanh_grad``: ``_grad_kernels.tanh_backward``, or NotImplemented."""
+    """``_tanh_grad``: the activations twin's ``tanh_backward``, or NotImplemented."""
     if not _may_run(guard) or _grad_kernels is None:
         return NotImplemented
     out = _grad_kernels.tanh_backward(grad, result)
@@ -305,7 +305,7 @@ def tanh_backward(grad, result, guard):
 
 
 def sigmoid_backward(grad, result, guard):
-    """``_sigmoid_grad``: ``_grad_kernels.sigmoid_backward``, or NotImplemented."""
+    """``_sigmoid_grad``: the activations twin's ``sigmoid_backward``, or NotImplemented."""
     if not _may_run(guard) or _grad_kernels is None:
         return NotImplemented
     out = _grad_kernels.sigmoid_backward(grad, result)
@@ -313,7 +313,7 @@ def sigmoid_backward(grad, result, guard):
 
 
 def threshold_backward(grad, result, guard):
-    """``_relu_grad``: ``_grad_kernels.threshold_backward(grad, result, 0)``, or NotImplemented."""
+    """``_relu_grad``: the activations twin's ``threshold_backward(grad, result, 0)``, or NotImplemented."""
     if not _may_run(guard) or _grad_kernels is None:
         return NotImplemented
     out = _grad_kernels.threshold_backward(grad, result, 0)

@@ -7,7 +7,7 @@ training case -- a 2-d float input, no class weights, ``"mean"`` or ``"sum"``, e
 class and none ignored -- is the gradient ``-grad_output`` (divided by the total weight for
 ``"mean"``) scattered into zeros at each row's target. :func:`nll_loss_backward` computes that
 case with the same numpy scalar arithmetic and the same compiled scatter
-(``_grad_kernels.nll_scatter``), without the dispatcher and the Python kernel around it; anything
+(``_twins.backends.cpu.nn_ops.nll_scatter``), without the dispatcher and the Python kernel around it; anything
 else returns ``NotImplemented`` and the readable formula runs on.
 
 When it may run: as every formula twin (``derivatives.pyx``'s ``may_run``): the switch is on, the
@@ -24,7 +24,7 @@ cdef object _f64 = None
 cdef object _cpu = None
 cdef object _may_run = None       # derivatives twin's may_run(guard)
 cdef object _fresh = None         # derivatives twin's fresh(arr, dtype)
-cdef object _nll_scatter = None   # _grad_kernels.nll_scatter
+cdef object _nll_scatter = None   # _twins.backends.cpu.nn_ops.nll_scatter
 cdef object _fp_var = None
 cdef object _fp_ignore = None
 

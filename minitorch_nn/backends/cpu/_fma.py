@@ -21,7 +21,7 @@ more: ``addcmul``, ``addcdiv`` and ``lerp`` use the formulas above in float32 an
 its scalar loop (a tensor's last few elements, per thread) in float32, so its result depends on
 where an element falls; they keep their unfused float32 formula.
 
-The loop is compiled (``_ext/_grad_kernels.pyx``: C's ``fma``/``fmaf``). Without the extension,
+The loop is compiled (``_ext/_fma_kernels.pyx``: C's ``fma``/``fmaf``). Without the extension,
 float32 is computed in float64 and rounded once, which equals the fused result except in
 vanishingly rare double-rounding cases; float64 then falls back to numpy's two roundings (so it
 may differ from PyTorch in the last bit).
@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 try:
-    from minitorch_nn._grad_kernels import fused_multiply_add as _compiled_fma
+    from minitorch_nn._fma_kernels import fused_multiply_add as _compiled_fma
 except ImportError:  # pragma: no cover - an extension built before this function existed
     _compiled_fma = None
 

@@ -42,7 +42,7 @@ from minitorch_nn.backends.cpu.pointwise import (
 from minitorch_nn.backends.layout import check_inplace_overlap
 
 # The backward kernels below (tanh_backward, sigmoid_backward, threshold_backward) have compiled
-# twins in _ext/_grad_kernels.pyx, which autograd/derivatives.py calls in a backward pass while
+# twins in _ext/twins/backends/cpu/activations.pyx, which autograd/derivatives.py calls in a backward pass while
 # the switch (backends.compiled) is on and these kernels are unchanged. The kernels here are the
 # reference and call nothing compiled.
 

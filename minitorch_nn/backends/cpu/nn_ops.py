@@ -749,7 +749,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 try:
     # a compiled twin of the scatter below (the same zeros and values), used while the switch
     # (backends.compiled) is on
-    from minitorch_nn._grad_kernels import nll_scatter as _nll_scatter
+    from minitorch_nn._twins.backends.cpu.nn_ops import nll_scatter as _nll_scatter
 except ImportError:  # pragma: no cover - an extension built without it
     _nll_scatter = None
 

@@ -10,7 +10,9 @@ Function by function (each has the signature of its original and returns the sam
 * :func:`conv_weight_grad` -- ``nn_ops._conv_weight_grad`` (padding, ``_im2col``, a matmul per
   sample, the sum over the batch);
 * ``functional_mse_loss`` -- ``nn.functional.mse_loss(x, y)`` doing the work of the ``mse_loss``
-  kernel itself for two small plain tensors (see the last section).
+  kernel itself for two small plain tensors;
+* :func:`nll_scatter` -- the scatter of ``nn_ops.nll_loss_backward``'s common case (the last
+  section).
 
 Why compiled: in the readable kernels the arithmetic is one ``np.matmul``; everything around it
 moves data -- ``np.pad`` copies the input, ``_im2col`` copies a six-dimensional strided view
@@ -535,3 +537,52 @@ def functional_mse_loss(input, target, *args, **kwargs):
 METHODS = {}
 FUNCTIONS = {}
 FUNCTIONAL = {"mse_loss": functional_mse_loss}
+
+
+# -- nll_loss_backward's scatter ----------------------------------------------------------------------
+#
+# The twin of the scatter in ``backends/cpu/nn_ops.py``'s ``nll_loss_backward`` (cross-entropy's
+# training case): one pass writing ``scale`` at each row's target class in a fresh array of zeros,
+# the values the numpy kernel's fancy-index assignment writes.
+
+def nll_scatter(cnp.ndarray target, Py_ssize_t n_classes, object ignore_index, object scale):
+    """``nll_loss_backward``'s common case (``backends/cpu/nn_ops.py``): a fresh ``(n, n_classes)``
+    array of zeros with ``scale`` (a float32 or float64 numpy scalar, whose dtype the result
+    takes) at ``(i, target[i])`` in each row; None when a target is not a class or equals
+    ``ignore_index`` (the general kernel then runs), or ``target`` is not a flat int64 array."""
+    if (cnp.PyArray_TYPE(target) != cnp.NPY_INT64 or cnp.PyArray_NDIM(target) != 1
+            or not cnp.PyArray_IS_C_CONTIGUOUS(target) or type(ignore_index) is not int):
+        return None
+    cdef int typenum
+    if type(scale) is np.float32:
+        typenum = cnp.NPY_FLOAT32
+    elif type(scale) is np.float64:
+        typenum = cnp.NPY_FLOAT64
+    else:
+        return None
+    cdef cnp.npy_intp dims[2]
+    dims[0] = cnp.PyArray_DIM(target, 0)
+    dims[1] = n_classes
+    cdef cnp.ndarray out = cnp.PyArray_ZEROS(2, dims, typenum, 0)
+    cdef const cnp.int64_t* t = <const cnp.int64_t*>cnp.PyArray_DATA(target)
+    cdef long long ignore = ignore_index if -2**63 <= ignore_index < 2**63 else 0
+    cdef bint ignore_fits = -2**63 <= ignore_index < 2**63
+    cdef Py_ssize_t i, n = dims[0]
+    cdef float sf = 0
+    cdef double sd = 0
+    cdef float* of = <float*>cnp.PyArray_DATA(out)
+    cdef double* od = <double*>cnp.PyArray_DATA(out)
+    if typenum == cnp.NPY_FLOAT32:
+        sf = scale
+    else:
+        sd = scale
+    for i in range(n):
+        if t[i] < 0 or t[i] >= n_classes or (ignore_fits and t[i] == ignore):
+            return None
+        if typenum == cnp.NPY_FLOAT32:
+            of[i * n_classes + t[i]] = sf
+        else:
+            od[i * n_classes + t[i]] = sd
+    return out
+
+
