@@ -56,8 +56,6 @@ try:
     from minitorch_nn._twins.backends.cpu import activations as _compiled
 except ImportError:  # pragma: no cover - an extension built without it
     _compiled = None
-else:
-    _compiled.setup_backward_kernels(Tensor, _dtype.float32, _dtype.float64, _CPU, _C._wrap_array, _STRIDES_CACHE)
 
 # The compiled twin of the commonest formulas below (mm/addmm, t, softmax, log_softmax, tanh,
 # sigmoid, relu): ``_ext/twins/autograd/derivatives.pyx``. Each of those formulas hands over to it

@@ -498,47 +498,30 @@ FUNCTIONAL = {"relu": functional_relu, "silu": functional_silu, "leaky_relu": fu
 # kernel's steps; only float32 is taken for it (in float64 a compiler allowed to fuse ``1 - y*y``
 # would round differently). ``sigmoid_backward`` is ``(g * (1 - y)) * y`` in the tensor's dtype.
 # ``threshold_backward`` with threshold 0 selects: +0.0 where ``x <= 0``, ``g`` (its bits)
-# elsewhere (NaN in ``x`` keeps ``g``). Their own module globals carry a ``_bk_`` prefix.
+# elsewhere (NaN in ``x`` keeps ``g``).
 
-cdef object _bk_Tensor = None       # minitorch_nn.Tensor
-cdef object _bk_f32 = None          # minitorch_nn.float32
-cdef object _bk_f64 = None
-cdef object _bk_cpu = None          # the canonical cpu device
-cdef object _bk_wrap_array = None   # _C._wrap_array
-cdef dict _bk_row_major = None      # _tensor._STRIDES_CACHE: sizes -> row-major strides
-
-
-def setup_backward_kernels(tensor_cls, float32, float64, cpu, wrap_array, dict row_major):
-    """Hand over the objects the kernels need (called once by ``backends/cpu/activations.py``)."""
-    global _bk_Tensor, _bk_f32, _bk_f64, _bk_cpu, _bk_wrap_array, _bk_row_major
-    _bk_Tensor, _bk_f32, _bk_f64, _bk_cpu = tensor_cls, float32, float64, cpu
-    _bk_wrap_array, _bk_row_major = wrap_array, row_major
-
-
-cdef object _bk_operands(object a, object b):
+cdef object _backward_operands(object a, object b):
     """``(impl_a, impl_b, step_a)`` when both are exact ``Tensor`` objects on the cpu, of one
     shape and of dtype float32 or float64, with at least one element, ``b`` row-major and ``a``
     row-major (``step_a`` 1) or one value expanded to that shape (``step_a`` 0: the gradient
     ``sum()``'s backward sends); else None. (The numpy kernels give a row-major result for both.)"""
-    cdef object ia, ib, sizes, strides, s
-    if _bk_row_major is None:
-        return None   # setup() has not run yet
+    cdef TensorImpl ia, ib
+    cdef object s
+    if _Tensor is None:
+        return None   # the gate is not installed yet
     # exact Tensors only: no __torch_dispatch__ class acts on them (engine.nothing_observes)
-    if type(a) is not _bk_Tensor or type(b) is not _bk_Tensor:
+    if type(a) is not _Tensor or type(b) is not _Tensor:
         return None
-    ia = a._impl
-    ib = b._impl
-    if ia.dtype is not ib.dtype or (ia.dtype is not _bk_f32 and ia.dtype is not _bk_f64):
+    ia = (<TensorBase>a)._impl
+    ib = (<TensorBase>b)._impl
+    if ia.dtype is not ib.dtype or (ia.dtype is not _f32 and ia.dtype is not _f64):
         return None
-    if ia.device is not _bk_cpu or ib.device is not _bk_cpu:
+    if ia.device is not _cpu or ib.device is not _cpu:
         return None
     sizes = ia.sizes
-    if not sizes or sizes != ib.sizes or 0 in sizes:
+    if not sizes or sizes != ib.sizes or not _row_major(sizes, ib.strides):
         return None
-    strides = _bk_row_major.get(sizes)
-    if strides is None or ib.strides != strides:
-        return None
-    if ia.strides == strides:
+    if _row_major(sizes, ia.strides):
         return ia, ib, 1
     for s in ia.strides:
         if s != 0:
@@ -546,23 +529,19 @@ cdef object _bk_operands(object a, object b):
     return ia, ib, 0
 
 
-cdef inline cnp.ndarray _bk_empty_like(cnp.ndarray x):
+cdef inline cnp.ndarray _empty_like(cnp.ndarray x):
     return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(x), cnp.PyArray_DIMS(x), cnp.PyArray_TYPE(x), 0)
-
-
-cdef inline object _bk_result(cnp.ndarray out, object ib):
-    return _bk_wrap_array(_bk_Tensor, out, ib.dtype, _bk_cpu, ib.strides)
 
 
 def tanh_backward(grad_output, output):
     """``grad_output * (1 - output**2)`` for float32 operands, else None."""
-    pair = _bk_operands(grad_output, output)
-    if pair is None or pair[0].dtype is not _bk_f32:
+    pair = _backward_operands(grad_output, output)
+    if pair is None or pair[0].dtype is not _f32:
         return None
     ia, ib, gs = pair
     cdef cnp.ndarray g = ia.numpy_view()
     cdef cnp.ndarray y = ib.numpy_view()
-    cdef cnp.ndarray out = _bk_empty_like(y)
+    cdef cnp.ndarray out = _empty_like(y)
     cdef const float* pg = <const float*>cnp.PyArray_DATA(g)
     cdef const float* py = <const float*>cnp.PyArray_DATA(y)
     cdef float* po = <float*>cnp.PyArray_DATA(out)
@@ -574,18 +553,18 @@ def tanh_backward(grad_output, output):
         yy = <double>py[i]
         t = <float>(1.0 - yy * yy)
         po[i] = pg[i * step] * t
-    return _bk_result(out, ib)
+    return _fresh_tensor(out, ib.dtype)
 
 
 def sigmoid_backward(grad_output, output):
     """``grad_output * (1 - output) * output`` for float32/float64 operands, else None."""
-    pair = _bk_operands(grad_output, output)
+    pair = _backward_operands(grad_output, output)
     if pair is None:
         return None
     ia, ib, gs = pair
     cdef cnp.ndarray g = ia.numpy_view()
     cdef cnp.ndarray y = ib.numpy_view()
-    cdef cnp.ndarray out = _bk_empty_like(y)
+    cdef cnp.ndarray out = _empty_like(y)
     cdef Py_ssize_t i, n = cnp.PyArray_SIZE(out)
     cdef Py_ssize_t step = gs
     cdef const float* gf
@@ -596,7 +575,7 @@ def sigmoid_backward(grad_output, output):
     cdef double* od
     cdef float tf
     cdef double td
-    if ia.dtype is _bk_f32:
+    if ia.dtype is _f32:
         gf = <const float*>cnp.PyArray_DATA(g)
         yf = <const float*>cnp.PyArray_DATA(y)
         of = <float*>cnp.PyArray_DATA(out)
@@ -610,20 +589,20 @@ def sigmoid_backward(grad_output, output):
         for i in range(n):
             td = gd[i * step] * (1.0 - yd[i])
             od[i] = td * yd[i]
-    return _bk_result(out, ib)
+    return _fresh_tensor(out, ib.dtype)
 
 
 def threshold_backward(grad_output, self, threshold):
     """``where(self <= 0, 0, grad_output)`` for threshold 0 and float32/float64 operands, else None."""
     if threshold != 0 or type(threshold) is bool:
         return None
-    pair = _bk_operands(grad_output, self)
+    pair = _backward_operands(grad_output, self)
     if pair is None:
         return None
     ia, ib, gs = pair
     cdef cnp.ndarray g = ia.numpy_view()
     cdef cnp.ndarray x = ib.numpy_view()
-    cdef cnp.ndarray out = _bk_empty_like(x)
+    cdef cnp.ndarray out = _empty_like(x)
     cdef Py_ssize_t i, n = cnp.PyArray_SIZE(out)
     cdef Py_ssize_t step = gs
     # Branch-free, as the numpy kernel: AND the gradient's bits with all ones (kept) or zeros
@@ -634,7 +613,7 @@ def threshold_backward(grad_output, self, threshold):
     cdef const cnp.uint64_t* gd
     cdef const double* xd
     cdef cnp.uint64_t* od
-    if ia.dtype is _bk_f32:
+    if ia.dtype is _f32:
         gf = <const cnp.uint32_t*>cnp.PyArray_DATA(g)
         xf = <const float*>cnp.PyArray_DATA(x)
         of = <cnp.uint32_t*>cnp.PyArray_DATA(out)
@@ -646,5 +625,5 @@ def threshold_backward(grad_output, self, threshold):
         od = <cnp.uint64_t*>cnp.PyArray_DATA(out)
         for i in range(n):
             od[i] = gd[i * step] & (<cnp.uint64_t>0 - <cnp.uint64_t>(not (xd[i] <= 0)))
-    return _bk_result(out, ib)
+    return _fresh_tensor(out, ib.dtype)
 
