@@ -21,7 +21,6 @@ import math
 import sys
 
 import minitorch_nn as _t
-from minitorch_nn import _dispatch
 from minitorch_nn._C import TensorBase
 from minitorch_nn._dispatch import python_dispatch as _python_dispatch
 from minitorch_nn._ops import aten
@@ -31,6 +30,7 @@ from minitorch_nn._twins.backends.cpu import linalg as _linalg_twin
 from minitorch_nn._twins.backends.cpu import nn_ops as _nn_ops_twin
 from minitorch_nn._twins.backends.cpu import reduction as _reduction_twin
 from minitorch_nn._warnings import warn_user
+from minitorch_nn.autograd import engine as _engine
 from minitorch_nn.backends import compiled as _compiled_switch
 from minitorch_nn.backends.cpu import pooling as _cpu_pooling
 from minitorch_nn.overrides import public
@@ -232,15 +232,15 @@ def _check_pool_window(kernel_size, stride) -> None:
 
 def _only_values_observable(input):
     """Whether nothing but max pooling's values can be seen: no gradient will be taken (so
-    autograd keeps no indices), no dispatch mode, tensor subclass or forward-mode AD level watches
-    the op, the input is a plain cpu tensor, and the cpu kernel is still the one this package
-    registered. Then the indices need not be computed at all."""
+    autograd keeps no indices), the input is a plain cpu tensor (so no ``__torch_dispatch__``
+    class acts on it), nothing else could see the aten op (``engine.nothing_observes``: no
+    dispatch or function mode, no ``dispatch_trace``, no forward-mode AD level), and the cpu kernel
+    is still the one this package registered. Then the indices need not be computed at all."""
     return (
         type(input) is _t.Tensor
         and input.device.type == "cpu"
         and not (input.requires_grad and _t.is_grad_enabled())
-        and _dispatch.python_layer is None
-        and _dispatch.forward_ad_layer is None
+        and _engine.nothing_observes(exact_tensors=True)
         and aten.max_pool2d_with_indices.default._kernels.get("cpu") is _cpu_pooling.max_pool2d_with_indices
     )
 

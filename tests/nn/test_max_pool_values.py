@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import minitorch_nn as mt
 import minitorch_nn.nn.functional as F
-from minitorch_nn import _dispatch
 from minitorch_nn._ops import aten
 from minitorch_nn.backends.cpu import pooling as nn_ops
 from minitorch_nn.utils._python_dispatch import TorchDispatchMode
@@ -92,9 +91,6 @@ def test_the_shortcut_is_taken_only_when_nothing_observes(monkeypatch):
         return original(*args)
 
     monkeypatch.setattr(nn_ops, "max_pool2d_values", counting)
-    # as in a fresh process: a __torch_dispatch__ subclass defined by an earlier test keeps the
-    # python dispatch layer installed for the rest of the run
-    monkeypatch.setattr(_dispatch, "python_layer", None)
     x = mt.randn(1, 2, 6, 6)
     F.max_pool2d(x, 2)
     assert len(calls) == 1  # plain cpu tensor, no grad: values only
@@ -105,6 +101,10 @@ def test_the_shortcut_is_taken_only_when_nothing_observes(monkeypatch):
     assert len(calls) == 2  # indices asked for, or needed by autograd: the full op
     _seen_ops(lambda: F.max_pool2d(x, 2))
     assert len(calls) == 2  # a dispatch mode watches: the full op
+    with mt.utils.dispatch_trace() as trace:
+        F.max_pool2d(x, 2)
+    assert len(calls) == 2  # a dispatch trace watches: the full op, which the trace shows
+    assert "max_pool2d_with_indices" in str(trace)
 
 
 def test_a_replaced_cpu_kernel_is_used(monkeypatch):
